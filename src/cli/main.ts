@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+/**
+ * `steward` entry point. Each subcommand lives in src/cli/commands/<name>.ts and exports
+ * `run(argv: string[]): Promise<number>` (the exit code); it is loaded only when called.
+ */
+import { StewardError } from '../errors.js';
+
+const COMMANDS: Record<string, string> = {
+  validate: 'Validate blueprint files: FILE:LINE:COL: CODE: message per problem',
+  diff: 'Compare two blueprint versions and report the required semver bump',
+  eval: 'Evaluate traces offline with the full engine (JSONL in, JSONL out)',
+  test: 'Run blueprint unit tests (*.test.yaml)',
+  calibrate: 'Calibrate scorer thresholds against a labelled dataset',
+  verify: 'Verify the signature of a PVS-1 verdict',
+  debt: 'Show an agent\'s trust debt or its history',
+  review: 'Feed review outcomes and remediation decisions',
+  migrate: 'Apply ClickHouse migrations',
+  ledger: 'Verify the hash-chained memory ledger',
+  report: 'Print analyst reports from ClickHouse',
+  run: 'Run the stream stages',
+  topics: 'Create the Kafka topics',
+  schemas: 'Register Avro schemas in the schema registry',
+  demo: 'Run the end-to-end demo on real services',
+};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((k) => k.length));
+  return ['usage: steward <command> [options]', '', ...Object.entries(COMMANDS).map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)].join('\n');
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  if (!cmd || cmd === '--help' || cmd === '-h' || cmd === 'help') {
+    process.stdout.write(usage() + '\n');
+    return cmd ? 0 : 2;
+  }
+  if (!(cmd in COMMANDS)) {
+    process.stderr.write(`steward: unknown command '${cmd}'\n${usage()}\n`);
+    return 2;
+  }
+  const mod = (await import(`./commands/${cmd}.js`)) as { run(argv: string[]): Promise<number> };
+  return mod.run(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    const msg = err instanceof StewardError ? err.format() : err instanceof Error ? (err.stack ?? err.message) : String(err);
+    process.stderr.write(`steward: ${msg}\n`);
+    process.exitCode = err instanceof StewardError && err.code === 'STEWARD_USAGE' ? 2 : 1;
+  },
+);

@@ -1,0 +1,3 @@
+export * from './errors.js';
+export * from './engine/types.js';
+export * from './engine/config.js';
