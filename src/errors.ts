@@ -37,7 +37,8 @@ export type StewardErrorCode =
   | 'STEWARD_CLICKHOUSE'
   | 'STEWARD_EVAL'
   | 'STEWARD_USAGE'
-  | 'STEWARD_INTERNAL';
+  | 'STEWARD_INTERNAL'
+  | 'STEWARD_REMEDIATION';
 
 /** Where a policy author's mistake sits: file position, JSON path, and offset inside a DSL expression. */
 export interface SourcePosition {
