@@ -1,0 +1,315 @@
+/**
+ * The only module that imports kafkajs. Everything else (serde, DLQ, consumers, the client SDK) speaks the
+ * small types below, so the Kafka client can be swapped (e.g. for @confluentinc/kafka-javascript) here alone.
+ */
+import {
+  Kafka,
+  logLevel as KafkaLogLevel,
+  AssignerProtocol,
+  type Consumer as KConsumer,
+  type Producer as KProducer,
+  type Admin as KAdmin,
+  type KafkaConfig,
+  type PartitionAssigner,
+  type SASLOptions,
+  type Message as KMessage,
+  type IHeaders,
+} from 'kafkajs';
+import { StewardError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+
+export interface KafkaSettings {
+  brokers: string[];
+  clientId: string;
+  ssl?: boolean | { ca?: string; cert?: string; key?: string; rejectUnauthorized?: boolean };
+  sasl?: { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; username: string; password: string };
+  connectionTimeoutMs?: number;
+  requestTimeoutMs?: number;
+}
+
+/** A consumed record. Headers keep their raw bytes so the DLQ can forward them untouched. */
+export interface InMessage {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: Record<string, Buffer>;
+  timestampMs: number;
+}
+
+export interface OutMessage {
+  key?: string | Buffer | null;
+  value: string | Buffer | null;
+  headers?: Record<string, string | Buffer>;
+  partition?: number;
+  /** Epoch ms as a string (kafkajs convention); broker time when absent. */
+  timestamp?: string;
+}
+
+export interface OutRecord {
+  topic: string;
+  messages: OutMessage[];
+}
+
+export interface StewardProducer {
+  /** Resolves once every record was acknowledged (acks=all). One request per broker for the whole set. */
+  send(records: OutRecord[]): Promise<void>;
+  disconnect(): Promise<void>;
+}
+
+export interface BatchControl {
+  /** Marks `offset` as processed; kafkajs commits resolved offsets on its interval, on rebalance and on stop. */
+  resolveOffset(offset: string): void;
+  heartbeat(): Promise<void>;
+  isRunning(): boolean;
+  isStale(): boolean;
+  commit(): Promise<void>;
+}
+
+export interface InBatch {
+  topic: string;
+  partition: number;
+  highWatermark: string;
+  messages: InMessage[];
+}
+
+export interface RunOptions {
+  /** Partitions processed concurrently; each partition's batches stay sequential (per-agent order). */
+  partitionsConcurrently?: number;
+  autoCommitIntervalMs?: number;
+}
+
+export interface StewardConsumer {
+  subscribe(topics: string[], fromBeginning?: boolean): Promise<void>;
+  runBatches(handler: (batch: InBatch, ctl: BatchControl) => Promise<void>, opts?: RunOptions): Promise<void>;
+  seek(topic: string, partition: number, offset: string): void;
+  /** Stops fetching, waits for in-flight batches, commits resolved offsets. */
+  stop(): Promise<void>;
+  disconnect(): Promise<void>;
+  onCrash(fn: (err: Error, willRestart: boolean) => void): void;
+  onGroupJoin(fn: (assignment: Record<string, number[]>) => void): void;
+}
+
+export interface ConsumerOptions {
+  groupId: string;
+  /** Only these partitions of this topic (a one-member group then behaves like consumer.assign()). */
+  assign?: { topic: string; partitions: number[] };
+  sessionTimeoutMs?: number;
+  heartbeatIntervalMs?: number;
+  maxWaitTimeMs?: number;
+  maxBytesPerPartition?: number;
+}
+
+export interface TopicSpec {
+  topic: string;
+  numPartitions: number;
+  replicationFactor: number;
+  configEntries?: { name: string; value: string }[];
+}
+
+export interface StewardAdmin {
+  createTopics(topics: TopicSpec[]): Promise<string[]>;
+  listTopics(): Promise<string[]>;
+  deleteTopics(topics: string[]): Promise<void>;
+  /** High watermark per partition. */
+  topicOffsets(topic: string): Promise<{ partition: number; high: string; low: string }[]>;
+  /** Committed offsets of a group on a topic (-1 when none). */
+  groupOffsets(groupId: string, topic: string): Promise<{ partition: number; offset: string }[]>;
+  partitionCount(topic: string): Promise<number>;
+  disconnect(): Promise<void>;
+}
+
+function toSasl(s: NonNullable<KafkaSettings['sasl']>): SASLOptions {
+  return { mechanism: s.mechanism, username: s.username, password: s.password } as SASLOptions;
+}
+
+function bufHeaders(h: IHeaders | undefined): Record<string, Buffer> {
+  const out: Record<string, Buffer> = {};
+  if (!h) return out;
+  for (const [k, v] of Object.entries(h)) {
+    if (v === undefined) continue;
+    const one = Array.isArray(v) ? v[v.length - 1] : v;
+    out[k] = Buffer.isBuffer(one) ? one : Buffer.from(String(one));
+  }
+  return out;
+}
+
+/** Assigns exactly the given partitions to the (single) member: kafkajs has no consumer.assign(). */
+function fixedAssigner(topic: string, partitions: number[]): PartitionAssigner {
+  return () => ({
+    name: 'StewardFixedAssigner',
+    version: 0,
+    async assign({ members }) {
+      return members.map((m, i) => ({
+        memberId: m.memberId,
+        memberAssignment: AssignerProtocol.MemberAssignment.encode({
+          version: 0,
+          assignment: i === 0 ? { [topic]: partitions } : {},
+          userData: Buffer.alloc(0),
+        }),
+      }));
+    },
+    protocol({ topics }) {
+      return { name: 'StewardFixedAssigner', metadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics, userData: Buffer.alloc(0) }) };
+    },
+  });
+}
+
+function kafkaLogCreator(logger?: Logger) {
+  return () =>
+    ({ level, log }: { level: number; log: { message: string; [k: string]: unknown } }) => {
+      if (!logger) return;
+      const { message, ...rest } = log;
+      if (level <= KafkaLogLevel.ERROR) logger.error(rest, `kafka: ${message}`);
+      else if (level <= KafkaLogLevel.WARN) logger.warn(rest, `kafka: ${message}`);
+      else logger.debug(rest, `kafka: ${message}`);
+    };
+}
+
+export function kafkaError(e: unknown, what: string): StewardError {
+  const msg = e instanceof Error ? e.message : String(e);
+  const retriable = (e as { retriable?: boolean })?.retriable !== false;
+  return new StewardError('STEWARD_KAFKA', `${what}: ${msg}`, { retryable: retriable, cause: e });
+}
+
+export class KafkaAdapter {
+  private readonly kafka: Kafka;
+
+  constructor(
+    readonly settings: KafkaSettings,
+    private readonly logger?: Logger,
+  ) {
+    const cfg: KafkaConfig = {
+      clientId: settings.clientId,
+      brokers: settings.brokers,
+      ssl: settings.ssl,
+      sasl: settings.sasl ? toSasl(settings.sasl) : undefined,
+      connectionTimeout: settings.connectionTimeoutMs ?? 3000,
+      requestTimeout: settings.requestTimeoutMs ?? 30000,
+      logLevel: KafkaLogLevel.WARN,
+      logCreator: kafkaLogCreator(logger),
+      retry: { initialRetryTime: 100, retries: 8, maxRetryTime: 5000 },
+    };
+    this.kafka = new Kafka(cfg);
+  }
+
+  /** Idempotent producer, one request in flight (per-partition order survives retries), acks=all. */
+  async producer(): Promise<StewardProducer> {
+    const p: KProducer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+    await p.connect();
+    return {
+      async send(records) {
+        const topicMessages = records
+          .filter((r) => r.messages.length > 0)
+          .map((r) => ({ topic: r.topic, messages: r.messages as KMessage[] }));
+        if (topicMessages.length === 0) return;
+        try {
+          await p.sendBatch({ topicMessages, acks: -1 });
+        } catch (e) {
+          throw kafkaError(e, 'produce failed');
+        }
+      },
+      disconnect: () => p.disconnect(),
+    };
+  }
+
+  consumer(opts: ConsumerOptions): StewardConsumer {
+    const c: KConsumer = this.kafka.consumer({
+      groupId: opts.groupId,
+      partitionAssigners: opts.assign ? [fixedAssigner(opts.assign.topic, opts.assign.partitions)] : undefined,
+      sessionTimeout: opts.sessionTimeoutMs ?? 10000,
+      heartbeatInterval: opts.heartbeatIntervalMs ?? 1000,
+      maxWaitTimeInMs: opts.maxWaitTimeMs ?? 500,
+      maxBytesPerPartition: opts.maxBytesPerPartition ?? 4 * 1024 * 1024,
+      allowAutoTopicCreation: false,
+      retry: { initialRetryTime: 100, retries: 10, maxRetryTime: 5000 },
+    });
+    let connected: Promise<void> | undefined;
+    const connect = () => (connected ??= c.connect());
+    return {
+      async subscribe(topics, fromBeginning = true) {
+        await connect();
+        await c.subscribe({ topics, fromBeginning });
+      },
+      async runBatches(handler, ro = {}) {
+        await connect();
+        await c.run({
+          autoCommit: true,
+          autoCommitInterval: ro.autoCommitIntervalMs ?? 1000,
+          eachBatchAutoResolve: false,
+          partitionsConsumedConcurrently: ro.partitionsConcurrently ?? 4,
+          eachBatch: async (p) => {
+            const b = p.batch;
+            const batch: InBatch = {
+              topic: b.topic,
+              partition: b.partition,
+              highWatermark: b.highWatermark,
+              messages: b.messages.map((m) => ({
+                topic: b.topic,
+                partition: b.partition,
+                offset: m.offset,
+                key: m.key ?? null,
+                value: m.value ?? null,
+                headers: bufHeaders(m.headers),
+                timestampMs: Number(m.timestamp),
+              })),
+            };
+            await handler(batch, {
+              resolveOffset: p.resolveOffset,
+              heartbeat: p.heartbeat,
+              isRunning: p.isRunning,
+              isStale: p.isStale,
+              commit: () => p.commitOffsetsIfNecessary(p.uncommittedOffsets()),
+            });
+          },
+        });
+      },
+      seek: (topic, partition, offset) => c.seek({ topic, partition, offset }),
+      stop: () => c.stop(),
+      disconnect: () => c.disconnect(),
+      onCrash(fn) {
+        c.on(c.events.CRASH, (e) => fn(e.payload.error, e.payload.restart));
+      },
+      onGroupJoin(fn) {
+        c.on(c.events.GROUP_JOIN, (e) => fn(e.payload.memberAssignment));
+      },
+    };
+  }
+
+  async admin(): Promise<StewardAdmin> {
+    const a: KAdmin = this.kafka.admin();
+    await a.connect();
+    return {
+      async createTopics(topics) {
+        const existing = new Set(await a.listTopics());
+        const todo = topics.filter((t) => !existing.has(t.topic));
+        if (todo.length > 0) await a.createTopics({ topics: todo, waitForLeaders: true });
+        return todo.map((t) => t.topic);
+      },
+      listTopics: () => a.listTopics(),
+      async deleteTopics(topics) {
+        if (topics.length > 0) await a.deleteTopics({ topics, timeout: 10000 });
+      },
+      async topicOffsets(topic) {
+        const r = await a.fetchTopicOffsets(topic);
+        return r.map((o) => ({ partition: o.partition, high: o.high, low: o.low }));
+      },
+      async groupOffsets(groupId, topic) {
+        const r = await a.fetchOffsets({ groupId, topics: [topic] });
+        return (r[0]?.partitions ?? []).map((p) => ({ partition: p.partition, offset: p.offset }));
+      },
+      async partitionCount(topic) {
+        const md = await a.fetchTopicMetadata({ topics: [topic] });
+        return md.topics[0]?.partitions.length ?? 0;
+      },
+      disconnect: () => a.disconnect(),
+    };
+  }
+}
+
+/** Header value as text (undefined when absent). */
+export function headerText(m: InMessage, name: string): string | undefined {
+  const v = m.headers[name];
+  return v === undefined ? undefined : v.toString('utf8');
+}

@@ -1,0 +1,96 @@
+/**
+ * JSON shapes (snake_case) of what the stages put on Kafka. The sink (ClickHouse) and downstream services
+ * read these; dedupe key is `trace_id` for decisions and verdicts and `event_id` for trust-debt events.
+ */
+import type { Intervention, PvsVerdict, Trace, TrustDebtLevel } from '../../engine/types.js';
+
+export interface DecisionMessage {
+  trace_id: string;
+  agent_id: string;
+  tenant: string;
+  blueprint: string;
+  intervention: Intervention;
+  approved: boolean;
+  /** Where the intervention came from at this stage. */
+  stage: 'tripwire' | 'rule' | 'none';
+  halted: boolean;
+  reasons: string[];
+  severity?: string;
+  tripwires: { id: string; fired: boolean; decision?: string; reason?: string; error?: { code: string; message: string } }[];
+  rules: { id: string; passed: boolean; decision?: string; reason?: string; error?: { code: string; message: string } }[];
+  latency_ms: number;
+  /** Event time of the trace (ms) and when the decision was made (ms). */
+  event_time_ms: number;
+  decided_at_ms: number;
+  hook: string;
+  tool?: string;
+  session_id?: string;
+  engine_version?: string;
+  /** True when the client timed out and applied the governance fallback (DESIGN §5.5); never set by Steward itself. */
+  fallback?: boolean;
+  fallback_reason?: string;
+  [k: string]: unknown;
+}
+
+export interface VerdictMessage {
+  trace_id: string;
+  agent_id: string;
+  tenant: string;
+  blueprint: string;
+  /** Final intervention: most severe of tripwires, rules and CTQ (DESIGN §5.1). */
+  intervention: Intervention;
+  approved: boolean;
+  stage: 'tripwire' | 'rule' | 'ctq' | 'none';
+  ctq: number | null;
+  risk: number | null;
+  severity?: string;
+  metrics: { name: string; score: number | null; weight: number; confidence: number; scorer: string; status: string }[];
+  verdict: PvsVerdict;
+  event_time_ms: number;
+  scored_at_ms: number;
+  [k: string]: unknown;
+}
+
+export interface TrustDebtMessage {
+  event_id: string;
+  tenant: string;
+  agent_id: string;
+  at_ms: number;
+  cause: string;
+  before: number;
+  after: number;
+  level: TrustDebtLevel;
+  previous_level: TrustDebtLevel;
+  crossings: { threshold: string; direction: 'up' | 'down' }[];
+  duplicate: boolean;
+}
+
+/** Reply routing copied from the trace's headers so later stages can answer the same client. */
+export interface ReplyRoute {
+  topic: string;
+  partition: number;
+  correlation_id: string;
+}
+
+/** acgp.scoring: the trace plus its tripwire-stage decision (the scorer never re-runs tripwires). */
+export interface ScoringMessage {
+  trace: Trace;
+  decision: DecisionMessage;
+  /** Engine-native decision record, passed back to StewardEngine.score() unchanged. */
+  decision_record?: unknown;
+  reply?: ReplyRoute;
+}
+
+/** acgp.reviews: human review outcomes and remediation decisions feeding trust debt recovery. */
+export interface ReviewMessage {
+  event_id: string;
+  agent_id: string;
+  tenant?: string;
+  kind: 'review_approved' | 'remediation_granted' | 'audit_credit';
+  /** Optional explicit credit; the blueprint's recovery settings apply otherwise. */
+  credit?: number;
+  /** ISO-8601 or epoch ms. */
+  timestamp: string | number;
+  trace_id?: string;
+  reviewer?: string;
+}

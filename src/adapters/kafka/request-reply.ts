@@ -1,0 +1,40 @@
+/**
+ * Request/reply routing for synchronous decisions. A client instance owns one partition of the shared
+ * replies topic (chosen at random, or configured) and puts it in the trace's headers; the tripwire stage
+ * answers there (and the scorer sends the verdict there too). Each client reads only its partition, so
+ * reply traffic per client is total/partitions, not total: size `reply_partitions` to the client count.
+ */
+import type { InMessage, OutMessage } from './client.js';
+import { headerText } from './client.js';
+import type { ReplyRoute } from './messages.js';
+
+export const REPLY_HEADERS = {
+  topic: 'x-steward-reply-topic',
+  partition: 'x-steward-reply-partition',
+  correlation: 'x-steward-correlation-id',
+  kind: 'x-steward-reply-kind',
+} as const;
+
+export type ReplyKind = 'decision' | 'verdict';
+
+export function replyHeaders(route: ReplyRoute): Record<string, string> {
+  return { [REPLY_HEADERS.topic]: route.topic, [REPLY_HEADERS.partition]: String(route.partition), [REPLY_HEADERS.correlation]: route.correlation_id };
+}
+
+/** The route a trace asked for, or undefined (fire-and-forget trace, or malformed routing headers). */
+export function replyRoute(m: InMessage): ReplyRoute | undefined {
+  const topic = headerText(m, REPLY_HEADERS.topic);
+  const p = headerText(m, REPLY_HEADERS.partition);
+  const correlation = headerText(m, REPLY_HEADERS.correlation);
+  if (!topic || p === undefined || !correlation) return undefined;
+  const partition = Number(p);
+  if (!Number.isInteger(partition) || partition < 0) return undefined;
+  return { topic, partition, correlation_id: correlation };
+}
+
+export function replyMessage(route: ReplyRoute, kind: ReplyKind, key: string, value: string): { topic: string; message: OutMessage } {
+  return {
+    topic: route.topic,
+    message: { key, value, partition: route.partition, headers: { [REPLY_HEADERS.correlation]: route.correlation_id, [REPLY_HEADERS.kind]: kind } },
+  };
+}

@@ -1,0 +1,210 @@
+/**
+ * Trace serde. Per message: Confluent wire format (magic 0 + 4-byte schema id) → Avro through the
+ * registry; anything else → JSON. Both end validated against schemas/trace.schema.json (DESIGN §4.1).
+ * Failures are StewardErrors whose code the DLQ records; only registry outages are retryable.
+ */
+import { readFileSync, existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import AjvDraft7 from 'ajv';
+import addFormatsMod from 'ajv-formats';
+import type { ValidateFunction } from 'ajv';
+import { StewardError } from '../../errors.js';
+import type { Trace } from '../../engine/types.js';
+
+/** Repository (or installed package) root: the first ancestor holding schemas/. */
+export function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 8; i++) {
+    if (existsSync(join(dir, 'schemas')) && existsSync(join(dir, 'package.json'))) return dir;
+    dir = dirname(dir);
+  }
+  return process.cwd();
+}
+
+// Used only until/unless schemas/trace.schema.json exists: DESIGN §4.1 as JSON Schema.
+const FALLBACK_TRACE_SCHEMA = {
+  $schema: 'http://json-schema.org/draft-07/schema#',
+  type: 'object',
+  required: ['trace_id', 'agent_id', 'timestamp', 'hook'],
+  properties: {
+    trace_id: { type: 'string', minLength: 1 },
+    agent_id: { type: 'string', minLength: 1 },
+    timestamp: { type: 'string', format: 'date-time' },
+    hook: { type: 'string', minLength: 1 },
+    tool: { type: 'string' },
+    args: { type: 'object' },
+    action: { type: 'object' },
+    reasoning: { type: 'string' },
+    content: { type: 'string' },
+    context: { type: 'object' },
+    sources: { type: 'array', items: { type: 'object', required: ['id'], properties: { id: { type: 'string' }, category: { type: 'string' }, trust: { type: 'number' } } } },
+    destination: { type: 'string' },
+    response_size: { type: 'number', minimum: 0 },
+    session_id: { type: 'string' },
+    goal_id: { type: 'string' },
+    plan_id: { type: 'string' },
+    task_id: { type: 'string' },
+  },
+  additionalProperties: true,
+};
+
+type AddFormats = (ajv: unknown) => unknown;
+const addFormats = ((addFormatsMod as unknown as { default?: AddFormats }).default ?? addFormatsMod) as unknown as AddFormats;
+
+let cachedValidator: ValidateFunction | undefined;
+export function traceValidator(): ValidateFunction {
+  if (cachedValidator) return cachedValidator;
+  const file = join(packageRoot(), 'schemas', 'trace.schema.json');
+  const schema: Record<string, unknown> = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : FALLBACK_TRACE_SCHEMA;
+  const is2020 = String(schema.$schema ?? '').includes('2020-12');
+  const AjvCtor = (is2020 ? Ajv2020 : ((AjvDraft7 as unknown as { default?: unknown }).default ?? AjvDraft7)) as new (o: object) => {
+    compile(s: object): ValidateFunction;
+  };
+  const ajv = new AjvCtor({ allErrors: false, strict: false });
+  addFormats(ajv);
+  const { $id: _id, ...rest } = schema;
+  cachedValidator = ajv.compile(rest);
+  return cachedValidator;
+}
+
+export function validateTrace(obj: unknown): Trace {
+  const v = traceValidator();
+  if (!v(obj)) {
+    const e = v.errors?.[0];
+    const where = e?.instancePath || '$';
+    throw new StewardError('STEWARD_TRACE_SCHEMA', `trace invalid at ${where}: ${e?.message ?? 'schema violation'}`);
+  }
+  return obj as Trace;
+}
+
+export function isConfluentWire(buf: Buffer): boolean {
+  return buf.length >= 5 && buf[0] === 0;
+}
+
+// ───────────────────────────── Avro ⇄ Trace ─────────────────────────────
+
+const AVRO_FIELDS = ['trace_id', 'agent_id', 'timestamp', 'hook', 'tool', 'reasoning', 'content', 'destination', 'response_size', 'session_id', 'goal_id', 'plan_id', 'task_id'] as const;
+const AVRO_JSON_FIELDS = ['args', 'action', 'context'] as const;
+
+function parseJsonField(name: string, s: unknown): unknown {
+  if (s === null || s === undefined) return undefined;
+  try {
+    return JSON.parse(String(s));
+  } catch {
+    throw new StewardError('STEWARD_TRACE_AVRO', `Avro field '${name}' is not valid JSON text`);
+  }
+}
+
+/** The Avro record (schemas/avro/trace.avsc) back to the JSON trace shape. */
+export function avroRecordToTrace(rec: Record<string, unknown>): Record<string, unknown> {
+  const extra = parseJsonField('extra', rec.extra);
+  const out: Record<string, unknown> = extra && typeof extra === 'object' && !Array.isArray(extra) ? { ...(extra as object) } : {};
+  for (const f of AVRO_FIELDS) if (rec[f] !== null && rec[f] !== undefined) out[f] = typeof rec[f] === 'bigint' ? Number(rec[f]) : rec[f];
+  for (const f of AVRO_JSON_FIELDS) {
+    const v = parseJsonField(f, rec[f]);
+    if (v !== undefined) out[f] = v;
+  }
+  if (Array.isArray(rec.sources)) {
+    out.sources = (rec.sources as Record<string, unknown>[]).map((s) => {
+      const r: Record<string, unknown> = { id: s.id };
+      if (s.category != null) r.category = s.category;
+      if (s.trust != null) r.trust = s.trust;
+      return r;
+    });
+  }
+  return out;
+}
+
+export function traceToAvroRecord(t: Trace): Record<string, unknown> {
+  const rec: Record<string, unknown> = {};
+  const known = new Set<string>([...AVRO_FIELDS, ...AVRO_JSON_FIELDS, 'sources']);
+  for (const f of AVRO_FIELDS) rec[f] = t[f] ?? null;
+  if (typeof rec.response_size === 'number') rec.response_size = Math.trunc(rec.response_size);
+  for (const f of AVRO_JSON_FIELDS) rec[f] = t[f] === undefined ? null : JSON.stringify(t[f]);
+  rec.sources = t.sources ? t.sources.map((s) => ({ id: s.id, category: s.category ?? null, trust: s.trust ?? null })) : null;
+  const extra: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(t)) if (!known.has(k)) extra[k] = v;
+  rec.extra = Object.keys(extra).length > 0 ? JSON.stringify(extra) : null;
+  return rec;
+}
+
+// ───────────────────────────── registry ─────────────────────────────
+
+export function createRegistry(url: string): SchemaRegistry {
+  return new SchemaRegistry({ host: url, retry: { retries: 2, initialRetryTimeInSecs: 0.1, maxRetryTimeInSecs: 1 } } as never);
+}
+
+export const AVRO_SCHEMA_FILES = ['trace', 'decision', 'verdict', 'trust-debt-event', 'ledger-entry'] as const;
+export type AvroSchemaName = (typeof AVRO_SCHEMA_FILES)[number];
+
+export function readAvroSchema(name: AvroSchemaName): string {
+  return readFileSync(join(packageRoot(), 'schemas', 'avro', `${name}.avsc`), 'utf8');
+}
+
+/** Registers one schema under `subject` (idempotent in the registry); returns its id. */
+export async function registerAvro(registry: SchemaRegistry, name: AvroSchemaName, subject: string): Promise<number> {
+  const { id } = await registry.register({ type: SchemaType.AVRO, schema: readAvroSchema(name) }, { subject });
+  return id;
+}
+
+// ───────────────────────────── trace decoder ─────────────────────────────
+
+export interface DecodedTrace {
+  trace: Trace;
+  format: 'json' | 'avro';
+  schemaId?: number;
+}
+
+export interface TraceDecoderOptions {
+  registry?: SchemaRegistry;
+  maxBytes: number;
+}
+
+export class TraceDecoder {
+  constructor(private readonly opts: TraceDecoderOptions) {}
+
+  async decode(value: Buffer | null): Promise<DecodedTrace> {
+    if (value === null || value.length === 0) throw new StewardError('STEWARD_TRACE_JSON', 'empty message value');
+    if (value.length > this.opts.maxBytes) {
+      throw new StewardError('STEWARD_TRACE_TOO_LARGE', `message is ${value.length} bytes, limit ${this.opts.maxBytes}`);
+    }
+    if (isConfluentWire(value)) {
+      const schemaId = value.readInt32BE(1);
+      const rec = await this.decodeAvro(value, schemaId);
+      return { trace: validateTrace(avroRecordToTrace(rec)), format: 'avro', schemaId };
+    }
+    let obj: unknown;
+    try {
+      obj = JSON.parse(value.toString('utf8'));
+    } catch (e) {
+      throw new StewardError('STEWARD_TRACE_JSON', `malformed JSON: ${(e as Error).message}`);
+    }
+    return { trace: validateTrace(obj), format: 'json' };
+  }
+
+  private async decodeAvro(value: Buffer, schemaId: number): Promise<Record<string, unknown>> {
+    if (!this.opts.registry) throw new StewardError('STEWARD_TRACE_AVRO', `Avro message (schema id ${schemaId}) but no schema registry configured`);
+    try {
+      return (await this.opts.registry.decode(value)) as Record<string, unknown>;
+    } catch (e) {
+      const status = (e as { status?: number }).status;
+      if (status === 404 || status === 422 || /not found/i.test(String((e as Error).message))) {
+        throw new StewardError('STEWARD_TRACE_AVRO', `unknown Avro schema id ${schemaId}`);
+      }
+      if (status === undefined && (e as Error).name !== 'ResponseError' && !/ECONNREFUSED|ETIMEDOUT|socket|fetch failed|network/i.test(String((e as Error).message))) {
+        throw new StewardError('STEWARD_TRACE_AVRO', `Avro decode failed (schema id ${schemaId}): ${(e as Error).message}`);
+      }
+      // The registry itself is unreachable: do not dead-letter good data, retry later.
+      throw new StewardError('STEWARD_KAFKA', `schema registry unavailable: ${(e as Error).message}`, { retryable: true, cause: e });
+    }
+  }
+}
+
+/** Encodes a trace for producing: Avro wire format when a schema id is given, JSON otherwise. */
+export async function encodeTrace(trace: Trace, avro?: { registry: SchemaRegistry; schemaId: number }): Promise<Buffer> {
+  if (!avro) return Buffer.from(JSON.stringify(trace));
+  return avro.registry.encode(avro.schemaId, traceToAvroRecord(trace));
+}

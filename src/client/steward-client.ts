@@ -1,0 +1,220 @@
+/**
+ * StewardClient: the agent-side SDK. `decide()` publishes a trace and awaits its tripwire-stage decision
+ * on this instance's own partition of the replies topic; on timeout the governance fallback
+ * (DESIGN §5.5) is returned with `fallback: true`. `publish()` is fire-and-forget; `onVerdict()` receives
+ * the CTQ verdicts of traces this instance published.
+ */
+import { randomBytes, randomInt } from 'node:crypto';
+import { KafkaAdapter, type KafkaSettings, type StewardConsumer, type StewardProducer, type InMessage, headerText } from '../adapters/kafka/client.js';
+import { topicNames, type TopicNames } from '../adapters/kafka/topics.js';
+import { REPLY_HEADERS, replyHeaders } from '../adapters/kafka/request-reply.js';
+import { createRegistry, encodeTrace, registerAvro } from '../adapters/kafka/serde.js';
+import type { DecisionMessage, VerdictMessage } from '../adapters/kafka/messages.js';
+import { isApproved, type AclTier, type FallbackOnTimeout, type Intervention, type Trace } from '../engine/types.js';
+import { StewardError } from '../errors.js';
+import type { Logger } from '../logger.js';
+
+export interface StewardClientOptions {
+  kafka: KafkaSettings | KafkaAdapter;
+  topicPrefix?: string;
+  /** Partition of the replies topic this instance reads; random by default. */
+  replyPartition?: number;
+  /** Encode traces as Avro through this registry (Confluent wire format); JSON otherwise. */
+  avro?: { registryUrl: string };
+  /** Governance contract fallback on timeout; default by tier: allow_and_log below ACL-4, escalate from ACL-4. */
+  fallbackOnTimeout?: FallbackOnTimeout;
+  tier?: AclTier;
+  defaultTimeoutMs?: number;
+  logger?: Logger;
+}
+
+interface Pending {
+  resolve(d: DecisionMessage): void;
+  timer: NodeJS.Timeout;
+}
+
+const TIER_RANK: Record<AclTier, number> = { 'ACL-0': 0, 'ACL-1': 1, 'ACL-2': 2, 'ACL-3': 3, 'ACL-4': 4, 'ACL-5': 5 };
+
+export class StewardClient {
+  readonly topics: TopicNames;
+  readonly instanceId = randomBytes(6).toString('hex');
+  private readonly adapter: KafkaAdapter;
+  private producer?: StewardProducer;
+  private replies?: StewardConsumer;
+  private replyPartition = 0;
+  private seq = 0;
+  private readonly pending = new Map<string, Pending>();
+  private readonly verdictHandlers: ((v: VerdictMessage) => void | Promise<void>)[] = [];
+  private readonly lastDecision = new Map<string, DecisionMessage>();
+  private avroSchemaId?: number;
+  private registry?: ReturnType<typeof createRegistry>;
+  private connected?: Promise<void>;
+
+  constructor(private readonly opts: StewardClientOptions) {
+    this.adapter = opts.kafka instanceof KafkaAdapter ? opts.kafka : new KafkaAdapter(opts.kafka, opts.logger);
+    this.topics = topicNames(opts.topicPrefix ?? 'acgp');
+  }
+
+  /** Idempotent; decide/publish call it lazily. */
+  connect(): Promise<void> {
+    return (this.connected ??= this.doConnect());
+  }
+
+  private async doConnect(): Promise<void> {
+    const admin = await this.adapter.admin();
+    try {
+      const offsets = await admin.topicOffsets(this.topics.replies);
+      if (offsets.length === 0) throw new StewardError('STEWARD_KAFKA', `replies topic ${this.topics.replies} has no partitions (run steward topics create)`);
+      this.replyPartition = this.opts.replyPartition ?? randomInt(offsets.length);
+      const high = offsets.find((o) => o.partition === this.replyPartition)?.high ?? '0';
+      this.producer = await this.adapter.producer();
+      if (this.opts.avro) {
+        this.registry = createRegistry(this.opts.avro.registryUrl);
+        this.avroSchemaId = await registerAvro(this.registry, 'trace', `${this.topics.traces}-value`);
+      }
+      // A one-member group with a fixed assignment: kafkajs' stand-in for consumer.assign().
+      const c = this.adapter.consumer({ groupId: `steward-client-${this.instanceId}`, assign: { topic: this.topics.replies, partitions: [this.replyPartition] }, maxWaitTimeMs: 100 });
+      this.replies = c;
+      const joined = new Promise<void>((res) => c.onGroupJoin(() => res()));
+      await c.subscribe([this.topics.replies], false);
+      await c.runBatches(async (batch, ctl) => {
+        for (const m of batch.messages) {
+          this.onReply(m);
+          ctl.resolveOffset(m.offset);
+        }
+      }, { partitionsConcurrently: 1 });
+      // Replies produced after `high` are ours to see; nothing older matters.
+      c.seek(this.topics.replies, this.replyPartition, high);
+      await joined;
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  private onReply(m: InMessage): void {
+    const corr = headerText(m, REPLY_HEADERS.correlation);
+    if (!corr || !corr.startsWith(this.instanceId + ':') || m.value === null) return;
+    const kind = headerText(m, REPLY_HEADERS.kind) ?? 'decision';
+    let body: unknown;
+    try {
+      body = JSON.parse(m.value.toString('utf8'));
+    } catch {
+      return;
+    }
+    if (kind === 'verdict') {
+      for (const h of this.verdictHandlers) {
+        Promise.resolve(h(body as VerdictMessage)).catch((e) => this.opts.logger?.warn({ err: e }, 'onVerdict handler failed'));
+      }
+      return;
+    }
+    const d = body as DecisionMessage;
+    this.lastDecision.set(cacheKey(d.agent_id, d.tool), d);
+    const p = this.pending.get(corr);
+    if (p) {
+      clearTimeout(p.timer);
+      this.pending.delete(corr);
+      p.resolve(d);
+    }
+  }
+
+  private async send(trace: Trace, correlation: string): Promise<void> {
+    await this.connect();
+    const value = await encodeTrace(trace, this.registry && this.avroSchemaId !== undefined ? { registry: this.registry, schemaId: this.avroSchemaId } : undefined);
+    const headers = replyHeaders({ topic: this.topics.replies, partition: this.replyPartition, correlation_id: correlation });
+    await this.producer!.send([{ topic: this.topics.traces, messages: [{ key: trace.agent_id, value, headers }] }]);
+  }
+
+  /** Publishes the trace and waits for its decision; never rejects on timeout (fallback instead). */
+  async decide(trace: Trace, opts: { timeoutMs?: number } = {}): Promise<DecisionMessage> {
+    const timeoutMs = opts.timeoutMs ?? this.opts.defaultTimeoutMs ?? 1000;
+    const correlation = `${this.instanceId}:${++this.seq}`;
+    const started = Date.now();
+    await this.connect();
+    const answer = new Promise<DecisionMessage>((resolve) => {
+      const remaining = Math.max(0, timeoutMs - (Date.now() - started));
+      const timer = setTimeout(() => {
+        this.pending.delete(correlation);
+        resolve(this.fallback(trace, timeoutMs));
+      }, remaining);
+      this.pending.set(correlation, { resolve, timer });
+    });
+    try {
+      await this.send(trace, correlation);
+    } catch (e) {
+      const p = this.pending.get(correlation);
+      if (p) {
+        clearTimeout(p.timer);
+        this.pending.delete(correlation);
+      }
+      this.opts.logger?.warn({ err: e, trace_id: trace.trace_id }, 'publish failed, applying governance fallback');
+      return this.fallback(trace, timeoutMs, `publish failed: ${(e as Error).message}`);
+    }
+    return answer;
+  }
+
+  /** Fire-and-forget: the decision still goes to acgp.decisions; the verdict reaches onVerdict handlers. */
+  async publish(trace: Trace): Promise<void> {
+    await this.send(trace, `${this.instanceId}:p${++this.seq}`);
+  }
+
+  /** Receives verdicts of traces this instance published (decide or publish). Returns an unsubscribe. */
+  onVerdict(handler: (v: VerdictMessage) => void | Promise<void>): () => void {
+    this.verdictHandlers.push(handler);
+    return () => {
+      const i = this.verdictHandlers.indexOf(handler);
+      if (i >= 0) this.verdictHandlers.splice(i, 1);
+    };
+  }
+
+  /** DESIGN §5.5: the governance contract's fallback_on_timeout, default by tier. */
+  fallback(trace: Trace, timeoutMs: number, why?: string): DecisionMessage {
+    const policy = this.opts.fallbackOnTimeout ?? (TIER_RANK[this.opts.tier ?? 'ACL-2'] >= 4 ? 'escalate' : 'allow_and_log');
+    let intervention: Intervention;
+    let reason: string;
+    const cached = this.lastDecision.get(cacheKey(trace.agent_id, trace.tool));
+    if (policy === 'cached_decision' && cached) {
+      intervention = cached.intervention;
+      reason = `cached decision of trace ${cached.trace_id}`;
+    } else {
+      intervention = policy === 'deny' ? 'block' : policy === 'escalate' ? 'escalate' : 'flag';
+      reason = `governance fallback ${policy === 'cached_decision' ? 'allow_and_log (no cached decision)' : policy}`;
+    }
+    const ts = Date.parse(trace.timestamp);
+    return {
+      trace_id: trace.trace_id,
+      agent_id: trace.agent_id,
+      tenant: cached?.tenant ?? '',
+      blueprint: cached?.blueprint ?? '',
+      intervention,
+      approved: isApproved(intervention),
+      stage: 'none',
+      halted: false,
+      reasons: [why ?? `no decision within ${timeoutMs} ms: ${reason}`],
+      tripwires: [],
+      rules: [],
+      latency_ms: timeoutMs,
+      event_time_ms: Number.isFinite(ts) ? ts : Date.now(),
+      decided_at_ms: Date.now(),
+      hook: trace.hook,
+      tool: trace.tool,
+      fallback: true,
+      fallback_reason: why ?? 'timeout',
+    };
+  }
+
+  async close(): Promise<void> {
+    for (const [k, p] of this.pending) {
+      clearTimeout(p.timer);
+      this.pending.delete(k);
+    }
+    if (!this.connected) return;
+    await this.connected.catch(() => undefined);
+    await this.replies?.disconnect().catch(() => undefined);
+    await this.producer?.disconnect().catch(() => undefined);
+  }
+}
+
+function cacheKey(agent: string, tool: unknown): string {
+  return `${agent}\u0000${typeof tool === 'string' ? tool : ''}`;
+}
+

@@ -1,0 +1,222 @@
+/**
+ * Process configuration: steward.yaml (snake_case, schemas/steward-config.schema.json) + environment
+ * overrides → a typed StewardConfig. Problems surface as STEWARD_CONFIG errors naming the file, line,
+ * column and JSON path, all of them at once.
+ */
+import { readFileSync, existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { LineCounter, parseDocument, type Node } from 'yaml';
+import AjvDraft7 from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { StewardError, StewardAggregateError } from '../errors.js';
+import { defaultEngineConfig, DEFAULT_TIERS, normalizeTier, type EngineConfig, type TierSettings } from '../engine/config.js';
+import type { AclTier, FallbackOnTimeout } from '../engine/types.js';
+import { packageRoot } from '../adapters/kafka/serde.js';
+import type { KafkaSettings } from '../adapters/kafka/client.js';
+
+export interface StewardConfig {
+  kafka: KafkaSettings;
+  schemaRegistryUrl?: string;
+  topics: { prefix: string; partitions: number; replicationFactor: number; replyPartitions: number };
+  redis: { url: string; keyPrefix: string };
+  clickhouse: { url: string; database: string; username?: string; password?: string };
+  blueprints: { dir: string; agents?: string; watch: boolean };
+  engine: EngineConfig;
+  llm?: { baseUrl: string; apiKey?: string; model?: string; timeoutMs: number; maxInFlight: number };
+  limits: { maxTraceBytes: number; chunkSize: number; partitionsConcurrently: number; shutdownTimeoutMs: number };
+  consumer: { groupPrefix: string; sessionTimeoutMs: number; autoCommitIntervalMs: number };
+  observability: { enabled: boolean; host: string; port: number };
+  signing?: { key: string; keyId?: string };
+  logLevel: string;
+  /** The file it came from (undefined for defaults + env only). */
+  file?: string;
+}
+
+type Raw = Record<string, any>;
+
+let validator: ValidateFunction | undefined;
+function schemaValidator(): ValidateFunction {
+  if (!validator) {
+    const schema = JSON.parse(readFileSync(join(packageRoot(), 'schemas', 'steward-config.schema.json'), 'utf8')) as Raw;
+    const Ctor = ((AjvDraft7 as unknown as { default?: unknown }).default ?? AjvDraft7) as new (o: object) => { compile(s: object): ValidateFunction };
+    const { $id: _id, ...rest } = schema;
+    validator = new Ctor({ allErrors: true, strict: false }).compile(rest);
+  }
+  return validator;
+}
+
+function jsonPath(instancePath: string): string {
+  return '$' + instancePath.split('/').slice(1).map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`)).join('');
+}
+
+function nodeAt(doc: ReturnType<typeof parseDocument>, instancePath: string): Node | undefined {
+  const parts = instancePath.split('/').slice(1).map((s) => (/^\d+$/.test(s) ? Number(s) : s.replace(/~1/g, '/').replace(/~0/g, '~')));
+  // Walk as far as the path exists: a missing key is reported at its parent.
+  for (let n = parts.length; n >= 0; n--) {
+    const node = doc.getIn(parts.slice(0, n), true) as Node | undefined;
+    if (node && (node as { range?: unknown }).range) return node;
+    if (n === 0) return doc.contents ?? undefined;
+  }
+  return undefined;
+}
+
+function describe(e: ErrorObject): string {
+  if (e.keyword === 'additionalProperties') return `unknown key '${(e.params as { additionalProperty: string }).additionalProperty}'`;
+  if (e.keyword === 'enum') return `${e.message}: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+  return e.message ?? 'invalid';
+}
+
+/** Parses and validates YAML text; `file` only labels error positions. */
+export function parseConfigText(text: string, file?: string): Raw {
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    throw new StewardAggregateError(
+      'STEWARD_CONFIG',
+      doc.errors.map((e) => {
+        const p = lc.linePos(e.pos[0]);
+        return new StewardError('STEWARD_CONFIG', e.message.split('\n')[0], { position: { file, line: p.line, col: p.col } });
+      }),
+    );
+  }
+  const raw = (doc.toJS() ?? {}) as Raw;
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw new StewardError('STEWARD_CONFIG', 'config must be a mapping', { position: { file, line: 1, col: 1 } });
+  const v = schemaValidator();
+  if (!v(raw)) {
+    const errs = (v.errors ?? [])
+      .filter((e) => e.keyword !== 'oneOf' && e.keyword !== 'if')
+      .map((e) => {
+        const node = nodeAt(doc, e.instancePath);
+        const pos = node?.range ? lc.linePos(node.range[0]) : { line: 1, col: 1 };
+        return new StewardError('STEWARD_CONFIG', `${jsonPath(e.instancePath)}: ${describe(e)}`, {
+          position: { file, line: pos.line, col: pos.col, path: jsonPath(e.instancePath) },
+        });
+      });
+    throw new StewardAggregateError('STEWARD_CONFIG', errs);
+  }
+  return raw;
+}
+
+function envOverrides(raw: Raw, env: NodeJS.ProcessEnv): Raw {
+  const out: Raw = structuredClone(raw);
+  const set = (path: string[], value: unknown) => {
+    let o = out;
+    for (const k of path.slice(0, -1)) o = o[k] = o[k] && typeof o[k] === 'object' ? o[k] : {};
+    o[path[path.length - 1]] = value;
+  };
+  if (env.KAFKA_BROKERS) set(['kafka', 'brokers'], env.KAFKA_BROKERS.split(',').map((s) => s.trim()).filter(Boolean));
+  if (env.SCHEMA_REGISTRY_URL) set(['schema_registry', 'url'], env.SCHEMA_REGISTRY_URL);
+  if (env.REDIS_URL) set(['redis', 'url'], env.REDIS_URL);
+  if (env.CLICKHOUSE_URL) set(['clickhouse', 'url'], env.CLICKHOUSE_URL);
+  if (env.STEWARD_TOPIC_PREFIX) set(['topics', 'prefix'], env.STEWARD_TOPIC_PREFIX);
+  if (env.STEWARD_LLM_BASE_URL) set(['llm', 'base_url'], env.STEWARD_LLM_BASE_URL);
+  if (env.STEWARD_LLM_API_KEY) set(['llm', 'api_key'], env.STEWARD_LLM_API_KEY);
+  if (env.STEWARD_LLM_MODEL) set(['llm', 'model'], env.STEWARD_LLM_MODEL);
+  if (env.STEWARD_SIGNING_KEY) set(['signing', 'key'], env.STEWARD_SIGNING_KEY);
+  if (env.STEWARD_LOG_LEVEL) set(['log_level'], env.STEWARD_LOG_LEVEL);
+  if (env.STEWARD_METRICS_PORT) set(['observability', 'port'], Number(env.STEWARD_METRICS_PORT));
+  return out;
+}
+
+function readMaybe(base: string, f?: string): string | undefined {
+  return f === undefined ? undefined : readFileSync(resolve(base, f), 'utf8');
+}
+
+function engineFrom(e: Raw | undefined): EngineConfig {
+  if (!e) return defaultEngineConfig();
+  const tiers: Record<AclTier, TierSettings> = { ...DEFAULT_TIERS };
+  for (const [k, v] of Object.entries((e.tiers ?? {}) as Record<string, Raw>)) {
+    const tier = normalizeTier(k)!;
+    const base = tiers[tier];
+    tiers[tier] = {
+      thresholds: { ...base.thresholds, ...(v.thresholds ?? {}) },
+      latencyBudgetMs: { ...base.latencyBudgetMs, ...(v.latency_budget_ms ?? {}) },
+    };
+  }
+  const d = defaultEngineConfig();
+  return defaultEngineConfig({
+    defaultTier: e.default_tier ? normalizeTier(e.default_tier)! : d.defaultTier,
+    tiers,
+    restrictedModeTightening: e.restricted_mode_tightening ?? d.restrictedModeTightening,
+    lists: e.lists ?? {},
+    internalDomains: e.internal_domains ?? [],
+    internalCidrs: e.internal_cidrs ?? [],
+    namedPatterns: e.named_patterns ?? {},
+    fallbackOnTimeout: e.fallback_on_timeout as FallbackOnTimeout | undefined,
+    humanReviewConfidence: e.human_review_confidence ?? d.humanReviewConfidence,
+  });
+}
+
+/** Builds the typed config from an already validated raw object (after env overrides). */
+export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, file?: string): StewardConfig {
+  const raw = envOverrides(raw0, env);
+  // Env values must obey the same schema as the file.
+  parseConfigText(JSON.stringify(raw), file ? `${file} (+env)` : '(env)');
+  const base = file ? dirname(resolve(file)) : process.cwd();
+  const k = raw.kafka ?? {};
+  let ssl: KafkaSettings['ssl'];
+  if (typeof k.ssl === 'boolean') ssl = k.ssl;
+  else if (k.ssl) {
+    ssl = { ca: readMaybe(base, k.ssl.ca_file), cert: readMaybe(base, k.ssl.cert_file), key: readMaybe(base, k.ssl.key_file), rejectUnauthorized: k.ssl.reject_unauthorized ?? true };
+  }
+  const bp = raw.blueprints ?? {};
+  return {
+    kafka: {
+      brokers: k.brokers ?? ['127.0.0.1:19092'],
+      clientId: k.client_id ?? 'steward',
+      ssl,
+      sasl: k.sasl,
+      connectionTimeoutMs: k.connection_timeout_ms,
+      requestTimeoutMs: k.request_timeout_ms,
+    },
+    schemaRegistryUrl: raw.schema_registry?.url,
+    topics: {
+      prefix: raw.topics?.prefix ?? 'acgp',
+      partitions: raw.topics?.partitions ?? 6,
+      replicationFactor: raw.topics?.replication_factor ?? 1,
+      replyPartitions: raw.topics?.reply_partitions ?? 12,
+    },
+    redis: { url: raw.redis?.url ?? 'redis://127.0.0.1:16379', keyPrefix: raw.redis?.key_prefix ?? 'steward:' },
+    clickhouse: { url: raw.clickhouse?.url ?? 'http://127.0.0.1:18123', database: raw.clickhouse?.database ?? 'steward', username: raw.clickhouse?.username, password: raw.clickhouse?.password },
+    blueprints: {
+      dir: resolve(base, bp.dir ?? 'blueprints'),
+      agents: bp.agents ? resolve(base, bp.agents) : existsSync(resolve(base, bp.dir ?? 'blueprints', 'agents.yaml')) ? resolve(base, bp.dir ?? 'blueprints', 'agents.yaml') : undefined,
+      watch: bp.watch ?? true,
+    },
+    engine: engineFrom(raw.engine),
+    llm: raw.llm?.base_url
+      ? { baseUrl: raw.llm.base_url, apiKey: raw.llm.api_key, model: raw.llm.model, timeoutMs: raw.llm.timeout_ms ?? 10_000, maxInFlight: raw.llm.max_in_flight ?? 8 }
+      : undefined,
+    limits: {
+      maxTraceBytes: raw.limits?.max_trace_bytes ?? 1_048_576,
+      chunkSize: raw.limits?.chunk_size ?? 500,
+      partitionsConcurrently: raw.limits?.partitions_concurrently ?? 4,
+      shutdownTimeoutMs: raw.limits?.shutdown_timeout_ms ?? 15_000,
+    },
+    consumer: {
+      groupPrefix: raw.consumer?.group_prefix ?? 'steward',
+      sessionTimeoutMs: raw.consumer?.session_timeout_ms ?? 10_000,
+      autoCommitIntervalMs: raw.consumer?.auto_commit_interval_ms ?? 1000,
+    },
+    observability: { enabled: raw.observability?.enabled ?? true, host: raw.observability?.host ?? '127.0.0.1', port: raw.observability?.port ?? 9464 },
+    signing: raw.signing?.key ? { key: raw.signing.key, keyId: raw.signing.key_id } : undefined,
+    logLevel: raw.log_level ?? 'info',
+    file,
+  };
+}
+
+/**
+ * Loads `file` (or ./steward.yaml when present, else defaults), applies the environment and validates.
+ * Throws STEWARD_CONFIG (a StewardAggregateError listing every problem) on invalid input.
+ */
+export function loadStewardConfig(file?: string, env: NodeJS.ProcessEnv = process.env): StewardConfig {
+  const path = file ?? (existsSync('steward.yaml') ? 'steward.yaml' : undefined);
+  if (path === undefined) return buildConfig({}, env);
+  if (!existsSync(path)) throw new StewardError('STEWARD_CONFIG', `config file not found: ${path}`);
+  return buildConfig(parseConfigText(readFileSync(path, 'utf8'), path), env, path);
+}
+
+/** Consumer group id of a stage: `${group_prefix}-${stage}` (all instances of a stage share it). */
+export function groupId(cfg: StewardConfig, stage: string): string {
+  return `${cfg.consumer.groupPrefix}-${stage}`;
+}

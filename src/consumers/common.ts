@@ -1,0 +1,171 @@
+/**
+ * The shared consume → process → produce loop of every stage.
+ *
+ * Delivery: each partition's batch is processed sequentially in chunks; a chunk's outputs (including
+ * DLQ records) go out in one idempotent send, and only after the broker acknowledged them are the
+ * chunk's offsets resolved (kafkajs commits resolved offsets on its interval, on rebalance and on stop).
+ * A crash therefore replays at most the unacknowledged tail: at-least-once, made idempotent downstream by
+ * trace_id / event_id. Non-retryable errors dead-letter the message; retryable ones (Redis, registry
+ * outages) are retried with backoff while the partition waits, so nothing is skipped.
+ */
+import type { KafkaAdapter, InMessage, OutMessage, StewardConsumer, StewardProducer, InBatch, BatchControl } from '../adapters/kafka/client.js';
+import { dlqMessage } from '../adapters/kafka/dlq.js';
+import { StewardError, isRetryable } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { StewardMetrics } from '../observability/metrics.js';
+
+export interface StageOutput {
+  topic: string;
+  message: OutMessage;
+}
+
+export interface StageProcessor {
+  readonly stage: string;
+  readonly inputTopics: string[];
+  /** Returns the outputs for one input. Throws StewardError: non-retryable → DLQ, retryable → retried. */
+  process(m: InMessage): Promise<StageOutput[]>;
+}
+
+export interface StageRunnerOptions {
+  adapter: KafkaAdapter;
+  producer: StewardProducer;
+  groupId: string;
+  dlqTopic: string;
+  metrics: StewardMetrics;
+  logger: Logger;
+  chunkSize?: number;
+  partitionsConcurrently?: number;
+  autoCommitIntervalMs?: number;
+  sessionTimeoutMs?: number;
+  retry?: { initialMs: number; maxMs: number };
+  /** Wall clock for DLQ timestamps (injectable for tests). */
+  nowMs?: () => number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class StageRunner {
+  private consumer?: StewardConsumer;
+  private running = false;
+  private joined = false;
+  private readonly chunkSize: number;
+
+  constructor(
+    private readonly proc: StageProcessor,
+    private readonly opts: StageRunnerOptions,
+  ) {
+    this.chunkSize = opts.chunkSize ?? 500;
+  }
+
+  get stage(): string {
+    return this.proc.stage;
+  }
+
+  /** True once the consumer joined its group (for /readyz). */
+  isReady(): boolean {
+    return this.running && this.joined;
+  }
+
+  async start(): Promise<void> {
+    const c = this.opts.adapter.consumer({ groupId: this.opts.groupId, sessionTimeoutMs: this.opts.sessionTimeoutMs, maxWaitTimeMs: 100 });
+    this.consumer = c;
+    c.onGroupJoin(() => {
+      this.joined = true;
+    });
+    c.onCrash((err, willRestart) => {
+      this.opts.logger.error({ err, stage: this.stage, willRestart }, 'consumer crashed');
+      if (!willRestart) this.joined = false;
+    });
+    await c.subscribe(this.proc.inputTopics, true);
+    this.running = true;
+    await c.runBatches((b, ctl) => this.onBatch(b, ctl), {
+      partitionsConcurrently: this.opts.partitionsConcurrently ?? 4,
+      autoCommitIntervalMs: this.opts.autoCommitIntervalMs ?? 1000,
+    });
+  }
+
+  /** Graceful: stop fetching, let in-flight chunks finish and their offsets commit, then disconnect. */
+  async stop(): Promise<void> {
+    if (!this.consumer) return;
+    this.running = false;
+    await this.consumer.stop();
+    await this.consumer.disconnect();
+    this.consumer = undefined;
+  }
+
+  private async onBatch(batch: InBatch, ctl: BatchControl): Promise<void> {
+    const msgs = batch.messages;
+    for (let i = 0; i < msgs.length; i += this.chunkSize) {
+      if (!ctl.isRunning() || ctl.isStale()) return;
+      const chunk = msgs.slice(i, i + this.chunkSize);
+      const outs: StageOutput[] = [];
+      for (const m of chunk) {
+        const r = await this.processOne(m, ctl);
+        if (r === 'stopped') {
+          // Flush what is done so far, resolve only up to the previous message.
+          await this.flush(outs);
+          const idx = chunk.indexOf(m);
+          if (idx > 0) ctl.resolveOffset(chunk[idx - 1].offset);
+          return;
+        }
+        outs.push(...r);
+      }
+      await this.flush(outs);
+      ctl.resolveOffset(chunk[chunk.length - 1].offset);
+      const lag = BigInt(batch.highWatermark) - BigInt(chunk[chunk.length - 1].offset) - 1n;
+      this.opts.metrics.consumerLag.set({ stage: this.stage, topic: batch.topic, partition: String(batch.partition) }, Number(lag < 0n ? 0n : lag));
+      await ctl.heartbeat().catch(() => undefined);
+    }
+  }
+
+  private async flush(outs: StageOutput[]): Promise<void> {
+    if (outs.length === 0) return;
+    const byTopic = new Map<string, OutMessage[]>();
+    for (const o of outs) {
+      const list = byTopic.get(o.topic) ?? [];
+      list.push(o.message);
+      byTopic.set(o.topic, list);
+    }
+    await this.opts.producer.send([...byTopic].map(([topic, messages]) => ({ topic, messages })));
+  }
+
+  private async processOne(m: InMessage, ctl: BatchControl): Promise<StageOutput[] | 'stopped'> {
+    const retry = this.opts.retry ?? { initialMs: 100, maxMs: 5000 };
+    let delay = retry.initialMs;
+    for (;;) {
+      const t0 = performance.now();
+      try {
+        const outs = await this.proc.process(m);
+        this.opts.metrics.stageLatency.observe({ stage: this.stage }, (performance.now() - t0) / 1000);
+        this.opts.metrics.messages.inc({ stage: this.stage, outcome: 'ok' });
+        return outs;
+      } catch (e) {
+        if (isRetryable(e)) {
+          this.opts.metrics.messages.inc({ stage: this.stage, outcome: 'retry' });
+          this.opts.logger.warn({ err: e, stage: this.stage, topic: m.topic, partition: m.partition, offset: m.offset }, 'retryable failure, backing off');
+          if (!this.running || !ctl.isRunning()) return 'stopped';
+          await sleep(delay);
+          delay = Math.min(retry.maxMs, delay * 2);
+          await ctl.heartbeat().catch(() => undefined);
+          continue;
+        }
+        const se = e instanceof StewardError ? e : new StewardError('STEWARD_EVAL', e instanceof Error ? e.message : String(e), { cause: e });
+        this.opts.metrics.dlq.inc({ stage: this.stage, code: se.code });
+        this.opts.metrics.messages.inc({ stage: this.stage, outcome: 'dlq' });
+        this.opts.logger.warn({ code: se.code, msg: se.message, stage: this.stage, topic: m.topic, partition: m.partition, offset: m.offset }, 'dead-lettered');
+        return [{ topic: this.opts.dlqTopic, message: dlqMessage(m, { code: se.code, message: se.message }, this.stage, (this.opts.nowMs ?? Date.now)()) }];
+      }
+    }
+  }
+}
+
+/** Partition key as text (agent_id everywhere). */
+export function keyText(m: InMessage): string | null {
+  return m.key === null ? null : m.key.toString('utf8');
+}
+
+/** Event time of a trace (its ISO timestamp) with the Kafka timestamp as fallback. */
+export function eventTimeMs(timestamp: unknown, m: InMessage): number {
+  const t = typeof timestamp === 'string' ? Date.parse(timestamp) : typeof timestamp === 'number' ? timestamp : NaN;
+  return Number.isFinite(t) ? t : m.timestampMs;
+}

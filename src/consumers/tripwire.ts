@@ -1,0 +1,57 @@
+/**
+ * Tripwire stage (eval tier 0–1): acgp.traces → decide → acgp.decisions (key agent_id), the waiting
+ * client's reply partition, and acgp.scoring unless the tripwires halted (DESIGN §2). All outputs of a
+ * chunk leave in one idempotent send; the reply is listed first so it is not queued behind the rest.
+ */
+import type { InMessage } from '../adapters/kafka/client.js';
+import type { TopicNames } from '../adapters/kafka/topics.js';
+import type { TraceDecoder } from '../adapters/kafka/serde.js';
+import type { ScoringMessage } from '../adapters/kafka/messages.js';
+import { replyRoute, replyMessage } from '../adapters/kafka/request-reply.js';
+import { StewardError, isRetryable } from '../errors.js';
+import type { StewardMetrics } from '../observability/metrics.js';
+import type { StageOutput, StageProcessor } from './common.js';
+import { eventTimeMs } from './common.js';
+import { decisionMessage, type DecideScoreEngine } from './common-engine.js';
+
+export interface TripwireStageDeps {
+  engine: Pick<DecideScoreEngine, 'decide'>;
+  decoder: TraceDecoder;
+  topics: TopicNames;
+  metrics: StewardMetrics;
+  engineVersion?: string;
+  nowMs?: () => number;
+}
+
+export class TripwireProcessor implements StageProcessor {
+  readonly stage = 'tripwire';
+  readonly inputTopics: string[];
+
+  constructor(private readonly d: TripwireStageDeps) {
+    this.inputTopics = [d.topics.traces];
+  }
+
+  async process(m: InMessage): Promise<StageOutput[]> {
+    const { trace } = await this.d.decoder.decode(m.value);
+    const evTime = eventTimeMs(trace.timestamp, m);
+    let record: unknown;
+    try {
+      record = await this.d.engine.decide(trace, evTime);
+    } catch (e) {
+      if (isRetryable(e)) throw e;
+      throw e instanceof StewardError ? e : new StewardError('STEWARD_EVAL', `decide failed: ${(e as Error).message}`, { cause: e });
+    }
+    const decision = decisionMessage(record, trace, evTime, (this.d.nowMs ?? Date.now)(), this.d.engineVersion);
+    this.d.metrics.interventions.inc({ stage: this.stage, intervention: decision.intervention });
+    const json = JSON.stringify(decision);
+    const outs: StageOutput[] = [];
+    const route = replyRoute(m);
+    if (route) outs.push(replyMessage(route, 'decision', trace.agent_id, json));
+    outs.push({ topic: this.d.topics.decisions, message: { key: trace.agent_id, value: json } });
+    if (!decision.halted) {
+      const scoring: ScoringMessage = { trace, decision, decision_record: record, reply: route };
+      outs.push({ topic: this.d.topics.scoring, message: { key: trace.agent_id, value: JSON.stringify(scoring) } });
+    }
+    return outs;
+  }
+}
