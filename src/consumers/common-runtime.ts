@@ -1,0 +1,102 @@
+/**
+ * Starts a set of stages in this process on one Kafka adapter and one idempotent producer. Used by
+ * `steward run`, the demo, the integration tests and the bench, so all of them exercise the same wiring.
+ */
+import { KafkaAdapter, type StewardProducer } from '../adapters/kafka/client.js';
+import { topicNames, type TopicNames } from '../adapters/kafka/topics.js';
+import { TraceDecoder, createRegistry } from '../adapters/kafka/serde.js';
+import type { StewardConfig } from '../config/steward-config.js';
+import { groupId } from '../config/steward-config.js';
+import type { Logger } from '../logger.js';
+import { StewardMetrics } from '../observability/metrics.js';
+import { StageRunner, type StageProcessor } from './common.js';
+import type { DecideScoreEngine } from './common-engine.js';
+import { TripwireProcessor } from './tripwire.js';
+import { ScorerProcessor } from './scorer.js';
+import { TrustDebtProcessor, type TrustDebtStoreLike } from './trust-debt.js';
+import type { TrustDebtConfig } from '../engine/types.js';
+
+export const STAGES = ['tripwire', 'scorer', 'trust-debt', 'sink'] as const;
+export type StageName = (typeof STAGES)[number];
+
+export interface PipelineDeps {
+  engine?: DecideScoreEngine;
+  engineVersion?: string;
+  trustDebtStore?: TrustDebtStoreLike;
+  trustDebtConfigFor?: (blueprintId: string | undefined, tenant: string, agentId: string) => TrustDebtConfig;
+  tenantOf?: (agentId: string) => string;
+  /** Starts the sink stage (ClickHouse engineer's src/consumers/sink.ts); absent → sink not available. */
+  startSink?: () => Promise<{ stop(): Promise<void>; isReady?(): boolean }>;
+}
+
+export interface RunningPipeline {
+  topics: TopicNames;
+  metrics: StewardMetrics;
+  runners: StageRunner[];
+  isReady(): boolean;
+  /** Graceful: stop consuming, drain in-flight chunks, commit, disconnect. */
+  stop(): Promise<void>;
+}
+
+export async function startPipeline(
+  cfg: StewardConfig,
+  stages: readonly StageName[],
+  deps: PipelineDeps,
+  opts: { logger: Logger; metrics?: StewardMetrics },
+): Promise<RunningPipeline> {
+  const metrics = opts.metrics ?? new StewardMetrics();
+  const topics = topicNames(cfg.topics.prefix);
+  const adapter = new KafkaAdapter(cfg.kafka, opts.logger);
+  const producer: StewardProducer = await adapter.producer();
+  const registry = cfg.schemaRegistryUrl ? createRegistry(cfg.schemaRegistryUrl) : undefined;
+  const decoder = new TraceDecoder({ registry, maxBytes: cfg.limits.maxTraceBytes });
+  const procs: StageProcessor[] = [];
+  const extra: { stop(): Promise<void>; isReady?(): boolean }[] = [];
+  for (const s of stages) {
+    if (s === 'tripwire' || s === 'scorer') {
+      if (!deps.engine) throw new Error(`stage ${s} needs an engine`);
+      procs.push(
+        s === 'tripwire'
+          ? new TripwireProcessor({ engine: deps.engine, decoder, topics, metrics, engineVersion: deps.engineVersion })
+          : new ScorerProcessor({ engine: deps.engine, topics, metrics }),
+      );
+    } else if (s === 'trust-debt') {
+      if (!deps.trustDebtStore || !deps.trustDebtConfigFor) throw new Error('stage trust-debt needs a trust-debt store');
+      procs.push(
+        new TrustDebtProcessor({ store: deps.trustDebtStore, configFor: deps.trustDebtConfigFor, tenantOf: deps.tenantOf ?? (() => 'default'), topics, metrics }),
+      );
+    } else if (s === 'sink') {
+      if (!deps.startSink) throw new Error('stage sink is not available in this build');
+      extra.push(await deps.startSink());
+    }
+  }
+  const runners = procs.map(
+    (p) =>
+      new StageRunner(p, {
+        adapter,
+        producer,
+        groupId: groupId(cfg, p.stage),
+        dlqTopic: topics.dlq,
+        metrics,
+        logger: opts.logger.child({ stage: p.stage }),
+        chunkSize: cfg.limits.chunkSize,
+        partitionsConcurrently: cfg.limits.partitionsConcurrently,
+        autoCommitIntervalMs: cfg.consumer.autoCommitIntervalMs,
+        sessionTimeoutMs: cfg.consumer.sessionTimeoutMs,
+      }),
+  );
+  await Promise.all(runners.map((r) => r.start()));
+  let stopped = false;
+  return {
+    topics,
+    metrics,
+    runners,
+    isReady: () => runners.every((r) => r.isReady()) && extra.every((e) => e.isReady?.() ?? true),
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await Promise.all([...runners.map((r) => r.stop()), ...extra.map((e) => e.stop())]);
+      await producer.disconnect();
+    },
+  };
+}

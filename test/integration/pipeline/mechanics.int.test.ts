@@ -1,0 +1,121 @@
+// Stream mechanics on real Kafka + registry: JSON and Avro traces through tripwire → scorer → trust-debt,
+// synchronous decisions over the replies topic, timeout fallback, and dead-lettering of bad input.
+import { describe, it, expect } from 'vitest';
+import { StewardClient } from '../../../src/client/steward-client.js';
+import { startPipeline } from '../../../src/consumers/common-runtime.js';
+import { readDlqHeaders } from '../../../src/adapters/kafka/dlq.js';
+import { DEFAULT_TRUST_DEBT_CONFIG_FOR_TESTS } from './fixtures.js';
+import { Collector, MapTrustDebtStore, TestEngine, quietLogger, trace, withPipelineEnv } from './harness.js';
+import { waitFor } from '../setup/helpers.js';
+
+describe('pipeline mechanics', () => {
+  it('JSON and Avro traces → decisions, verdicts, trust-debt events; sync decide and onVerdict', async () => {
+    await withPipelineEnv('pl-e2e', async ({ cfg, topics, adapter }) => {
+      const engine = new TestEngine();
+      const store = new MapTrustDebtStore();
+      const pipe = await startPipeline(cfg, ['tripwire', 'scorer', 'trust-debt'], { engine, trustDebtStore: store, trustDebtConfigFor: () => DEFAULT_TRUST_DEBT_CONFIG_FOR_TESTS }, { logger: quietLogger() });
+      const out = await new Collector(adapter, [topics.decisions, topics.verdicts, topics.trustDebt, topics.scoring]).start();
+      const json = new StewardClient({ kafka: adapter, topicPrefix: cfg.topics.prefix });
+      const avro = new StewardClient({ kafka: adapter, topicPrefix: cfg.topics.prefix, avro: { registryUrl: cfg.schemaRegistryUrl! } });
+      const verdicts: string[] = [];
+      json.onVerdict((v) => void verdicts.push(`${v.trace_id}:${v.intervention}`));
+      try {
+        const ok = await json.decide(trace(1, 'a1'), { timeoutMs: 15000 });
+        const block = await json.decide(trace(2, 'a1', { args: { amount: 5000 } }), { timeoutMs: 5000 });
+        const halt = await avro.decide(trace(3, 'a2', { tool: 'rm_rf', context: { cwd: '/' }, custom_field: 'kept' }), { timeoutMs: 15000 });
+        const flag = await avro.decide(trace(4, 'a2', { content: 'my password is x', sources: [{ id: 's1', trust: 0.5 }] }), { timeoutMs: 5000 });
+        expect([ok.intervention, block.intervention, halt.intervention, flag.intervention]).toEqual(['ok', 'block', 'halt', 'flag']);
+        expect(ok.fallback).toBeUndefined();
+        expect(halt.halted).toBe(true);
+        await json.publish(trace(5, 'a1', { args: { amount: 2000 } }));
+        await waitFor(() => out.byId(topics.decisions).size === 5 && out.byId(topics.verdicts).size === 4 && out.byId(topics.trustDebt, 'event_id').size === 5, { timeoutMs: 20000, message: 'outputs' });
+        const v = out.byId(topics.verdicts);
+        expect(v.has('t-a2-3')).toBe(false); // halted → never scored
+        expect(v.get('t-a2-4')!.intervention).toBe('escalate');
+        expect(v.get('t-a1-5')!.intervention).toBe('block');
+        // Avro carried free-form objects and extra fields through.
+        const scoring = out.json(topics.scoring).find((s) => s.trace.trace_id === 't-a2-4');
+        expect(scoring.trace.sources).toEqual([{ id: 's1', trust: 0.5 }]);
+        expect(out.on(topics.decisions).every((m) => m.key!.toString() === JSON.parse(m.value!.toString()).agent_id)).toBe(true);
+        expect(store.debt.get('acme:a1')).toBeCloseTo(0.3, 10); // two blocks
+        expect(store.debt.get('acme:a2')).toBeCloseTo(0.5, 10); // halt; escalate adds 0
+        await waitFor(() => verdicts.length === 3, { timeoutMs: 10000, message: 'onVerdict' });
+        expect(verdicts.sort()).toEqual(['t-a1-1:ok', 't-a1-2:block', 't-a1-5:block']);
+      } finally {
+        await json.close();
+        await avro.close();
+        await out.stop();
+        await pipe.stop();
+      }
+    });
+  });
+
+  it('decide() falls back to the governance contract when no stage answers', async () => {
+    await withPipelineEnv('pl-fallback', async ({ cfg, adapter }) => {
+      const c1 = new StewardClient({ kafka: adapter, topicPrefix: cfg.topics.prefix });
+      const c2 = new StewardClient({ kafka: adapter, topicPrefix: cfg.topics.prefix, tier: 'ACL-4' });
+      const c3 = new StewardClient({ kafka: adapter, topicPrefix: cfg.topics.prefix, fallbackOnTimeout: 'deny' });
+      try {
+        const [d1, d2, d3] = await Promise.all([c1.decide(trace(1, 'x'), { timeoutMs: 300 }), c2.decide(trace(2, 'x'), { timeoutMs: 300 }), c3.decide(trace(3, 'x'), { timeoutMs: 300 })]);
+        expect([d1.intervention, d2.intervention, d3.intervention]).toEqual(['flag', 'escalate', 'block']);
+        expect([d1.fallback, d2.fallback, d3.fallback]).toEqual([true, true, true]);
+        expect([d1.approved, d2.approved, d3.approved]).toEqual([true, false, false]);
+      } finally {
+        await Promise.all([c1.close(), c2.close(), c3.close()]);
+      }
+    });
+  });
+
+  it('1,000 malformed messages mixed into valid traffic all land in the DLQ with reasons; no valid trace lost', async () => {
+    await withPipelineEnv('pl-dlq', async ({ cfg, topics, adapter }) => {
+      const engine = new TestEngine();
+      engine.failOn = (t) => t.tool === 'explode';
+      const pipe = await startPipeline(cfg, ['tripwire'], { engine }, { logger: quietLogger() });
+      const out = await new Collector(adapter, [topics.decisions, topics.dlq]).start();
+      const producer = await adapter.producer();
+      try {
+        const expectedCodes = new Map<string, string>();
+        const valid: string[] = [];
+        const msgs: { key: string; value: Buffer; headers: Record<string, string> }[] = [];
+        const unknownAvro = Buffer.concat([Buffer.from([0]), Buffer.from([0x7f, 0xff, 0xff, 0x00]), Buffer.from('garbage')]);
+        for (let i = 0; i < 1500; i++) {
+          const agent = `ag${i % 7}`;
+          const kind = i % 3 === 0 ? 'valid' : ['json', 'schema', 'avro', 'large', 'eval'][i % 5];
+          let value: Buffer;
+          if (kind === 'valid') {
+            value = Buffer.from(JSON.stringify(trace(i, agent)));
+            valid.push(`t-${agent}-${i}`);
+          } else if (kind === 'json') value = Buffer.from(`{"trace_id": "m${i}", oops`);
+          else if (kind === 'schema') value = Buffer.from(JSON.stringify({ trace_id: `m${i}`, agent_id: agent, hook: 'tool_call' }));
+          else if (kind === 'avro') value = unknownAvro;
+          else if (kind === 'large') value = Buffer.from(JSON.stringify({ ...trace(i, agent), content: 'x'.repeat(20000) }));
+          else value = Buffer.from(JSON.stringify(trace(i, agent, { tool: 'explode' })));
+          if (kind !== 'valid') {
+            expectedCodes.set(`${i}`, { json: 'STEWARD_TRACE_JSON', schema: 'STEWARD_TRACE_SCHEMA', avro: 'STEWARD_TRACE_AVRO', large: 'STEWARD_TRACE_TOO_LARGE', eval: 'STEWARD_EVAL' }[kind]!);
+          }
+          msgs.push({ key: agent, value, headers: { 'x-test-seq': String(i) } });
+        }
+        for (let i = 0; i < msgs.length; i += 250) await producer.send([{ topic: topics.traces, messages: msgs.slice(i, i + 250) }]);
+        const malformed = expectedCodes.size;
+        expect(malformed).toBe(1000);
+        await waitFor(() => out.on(topics.dlq).length >= malformed && out.byId(topics.decisions).size >= valid.length, { timeoutMs: 45000, message: 'dlq + decisions' });
+        expect(out.on(topics.dlq).length).toBe(malformed);
+        for (const m of out.on(topics.dlq)) {
+          const seq = m.headers['x-test-seq'].toString();
+          const h = readDlqHeaders(m);
+          expect(h.code, `seq ${seq}: ${h.message}`).toBe(expectedCodes.get(seq));
+          expect(h.sourceTopic).toBe(topics.traces);
+          expect(h.message && h.message.length > 0).toBe(true);
+          expect(m.value!.equals(msgs[Number(seq)].value)).toBe(true); // original bytes
+          expect(m.key!.toString()).toBe(msgs[Number(seq)].key);
+        }
+        expect([...out.byId(topics.decisions).keys()].sort()).toEqual([...valid].sort());
+        expect(pipe.isReady()).toBe(true);
+      } finally {
+        await producer.disconnect();
+        await out.stop();
+        await pipe.stop();
+      }
+    });
+  });
+});
