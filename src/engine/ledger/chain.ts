@@ -1,0 +1,65 @@
+/**
+ * Appends entries to per-agent hash chains. The chain head (last seq, hash, time) is state owned by the
+ * caller: pass it in, or let the chain keep heads in memory after `setHead` (e.g. loaded from storage).
+ */
+import { StewardError } from '../../errors.js';
+import { entryHash, type LedgerSigner } from './crypto.js';
+import { GENESIS_HASH, isLedgerEntryType, type ChainHead, type LedgerDraft, type LedgerEntry } from './types.js';
+
+export function headOf(e: LedgerEntry): ChainHead {
+  return { agent_id: e.agent_id, seq: e.seq, hash: e.hash, ts_ms: e.ts_ms };
+}
+
+export class LedgerChain {
+  private readonly heads = new Map<string, ChainHead>();
+
+  constructor(private readonly signer: LedgerSigner) {}
+
+  get kid(): string {
+    return this.signer.kid;
+  }
+
+  /** The head this chain would append after; undefined means "unknown" (load it) — use `setHead(agent, null)` for an empty chain. */
+  head(agentId: string): ChainHead | null | undefined {
+    return this.heads.has(agentId) ? (this.heads.get(agentId) ?? null) : undefined;
+  }
+
+  setHead(agentId: string, head: ChainHead | null): void {
+    if (head && head.agent_id !== agentId) throw new StewardError('STEWARD_LEDGER_CHAIN', `head of ${head.agent_id} given for ${agentId}`);
+    this.heads.set(agentId, head as ChainHead);
+  }
+
+  /** Forget cached heads (after a consumer rebalance another writer may have appended). */
+  forget(agentId?: string): void {
+    if (agentId === undefined) this.heads.clear();
+    else this.heads.delete(agentId);
+  }
+
+  /**
+   * Builds the next entry after `head` (null/undefined = empty chain) and records it as the new head.
+   * Time order (ACM §11) is kept by clamping ts_ms to the head's time; the original time stays in the payload.
+   */
+  append(draft: LedgerDraft, head: ChainHead | null | undefined = this.heads.get(draft.agent_id)): LedgerEntry {
+    if (!isLedgerEntryType(draft.type)) throw new StewardError('STEWARD_LEDGER_CHAIN', `unknown ledger entry type ${String(draft.type)}`);
+    if (!draft.agent_id || !draft.entry_id) throw new StewardError('STEWARD_LEDGER_CHAIN', 'ledger entry needs agent_id and entry_id');
+    if (!Number.isSafeInteger(draft.ts_ms) || draft.ts_ms < 0) throw new StewardError('STEWARD_LEDGER_CHAIN', `ledger entry ${draft.entry_id}: ts_ms must be a non-negative integer`);
+    if (head && head.agent_id !== draft.agent_id) throw new StewardError('STEWARD_LEDGER_CHAIN', `head of ${head.agent_id} given for ${draft.agent_id}`);
+    const clamped = head && draft.ts_ms < head.ts_ms;
+    const payload = clamped ? { ...draft.payload, event_ts_ms: draft.ts_ms } : draft.payload;
+    const unsigned = {
+      entry_id: draft.entry_id,
+      agent_id: draft.agent_id,
+      tenant: draft.tenant,
+      seq: head ? head.seq + 1 : 1,
+      ts_ms: clamped ? head.ts_ms : draft.ts_ms,
+      type: draft.type,
+      payload,
+      prev_hash: head ? head.hash : GENESIS_HASH,
+      kid: this.signer.kid,
+    };
+    const hash = entryHash(unsigned);
+    const entry: LedgerEntry = { ...unsigned, hash, signature: this.signer.sign(hash) };
+    this.heads.set(draft.agent_id, headOf(entry));
+    return entry;
+  }
+}

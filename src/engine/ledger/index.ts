@@ -1,0 +1,5 @@
+export * from './types.js';
+export * from './crypto.js';
+export * from './chain.js';
+export * from './verify.js';
+export * from './policy-decision.js';
