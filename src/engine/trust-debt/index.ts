@@ -1,0 +1,42 @@
+/**
+ * Trust debt (ACGP-1004 §10): the contract other modules consume. Pure: stores that do I/O live in
+ * src/adapters/redis (RedisTrustDebtStore) and implement the same `TrustDebtStore`.
+ */
+export { DEFAULT_TRUST_DEBT_CONFIG, trustDebtConfigFrom } from './config.js';
+export {
+  HOUR_MS,
+  LEVELS,
+  accumulationFor,
+  advance,
+  applyDecay,
+  asCredit,
+  combine,
+  crossingsBetween,
+  debtAt,
+  decayBetween,
+  initialState,
+  levelFor,
+  levelRank,
+  runAudits,
+  type AgentDebtState,
+  type Crossing,
+  type StepChange,
+  type StepInput,
+  type ThresholdName,
+} from './math.js';
+export {
+  auditEventId,
+  causeOf,
+  deltaFor,
+  remediationEventId,
+  resetsWindow,
+  type RemediationDecision,
+  type RemediationRequest,
+  type RemediationStatus,
+  type RetierRequest,
+  type TrustDebtChange,
+  type TrustDebtEvent,
+  type TrustDebtEventKind,
+  type TrustDebtStore,
+} from './store.js';
+export { MemoryTrustDebtStore } from './memory-store.js';

@@ -1,0 +1,165 @@
+/**
+ * Pure trust-debt math (ACGP-1004 §10.2–§10.6, DESIGN §5.7/§5.15) and the per-agent state machine.
+ * The Redis Lua script (src/adapters/redis/trust-debt-lua.ts) is a line-by-line transliteration of
+ * `advance`: same operations in the same order, so both stores produce the same doubles.
+ */
+import type { Intervention, TrustDebtConfig, TrustDebtLevel } from '../types.js';
+
+export const HOUR_MS = 3_600_000;
+
+export type ThresholdName = 'elevated_monitoring' | 'restricted_mode' | 're_tiering_review';
+export interface Crossing {
+  threshold: ThresholdName;
+  direction: 'up' | 'down';
+}
+
+export const LEVELS: readonly TrustDebtLevel[] = ['normal', 'elevated_monitoring', 'restricted_mode', 're_tiering_review'];
+const LEVEL_RANK: Record<TrustDebtLevel, number> = { normal: 0, elevated_monitoring: 1, restricted_mode: 2, re_tiering_review: 3 };
+
+/** §10.6: a threshold is reached at `debt >= threshold` (DESIGN §5.6 says "≥"; §10.5's 0.75 example lands exactly on it). */
+export function levelFor(debt: number, cfg: TrustDebtConfig): TrustDebtLevel {
+  const t = cfg.thresholds;
+  if (debt >= t.reTieringReview) return 're_tiering_review';
+  if (debt >= t.restrictedMode) return 'restricted_mode';
+  if (debt >= t.elevatedMonitoring) return 'elevated_monitoring';
+  return 'normal';
+}
+
+export function levelRank(level: TrustDebtLevel): number {
+  return LEVEL_RANK[level];
+}
+
+/** Every threshold between two levels, in the order it is crossed. */
+export function crossingsBetween(from: TrustDebtLevel, to: TrustDebtLevel): Crossing[] {
+  const a = LEVEL_RANK[from];
+  const b = LEVEL_RANK[to];
+  const out: Crossing[] = [];
+  if (b > a) for (let r = a + 1; r <= b; r++) out.push({ threshold: LEVELS[r] as ThresholdName, direction: 'up' });
+  else for (let r = a; r > b; r--) out.push({ threshold: LEVELS[r] as ThresholdName, direction: 'down' });
+  return out;
+}
+
+/** §10.3: max(min_debt, debt · rate^(hours/period_hours)). Negative elapsed time does not decay. */
+export function applyDecay(debt: number, hoursElapsed: number, cfg: TrustDebtConfig): number {
+  const decayed = hoursElapsed > 0 ? debt * Math.pow(cfg.decay.rate, hoursElapsed / cfg.decay.periodHours) : debt;
+  return Math.max(cfg.decay.minDebt, decayed);
+}
+
+/** Decay between two instants in ms; the operation order here is the one the Lua script repeats. */
+export function decayBetween(debt: number, fromMs: number, toMs: number, cfg: TrustDebtConfig): number {
+  return applyDecay(debt, (toMs - fromMs) / HOUR_MS, cfg);
+}
+
+/** §10.2 + §10.5: base debt of the intervention × the severity weight (standard when none, DESIGN §5.15). */
+export function accumulationFor(intervention: Intervention, severity: string | undefined, cfg: TrustDebtConfig): number {
+  const base = cfg.accumulation[intervention] ?? 0;
+  if (base === 0) return 0;
+  const weight = cfg.severityWeights[severity ?? 'standard'] ?? 1.0;
+  return base * weight;
+}
+
+/** §10.2 (cap at 1.0) generalised to credits (never below the floor): min(1, max(floor, decayed + delta)). */
+export function combine(decayed: number, delta: number, cfg: TrustDebtConfig): number {
+  return Math.min(1, Math.max(cfg.decay.minDebt, decayed + delta));
+}
+
+/** Credits are written negative in §10.4; a positive number given by a reviewer means the same credit. */
+export function asCredit(n: number): number {
+  return -Math.abs(n);
+}
+
+// ───────────────────────────── per-agent state machine ─────────────────────────────
+
+/** What a store keeps per tenant+agent. `debt` is the value at `lastMs` (lazy decay). */
+export interface AgentDebtState {
+  debt: number;
+  lastMs: number;
+  /** Start of the current good-behaviour window: last non-ok intervention, last audit credit, or first event. */
+  windowMs: number;
+  /** The level last announced (so decay-driven down-crossings are reported at the next event). */
+  level: TrustDebtLevel;
+  lastAuditMs?: number;
+  applied: number;
+}
+
+export interface StepInput {
+  atMs: number;
+  delta: number;
+  /** A non-ok intervention: restarts the good-behaviour window (§10.4.2). */
+  resetsWindow: boolean;
+}
+
+export interface StepChange {
+  atMs: number;
+  before: number;
+  after: number;
+  level: TrustDebtLevel;
+  previousLevel: TrustDebtLevel;
+  crossings: Crossing[];
+}
+
+export function initialState(atMs: number): AgentDebtState {
+  return { debt: 0, lastMs: atMs, windowMs: atMs, level: 'normal', applied: 0 };
+}
+
+function auditEnabled(cfg: TrustDebtConfig): boolean {
+  return cfg.enabled && cfg.recovery.enabled && cfg.recovery.goodBehaviorAudit.credit < 0;
+}
+
+/**
+ * §10.4.2 good-behaviour audit: every full `threshold_hours` without a non-ok intervention grants
+ * `credit` at the moment the window completes (decay up to then, then the credit). Run lazily before
+ * an event and by the periodic sweep; both advance `windowMs`, so a window is never credited twice.
+ * Once the debt sits at the floor, remaining windows are skipped arithmetically (nothing to credit).
+ */
+export function runAudits(s: AgentDebtState, atMs: number, cfg: TrustDebtConfig): { state: AgentDebtState; changes: StepChange[] } {
+  const changes: StepChange[] = [];
+  if (!auditEnabled(cfg)) return { state: s, changes };
+  const thr = cfg.recovery.goodBehaviorAudit.thresholdHours * HOUR_MS;
+  const credit = cfg.recovery.goodBehaviorAudit.credit;
+  let st = s;
+  while (st.windowMs + thr <= atMs) {
+    const due = st.windowMs + thr;
+    const before = decayBetween(st.debt, st.lastMs, due, cfg);
+    if (before <= cfg.decay.minDebt) {
+      const k = Math.floor((atMs - st.windowMs) / thr);
+      const w = st.windowMs + k * thr;
+      st = { ...st, windowMs: w, lastAuditMs: w };
+      break;
+    }
+    const after = combine(before, credit, cfg);
+    const level = levelFor(after, cfg);
+    changes.push({ atMs: due, before, after, level, previousLevel: st.level, crossings: crossingsBetween(st.level, level) });
+    st = { ...st, debt: after, lastMs: Math.max(st.lastMs, due), windowMs: due, level, lastAuditMs: due };
+  }
+  return { state: st, changes };
+}
+
+/** One event: pending audits, then decay to the event time, then the increment or credit (DESIGN §5.15). */
+export function advance(
+  prev: AgentDebtState | undefined,
+  input: StepInput,
+  cfg: TrustDebtConfig,
+): { state: AgentDebtState; audits: StepChange[]; change: StepChange } {
+  const { state: s, changes: audits } = runAudits(prev ?? initialState(input.atMs), input.atMs, cfg);
+  const before = decayBetween(s.debt, s.lastMs, input.atMs, cfg);
+  const after = combine(before, input.delta, cfg);
+  const level = levelFor(after, cfg);
+  const change: StepChange = { atMs: input.atMs, before, after, level, previousLevel: s.level, crossings: crossingsBetween(s.level, level) };
+  const state: AgentDebtState = {
+    ...s,
+    debt: after,
+    lastMs: Math.max(s.lastMs, input.atMs),
+    windowMs: input.resetsWindow ? Math.max(s.windowMs, input.atMs) : s.windowMs,
+    level,
+    applied: s.applied + 1,
+  };
+  return { state, audits, change };
+}
+
+/** Decayed read without a write: the debt an evaluation at `atMs` sees (pending audit credits included). */
+export function debtAt(s: AgentDebtState | undefined, atMs: number, cfg: TrustDebtConfig): number {
+  if (!s) return Math.max(cfg.decay.minDebt, 0);
+  const { state } = runAudits(s, atMs, cfg);
+  return decayBetween(state.debt, state.lastMs, atMs, cfg);
+}

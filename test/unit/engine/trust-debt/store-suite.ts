@@ -1,0 +1,211 @@
+/**
+ * One behavioural suite for every TrustDebtStore: memory in unit tests, Redis in integration tests.
+ * Each call of `factory` must return an empty store (unique Redis prefix).
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  DEFAULT_TRUST_DEBT_CONFIG,
+  HOUR_MS,
+  trustDebtConfigFrom,
+  type TrustDebtEvent,
+  type TrustDebtStore,
+} from '../../../../src/engine/trust-debt/index.js';
+import type { Intervention } from '../../../../src/engine/types.js';
+
+const T0 = Date.UTC(2026, 0, 1);
+const cfg = DEFAULT_TRUST_DEBT_CONFIG;
+
+export function describeTrustDebtStore(name: string, factory: () => Promise<TrustDebtStore>, cleanup?: () => Promise<void>): void {
+  describe(`TrustDebtStore contract: ${name}`, () => {
+    if (cleanup) afterAll(cleanup);
+    let seq = 0;
+    const ev = (agentId: string, atMs: number, intervention: Intervention, extra: Partial<TrustDebtEvent> = {}): TrustDebtEvent => ({
+      eventId: `e-${++seq}`,
+      tenant: 'acme',
+      agentId,
+      atMs,
+      kind: 'intervention',
+      intervention,
+      ...extra,
+    });
+
+    it('reads an unknown agent as zero debt, level normal', async () => {
+      const s = await factory();
+      expect(await s.current('acme', 'nobody', T0, cfg)).toEqual({ debt: 0, level: 'normal' });
+    });
+
+    it('accumulates per intervention with severity weights and reports crossings (§10.2, §10.5)', async () => {
+      const s = await factory();
+      const c1 = await s.apply(ev('a', T0, 'block'), cfg);
+      expect(c1).toMatchObject({ before: 0, after: 0.15, level: 'normal', previousLevel: 'normal', crossings: [], duplicate: false, cause: 'intervention:block' });
+      const c2 = await s.apply(ev('b', T0, 'block', { severity: 'severe' }), cfg);
+      expect(c2.after).toBeCloseTo(0.75, 15);
+      expect(c2.level).toBe('re_tiering_review');
+      expect(c2.crossings).toEqual([
+        { threshold: 'elevated_monitoring', direction: 'up' },
+        { threshold: 'restricted_mode', direction: 'up' },
+        { threshold: 're_tiering_review', direction: 'up' },
+      ]);
+      const q = await s.retierQueue();
+      expect(q).toHaveLength(1);
+      expect(q[0]).toMatchObject({ tenant: 'acme', agentId: 'b', eventId: c2.eventId });
+      expect(q[0]!.debt).toBeCloseTo(0.75, 15);
+    });
+
+    it('escalate adds nothing by default and unknown severities weigh 1.0', async () => {
+      const s = await factory();
+      expect((await s.apply(ev('a', T0, 'escalate'), cfg)).after).toBe(0);
+      expect((await s.apply(ev('a', T0, 'flag', { severity: 'mystery' }), cfg)).after).toBe(0.05);
+    });
+
+    it('caps at 1.0', async () => {
+      const s = await factory();
+      await s.apply(ev('a', T0, 'halt', { severity: 'critical' }), cfg);
+      const c = await s.apply(ev('a', T0, 'halt'), cfg);
+      expect(c.before).toBe(1);
+      expect(c.after).toBe(1);
+    });
+
+    it('decays lazily before the increment; current() does not write', async () => {
+      const s = await factory();
+      await s.apply(ev('a', T0, 'halt'), cfg);
+      const at = T0 + 24 * HOUR_MS;
+      expect((await s.current('acme', 'a', at, cfg)).debt).toBeCloseTo(0.475, 15);
+      expect((await s.current('acme', 'a', at, cfg)).debt).toBeCloseTo(0.475, 15);
+      const c = await s.apply(ev('a', at, 'flag'), cfg);
+      expect(c.before).toBeCloseTo(0.475, 15);
+      expect(c.after).toBeCloseTo(0.525, 15);
+      expect(c.crossings).toEqual([]);
+      expect(c.previousLevel).toBe('restricted_mode');
+    });
+
+    it('reports decay-driven down-crossings at the next event', async () => {
+      const s = await factory();
+      const noAudit = trustDebtConfigFrom({ recovery: { good_behavior_audit: { credit: 0 } } });
+      await s.apply(ev('a', T0, 'halt'), noAudit);
+      const c = await s.apply(ev('a', T0 + 30 * 24 * HOUR_MS, 'ok'), noAudit);
+      expect(c.audits).toBeUndefined();
+      expect(c.previousLevel).toBe('restricted_mode');
+      expect(c.level).toBe('normal');
+      expect(c.crossings).toEqual([
+        { threshold: 'restricted_mode', direction: 'down' },
+        { threshold: 'elevated_monitoring', direction: 'down' },
+      ]);
+    });
+
+    it('does not decay backwards for an out-of-order event', async () => {
+      const s = await factory();
+      await s.apply(ev('a', T0 + HOUR_MS, 'block'), cfg);
+      const c = await s.apply(ev('a', T0, 'flag'), cfg);
+      expect(c.before).toBe(0.15);
+      expect(c.after).toBeCloseTo(0.2, 15);
+    });
+
+    it('applies an event id once and returns the original change on redelivery', async () => {
+      const s = await factory();
+      const e = ev('a', T0, 'block');
+      const first = await s.apply(e, cfg);
+      const again = await s.apply({ ...e, atMs: T0 + HOUR_MS, intervention: 'halt' }, cfg);
+      expect(again).toEqual({ ...first, duplicate: true });
+      expect((await s.current('acme', 'a', T0, cfg)).debt).toBe(0.15);
+    });
+
+    it('keeps tenants and agents apart', async () => {
+      const s = await factory();
+      await s.apply(ev('a', T0, 'block'), cfg);
+      await s.apply({ ...ev('a', T0, 'flag'), tenant: 'other' }, cfg);
+      expect((await s.current('acme', 'a', T0, cfg)).debt).toBe(0.15);
+      expect((await s.current('other', 'a', T0, cfg)).debt).toBe(0.05);
+    });
+
+    it('grants successful review credit, never below the floor (§10.4.1)', async () => {
+      const s = await factory();
+      await s.apply(ev('a', T0, 'block'), cfg);
+      const c = await s.apply({ eventId: 'r-1', tenant: 'acme', agentId: 'a', atMs: T0, kind: 'review_approved' }, cfg);
+      expect(c.after).toBeCloseTo(0.05, 15);
+      expect(c.cause).toBe('review_approved');
+      const floored = trustDebtConfigFrom({ decay: { min_debt: 0.1 } });
+      const c2 = await s.apply({ eventId: 'r-2', tenant: 'acme', agentId: 'a', atMs: T0, kind: 'review_approved' }, floored);
+      expect(c2.after).toBe(0.1);
+    });
+
+    it('grants the good-behaviour audit lazily, once per window (§10.4.2)', async () => {
+      const s = await factory();
+      await s.apply(ev('a', T0, 'halt'), cfg);
+      await s.apply(ev('a', T0 + 100 * HOUR_MS, 'ok'), cfg); // ok does not restart the window
+      const at = T0 + 170 * HOUR_MS;
+      const c = await s.apply(ev('a', at, 'ok'), cfg);
+      expect(c.audits).toHaveLength(1);
+      const audit = c.audits![0]!;
+      expect(audit.cause).toBe('good_behavior_audit');
+      expect(audit.atMs).toBe(T0 + 168 * HOUR_MS);
+      expect(audit.eventId).toBe(`audit:acme:a:${T0 + 168 * HOUR_MS}`);
+      expect(audit.before).toBeCloseTo(0.5 * 0.95 ** 7, 12);
+      expect(audit.after).toBeCloseTo(0.5 * 0.95 ** 7 - 0.2, 12);
+      expect(c.before).toBeCloseTo((0.5 * 0.95 ** 7 - 0.2) * 0.95 ** (2 / 24), 12);
+      const c2 = await s.apply(ev('a', at + HOUR_MS, 'ok'), cfg);
+      expect(c2.audits).toBeUndefined();
+    });
+
+    it('a non-ok intervention restarts the audit window', async () => {
+      const s = await factory();
+      await s.apply(ev('a', T0, 'halt'), cfg);
+      await s.apply(ev('a', T0 + 100 * HOUR_MS, 'nudge'), cfg);
+      const c = await s.apply(ev('a', T0 + 170 * HOUR_MS, 'ok'), cfg);
+      expect(c.audits).toBeUndefined();
+    });
+
+    it('sweep and lazy audit agree and never credit twice', async () => {
+      const lazy = await factory();
+      const swept = await factory();
+      for (const s of [lazy, swept]) await s.apply(ev('a', T0, 'halt'), cfg);
+      const sweepAt = T0 + 200 * HOUR_MS;
+      const changes = await swept.sweep(sweepAt, () => cfg);
+      expect(changes.filter((c) => c.agentId === 'a')).toHaveLength(1);
+      expect(await swept.sweep(sweepAt + HOUR_MS, () => cfg)).toEqual([]);
+      const at = T0 + 210 * HOUR_MS;
+      const a = await lazy.apply({ ...ev('a', at, 'flag'), eventId: 'same' }, cfg);
+      const b = await swept.apply({ ...ev('a', at, 'flag'), eventId: 'same' }, cfg);
+      expect(a.audits).toHaveLength(1);
+      expect(b.audits).toBeUndefined();
+      expect(b.after).toBe(a.after);
+      expect(b.before).toBe(a.before);
+    });
+
+    it('keeps remediation requests pending until a reviewer decides (§10.4.3)', async () => {
+      const s = await factory();
+      await s.apply(ev('a', T0, 'halt'), cfg);
+      const r = await s.requestRemediation('acme', 'a', { requestId: 'rq-1', reason: 'fixed prompt', atMs: T0 + 1 }, cfg);
+      expect(r.status).toBe('pending');
+      await s.requestRemediation('acme', 'b', { requestId: 'rq-2', reason: 'x', atMs: T0 + 2 }, cfg);
+      expect((await s.pendingRemediations('acme')).map((x) => x.requestId)).toEqual(['rq-1', 'rq-2']);
+      const g = await s.decideRemediation('rq-1', 'grant', { reviewer: 'alice', atMs: T0 + 3 }, cfg);
+      expect(g.request).toMatchObject({ status: 'granted', reviewer: 'alice', credit: -0.1, decidedAtMs: T0 + 3 });
+      expect(g.change?.after).toBeCloseTo(g.change!.before - 0.1, 15);
+      expect(g.change?.cause).toBe('remediation_granted');
+      const again = await s.decideRemediation('rq-1', 'grant', { reviewer: 'alice', atMs: T0 + 4 }, cfg);
+      expect(again.change?.duplicate).toBe(true);
+      expect((await s.current('acme', 'a', T0 + 3, cfg)).debt).toBe(g.change!.after);
+      await expect(s.decideRemediation('rq-1', 'deny', { reviewer: 'bob', atMs: T0 + 5 }, cfg)).rejects.toMatchObject({ code: 'STEWARD_REMEDIATION' });
+      const d = await s.decideRemediation('rq-2', 'deny', { reviewer: 'bob', atMs: T0 + 5 }, cfg);
+      expect(d.change).toBeUndefined();
+      expect(await s.pendingRemediations()).toEqual([]);
+      expect((await s.getRemediation('rq-2'))?.status).toBe('denied');
+      await expect(s.decideRemediation('nope', 'grant', { reviewer: 'x', atMs: T0 }, cfg)).rejects.toMatchObject({ code: 'STEWARD_REMEDIATION' });
+    });
+
+    it('refuses remediation requests when the blueprint disables them', async () => {
+      const s = await factory();
+      const off = trustDebtConfigFrom({ recovery: { agent_remediation_request: false } });
+      await expect(s.requestRemediation('acme', 'a', { requestId: 'rq-x', reason: 'r', atMs: T0 }, off)).rejects.toMatchObject({ code: 'STEWARD_REMEDIATION' });
+    });
+
+    it('moves nothing when trust debt is disabled', async () => {
+      const s = await factory();
+      const off = trustDebtConfigFrom({ enabled: false });
+      const c = await s.apply(ev('a', T0, 'halt'), off);
+      expect(c.after).toBe(0);
+      expect((await s.current('acme', 'a', T0, cfg)).debt).toBe(0);
+    });
+  });
+}
