@@ -1,0 +1,138 @@
+/**
+ * CTQ (ACGP-1004 §7, §11; DESIGN §5.2–5.6, §5.13, §5.14). Pure functions: aggregate metric outcomes,
+ * derive the effective risk thresholds (stricter-of blueprint, tier, ctq.thresholds, restricted mode)
+ * and map risk to an intervention. The fallback for unavailable scorers is the governance contract's.
+ */
+import type { RiskThresholds } from '../types.js';
+import type { AclTier, CompiledBlueprint, FallbackOnTimeout, Intervention, MetricOutcome } from '../types.js';
+import { mostSevere } from '../types.js';
+
+export * from './profiles.js';
+
+export interface CtqResult {
+  /** null when no metric matched or all were skipped (DESIGN §5.14). */
+  ctq: number | null;
+  risk: number | null;
+  /** Coverage (answered / matched weight) times the weighted mean scorer confidence; 1 when nothing matched. */
+  confidence: number;
+  coverage: number;
+  answeredWeight: number;
+  matchedWeight: number;
+  unavailable: string[];
+}
+
+const round = (x: number): number => Math.round(x * 1e6) / 1e6;
+
+export function computeCtq(metrics: MetricOutcome[]): CtqResult {
+  let sw = 0;
+  let sws = 0;
+  let swc = 0;
+  let matched = 0;
+  const unavailable: string[] = [];
+  for (const m of metrics) {
+    if (m.status === 'skipped') continue;
+    matched += m.weight;
+    if (m.status === 'ok' && m.score !== null) {
+      sw += m.weight;
+      sws += m.weight * m.score;
+      swc += m.weight * m.confidence;
+    } else unavailable.push(m.name);
+  }
+  if (sw <= 0) {
+    return { ctq: null, risk: null, confidence: matched > 0 ? 0 : 1, coverage: matched > 0 ? 0 : 1, answeredWeight: 0, matchedWeight: matched, unavailable };
+  }
+  const ctq = round(sws / sw);
+  const coverage = sw / matched;
+  return {
+    ctq,
+    risk: round(1 - ctq),
+    confidence: round(coverage * (swc / sw)),
+    coverage: round(coverage),
+    answeredWeight: sw,
+    matchedWeight: matched,
+    unavailable,
+  };
+}
+
+export interface ThresholdOptions {
+  tierThresholds: RiskThresholds;
+  restricted: boolean;
+  tightening: number;
+}
+
+/**
+ * Per boundary the minimum of blueprint `scoring`, the tier and `ctq.thresholds` converted to risk
+ * space (1 − x); restricted mode then lowers every boundary (floored at 0). A ctq `flag` boundary is
+ * clamped to the escalate boundary so flag can never shadow escalate.
+ */
+export function effectiveRiskThresholds(bp: Pick<CompiledBlueprint, 'scoring' | 'ctq'>, o: ThresholdOptions): RiskThresholds {
+  const c = bp.ctq?.thresholds ?? {};
+  const conv = (x: number | undefined): number => (x === undefined ? Infinity : 1 - x);
+  const th: RiskThresholds = {
+    ok: Math.min(bp.scoring.ok, o.tierThresholds.ok, conv(c.ok)),
+    nudge: Math.min(bp.scoring.nudge, o.tierThresholds.nudge, conv(c.nudge)),
+    escalate: Math.min(bp.scoring.escalate, o.tierThresholds.escalate),
+    block: Math.min(bp.scoring.block, o.tierThresholds.block, conv(c.block)),
+  };
+  const flag = Math.min(bp.scoring.flag ?? Infinity, o.tierThresholds.flag ?? Infinity, conv(c.flag));
+  if (Number.isFinite(flag)) th.flag = Math.min(flag, th.escalate);
+  if (o.restricted) {
+    const t = (x: number): number => round(Math.max(0, x - o.tightening));
+    th.ok = t(th.ok);
+    th.nudge = t(th.nudge);
+    th.escalate = t(th.escalate);
+    th.block = t(th.block);
+    if (th.flag !== undefined) th.flag = t(th.flag);
+  }
+  return th;
+}
+
+/** §11.2 with the optional flag band between nudge and escalate; never halt. */
+export function riskToIntervention(risk: number, th: RiskThresholds): Intervention {
+  if (risk <= th.ok) return 'ok';
+  if (risk <= th.nudge) return 'nudge';
+  if (th.flag !== undefined && risk <= th.flag) return 'flag';
+  if (risk <= th.escalate) return 'escalate';
+  return 'block';
+}
+
+/** DESIGN §5.5: allow_and_log (flag) below ACL-4, escalate from ACL-4, unless the contract says otherwise. */
+export function fallbackPolicy(tier: AclTier, configured?: FallbackOnTimeout): FallbackOnTimeout {
+  if (configured) return configured;
+  return tier === 'ACL-4' || tier === 'ACL-5' ? 'escalate' : 'allow_and_log';
+}
+
+export function fallbackIntervention(policy: FallbackOnTimeout, cached?: Intervention): Intervention {
+  switch (policy) {
+    case 'deny':
+      return 'block';
+    case 'escalate':
+      return 'escalate';
+    case 'cached_decision':
+      return cached ?? 'flag';
+    default:
+      return 'flag';
+  }
+}
+
+export interface CtqDecision extends CtqResult {
+  thresholds: RiskThresholds;
+  /** Intervention from CTQ alone (null when CTQ adds nothing). */
+  intervention: Intervention | null;
+  fallback?: { policy: FallbackOnTimeout; intervention: Intervention };
+}
+
+export function decideCtq(
+  metrics: MetricOutcome[],
+  th: RiskThresholds,
+  fallback: { policy: FallbackOnTimeout; cached?: Intervention },
+): CtqDecision {
+  const r = computeCtq(metrics);
+  let intervention: Intervention | null = r.risk === null ? null : riskToIntervention(r.risk, th);
+  let fb: CtqDecision['fallback'];
+  if (r.unavailable.length > 0) {
+    fb = { policy: fallback.policy, intervention: fallbackIntervention(fallback.policy, fallback.cached) };
+    intervention = intervention === null ? fb.intervention : mostSevere(intervention, fb.intervention);
+  }
+  return { ...r, thresholds: th, intervention, fallback: fb };
+}

@@ -1,0 +1,123 @@
+/**
+ * llm-judge scorer (ACGP-1004 §7.2.2, reference §7.5.1). One instance is shared by all traces so the
+ * semaphore bounds calls in flight across the process and the cache (keyed by the prompt hash) serves
+ * repeated steps. An answer that is not the requested JSON makes the metric unavailable: a judge that
+ * did not answer is never turned into a score (DESIGN §5.5).
+ */
+import { createHash } from 'node:crypto';
+import { StewardError, isRetryable } from '../../errors.js';
+import type { LlmClient, LlmRequest, ScorerResult, Trace } from '../types.js';
+import { LruCache, Semaphore, sleep } from './concurrency.js';
+import { renderPrompt, resolveTemplate } from './prompts.js';
+import { clamp01, num, skipped, type Scorer, type ScorerContext } from './types.js';
+
+export interface LlmJudgeOptions {
+  maxInFlight?: number;
+  cacheSize?: number;
+  /** Defaults for parameters the blueprint leaves out. */
+  timeoutMs?: number;
+  retries?: number;
+  backoffMs?: number;
+  model?: string;
+}
+
+interface Judged {
+  score: number;
+  confidence: number;
+  explanation: string;
+}
+
+const SYSTEM = 'You are a strict evaluator of AI agent behaviour. Answer with JSON only.';
+
+/** Accepts a bare JSON object or one wrapped in a ```json fence; anything else is invalid. */
+export function parseJudgeAnswer(text: string): Judged {
+  const fenced = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/.exec(text);
+  const body = (fenced ? fenced[1] : text).trim();
+  let obj: unknown;
+  try {
+    obj = JSON.parse(body);
+  } catch {
+    throw new StewardError('STEWARD_LLM_RESPONSE', `judge answer is not JSON: ${JSON.stringify(text.slice(0, 80))}`);
+  }
+  const o = obj as Record<string, unknown>;
+  const score = typeof o?.score === 'string' ? Number(o.score) : o?.score;
+  if (typeof score !== 'number' || !Number.isFinite(score) || score < 0 || score > 1) {
+    throw new StewardError('STEWARD_LLM_RESPONSE', 'judge answer has no score in 0..1');
+  }
+  const conf = typeof o.confidence === 'number' && o.confidence >= 0 && o.confidence <= 1 ? o.confidence : 0.7;
+  return { score, confidence: conf, explanation: typeof o.explanation === 'string' ? o.explanation : '' };
+}
+
+export class LlmJudgeScorer implements Scorer {
+  readonly scorerType = 'llm-judge';
+  readonly evalTier = 2 as const;
+  readonly latencyBudgetMs: number;
+  readonly semaphore: Semaphore;
+  private readonly cache: LruCache<Judged>;
+  private readonly opts: Required<Omit<LlmJudgeOptions, 'model'>> & { model?: string };
+  calls = 0;
+
+  constructor(opts: LlmJudgeOptions = {}) {
+    this.opts = {
+      maxInFlight: opts.maxInFlight ?? 16,
+      cacheSize: opts.cacheSize ?? 10_000,
+      timeoutMs: opts.timeoutMs ?? 3000,
+      retries: opts.retries ?? 2,
+      backoffMs: opts.backoffMs ?? 100,
+      model: opts.model,
+    };
+    this.latencyBudgetMs = this.opts.timeoutMs;
+    this.semaphore = new Semaphore(this.opts.maxInFlight);
+    this.cache = new LruCache(this.opts.cacheSize);
+  }
+
+  async evaluate(trace: Trace, parameters: Record<string, unknown>, ctx: ScorerContext): Promise<ScorerResult> {
+    const t0 = performance.now();
+    const llm = ctx.llm;
+    if (!llm) throw skipped('llm-judge: no LLM configured');
+    const tpl = resolveTemplate(parameters.prompt_template, ctx.metric?.name);
+    const req: LlmRequest = {
+      model: typeof parameters.model === 'string' ? parameters.model : this.opts.model,
+      system: SYSTEM,
+      prompt: renderPrompt(tpl.text, trace),
+      temperature: num(parameters.temperature, 0),
+      maxTokens: Math.max(1, Math.floor(num(parameters.max_tokens, 256))),
+      timeoutMs: num(parameters.timeout_ms, this.opts.timeoutMs),
+    };
+    const key = createHash('sha256')
+      .update(JSON.stringify([req.model ?? '', req.system, req.prompt, req.temperature, req.maxTokens]))
+      .digest('hex');
+    let judged = this.cache.get(key);
+    const cached = judged !== undefined;
+    if (!judged) {
+      judged = await this.callWithRetries(llm, req, Math.max(0, Math.floor(num(parameters.retries, this.opts.retries))), ctx.signal);
+      // Only deterministic sampling is worth caching; at temperature > 0 each call is a new sample.
+      if (req.temperature === 0) this.cache.set(key, judged);
+    }
+    return {
+      score: clamp01(judged.score),
+      confidence: judged.confidence,
+      explanation: judged.explanation,
+      evidence: { model: req.model ?? null, template: tpl.id, cached, prompt_sha256: key },
+      latencyMs: performance.now() - t0,
+    };
+  }
+
+  private async callWithRetries(llm: LlmClient, req: LlmRequest, retries: number, signal?: AbortSignal): Promise<Judged> {
+    let attempt = 0;
+    for (;;) {
+      try {
+        return await this.semaphore.run(async () => {
+          this.calls++;
+          const res = await llm.complete(req, signal);
+          return parseJudgeAnswer(res.text);
+        });
+      } catch (e) {
+        // A malformed answer is not retried: the same prompt at temperature 0 gives the same answer.
+        if (attempt >= retries || !isRetryable(e) || signal?.aborted) throw e;
+        await sleep(this.opts.backoffMs * 2 ** attempt, signal);
+        attempt++;
+      }
+    }
+  }
+}
