@@ -86,10 +86,12 @@ export function parseConfigText(text: string, file?: string): Raw {
     const errs = (v.errors ?? [])
       .filter((e) => e.keyword !== 'oneOf' && e.keyword !== 'if')
       .map((e) => {
-        const node = nodeAt(doc, e.instancePath);
+        // An unknown key is reported at the key itself, not at its parent mapping.
+        const ip = e.keyword === 'additionalProperties' ? `${e.instancePath}/${(e.params as { additionalProperty: string }).additionalProperty}` : e.instancePath;
+        const node = nodeAt(doc, ip);
         const pos = node?.range ? lc.linePos(node.range[0]) : { line: 1, col: 1 };
-        return new StewardError('STEWARD_CONFIG', `${jsonPath(e.instancePath)}: ${describe(e)}`, {
-          position: { file, line: pos.line, col: pos.col, path: jsonPath(e.instancePath) },
+        return new StewardError('STEWARD_CONFIG', `${jsonPath(ip)}: ${describe(e)}`, {
+          position: { file, line: pos.line, col: pos.col, path: jsonPath(ip) },
         });
       });
     throw new StewardAggregateError('STEWARD_CONFIG', errs);

@@ -35,6 +35,7 @@ export interface TrustDebtChangeLike {
   previousLevel: TrustDebtLevel;
   crossings: { threshold: string; direction: 'up' | 'down' }[];
   duplicate: boolean;
+  audits?: TrustDebtChangeLike[];
 }
 export interface TrustDebtStoreLike {
   apply(ev: TrustDebtEventLike, cfg: TrustDebtConfig): Promise<TrustDebtChangeLike>;
@@ -123,6 +124,8 @@ export class TrustDebtProcessor implements StageProcessor {
     if (!e) return [];
     const change = await this.d.store.apply(e.ev, this.d.configFor(e.blueprint, e.ev.tenant, e.ev.agentId));
     this.d.metrics.trustDebt.set({ tenant: change.tenant, agent_id: change.agentId }, change.after);
-    return [{ topic: this.d.topics.trustDebt, message: { key: change.agentId, value: JSON.stringify(trustDebtMessage(change)) } }];
+    // Good-behaviour audit credits that fell due first are events of their own (own event ids).
+    const all = [...(change.audits ?? []), change];
+    return all.map((c) => ({ topic: this.d.topics.trustDebt, message: { key: c.agentId, value: JSON.stringify(trustDebtMessage(c)) } }));
   }
 }

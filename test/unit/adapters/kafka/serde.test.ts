@@ -1,0 +1,64 @@
+import { describe, it, expect } from 'vitest';
+import { TraceDecoder, avroRecordToTrace, traceToAvroRecord, isConfluentWire } from '../../../../src/adapters/kafka/serde.js';
+import { dlqMessage, readDlqHeaders } from '../../../../src/adapters/kafka/dlq.js';
+import { replyRoute, replyHeaders } from '../../../../src/adapters/kafka/request-reply.js';
+import { topicNames, topicSpecs } from '../../../../src/adapters/kafka/topics.js';
+import type { InMessage } from '../../../../src/adapters/kafka/client.js';
+import type { Trace } from '../../../../src/engine/types.js';
+
+const t: Trace = { trace_id: 't1', agent_id: 'a', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', tool: 'x', args: { n: 1, nested: { y: [1, 2] } }, sources: [{ id: 's', trust: 0.4 }], custom: { k: true }, response_size: 12 };
+
+async function code(p: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await p;
+    return undefined;
+  } catch (e) {
+    return (e as { code?: string }).code;
+  }
+}
+
+describe('trace serde', () => {
+  const dec = new TraceDecoder({ maxBytes: 1000 });
+  it('decodes valid JSON and classifies failures', async () => {
+    expect((await dec.decode(Buffer.from(JSON.stringify(t)))).trace).toEqual(t);
+    expect(await code(dec.decode(Buffer.from('{bad')))).toBe('STEWARD_TRACE_JSON');
+    expect(await code(dec.decode(null))).toBe('STEWARD_TRACE_JSON');
+    expect(await code(dec.decode(Buffer.from(JSON.stringify({ trace_id: 'x', agent_id: 'a', hook: 'h' }))))).toBe('STEWARD_TRACE_SCHEMA');
+    expect(await code(dec.decode(Buffer.from(JSON.stringify({ ...t, args: 'not-an-object' }))))).toBe('STEWARD_TRACE_SCHEMA');
+    expect(await code(dec.decode(Buffer.alloc(1001, 32)))).toBe('STEWARD_TRACE_TOO_LARGE');
+    // Wire format without a registry is dead-lettered, not retried.
+    expect(await code(dec.decode(Buffer.from([0, 0, 0, 0, 1, 2])))).toBe('STEWARD_TRACE_AVRO');
+  });
+  it('round-trips a trace through the Avro record shape (free-form objects and extra fields as JSON text)', () => {
+    const rec = traceToAvroRecord(t);
+    expect(typeof rec.args).toBe('string');
+    expect(JSON.parse(rec.extra as string)).toEqual({ custom: { k: true } });
+    expect(rec.sources).toEqual([{ id: 's', category: null, trust: 0.4 }]);
+    expect(avroRecordToTrace(rec)).toEqual(t);
+    expect(isConfluentWire(Buffer.from('{"a":1}'))).toBe(false);
+  });
+});
+
+describe('DLQ and reply routing', () => {
+  const m: InMessage = { topic: 'p.traces', partition: 2, offset: '41', key: Buffer.from('a'), value: Buffer.from([1, 2, 3]), headers: { keep: Buffer.from('me') }, timestampMs: 5 };
+  it('keeps the original bytes, key and headers and says why and where from', () => {
+    const out = dlqMessage(m, { code: 'STEWARD_TRACE_JSON', message: 'bad' }, 'tripwire', 99);
+    expect(out.value).toBe(m.value);
+    expect(out.key).toBe(m.key);
+    const back: InMessage = { ...m, headers: Object.fromEntries(Object.entries(out.headers!).map(([k, v]) => [k, Buffer.from(v)])) };
+    expect(readDlqHeaders(back)).toEqual({ code: 'STEWARD_TRACE_JSON', message: 'bad', sourceTopic: 'p.traces', sourcePartition: 2, sourceOffset: '41', stage: 'tripwire' });
+    expect(back.headers.keep.toString()).toBe('me');
+  });
+  it('parses reply routes and ignores malformed ones', () => {
+    const h = replyHeaders({ topic: 'p.replies', partition: 3, correlation_id: 'c:1' });
+    const withH = (hh: Record<string, string>): InMessage => ({ ...m, headers: Object.fromEntries(Object.entries(hh).map(([k, v]) => [k, Buffer.from(v)])) });
+    expect(replyRoute(withH(h))).toEqual({ topic: 'p.replies', partition: 3, correlation_id: 'c:1' });
+    expect(replyRoute(withH({ ...h, 'x-steward-reply-partition': '-1' }))).toBeUndefined();
+    expect(replyRoute(m)).toBeUndefined();
+  });
+  it('names topics under a prefix', () => {
+    const n = topicNames('acme.prod.');
+    expect(n.trustDebt).toBe('acme.prod.trust-debt');
+    expect(topicSpecs(n).find((s) => s.topic === n.replies)!.numPartitions).toBe(12);
+  });
+});

@@ -1,0 +1,46 @@
+import { describe, it, expect } from 'vitest';
+import { buildConfig, parseConfigText, groupId } from '../../../src/config/steward-config.js';
+import { StewardAggregateError } from '../../../src/errors.js';
+
+describe('steward.yaml', () => {
+  it('applies defaults and environment overrides', () => {
+    const raw = parseConfigText('kafka:\n  brokers: ["k1:9092"]\ntopics:\n  prefix: prod\n  partitions: 12\n');
+    const cfg = buildConfig(raw, { KAFKA_BROKERS: 'a:1, b:2', STEWARD_TOPIC_PREFIX: 'stage', REDIS_URL: 'redis://r:6379', STEWARD_LLM_BASE_URL: 'http://llm:8000', STEWARD_LLM_MODEL: 'm' });
+    expect(cfg.kafka.brokers).toEqual(['a:1', 'b:2']);
+    expect(cfg.topics).toMatchObject({ prefix: 'stage', partitions: 12, replicationFactor: 1 });
+    expect(cfg.redis.url).toBe('redis://r:6379');
+    expect(cfg.llm).toMatchObject({ baseUrl: 'http://llm:8000', model: 'm' });
+    expect(cfg.engine.defaultTier).toBe('ACL-2');
+    expect(groupId(cfg, 'tripwire')).toBe('steward-tripwire');
+  });
+
+  it('maps engine settings (GT alias, tier overrides, lists)', () => {
+    const raw = parseConfigText('engine:\n  default_tier: GT-3\n  tiers:\n    ACL-1: { thresholds: { ok: 0.2 } }\n  lists:\n    banned: [a, b]\n  fallback_on_timeout: deny\n');
+    const cfg = buildConfig(raw, {});
+    expect(cfg.engine.defaultTier).toBe('ACL-3');
+    expect(cfg.engine.tiers['ACL-1'].thresholds).toEqual({ ok: 0.2, nudge: 0.45, escalate: 0.6, block: 0.75 });
+    expect(cfg.engine.lists).toEqual({ banned: ['a', 'b'] });
+    expect(cfg.engine.fallbackOnTimeout).toBe('deny');
+  });
+
+  it('reports every problem with file, line, column and path', () => {
+    const text = ['kafka:', '  brokers: ["no-port"]', '  client_idd: x', 'topics:', '  partitions: 0', 'log_level: loud', ''].join('\n');
+    let err: unknown;
+    try {
+      parseConfigText(text, 'steward.yaml');
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(StewardAggregateError);
+    const errs = (err as StewardAggregateError).errors;
+    expect(errs.every((e) => e.code === 'STEWARD_CONFIG')).toBe(true);
+    const lines = errs.map((e) => `${e.position?.line}:${e.position?.path}`);
+    expect(lines).toEqual(expect.arrayContaining(['2:$.kafka.brokers[0]', '3:$.kafka.client_idd', '5:$.topics.partitions', '6:$.log_level']));
+    expect(errs.find((e) => e.position?.path === '$.kafka.client_idd')!.message).toContain("unknown key 'client_idd'");
+  });
+
+  it('rejects bad YAML and bad environment values', () => {
+    expect(() => parseConfigText('kafka: [unclosed', 'f.yaml')).toThrow(/STEWARD_CONFIG/);
+    expect(() => buildConfig({}, { REDIS_URL: 'http://not-redis' })).toThrow(/\$\.redis\.url/);
+  });
+});
