@@ -1,13 +1,14 @@
 /**
  * CTQ (ACGP-1004 §7, §11; DESIGN §5.2–5.6, §5.13, §5.14). Pure functions: aggregate metric outcomes,
- * derive the effective risk thresholds (stricter-of blueprint, tier, ctq.thresholds, restricted mode)
- * and map risk to an intervention. The fallback for unavailable scorers is the governance contract's.
+ * map risk to an intervention through the effective thresholds (stricter-of blueprint, tier,
+ * ctq.thresholds, restricted mode). The fallback for unavailable scorers is the governance contract's.
  */
-import type { RiskThresholds } from '../types.js';
-import type { AclTier, CompiledBlueprint, FallbackOnTimeout, Intervention, MetricOutcome } from '../types.js';
+import type { RiskThresholds, AclTier, CompiledBlueprint, FallbackOnTimeout, Intervention, MetricOutcome } from '../types.js';
 import { mostSevere } from '../types.js';
 
-export * from './profiles.js';
+// Thresholds live with the blueprint module (one implementation of the stricter-of rule); re-exported here.
+export { effectiveThresholds, riskToIntervention } from '../blueprint/thresholds.js';
+import { riskToIntervention } from '../blueprint/thresholds.js';
 
 export interface CtqResult {
   /** null when no metric matched or all were skipped (DESIGN §5.14). */
@@ -52,48 +53,6 @@ export function computeCtq(metrics: MetricOutcome[]): CtqResult {
     matchedWeight: matched,
     unavailable,
   };
-}
-
-export interface ThresholdOptions {
-  tierThresholds: RiskThresholds;
-  restricted: boolean;
-  tightening: number;
-}
-
-/**
- * Per boundary the minimum of blueprint `scoring`, the tier and `ctq.thresholds` converted to risk
- * space (1 − x); restricted mode then lowers every boundary (floored at 0). A ctq `flag` boundary is
- * clamped to the escalate boundary so flag can never shadow escalate.
- */
-export function effectiveRiskThresholds(bp: Pick<CompiledBlueprint, 'scoring' | 'ctq'>, o: ThresholdOptions): RiskThresholds {
-  const c = bp.ctq?.thresholds ?? {};
-  const conv = (x: number | undefined): number => (x === undefined ? Infinity : 1 - x);
-  const th: RiskThresholds = {
-    ok: Math.min(bp.scoring.ok, o.tierThresholds.ok, conv(c.ok)),
-    nudge: Math.min(bp.scoring.nudge, o.tierThresholds.nudge, conv(c.nudge)),
-    escalate: Math.min(bp.scoring.escalate, o.tierThresholds.escalate),
-    block: Math.min(bp.scoring.block, o.tierThresholds.block, conv(c.block)),
-  };
-  const flag = Math.min(bp.scoring.flag ?? Infinity, o.tierThresholds.flag ?? Infinity, conv(c.flag));
-  if (Number.isFinite(flag)) th.flag = Math.min(flag, th.escalate);
-  if (o.restricted) {
-    const t = (x: number): number => round(Math.max(0, x - o.tightening));
-    th.ok = t(th.ok);
-    th.nudge = t(th.nudge);
-    th.escalate = t(th.escalate);
-    th.block = t(th.block);
-    if (th.flag !== undefined) th.flag = t(th.flag);
-  }
-  return th;
-}
-
-/** §11.2 with the optional flag band between nudge and escalate; never halt. */
-export function riskToIntervention(risk: number, th: RiskThresholds): Intervention {
-  if (risk <= th.ok) return 'ok';
-  if (risk <= th.nudge) return 'nudge';
-  if (th.flag !== undefined && risk <= th.flag) return 'flag';
-  if (risk <= th.escalate) return 'escalate';
-  return 'block';
 }
 
 /** DESIGN §5.5: allow_and_log (flag) below ACL-4, escalate from ACL-4, unless the contract says otherwise. */

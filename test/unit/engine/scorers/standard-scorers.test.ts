@@ -1,0 +1,167 @@
+import { describe, expect, it } from 'vitest';
+import { StewardError } from '../../../../src/errors.js';
+import {
+  MapSourceRegistry,
+  parseJudgeAnswer,
+  parseSourceRegistry,
+  resolveTemplate,
+  renderPrompt,
+  splitClaims,
+  isSkipped,
+} from '../../../../src/engine/scorers/index.js';
+import { bp, ctx, scriptedLlm, trace } from './helpers.js';
+
+const decision = {
+  tripwires: [{ id: 'tw1', fired: false, latencyMs: 0 }],
+  rules: [
+    { id: 'r1', passed: true, latencyMs: 0 },
+    { id: 'r2', passed: false, latencyMs: 0 },
+  ],
+};
+
+describe('rule-based scorer', () => {
+  const c = ctx({ decision });
+  const s = c.registry.resolve('rule-based');
+  it('all: any failed referenced rule gives 0', async () => {
+    expect((await s.evaluate(trace(), { rules: ['r1', 'r2'] }, c)).score).toBe(0);
+    expect((await s.evaluate(trace(), { rules: ['r1', 'tw1'] }, c)).score).toBe(1);
+  });
+  it('any: one passing rule is enough', async () => {
+    expect((await s.evaluate(trace(), { rules: ['r1', 'r2'], mode: 'any' }, c)).score).toBe(1);
+  });
+  it('a rule whose when did not match is not at stake; an unknown rule id is unavailable', async () => {
+    expect((await s.evaluate(trace(), { rules: ['r3'] }, c)).score).toBe(1);
+    await expect(s.evaluate(trace(), { rules: ['nope'] }, c)).rejects.toMatchObject({ code: 'STEWARD_SCORER_UNAVAILABLE' });
+  });
+  it('a rule that failed closed counts as failed', async () => {
+    const c2 = ctx({ decision: { tripwires: [], rules: [{ id: 'r1', passed: true, error: { code: 'X', message: 'm' }, latencyMs: 0 }] } });
+    expect((await s.evaluate(trace(), { rules: ['r1'] }, c2)).score).toBe(0);
+  });
+});
+
+describe('pattern-match scorer', () => {
+  const c = ctx();
+  const s = c.registry.resolve('regex');
+  const params = {
+    patterns: [
+      { pattern: '\\b\\d{3}-\\d{2}-\\d{4}\\b', score_on_match: 0, score_on_miss: 1 },
+      { pattern: '(?i)disclaimer', score_on_match: 1, score_on_miss: 0.5 },
+    ],
+    aggregation: 'min',
+  };
+  it('scores by pattern and aggregates', async () => {
+    expect((await s.evaluate(trace({ content: 'SSN 123-45-6789. Disclaimer.' }), params, c)).score).toBe(0);
+    expect((await s.evaluate(trace({ content: 'all fine' }), params, c)).score).toBe(0.5);
+    expect((await s.evaluate(trace({ content: 'all fine' }), { ...params, aggregation: 'max' }, c)).score).toBe(1);
+    expect((await s.evaluate(trace({ content: 'all fine' }), { ...params, aggregation: 'avg' }, c)).score).toBe(0.75);
+  });
+  it('rejects patterns RE2 cannot run (backreferences)', async () => {
+    await expect(s.evaluate(trace({ content: 'aa' }), { patterns: [{ pattern: '(a)\\1' }] }, c)).rejects.toBeInstanceOf(StewardError);
+  });
+  it('is linear on a catastrophic-backtracking input', async () => {
+    const r = await s.evaluate(trace({ content: 'a'.repeat(50_000) + '!' }), { patterns: [{ pattern: '(a+)+$' , score_on_match: 1, score_on_miss: 0 }] }, c);
+    expect(r.score).toBe(0);
+  });
+});
+
+describe('source-match scorer', () => {
+  const registry = parseSourceRegistry(
+    `sources:
+  - {id: sec-10k, category: regulatory_filing, trust: 0.95}
+  - {id: reuters, category: reputable_news, trust: 0.85}
+  - {id: blog, category: blog, trust: 0.3}
+  - {id: old, category: reputable_news, trust: 0.9, updated_at: "2020-01-01T00:00:00Z", max_age_days: 365}
+`,
+    'sources.yaml',
+  );
+  const s = ctx().registry.resolve('tool', { name: 'source_validator' });
+  it('without a registry the metric is skipped, not scored', async () => {
+    const e = await s.evaluate(trace({ content: 'x' }), {}, ctx()).catch((x: unknown) => x);
+    expect(isSkipped(e)).toBe(true);
+  });
+  it('claims and citations', () => {
+    expect(splitClaims('Revenue grew 12% in 2024 [1]. It is good. They met Apple.')).toEqual(['Revenue grew 12% in 2024 [1].', 'They met Apple.']);
+  });
+  it('fully cited, trusted, required categories → 1', async () => {
+    const c = ctx({ sourceRegistry: registry });
+    const t = trace({ content: 'Revenue rose 12% [sec-10k]. Shares fell 3% [2].', sources: [{ id: 'sec-10k' }, { id: 'reuters' }] });
+    const r = await s.evaluate(t, { required_sources: ['regulatory_filing', 'reputable_news'], min_citation_ratio: 0.8, min_source_trust: 0.7 }, c);
+    expect(r.score).toBe(1);
+  });
+  it('uncited claims, low-trust, stale and uncertified sources lower the score', async () => {
+    const c = ctx({ sourceRegistry: registry });
+    const t = trace({ content: 'Revenue rose 12%. Shares fell 3% [blog].', sources: [{ id: 'blog', trust: 1 }, { id: 'old' }, { id: 'made-up' }] });
+    const r = await s.evaluate(t, { required_sources: ['reputable_news'], min_citation_ratio: 1, min_source_trust: 0.7 }, c);
+    // citation 0.5, categories 0 (old is stale, blog below trust), trust 0/3
+    expect(r.score).toBeCloseTo(0.5 / 3, 6);
+  });
+  it('applies the evidence block (§8)', async () => {
+    const c = ctx({ sourceRegistry: registry, blueprint: bp({ evidence: { minCertifiedSources: 2, minTrustScore: 0.7 } }) });
+    const r = await s.evaluate(trace({ content: 'no claims here', sources: [{ id: 'sec-10k' }] }), {}, c);
+    expect(r.evidence.components).toEqual({ citation: 1, trust: 1, certified: 0.5 });
+  });
+  it('MapSourceRegistry lookups', () => {
+    expect(new MapSourceRegistry([{ id: 'a', category: 'c', trust: 1 }]).get('a')?.trust).toBe(1);
+  });
+});
+
+describe('llm-judge scorer', () => {
+  it('parses JSON answers, with or without a fence, and rejects anything else', () => {
+    expect(parseJudgeAnswer('{"score":0.8,"explanation":"ok"}').score).toBe(0.8);
+    expect(parseJudgeAnswer('```json\n{"score":0.2}\n```').score).toBe(0.2);
+    expect(() => parseJudgeAnswer('I think 0.8')).toThrow(/not JSON/);
+    expect(() => parseJudgeAnswer('{"score":1.5}')).toThrow(/0..1/);
+    expect(() => parseJudgeAnswer('{"explanation":"no score"}')).toThrow();
+  });
+  it('no LLM → skipped', async () => {
+    const c = ctx();
+    const e = await c.registry.resolve('llm').evaluate(trace(), {}, c).catch((x: unknown) => x);
+    expect(isSkipped(e)).toBe(true);
+  });
+  it('resolves templates by id, baseline description, metric name, inline text', () => {
+    expect(resolveTemplate('Check for logical contradictions').id).toBe('logical_consistency');
+    expect(resolveTemplate('whatever', 'safety').id).toBe('safety');
+    expect(resolveTemplate('Rate {content}').id).toBe('inline');
+    expect(resolveTemplate(undefined).id).toBe('reference');
+    expect(renderPrompt('R={reasoning} C={content}', trace({ reasoning: 'because {content}', content: 'x' }))).toBe('R=because {content} C=x');
+  });
+  it('scores, caches by prompt hash at temperature 0, and retries retryable errors', async () => {
+    const llm = scriptedLlm((_r, n) => (n === 1 ? new StewardError('STEWARD_LLM_HTTP', '503', { retryable: true }) : '{"score":0.6}'));
+    const c = ctx({ llm });
+    const s = c.registry.resolve('llm-judge');
+    const r1 = await s.evaluate(trace({ content: 'a' }), { prompt_template: 'clarity' }, c);
+    const r2 = await s.evaluate(trace({ content: 'a' }), { prompt_template: 'clarity' }, c);
+    expect([r1.score, r2.score]).toEqual([0.6, 0.6]);
+    expect(r2.evidence.cached).toBe(true);
+    expect(llm.calls).toHaveLength(2); // one failed attempt + one answer; the second evaluate hit the cache
+  });
+  it('a non-JSON answer is unavailable and not retried; a 4xx is not retried', async () => {
+    const llm = scriptedLlm(() => 'The answer is 0.9');
+    const c = ctx({ llm });
+    await expect(c.registry.resolve('llm-judge').evaluate(trace({ content: 'b' }), {}, c)).rejects.toMatchObject({ code: 'STEWARD_LLM_RESPONSE' });
+    expect(llm.calls).toHaveLength(1);
+    const llm2 = scriptedLlm(() => new StewardError('STEWARD_LLM_HTTP', '401', { retryable: false }));
+    const c2 = ctx({ llm: llm2 });
+    await expect(c2.registry.resolve('llm-judge').evaluate(trace({ content: 'c' }), {}, c2)).rejects.toMatchObject({ code: 'STEWARD_LLM_HTTP' });
+    expect(llm2.calls).toHaveLength(1);
+  });
+});
+
+describe('hybrid scorer', () => {
+  const decision2 = { tripwires: [], rules: [{ id: 'r1', passed: true, latencyMs: 0 }] };
+  it('weighted average, min, max over components', async () => {
+    const c = ctx({ decision: decision2, llm: scriptedLlm(() => '{"score":0.5}') });
+    const s = c.registry.resolve('hybrid');
+    const p = { scorers: [{ type: 'rule-based', weight: 0.4, parameters: { rules: ['r1'] } }, { type: 'llm-judge', weight: 0.6, parameters: {} }] };
+    expect((await s.evaluate(trace(), p, c)).score).toBeCloseTo(0.7);
+    expect((await s.evaluate(trace(), { ...p, aggregation: 'min' }, c)).score).toBe(0.5);
+    expect((await s.evaluate(trace(), { rule_weight: 0.4, llm_weight: 0.6, rules: ['r1'] }, c)).score).toBeCloseTo(0.7);
+  });
+  it('skipped components drop out; an unavailable component makes it unavailable', async () => {
+    const c = ctx({ decision: decision2 });
+    const s = c.registry.resolve('hybrid');
+    expect((await s.evaluate(trace(), { rule_weight: 0.4, llm_weight: 0.6, rules: ['r1'] }, c)).score).toBe(1);
+    const c2 = ctx({ decision: decision2, llm: scriptedLlm(() => 'nope') });
+    await expect(s.evaluate(trace(), { rule_weight: 0.4, llm_weight: 0.6, rules: ['r1'] }, c2)).rejects.toBeInstanceOf(StewardError);
+  });
+});
