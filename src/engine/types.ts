@@ -207,7 +207,13 @@ export interface CompiledBlueprint {
   tripwires: CompiledTripwire[];
   rules: CompiledRule[];
   metrics: CompiledMetric[];
-  ctq: { aggregation: string; profile?: string; thresholds?: Partial<Record<'ok' | 'nudge' | 'flag' | 'block', number>> };
+  ctq: {
+    aggregation: string;
+    profile?: string;
+    thresholds?: Partial<Record<'ok' | 'nudge' | 'flag' | 'block', number>>;
+    /** safety-critical profile (§7.3.4): every non-ok outcome is marked for human review. */
+    requireHumanReview?: boolean;
+  };
   evidence?: EvidenceRequirements;
   /** Blueprint risk thresholds (§11), before the stricter-of rule with the tier. */
   scoring: RiskThresholds;

@@ -1,0 +1,104 @@
+/**
+ * Hot reload of a blueprint directory: fs.watch (recursive) + debounce → recompile. A valid result is
+ * swapped in atomically (readers call current() per event and always see one whole set); an invalid one
+ * is rejected with its errors and the last good set keeps serving.
+ */
+import { watch, type FSWatcher } from 'node:fs';
+import type { StewardError } from '../../errors.js';
+import type { EngineConfig } from '../../engine/config.js';
+import { compileBlueprintSet, type BlueprintSet } from '../../engine/blueprint/index.js';
+import { isBlueprintFile, readBlueprintFiles } from './blueprint-files.js';
+
+export interface ReloadEvent {
+  ok: boolean;
+  set: BlueprintSet;
+  errors: StewardError[];
+  warnings: StewardError[];
+}
+
+export interface BlueprintHolder {
+  current(): BlueprintSet;
+  onChange(cb: (ev: ReloadEvent) => void): () => void;
+  /** Recompile now (also what the watcher calls); resolves when the attempt finished. */
+  reload(): Promise<ReloadEvent>;
+  close(): void;
+}
+
+export interface WatchOptions {
+  config: EngineConfig;
+  debounceMs?: number;
+  includeBuiltinBaseline?: boolean;
+}
+
+async function compileDir(dir: string, opts: WatchOptions) {
+  const files = await readBlueprintFiles([dir], { base: dir });
+  return compileBlueprintSet(files, { config: opts.config, includeBuiltinBaseline: opts.includeBuiltinBaseline });
+}
+
+/** Loads `dir` once (rejects when it is invalid: there is no last good set yet), then watches it. */
+export async function watchBlueprints(dir: string, opts: WatchOptions): Promise<BlueprintHolder> {
+  const first = await compileDir(dir, opts);
+  if (!first.set) {
+    const { StewardAggregateError } = await import('../../errors.js');
+    throw new StewardAggregateError('STEWARD_BLUEPRINT_INVALID', first.errors);
+  }
+  let current: BlueprintSet = first.set;
+  const listeners = new Set<(ev: ReloadEvent) => void>();
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<ReloadEvent> | undefined;
+  let again = false;
+
+  const reload = async (): Promise<ReloadEvent> => {
+    if (running) {
+      // A change arrived during a compile: run once more afterwards so the last write always wins.
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      let ev: ReloadEvent;
+      do {
+        again = false;
+        try {
+          const res = await compileDir(dir, opts);
+          if (res.set) current = res.set;
+          ev = { ok: !!res.set, set: current, errors: res.errors, warnings: res.warnings };
+        } catch (e) {
+          // The directory may be mid-rename; keep serving and report.
+          const { StewardError } = await import('../../errors.js');
+          ev = { ok: false, set: current, errors: [new StewardError('STEWARD_BLUEPRINT_INVALID', `reload failed: ${(e as Error).message}`)], warnings: [] };
+        }
+        for (const cb of listeners) cb(ev);
+      } while (again);
+      return ev;
+    })();
+    try {
+      return await running;
+    } finally {
+      running = undefined;
+    }
+  };
+
+  let watcher: FSWatcher | undefined;
+  try {
+    watcher = watch(dir, { recursive: true }, (_event, name) => {
+      if (name && !isBlueprintFile(String(name))) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => void reload(), opts.debounceMs ?? 100);
+    });
+  } catch {
+    watcher = undefined; // recursive watch unsupported: callers can still reload() (e.g. on SIGHUP)
+  }
+
+  return {
+    current: () => current,
+    onChange(cb) {
+      listeners.add(cb);
+      return () => listeners.delete(cb);
+    },
+    reload,
+    close() {
+      clearTimeout(timer);
+      watcher?.close();
+    },
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * The trusted agent registry (DESIGN §4.2): the only source of an agent's tier, tenant, tools, domains.
+ */
+import { isMap, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
+import { sortProblems, StewardError } from '../../errors.js';
+import { normalizeTier } from '../config.js';
+import type { AclTier, AgentInfo } from '../types.js';
+import { suggest } from './schema-check.js';
+
+export interface AgentRegistry {
+  agents: ReadonlyMap<string, AgentInfo>;
+  /** Unknown agents get the default tier, tenant 'default', no tools/domains and registered=false. */
+  lookup(agentId: string): AgentInfo;
+}
+
+const KEYS = ['id', 'tenant', 'tier', 'tools', 'domains'];
+
+export function createAgentRegistry(agents: AgentInfo[], defaultTier: AclTier = 'ACL-2'): AgentRegistry {
+  const map = new Map<string, AgentInfo>(agents.map((a) => [a.id, Object.freeze({ ...a, tools: [...a.tools], domains: [...a.domains] })]));
+  // Unknown ids get one frozen object each (bounded) so BlueprintSet.select can cache per object.
+  const unknown = new Map<string, AgentInfo>();
+  return {
+    agents: map,
+    lookup(agentId: string): AgentInfo {
+      const known = map.get(agentId);
+      if (known) return known;
+      let u = unknown.get(agentId);
+      if (!u) {
+        if (unknown.size >= 10_000) unknown.clear();
+        u = Object.freeze({ id: agentId, tenant: 'default', tier: defaultTier, tools: [], domains: [], registered: false });
+        unknown.set(agentId, u);
+      }
+      return u;
+    },
+  };
+}
+
+export function parseAgentRegistry(text: string, file: string, opts: { defaultTier?: AclTier } = {}): { registry?: AgentRegistry; errors: StewardError[] } {
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true, version: '1.2' });
+  const errors: StewardError[] = [];
+  const at = (n: YamlNode | null | undefined, path: string) => ({ file, ...lc.linePos(n?.range?.[0] ?? 0), path });
+  for (const e of doc.errors) errors.push(new StewardError('STEWARD_CONFIG', `invalid YAML: ${e.message.split('\n')[0]}`, { position: { file, ...lc.linePos(e.pos[0]) } }));
+  if (errors.length) return { errors };
+  const root = doc.contents;
+  const agentsNode = isMap(root) ? (root.get('agents', true) as YamlNode | undefined) : undefined;
+  if (!isMap(root) || !isSeq(agentsNode)) {
+    errors.push(new StewardError('STEWARD_CONFIG', "agent registry must be a mapping with an 'agents:' list", { position: at(root, '$') }));
+    return { errors };
+  }
+  const agents: AgentInfo[] = [];
+  const seen = new Set<string>();
+  agentsNode.items.forEach((item, i) => {
+    const path = `$.agents[${i}]`;
+    if (!isMap(item)) {
+      errors.push(new StewardError('STEWARD_CONFIG', 'an agent entry must be a mapping', { position: at(item as YamlNode, path) }));
+      return;
+    }
+    for (const pair of item.items) {
+      const k = String((pair.key as { value?: unknown })?.value ?? pair.key);
+      if (!KEYS.includes(k) && !k.startsWith('x-')) {
+        const hint = suggest(k, KEYS);
+        errors.push(new StewardError('STEWARD_CONFIG', `unknown key '${k}'${hint ? ` (did you mean '${hint}'?)` : ''}`, { position: at(pair.key as YamlNode, `${path}.${k}`) }));
+      }
+    }
+    const v = item.toJSON() as Record<string, unknown>;
+    const node = (k: string) => item.get(k, true) as YamlNode | undefined;
+    if (typeof v.id !== 'string' || !v.id) {
+      errors.push(new StewardError('STEWARD_CONFIG', "agent entry needs a string 'id'", { position: at(item, path) }));
+      return;
+    }
+    if (seen.has(v.id)) errors.push(new StewardError('STEWARD_BLUEPRINT_DUPLICATE', `agent '${v.id}' is listed twice`, { position: at(node('id'), `${path}.id`) }));
+    seen.add(v.id);
+    const tier = v.tier === undefined ? (opts.defaultTier ?? 'ACL-2') : normalizeTier(v.tier);
+    if (!tier) errors.push(new StewardError('STEWARD_BLUEPRINT_TIER', `tier ${JSON.stringify(v.tier)} is not ACL-0..ACL-5 (or GT-n)`, { position: at(node('tier'), `${path}.tier`) }));
+    const strList = (k: 'tools' | 'domains'): string[] => {
+      const x = v[k];
+      if (x === undefined) return [];
+      if (Array.isArray(x) && x.every((s) => typeof s === 'string')) return x as string[];
+      errors.push(new StewardError('STEWARD_CONFIG', `'${k}' must be a list of strings`, { position: at(node(k), `${path}.${k}`) }));
+      return [];
+    };
+    if (v.tenant !== undefined && typeof v.tenant !== 'string') errors.push(new StewardError('STEWARD_CONFIG', "'tenant' must be a string", { position: at(node('tenant'), `${path}.tenant`) }));
+    agents.push({ id: v.id, tenant: typeof v.tenant === 'string' ? v.tenant : 'default', tier: tier ?? 'ACL-2', tools: strList('tools'), domains: strList('domains'), registered: true });
+  });
+  if (errors.length) return { errors: sortProblems(errors) };
+  return { registry: createAgentRegistry(agents, opts.defaultTier), errors };
+}
