@@ -1,0 +1,216 @@
+/** Compiles calls: the standard functions of ACGP-1004 §9.4.3 (plus exists, storage.get) and registry functions. */
+import { StewardError } from '../../errors.js';
+import type { EvalContext } from '../types.js';
+import type { CallNode, DslProblem } from './ast.js';
+import { compileNode, problem, then, type CNode, type Fn } from './compiler.js';
+import { ENTITY_DETECTORS, ENTITY_TYPES, isEntityType } from './entities.js';
+import { BUILTIN_FUNCTIONS, type DslFunction, type DslParam, type DslType, type FunctionRegistry } from './functions.js';
+import { parseDuration } from './literals.js';
+import { extractHost, type NetworkMatcher } from './network.js';
+import { PATTERN_NAME_RE } from './patterns.js';
+import { compileRegex, type CompiledRegex } from './regex.js';
+import { isPromise, present, someText } from './values.js';
+
+export interface ListMatcher {
+  has(v: unknown): boolean;
+}
+
+export interface CompileEnv {
+  problems: DslProblem[];
+  functions: Set<string>;
+  lists: Record<string, readonly string[]>;
+  listCache: Map<string, ListMatcher>;
+  network(): NetworkMatcher;
+  patterns: Record<string, string>;
+  registry?: FunctionRegistry;
+  regexCache: Map<string, CompiledRegex>;
+}
+
+const FALSE: Fn = () => false;
+
+export function compileCall(node: CallNode, env: CompileEnv): CNode {
+  const builtin = BUILTIN_FUNCTIONS[node.name];
+  const custom = builtin ? undefined : env.registry?.get(node.name);
+  const sig = builtin ?? custom;
+  const fail = (): CNode => ({ type: 'boolean', async: false, fn: FALSE, node });
+  if (!sig) {
+    const known = [...Object.keys(BUILTIN_FUNCTIONS), ...(env.registry?.names() ?? [])].sort().join(', ');
+    problem(env, node, 'STEWARD_DSL_UNKNOWN_FUNCTION', `unknown function '${node.name}' (known: ${known})`);
+    return fail();
+  }
+  env.functions.add(node.name);
+  const required = sig.params.filter((p) => !p.optional).length;
+  if (node.args.length < required || node.args.length > sig.params.length) {
+    const want = required === sig.params.length ? `${required}` : `${required}..${sig.params.length}`;
+    problem(env, node, 'STEWARD_DSL_ARITY', `${node.name}() takes ${want} argument(s) (${sig.params.map((p) => p.name).join(', ')}), got ${node.args.length}`);
+    return fail();
+  }
+  const args = node.args.map((a) => compileNode(a, env));
+  let ok = true;
+  args.forEach((a, i) => (ok = checkArg(node.name, sig.params[i]!, a, env) && ok));
+  if (!ok) return fail();
+  if (custom) return compileCustom(custom, args, node);
+  const out = compileBuiltin(node, args, env);
+  return out ?? fail();
+}
+
+function checkArg(fn: string, p: DslParam, a: CNode, env: CompileEnv): boolean {
+  if (p.literal && !a.literal) {
+    problem(env, a.node, 'STEWARD_DSL_TYPE', `argument '${p.name}' of ${fn}() must be a literal value`);
+    return false;
+  }
+  if (p.type !== 'any' && a.type !== 'any' && a.type !== p.type) {
+    problem(env, a.node, 'STEWARD_DSL_TYPE', `argument '${p.name}' of ${fn}() must be a ${p.type}, found a ${a.type}`);
+    return false;
+  }
+  return true;
+}
+
+/** Applies a one-argument predicate, awaiting the argument only when it is async. */
+function unary(arg: CNode, node: CallNode, f: (v: unknown, ctx: EvalContext) => unknown, type: DslType = 'boolean', async = false): CNode {
+  const g = arg.fn;
+  if (arg.async) return { type, async: true, fn: (ctx) => then(g(ctx), (v) => f(v, ctx)), node };
+  return { type, async, fn: (ctx) => f(g(ctx), ctx), node };
+}
+
+function compileBuiltin(node: CallNode, args: CNode[], env: CompileEnv): CNode | undefined {
+  const [a0, a1, a2] = args as [CNode, CNode | undefined, CNode | undefined];
+  switch (node.name) {
+    case 'is_external': {
+      const net = env.network();
+      return unary(a0, node, (v) => net.isExternal(v));
+    }
+    case 'exists':
+      return unary(a0, node, present);
+    case 'in_allowlist':
+    case 'in_denylist': {
+      const name = a1!.literal!.value as string;
+      const list = listMatcher(name, env);
+      if (!list) {
+        problem(env, a1!.node, 'STEWARD_DSL_UNKNOWN_LIST', `unknown list '${name}' (define it under lists: in the steward config or the blueprint)`);
+        return undefined;
+      }
+      // An array value is allowed when every element is allowed, denied when any element is denied.
+      if (node.name === 'in_allowlist') return unary(a0, node, (v) => (Array.isArray(v) ? v.length > 0 && v.every((x) => list.has(x)) : list.has(v)));
+      return unary(a0, node, (v) => (Array.isArray(v) ? v.some((x) => list.has(x)) : list.has(v)));
+    }
+    case 'matches_regex': {
+      const pat = a1!.literal!.value as string;
+      const named = Object.prototype.hasOwnProperty.call(env.patterns, pat) ? env.patterns[pat] : undefined;
+      if (named === undefined && PATTERN_NAME_RE.test(pat)) {
+        problem(env, a1!.node, 'STEWARD_DSL_REGEX', `unknown named pattern '${pat}' (known: ${Object.keys(env.patterns).sort().join(', ')})`);
+        return undefined;
+      }
+      const re = compileRegex(named ?? pat, env, a1!.node);
+      if (!re) return undefined;
+      const test = (s: string): boolean => re.test(s);
+      return unary(a0, node, (v) => someText(v, test));
+    }
+    case 'contains_entity': {
+      const type = a1!.literal!.value as string;
+      if (!isEntityType(type)) {
+        problem(env, a1!.node, 'STEWARD_DSL_TYPE', `unknown entity type '${type}' (known: ${ENTITY_TYPES.join(', ')})`);
+        return undefined;
+      }
+      const detect = ENTITY_DETECTORS[type];
+      return unary(a0, node, (v) => someText(v, detect));
+    }
+    case 'exceeds_rate':
+      return compileExceedsRate(node, a0, a1!, a2!, env);
+    case 'storage.get': {
+      const dflt = a1?.literal?.value;
+      return unary(
+        a0,
+        node,
+        (k, ctx) => {
+          const state = requireState(ctx, 'storage.get');
+          if (!present(k) || typeof k === 'object') return dflt;
+          return state.get(ctx.stateNamespace, String(k)).then((v) => (present(v) ? v : dflt));
+        },
+        'any',
+        true,
+      );
+    }
+  }
+  return undefined;
+}
+
+function requireState(ctx: EvalContext, fn: string): NonNullable<EvalContext['state']> {
+  if (!ctx.state) throw new StewardError('STEWARD_STATE_UNAVAILABLE', `${fn}() needs a state store, none is configured`, { retryable: true });
+  return ctx.state;
+}
+
+function compileExceedsRate(node: CallNode, key: CNode, limitArg: CNode, windowArg: CNode, env: CompileEnv): CNode | undefined {
+  const limit = limitArg.literal!.value as number;
+  if (!Number.isFinite(limit) || limit < 0) {
+    problem(env, limitArg.node, 'STEWARD_DSL_TYPE', 'exceeds_rate() limit must be a non-negative number');
+    return undefined;
+  }
+  const w = windowArg.literal!;
+  const windowMs = typeof w.value === 'string' ? parseDuration(w.value) : w.unit === 'duration' ? (w.value as number) : undefined;
+  if (windowMs === undefined || !(windowMs > 0)) {
+    problem(env, windowArg.node, 'STEWARD_DSL_TYPE', 'exceeds_rate() window must be a duration such as "1m", "1h", "30s" or "1d"');
+    return undefined;
+  }
+  return unary(
+    key,
+    node,
+    (k, ctx) => {
+      if (!present(k) || typeof k === 'object') throw new StewardError('STEWARD_DSL_EVAL', 'exceeds_rate(): the rate key is missing or not a scalar');
+      const state = requireState(ctx, 'exceeds_rate');
+      const ks = String(k);
+      // The window is part of the key so limits with different windows never prune each other's hits.
+      return state.hit(ctx.stateNamespace, `rate:${windowMs}:${ks}`, windowMs, ctx.nowMs, `${ctx.trace.trace_id}:${ks}`).then((n) => n > limit);
+    },
+    'boolean',
+    true,
+  );
+}
+
+function compileCustom(def: DslFunction, args: CNode[], node: CallNode): CNode {
+  const fns = args.map((a) => a.fn);
+  const argsAsync = args.some((a) => a.async);
+  const call = (vals: unknown[], ctx: EvalContext): unknown => {
+    let out: unknown;
+    try {
+      out = def.impl(vals, ctx);
+    } catch (e) {
+      throw new StewardError('STEWARD_DSL_EVAL', `${def.name}() failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    }
+    if (isPromise(out)) {
+      return out.catch((e: unknown) => {
+        throw e instanceof StewardError ? e : new StewardError('STEWARD_DSL_EVAL', `${def.name}() failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+      });
+    }
+    return out;
+  };
+  const type = def.returns;
+  if (!argsAsync) return { type, async: def.async === true, fn: (ctx) => call(fns.map((f) => f(ctx)), ctx), node };
+  return { type, async: true, fn: (ctx) => Promise.all(fns.map((f) => f(ctx))).then((vals) => call(vals, ctx)), node };
+}
+
+function listMatcher(name: string, env: CompileEnv): ListMatcher | undefined {
+  const cached = env.listCache.get(name);
+  if (cached) return cached;
+  if (!Object.prototype.hasOwnProperty.call(env.lists, name)) return undefined;
+  const entries = env.lists[name] ?? [];
+  const exact = new Set(entries.map(String));
+  const hosts = new Set(entries.map((e) => String(e).toLowerCase()));
+  const suffixes = entries.filter((e) => String(e).startsWith('*.')).map((e) => String(e).slice(1).toLowerCase());
+  // Exact match first; values that look like URLs or host:port also match by host (and *.domain entries by suffix).
+  const m: ListMatcher = {
+    has(v) {
+      if (typeof v === 'number' || typeof v === 'boolean') return exact.has(String(v));
+      if (typeof v !== 'string') return false;
+      if (exact.has(v)) return true;
+      if (!/[.:/]/.test(v)) return false;
+      const host = extractHost(v);
+      if (host === undefined) return false;
+      if (hosts.has(host)) return true;
+      for (const s of suffixes) if (host.endsWith(s)) return true;
+      return false;
+    },
+  };
+  env.listCache.set(name, m);
+  return m;
+}

@@ -1,0 +1,213 @@
+/**
+ * AST → closures. Each node becomes `(ctx) => value`; nodes that touch state may return a Promise
+ * and are marked async, so the common (sync) path never allocates a Promise. Type, arity, list,
+ * regex and function problems are collected across the whole condition.
+ */
+import type { DslProblem, Node } from './ast.js';
+import { compileCall, type CompileEnv } from './builtins.js';
+import type { DslType } from './functions.js';
+import { compileRegex } from './regex.js';
+import { compileGetter, contains, equals, isPromise, notEquals, ordered } from './values.js';
+import type { EvalContext } from '../types.js';
+
+export type Fn = (ctx: EvalContext) => unknown;
+
+export interface CNode {
+  type: DslType;
+  async: boolean;
+  fn: Fn;
+  /** Present for literal nodes: the constant value (for load-time checks and specialisation). */
+  literal?: { value: unknown; unit?: 'size' | 'duration' };
+  node: Node;
+}
+
+export function problem(env: CompileEnv, node: Node, code: DslProblem['code'], message: string, offset = node.offset): void {
+  // Structured (YAML) nodes have offset -1: their position is the path alone.
+  env.problems.push(offset >= 0 ? { code, message, path: node.path, offset } : { code, message, path: node.path });
+}
+
+/** Compiles a node that must yield a boolean (a condition or a compound item). */
+export function compileBool(node: Node, env: CompileEnv): CNode {
+  const c = compileNode(node, env);
+  if (c.type === 'boolean') return c;
+  if (c.type === 'any') {
+    const f = c.fn;
+    // A bare field or untyped function is true only when it is exactly `true`.
+    const fn: Fn = c.async ? (ctx) => then(f(ctx), (v) => v === true) : (ctx) => f(ctx) === true;
+    return { ...c, type: 'boolean', fn };
+  }
+  problem(env, node, 'STEWARD_DSL_TYPE', `expected a condition (boolean), found a ${c.type}`);
+  return { ...c, type: 'boolean', fn: () => false };
+}
+
+export function compileNode(node: Node, env: CompileEnv): CNode {
+  switch (node.kind) {
+    case 'literal': {
+      const value = node.value;
+      const type: DslType = Array.isArray(value) ? 'array' : (typeof value as DslType);
+      return { type, async: false, fn: () => value, literal: { value, unit: node.unit }, node };
+    }
+    case 'field':
+      return { type: 'any', async: false, fn: compileGetter(node.segments), node };
+    case 'call':
+      return compileCall(node, env);
+    case 'not': {
+      const c = compileBool(node.operand, env);
+      const f = c.fn;
+      return { type: 'boolean', async: c.async, fn: c.async ? (ctx) => then(f(ctx), (v) => !v) : (ctx) => !f(ctx), node };
+    }
+    case 'all':
+    case 'any':
+      return compileLogical(node.kind, node.items.map((n) => compileBool(n, env)), node);
+    case 'compare':
+      return compileCompare(node, env);
+  }
+}
+
+export function then<T>(v: unknown, f: (v: unknown) => T): T | Promise<T> {
+  return isPromise(v) ? v.then(f) : f(v);
+}
+
+function compileLogical(kind: 'all' | 'any', items: CNode[], node: Node): CNode {
+  const fns = items.map((i) => i.fn as (ctx: EvalContext) => boolean | Promise<boolean>);
+  const async = items.some((i) => i.async);
+  const stop = kind === 'any'; // the value that short-circuits
+  if (!async) {
+    if (fns.length === 1) return { type: 'boolean', async, fn: fns[0]!, node };
+    if (fns.length === 2) {
+      const [a, b] = fns as [Fn, Fn];
+      return { type: 'boolean', async, fn: stop ? (ctx) => (a(ctx) as boolean) || (b(ctx) as boolean) : (ctx) => (a(ctx) as boolean) && (b(ctx) as boolean), node };
+    }
+    if (fns.length === 3) {
+      const [a, b, c] = fns as [Fn, Fn, Fn];
+      return {
+        type: 'boolean',
+        async,
+        fn: stop ? (ctx) => (a(ctx) as boolean) || (b(ctx) as boolean) || (c(ctx) as boolean) : (ctx) => (a(ctx) as boolean) && (b(ctx) as boolean) && (c(ctx) as boolean),
+        node,
+      };
+    }
+    const n = fns.length;
+    return {
+      type: 'boolean',
+      async,
+      fn: (ctx) => {
+        for (let i = 0; i < n; i++) if (fns[i]!(ctx) === stop) return stop;
+        return !stop;
+      },
+      node,
+    };
+  }
+  // Left to right with short-circuit, so a rate counter after a failed guard is never hit.
+  const run = (ctx: EvalContext, from: number): boolean | Promise<boolean> => {
+    for (let i = from; i < fns.length; i++) {
+      const r = fns[i]!(ctx);
+      if (isPromise(r)) return r.then((v) => (v === stop ? stop : run(ctx, i + 1)));
+      if (r === stop) return stop;
+    }
+    return !stop;
+  };
+  return { type: 'boolean', async, fn: (ctx) => run(ctx, 0), node };
+}
+
+const ORDER_OPS = new Set(['>', '>=', '<', '<=']);
+
+function compileCompare(node: Extract<Node, { kind: 'compare' }>, env: CompileEnv): CNode {
+  const op = node.op;
+  const l = compileNode(node.left, env);
+  const r = op === 'matches' ? undefined : compileNode(node.right, env);
+  const bool = (fn: Fn, async: boolean): CNode => ({ type: 'boolean', async, fn, node });
+
+  if (op === 'matches') {
+    if (l.literal && typeof l.literal.value !== 'string') problem(env, node.left, 'STEWARD_DSL_TYPE', `'matches' needs a string on the left, found ${l.type}`);
+    if (node.right.kind !== 'literal' || typeof node.right.value !== 'string') {
+      problem(env, node.right, 'STEWARD_DSL_TYPE', "'matches' needs a regex string literal on the right");
+      return bool(() => false, false);
+    }
+    const re = compileRegex(node.right.value, env, node.right);
+    if (!re) return bool(() => false, false);
+    const g = l.fn;
+    return l.async ? bool((ctx) => then(g(ctx), (v) => typeof v === 'string' && re.test(v)), true) : bool((ctx) => {
+      const v = g(ctx);
+      return typeof v === 'string' && re.test(v);
+    }, false);
+  }
+  const right = r!;
+  if (ORDER_OPS.has(op)) {
+    for (const side of [l, right]) {
+      if (side.type === 'boolean' || side.type === 'array') problem(env, side.node, 'STEWARD_DSL_TYPE', `'${op}' compares numbers or strings, not a ${side.type}`);
+    }
+    if (l.literal && right.literal && typeof l.literal.value !== typeof right.literal.value) {
+      problem(env, node, 'STEWARD_DSL_TYPE', `'${op}' between a ${l.type} and a ${right.type} is never true`, node.opOffset);
+    }
+  }
+  if (op === 'contains' && l.literal && typeof l.literal.value !== 'string' && !Array.isArray(l.literal.value)) {
+    problem(env, node.left, 'STEWARD_DSL_TYPE', `'contains' needs a string or an array on the left, found ${l.type}`);
+  }
+  if (!l.async && !right.async && right.literal) {
+    const special = specialise(op, l.fn, right.literal.value);
+    if (special) return bool(special, false);
+  }
+  const cmp = comparator(op);
+  const lf = l.fn;
+  const rf = right.fn;
+  if (!l.async && !right.async) return bool((ctx) => cmp(lf(ctx), rf(ctx)), false);
+  return bool((ctx) => then(lf(ctx), (a) => then(rf(ctx), (b) => cmp(a, b))), true);
+}
+
+function comparator(op: string): (a: unknown, b: unknown) => boolean {
+  switch (op) {
+    case '==':
+      return equals;
+    case '!=':
+      return notEquals;
+    case 'contains':
+      return contains;
+    default:
+      return (a, b) => ordered(op as '>', a, b);
+  }
+}
+
+/** Hot shapes (`field <= 100000`, `field == "x"`, `field contains "DROP"`) get allocation-free closures. */
+function specialise(op: string, g: Fn, k: unknown): Fn | undefined {
+  if (typeof k === 'number') {
+    switch (op) {
+      case '>':
+        return (ctx) => {
+          const v = g(ctx);
+          return typeof v === 'number' && v > k;
+        };
+      case '>=':
+        return (ctx) => {
+          const v = g(ctx);
+          return typeof v === 'number' && v >= k;
+        };
+      case '<':
+        return (ctx) => {
+          const v = g(ctx);
+          return typeof v === 'number' && v < k;
+        };
+      case '<=':
+        return (ctx) => {
+          const v = g(ctx);
+          return typeof v === 'number' && v <= k;
+        };
+    }
+  }
+  if (typeof k === 'string' || typeof k === 'number' || typeof k === 'boolean') {
+    if (op === '==') return (ctx) => g(ctx) === k;
+    if (op === '!=') {
+      return (ctx) => {
+        const v = g(ctx);
+        return v !== undefined && v !== null && v !== k;
+      };
+    }
+  }
+  if (typeof k === 'string' && op === 'contains') {
+    return (ctx) => {
+      const v = g(ctx);
+      return typeof v === 'string' ? v.includes(k) : Array.isArray(v) && v.includes(k);
+    };
+  }
+  return undefined;
+}
