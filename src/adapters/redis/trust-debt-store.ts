@@ -1,0 +1,301 @@
+/**
+ * Trust debt in Redis (ACGP-1004 §10, DESIGN §2 trust-debt stage). One hash per tenant+agent
+ * (`{prefix}td:{tenant:agent}`, hash-tagged so the event dedup key lands in the same slot); a Lua
+ * script applies due audit credits, lazy decay, the increment, the cap/floor, idempotency and
+ * threshold-crossing detection atomically, so any number of steward instances can update one agent.
+ * The re-tiering queue and the known-agents set are global keys: the script targets standalone or
+ * Sentinel Redis (see docs/trust-debt.md for Cluster).
+ */
+import type { Redis } from 'ioredis';
+import { StewardError } from '../../errors.js';
+import {
+  DEFAULT_TRUST_DEBT_CONFIG,
+  HOUR_MS,
+  auditEventId,
+  causeOf,
+  crossingsBetween,
+  debtAt,
+  deltaFor,
+  levelFor,
+  remediationEventId,
+  resetsWindow,
+  type AgentDebtState,
+  type RemediationDecision,
+  type RemediationRequest,
+  type RetierRequest,
+  type TrustDebtChange,
+  type TrustDebtEvent,
+  type TrustDebtStore,
+} from '../../engine/trust-debt/index.js';
+import type { TrustDebtConfig, TrustDebtLevel } from '../../engine/types.js';
+import { APPLY_LUA, DECIDE_REMEDIATION_LUA, REQUEST_REMEDIATION_LUA } from './trust-debt-lua.js';
+
+export interface RedisTrustDebtStoreOptions {
+  /** Key prefix, e.g. `steward:` (tests use a unique one). */
+  prefix: string;
+  /** How long a processed event id is remembered for dedup (default 7 days; longer than any redelivery). */
+  dedupTtlSeconds?: number;
+  /** Agents per pipelined batch in `sweep` (default 200). */
+  sweepBatch?: number;
+}
+
+type Cmd = (...args: (string | number)[]) => Promise<unknown>;
+interface Scripts {
+  stewardTdApply: Cmd;
+  stewardTdRequest: Cmd;
+  stewardTdDecide: Cmd;
+}
+
+const enc = (s: string) => encodeURIComponent(s);
+
+function redisError(e: unknown, what: string): StewardError {
+  return new StewardError('STEWARD_STATE_UNAVAILABLE', `redis ${what}: ${e instanceof Error ? e.message : String(e)}`, { retryable: true, cause: e });
+}
+
+function parseRequest(flat: unknown): RemediationRequest {
+  const a = flat as string[];
+  const m: Record<string, string> = {};
+  for (let i = 0; i + 1 < a.length; i += 2) m[a[i]!] = a[i + 1]!;
+  const r: RemediationRequest = {
+    requestId: m.requestId!,
+    tenant: m.tenant!,
+    agentId: m.agentId!,
+    reason: m.reason ?? '',
+    atMs: Number(m.atMs),
+    status: m.status as RemediationRequest['status'],
+  };
+  if (m.reviewer !== undefined) r.reviewer = m.reviewer;
+  if (m.decidedAtMs !== undefined) r.decidedAtMs = Number(m.decidedAtMs);
+  if (m.credit !== undefined) r.credit = Number(m.credit);
+  return r;
+}
+
+export class RedisTrustDebtStore implements TrustDebtStore {
+  private readonly prefix: string;
+  private readonly ttl: number;
+  private readonly sweepBatch: number;
+  private readonly cmd: Scripts;
+
+  constructor(
+    private readonly redis: Redis,
+    opts: RedisTrustDebtStoreOptions,
+  ) {
+    this.prefix = opts.prefix;
+    this.ttl = opts.dedupTtlSeconds ?? 7 * 24 * 3600;
+    this.sweepBatch = opts.sweepBatch ?? 200;
+    const r = redis as unknown as Partial<Scripts> & Redis;
+    if (typeof r.stewardTdApply !== 'function') {
+      redis.defineCommand('stewardTdApply', { numberOfKeys: 4, lua: APPLY_LUA });
+      redis.defineCommand('stewardTdRequest', { numberOfKeys: 2, lua: REQUEST_REMEDIATION_LUA });
+      redis.defineCommand('stewardTdDecide', { numberOfKeys: 2, lua: DECIDE_REMEDIATION_LUA });
+    }
+    this.cmd = redis as unknown as Scripts;
+  }
+
+  agentKey(tenant: string, agentId: string): string {
+    return `${this.prefix}td:{${enc(tenant)}:${enc(agentId)}}`;
+  }
+  private dedupKey(tenant: string, agentId: string, eventId: string): string {
+    return `${this.agentKey(tenant, agentId)}:ev:${eventId}`;
+  }
+  get agentsKey(): string {
+    return `${this.prefix}td-agents`;
+  }
+  get retierKey(): string {
+    return `${this.prefix}retier-queue`;
+  }
+  private remKey(requestId: string): string {
+    return `${this.prefix}td-rem:${requestId}`;
+  }
+  private get pendingKey(): string {
+    return `${this.prefix}td-rem-pending`;
+  }
+
+  /** The raw stored state (debt at `lastMs`), or undefined for an unknown agent. */
+  async state(tenant: string, agentId: string): Promise<AgentDebtState | undefined> {
+    let h: (string | null)[];
+    try {
+      h = await this.redis.hmget(this.agentKey(tenant, agentId), 'd', 't', 'w', 'lv', 'la', 'n');
+    } catch (e) {
+      throw redisError(e, 'read');
+    }
+    if (h[0] === null) return undefined;
+    const s: AgentDebtState = { debt: Number(h[0]), lastMs: Number(h[1]), windowMs: Number(h[2]), level: h[3] as TrustDebtLevel, applied: Number(h[5] ?? 0) };
+    if (h[4] !== null) s.lastAuditMs = Number(h[4]);
+    return s;
+  }
+
+  async current(tenant: string, agentId: string, atMs: number, cfg: TrustDebtConfig): Promise<{ debt: number; level: TrustDebtLevel }> {
+    const debt = debtAt(await this.state(tenant, agentId), atMs, cfg);
+    return { debt, level: levelFor(debt, cfg) };
+  }
+
+  private args(mode: 'apply' | 'sweep', tenant: string, agentId: string, eventId: string, atMs: number, delta: number, resets: boolean, cause: string, cfg: TrustDebtConfig): (string | number)[] {
+    const audit = cfg.enabled && cfg.recovery.enabled && cfg.recovery.goodBehaviorAudit.credit < 0;
+    return [
+      this.agentKey(tenant, agentId),
+      this.dedupKey(tenant, agentId, eventId),
+      this.retierKey,
+      this.agentsKey,
+      mode,
+      String(atMs),
+      String(delta),
+      resets ? '1' : '0',
+      String(cfg.decay.rate),
+      String(cfg.decay.periodHours),
+      String(cfg.decay.minDebt),
+      String(cfg.thresholds.elevatedMonitoring),
+      String(cfg.thresholds.restrictedMode),
+      String(cfg.thresholds.reTieringReview),
+      audit ? '1' : '0',
+      // same double as math.ts computes: thresholdHours * HOUR_MS
+      String(cfg.recovery.goodBehaviorAudit.thresholdHours * HOUR_MS),
+      String(cfg.recovery.goodBehaviorAudit.credit),
+      this.ttl,
+      JSON.stringify([tenant, agentId]),
+      cause,
+      tenant,
+      agentId,
+      eventId,
+    ];
+  }
+
+  private parse(reply: unknown, meta: { eventId: string; tenant: string; agentId: string }, own: boolean): TrustDebtChange[] {
+    const [dup, payload] = reply as [string, string];
+    if (!payload) return [];
+    const f = payload.split('|');
+    const cause = f[0]!;
+    const out: TrustDebtChange[] = [];
+    for (let i = 1; i + 4 < f.length; i += 5) {
+      const atMs = Number(f[i]);
+      const level = f[i + 3] as TrustDebtLevel;
+      const previousLevel = f[i + 4] as TrustDebtLevel;
+      out.push({
+        eventId: meta.eventId,
+        tenant: meta.tenant,
+        agentId: meta.agentId,
+        atMs,
+        cause,
+        before: Number(f[i + 1]),
+        after: Number(f[i + 2]),
+        level,
+        previousLevel,
+        crossings: crossingsBetween(previousLevel, level),
+        duplicate: dup === '1',
+      });
+    }
+    const audits = own ? out.slice(0, -1) : out;
+    for (const a of audits) {
+      a.eventId = auditEventId(meta.tenant, meta.agentId, a.atMs);
+      a.cause = 'good_behavior_audit';
+    }
+    if (!own) return audits;
+    const main = out[out.length - 1]!;
+    if (audits.length > 0) main.audits = audits;
+    return [main];
+  }
+
+  async apply(ev: TrustDebtEvent, cfg: TrustDebtConfig): Promise<TrustDebtChange> {
+    const cause = causeOf(ev);
+    if (!cfg.enabled) {
+      const { debt, level } = await this.current(ev.tenant, ev.agentId, ev.atMs, cfg);
+      return { eventId: ev.eventId, tenant: ev.tenant, agentId: ev.agentId, atMs: ev.atMs, cause, before: debt, after: debt, level, previousLevel: level, crossings: [], duplicate: false };
+    }
+    let reply: unknown;
+    try {
+      reply = await this.cmd.stewardTdApply(...this.args('apply', ev.tenant, ev.agentId, ev.eventId, ev.atMs, deltaFor(ev, cfg), resetsWindow(ev), cause, cfg));
+    } catch (e) {
+      throw redisError(e, 'trust-debt apply');
+    }
+    return this.parse(reply, ev, true)[0]!;
+  }
+
+  async sweep(atMs: number, cfgFor: (tenant: string, agentId: string) => TrustDebtConfig): Promise<TrustDebtChange[]> {
+    const out: TrustDebtChange[] = [];
+    let cursor = '0';
+    do {
+      const [next, members] = await this.redis.sscan(this.agentsKey, cursor, 'COUNT', this.sweepBatch);
+      cursor = next;
+      const agents = members.map((m) => JSON.parse(m) as [string, string]);
+      const replies = await Promise.all(
+        agents.map(([tenant, agentId]) => {
+          const cfg = cfgFor(tenant, agentId);
+          return this.cmd.stewardTdApply(...this.args('sweep', tenant, agentId, 'sweep', atMs, 0, false, 'good_behavior_audit', cfg));
+        }),
+      );
+      replies.forEach((r, i) => {
+        const [tenant, agentId] = agents[i]!;
+        out.push(...this.parse(r, { eventId: '', tenant, agentId }, false));
+      });
+    } while (cursor !== '0');
+    return out;
+  }
+
+  async requestRemediation(
+    tenant: string,
+    agentId: string,
+    req: { requestId: string; reason: string; atMs: number },
+    cfg: TrustDebtConfig = DEFAULT_TRUST_DEBT_CONFIG,
+  ): Promise<RemediationRequest> {
+    if (!cfg.recovery.enabled || !cfg.recovery.agentRemediationRequest) {
+      throw new StewardError('STEWARD_REMEDIATION', 'agent remediation requests are disabled for this agent (trust_debt.recovery.agent_remediation_request)', { details: { requestId: req.requestId } });
+    }
+    try {
+      return parseRequest(await this.cmd.stewardTdRequest(this.remKey(req.requestId), this.pendingKey, req.requestId, tenant, agentId, req.reason, String(req.atMs)));
+    } catch (e) {
+      if (e instanceof Error && e.message.includes('CONFLICT')) {
+        throw new StewardError('STEWARD_REMEDIATION', `request id ${req.requestId} belongs to another agent`, { details: { requestId: req.requestId } });
+      }
+      throw redisError(e, 'remediation request');
+    }
+  }
+
+  async decideRemediation(
+    requestId: string,
+    decision: 'grant' | 'deny',
+    opts: RemediationDecision,
+    cfg: TrustDebtConfig = DEFAULT_TRUST_DEBT_CONFIG,
+  ): Promise<{ request: RemediationRequest; change?: TrustDebtChange }> {
+    const status = decision === 'grant' ? 'granted' : 'denied';
+    const credit = -Math.abs(opts.credit ?? cfg.recovery.successfulReviewCredit);
+    let request: RemediationRequest;
+    try {
+      request = parseRequest(await this.cmd.stewardTdDecide(this.remKey(requestId), this.pendingKey, requestId, status, opts.reviewer, String(opts.atMs), String(credit)));
+    } catch (e) {
+      const msg = e instanceof Error ? e.message : '';
+      if (msg.includes('NOTFOUND')) throw new StewardError('STEWARD_REMEDIATION', `no remediation request ${requestId}`, { details: { requestId } });
+      const conflict = /CONFLICT:(\w+)/.exec(msg);
+      if (conflict) throw new StewardError('STEWARD_REMEDIATION', `remediation request ${requestId} is already ${conflict[1]}`, { details: { requestId } });
+      throw redisError(e, 'remediation decision');
+    }
+    if (request.status !== 'granted') return { request };
+    // Second step, idempotent by event id: a retry after a crash between the two steps applies the credit once.
+    const change = await this.apply(
+      { eventId: remediationEventId(requestId), tenant: request.tenant, agentId: request.agentId, atMs: request.decidedAtMs ?? opts.atMs, kind: 'remediation_granted', credit: request.credit },
+      cfg,
+    );
+    return { request, change };
+  }
+
+  async getRemediation(requestId: string): Promise<RemediationRequest | undefined> {
+    const flat = await this.redis.hgetall(this.remKey(requestId));
+    if (!flat.requestId) return undefined;
+    return parseRequest(Object.entries(flat).flat());
+  }
+
+  async pendingRemediations(tenant?: string): Promise<RemediationRequest[]> {
+    const ids = await this.redis.zrange(this.pendingKey, 0, -1);
+    const all = await Promise.all(ids.map((id) => this.getRemediation(id)));
+    return all
+      .filter((r): r is RemediationRequest => r !== undefined && r.status === 'pending' && (tenant === undefined || r.tenant === tenant))
+      .sort((a, b) => a.atMs - b.atMs || a.requestId.localeCompare(b.requestId));
+  }
+
+  async retierQueue(limit = 1000): Promise<RetierRequest[]> {
+    const items = await this.redis.lrange(this.retierKey, 0, limit - 1);
+    return items.map((s) => {
+      const o = JSON.parse(s) as Record<string, string>;
+      return { tenant: o.tenant!, agentId: o.agentId!, eventId: o.eventId!, atMs: Number(o.atMs), debt: Number(o.debt) };
+    });
+  }
+}

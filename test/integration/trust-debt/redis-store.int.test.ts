@@ -1,0 +1,70 @@
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { RedisTrustDebtStore } from '../../../src/adapters/redis/trust-debt-store.js';
+import { HOUR_MS, MemoryTrustDebtStore, trustDebtConfigFrom, type TrustDebtEvent } from '../../../src/engine/trust-debt/index.js';
+import { INTERVENTIONS } from '../../../src/engine/types.js';
+import { describeTrustDebtStore } from '../../unit/engine/trust-debt/store-suite.js';
+import { deleteRedisPrefix, redisClient, uniqueRedisPrefix } from '../setup/helpers.js';
+
+const redis = redisClient();
+const prefixes: string[] = [];
+const newStore = async () => {
+  const p = uniqueRedisPrefix('td-it');
+  prefixes.push(p);
+  return new RedisTrustDebtStore(redis, { prefix: p });
+};
+const cleanup = async () => {
+  for (const p of prefixes.splice(0)) await deleteRedisPrefix(redis, p);
+};
+
+describeTrustDebtStore('redis', newStore, cleanup);
+
+describe('RedisTrustDebtStore agrees with MemoryTrustDebtStore', () => {
+  afterAll(async () => {
+    await cleanup();
+    redis.disconnect();
+  });
+
+  it('same sequence → same changes (Lua doubles vs JS doubles)', async () => {
+    let exact = 0;
+    let total = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({ rate: fc.double({ min: 0.5, max: 1, noNaN: true }), period: fc.double({ min: 0.5, max: 72, noNaN: true }), floor: fc.double({ min: 0, max: 0.2, noNaN: true }) }),
+        fc.array(
+          fc.record({
+            gap: fc.integer({ min: -HOUR_MS, max: 300 * HOUR_MS }),
+            kind: fc.constantFrom('intervention', 'intervention', 'review_approved', 'audit_credit'),
+            intervention: fc.constantFrom(...INTERVENTIONS),
+            severity: fc.constantFrom(undefined, 'critical', 'severe'),
+          }),
+          { minLength: 1, maxLength: 30 },
+        ),
+        async (c, steps) => {
+          const cfg = trustDebtConfigFrom({ decay: { rate: c.rate, period_hours: c.period, min_debt: c.floor }, recovery: { good_behavior_audit: { threshold_hours: 100 } } });
+          const mem = new MemoryTrustDebtStore();
+          const red = await newStore();
+          let t = Date.UTC(2026, 0, 1);
+          let i = 0;
+          for (const s of steps) {
+            t += s.gap;
+            const ev: TrustDebtEvent = { eventId: `e${i++}`, tenant: 't', agentId: 'a', atMs: t, kind: s.kind, intervention: s.intervention, severity: s.severity };
+            const a = await mem.apply(ev, cfg);
+            const b = await red.apply(ev, cfg);
+            expect(b.level).toBe(a.level);
+            expect(b.crossings).toEqual(a.crossings);
+            expect(b.audits?.length ?? 0).toBe(a.audits?.length ?? 0);
+            expect(Math.abs(b.after - a.after)).toBeLessThanOrEqual(1e-12);
+            expect(Math.abs(b.before - a.before)).toBeLessThanOrEqual(1e-12);
+            total++;
+            if (a.after === b.after && a.before === b.before) exact++;
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
+    // Lua's pow is the C library's; V8 has its own. Report how often they agree bit for bit.
+    console.log(`trust-debt redis/memory bit-exact agreement: ${exact}/${total}`);
+    expect(total).toBeGreaterThan(0);
+  });
+});
