@@ -3,7 +3,7 @@
  * map risk to an intervention through the effective thresholds (stricter-of blueprint, tier,
  * ctq.thresholds, restricted mode). The fallback for unavailable scorers is the governance contract's.
  */
-import type { RiskThresholds, AclTier, CompiledBlueprint, FallbackOnTimeout, Intervention, MetricOutcome } from '../types.js';
+import type { RiskThresholds, AclTier, FallbackOnTimeout, Intervention, MetricOutcome } from '../types.js';
 import { mostSevere } from '../types.js';
 
 // Thresholds live with the blueprint module (one implementation of the stricter-of rule); re-exported here.
