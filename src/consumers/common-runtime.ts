@@ -47,7 +47,6 @@ export async function startPipeline(
   const metrics = opts.metrics ?? new StewardMetrics();
   const topics = topicNames(cfg.topics.prefix);
   const adapter = new KafkaAdapter(cfg.kafka, opts.logger);
-  const producer: StewardProducer = await adapter.producer();
   const registry = cfg.schemaRegistryUrl ? createRegistry(cfg.schemaRegistryUrl) : undefined;
   const decoder = new TraceDecoder({ registry, maxBytes: cfg.limits.maxTraceBytes });
   const procs: StageProcessor[] = [];
@@ -70,11 +69,14 @@ export async function startPipeline(
       extra.push(await deps.startSink());
     }
   }
+  // One producer per stage: with one request in flight per producer, a shared one would queue the
+  // tripwire stage's synchronous replies behind the scorer's sends.
+  const producers: StewardProducer[] = await Promise.all(procs.map(() => adapter.producer()));
   const runners = procs.map(
-    (p) =>
+    (p, i) =>
       new StageRunner(p, {
         adapter,
-        producer,
+        producer: producers[i],
         groupId: groupId(cfg, p.stage),
         dlqTopic: topics.dlq,
         metrics,
@@ -96,7 +98,7 @@ export async function startPipeline(
       if (stopped) return;
       stopped = true;
       await Promise.all([...runners.map((r) => r.stop()), ...extra.map((e) => e.stop())]);
-      await producer.disconnect();
+      await Promise.all(producers.map((p) => p.disconnect()));
     },
   };
 }

@@ -284,8 +284,22 @@ export class KafkaAdapter {
       async createTopics(topics) {
         const existing = new Set(await a.listTopics());
         const todo = topics.filter((t) => !existing.has(t.topic));
-        if (todo.length > 0) await a.createTopics({ topics: todo, waitForLeaders: true });
-        return todo.map((t) => t.topic);
+        if (todo.length === 0) return [];
+        await a.createTopics({ topics: todo, waitForLeaders: false, timeout: 30000 });
+        // kafkajs' own waitForLeaders gives up on transient UNKNOWN_TOPIC_OR_PARTITION; poll instead.
+        const names = todo.map((t) => t.topic);
+        const deadline = Date.now() + 30000;
+        for (;;) {
+          try {
+            const md = await a.fetchTopicMetadata({ topics: names });
+            if (md.topics.length === names.length && md.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) break;
+          } catch (e) {
+            if (Date.now() > deadline) throw kafkaError(e, 'topics did not get leaders');
+          }
+          if (Date.now() > deadline) throw new StewardError('STEWARD_KAFKA', `topics did not get leaders: ${names.join(', ')}`, { retryable: true });
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        return names;
       },
       listTopics: () => a.listTopics(),
       async deleteTopics(topics) {

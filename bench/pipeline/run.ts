@@ -1,0 +1,206 @@
+/**
+ * Pipeline benchmark (bounded, one run), on the real Kafka of scripts/services.sh:
+ *  1. sync decision round trip (StewardClient.decide → tripwire stage → reply) vs a raw kafkajs echo
+ *     round trip (produce → consumer echoes to a reply partition → client consumer), p50/p99;
+ *  2. tripwire-stage throughput (decode, engine, decisions + scoring + acks + offsets) vs a raw kafkajs
+ *     consume→produce passthrough on the same number of traces;
+ *  3. RSS.
+ * Prints `sync_p99_vs_echo=<ratio>` and `throughput_vs_passthrough=<ratio>` last.
+ */
+import { execFileSync } from 'node:child_process';
+import { Kafka, logLevel, type Consumer, type Producer } from 'kafkajs';
+import { KafkaAdapter } from '../../src/adapters/kafka/client.js';
+import { createTopics, topicNames } from '../../src/adapters/kafka/topics.js';
+import { buildConfig } from '../../src/config/steward-config.js';
+import { startPipeline, type PipelineDeps } from '../../src/consumers/common-runtime.js';
+import { StewardClient } from '../../src/client/steward-client.js';
+import { StewardMetrics } from '../../src/observability/metrics.js';
+import { createLogger } from '../../src/logger.js';
+import type { Trace } from '../../src/engine/types.js';
+import { benchEngineDeps } from './engine.js';
+
+process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
+const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 300);
+const THROUGHPUT_N = Number(process.env.BENCH_THROUGHPUT_N ?? 20000);
+const PARTITIONS = 3;
+
+function env(): Record<string, string> {
+  if (process.env.KAFKA_BROKERS) return process.env as Record<string, string>;
+  const out = execFileSync('bash', ['scripts/services.sh', 'env'], { encoding: 'utf8' });
+  const vars: Record<string, string> = {};
+  for (const m of out.matchAll(/export (\w+)=(\S+)/g)) vars[m[1]] = m[2];
+  return { ...process.env, ...vars } as Record<string, string>;
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+const mb = () => Math.round(process.memoryUsage().rss / 1048576);
+
+const AGENTS = ['trader-1', 'coder-1', 'support-1', 'unknown-7'];
+function benchTrace(i: number): Trace {
+  const agent = AGENTS[i % AGENTS.length];
+  return {
+    trace_id: `b-${i}-${Math.random().toString(36).slice(2, 8)}`,
+    agent_id: agent,
+    timestamp: new Date().toISOString(),
+    hook: 'tool_call',
+    tool: i % 2 ? 'execute_trade' : 'market_data_api',
+    args: { trade_value: (i * 7919) % 200000, symbol: 'ACME' },
+    reasoning: 'Rebalancing according to the approved plan.',
+  };
+}
+
+async function rawEcho(kafka: Kafka, inTopic: string, replyTopic: string): Promise<number[]> {
+  const producer: Producer = kafka.producer();
+  const echoProducer: Producer = kafka.producer();
+  const echo: Consumer = kafka.consumer({ groupId: `${inTopic}-echo`, maxWaitTimeInMs: 100 });
+  const client: Consumer = kafka.consumer({ groupId: `${inTopic}-client`, maxWaitTimeInMs: 100 });
+  await Promise.all([producer.connect(), echoProducer.connect(), echo.connect(), client.connect()]);
+  await echo.subscribe({ topic: inTopic, fromBeginning: false });
+  await client.subscribe({ topic: replyTopic, fromBeginning: false });
+  let waiting: ((id: string) => void) | undefined;
+  const joined = Promise.all([new Promise((r) => echo.on(echo.events.GROUP_JOIN, r)), new Promise((r) => client.on(client.events.GROUP_JOIN, r))]);
+  await echo.run({
+    eachMessage: async ({ message }) => {
+      await echoProducer.send({ topic: replyTopic, messages: [{ key: message.key, value: message.value, partition: 0 }] });
+    },
+  });
+  await client.run({ eachMessage: async ({ message }) => waiting?.(message.value!.toString()) });
+  await joined;
+  await new Promise((r) => setTimeout(r, 1000));
+  const lat: number[] = [];
+  for (let i = 0; i < ROUND_TRIPS + 20; i++) {
+    const t = benchTrace(i);
+    const body = JSON.stringify(t);
+    const t0 = performance.now();
+    const done = new Promise<void>((res) => {
+      waiting = (v) => {
+        if (v === body) res();
+      };
+    });
+    await producer.send({ topic: inTopic, messages: [{ key: t.agent_id, value: body }] });
+    await done;
+    if (i >= 20) lat.push(performance.now() - t0);
+  }
+  await Promise.all([producer.disconnect(), echoProducer.disconnect(), echo.disconnect(), client.disconnect()]);
+  return lat;
+}
+
+async function rawPassthrough(kafka: Kafka, inTopic: string, outTopic: string, n: number): Promise<number> {
+  const producer = kafka.producer();
+  const consumer = kafka.consumer({ groupId: `${inTopic}-pass`, maxWaitTimeInMs: 100 });
+  await Promise.all([producer.connect(), consumer.connect()]);
+  await consumer.subscribe({ topic: inTopic, fromBeginning: true });
+  let seen = 0;
+  let resolveDone!: () => void;
+  const done = new Promise<void>((r) => (resolveDone = r));
+  const t0 = performance.now();
+  await consumer.run({
+    partitionsConsumedConcurrently: PARTITIONS,
+    eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
+      await producer.send({ topic: outTopic, messages: batch.messages.map((m) => ({ key: m.key, value: m.value })) });
+      resolveOffset(batch.lastOffset());
+      await heartbeat();
+      seen += batch.messages.length;
+      if (seen >= n) resolveDone();
+    },
+  });
+  await done;
+  const secs = (performance.now() - t0) / 1000;
+  await Promise.all([producer.disconnect(), consumer.disconnect()]);
+  return n / secs;
+}
+
+async function fill(kafka: Kafka, topic: string, n: number): Promise<void> {
+  const p = kafka.producer();
+  await p.connect();
+  for (let i = 0; i < n; i += 1000) {
+    await p.send({ topic, messages: Array.from({ length: Math.min(1000, n - i) }, (_, j) => {
+      const t = benchTrace(i + j);
+      return { key: t.agent_id, value: JSON.stringify(t) };
+    }) });
+  }
+  await p.disconnect();
+}
+
+async function main(): Promise<void> {
+  const e = env();
+  const prefix = `bench-${Date.now().toString(36)}`;
+  const cfg = buildConfig(
+    { topics: { prefix, partitions: PARTITIONS, reply_partitions: 4 }, consumer: { group_prefix: prefix }, limits: { partitions_concurrently: PARTITIONS }, observability: { enabled: false } },
+    e,
+  );
+  const names = topicNames(prefix);
+  const adapter = new KafkaAdapter(cfg.kafka);
+  const admin = await adapter.admin();
+  const extra = { echoIn: `${prefix}.echo-in`, echoReply: `${prefix}.echo-reply`, passIn: `${prefix}.pass-in`, passOut: `${prefix}.pass-out`, tputIn: `${prefix}t.traces` };
+  const tputNames = topicNames(`${prefix}t`);
+  await createTopics(admin, names, { partitions: PARTITIONS, replicationFactor: 1, replyPartitions: 4, replyRetentionMs: 600_000 });
+  await createTopics(admin, tputNames, { partitions: PARTITIONS, replicationFactor: 1, replyPartitions: 1, replyRetentionMs: 600_000 });
+  await admin.createTopics([extra.echoIn, extra.echoReply, extra.passIn, extra.passOut].map((topic) => ({ topic, numPartitions: PARTITIONS, replicationFactor: 1 })));
+  const kafka = new Kafka({ clientId: 'bench-raw', brokers: cfg.kafka.brokers, logLevel: logLevel.NOTHING });
+  const logger = createLogger({ level: 'silent' });
+  const { deps, engineName, close } = await benchEngineDeps(cfg);
+  const rssStart = mb();
+  try {
+    // 1. round trips
+    const echo = await rawEcho(kafka, extra.echoIn, extra.echoReply);
+    const pipe = await startPipeline(cfg, (process.env.BENCH_SYNC_STAGES ?? 'tripwire,scorer').split(',') as ('tripwire' | 'scorer')[], deps as PipelineDeps, { logger });
+    const client = new StewardClient({ kafka: adapter, topicPrefix: prefix, replyPartition: 0 });
+    await client.connect();
+    await new Promise((r) => setTimeout(r, 1000));
+    const sync: number[] = [];
+    let fallbacks = 0;
+    for (let i = 0; i < ROUND_TRIPS + 20; i++) {
+      const t0 = performance.now();
+      const d = await client.decide(benchTrace(i), { timeoutMs: 5000 });
+      if (d.fallback) fallbacks++;
+      if (i >= 20) sync.push(performance.now() - t0);
+    }
+    await client.close();
+    await pipe.stop();
+    const rssSync = mb();
+
+    // 2. throughput
+    await fill(kafka, extra.passIn, THROUGHPUT_N);
+    const passRate = await rawPassthrough(kafka, extra.passIn, extra.passOut, THROUGHPUT_N);
+    await fill(kafka, tputNames.traces, THROUGHPUT_N);
+    const metrics = new StewardMetrics();
+    const t0 = performance.now();
+    const tcfg = { ...cfg, topics: { ...cfg.topics, prefix: `${prefix}t` }, consumer: { ...cfg.consumer, groupPrefix: `${prefix}t` } };
+    const tpipe = await startPipeline(tcfg, ['tripwire'], deps as PipelineDeps, { logger, metrics });
+    for (;;) {
+      const v = (await metrics.messages.get()).values.filter((x) => x.labels.stage === 'tripwire').reduce((a, x) => a + x.value, 0);
+      if (v >= THROUGHPUT_N) break;
+      if (performance.now() - t0 > 180_000) throw new Error(`throughput phase timed out at ${v}/${THROUGHPUT_N}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const stewardRate = THROUGHPUT_N / ((performance.now() - t0) / 1000);
+    await tpipe.stop();
+    const rssEnd = mb();
+
+    const echoP50 = pct(echo, 50), echoP99 = pct(echo, 99), syncP50 = pct(sync, 50), syncP99 = pct(sync, 99);
+    console.log(`engine=${engineName} round_trips=${ROUND_TRIPS} throughput_n=${THROUGHPUT_N} partitions=${PARTITIONS}`);
+    console.log(`echo_p50_ms=${echoP50.toFixed(2)} echo_p99_ms=${echoP99.toFixed(2)}`);
+    console.log(`sync_p50_ms=${syncP50.toFixed(2)} sync_p99_ms=${syncP99.toFixed(2)} fallbacks=${fallbacks}`);
+    console.log(`passthrough_msgs_per_s=${passRate.toFixed(0)} steward_tripwire_msgs_per_s=${stewardRate.toFixed(0)}`);
+    console.log(`rss_mb_start=${rssStart} rss_mb_after_sync=${rssSync} rss_mb_end=${rssEnd}`);
+    console.log(`sync_p50_vs_echo=${(syncP50 / echoP50).toFixed(3)}`);
+    console.log(`sync_p99_vs_echo=${(syncP99 / echoP99).toFixed(3)}`);
+    console.log(`throughput_vs_passthrough=${(stewardRate / passRate).toFixed(3)}`);
+  } finally {
+    await close();
+    await admin.deleteTopics([...Object.values(names), ...Object.values(tputNames), ...Object.values(extra).filter((t) => !t.endsWith('.traces'))]).catch(() => undefined);
+    await admin.disconnect();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
