@@ -1,0 +1,125 @@
+/**
+ * Thin edge over @clickhouse/client: qualified table names, JSONEachRow inserts, and errors mapped to
+ * StewardError with a `retryable` flag the sink relies on (server down → retry; bad row → poison).
+ * ClickHouse 18.16 has no query parameters, so literals go through `sqlString`.
+ */
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
+import { StewardError } from '../../errors.js';
+
+export interface ClickHouseSettings {
+  url: string;
+  database: string;
+  username?: string;
+  password?: string;
+  requestTimeoutMs?: number;
+}
+
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export function assertIdentifier(name: string): string {
+  if (!IDENT.test(name)) throw new StewardError('STEWARD_CONFIG', `invalid ClickHouse identifier '${name}'`);
+  return name;
+}
+
+/** A single-quoted ClickHouse string literal. */
+export function sqlString(s: string): string {
+  return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/**
+ * Server error codes caused by the data itself: retrying cannot help, so the row is poison.
+ * (CANNOT_PARSE_*, TYPE_MISMATCH, CANNOT_CONVERT_TYPE, INCORRECT_DATA, TOO_LARGE_STRING_SIZE, unknown field, NULL into non-Nullable, ...)
+ */
+const DATA_ERROR_CODES = new Set([6, 8, 16, 26, 27, 32, 33, 38, 41, 53, 69, 70, 72, 117, 131, 349, 1001]);
+
+export function serverErrorCode(e: unknown): number | undefined {
+  const code = (e as { code?: unknown })?.code;
+  if (typeof code === 'string' && /^\d+$/.test(code)) return Number(code);
+  const m = /Code:\s*(\d+)/.exec(e instanceof Error ? e.message : String(e));
+  return m ? Number(m[1]) : undefined;
+}
+
+export function clickhouseError(e: unknown, what: string): StewardError {
+  if (e instanceof StewardError) return e;
+  const msg = e instanceof Error ? e.message : String(e);
+  const code = serverErrorCode(e);
+  // Everything that is not a data error is retryable: connection refused/reset, timeouts, too many parts,
+  // memory limits, and also a missing table (an operator fixes it; rows must not be dead-lettered meanwhile).
+  const retryable = code === undefined || !DATA_ERROR_CODES.has(code);
+  return new StewardError('STEWARD_CLICKHOUSE', `${what}: ${msg.split('\n')[0].slice(0, 500)}`, {
+    retryable,
+    cause: e,
+    details: code === undefined ? undefined : { server_code: code },
+  });
+}
+
+export class ClickHouseStore {
+  readonly database: string;
+  readonly client: ClickHouseClient;
+
+  constructor(readonly settings: ClickHouseSettings) {
+    this.database = assertIdentifier(settings.database);
+    this.client = createClient({
+      url: settings.url,
+      username: settings.username ?? 'default',
+      password: settings.password ?? '',
+      request_timeout: settings.requestTimeoutMs ?? 30_000,
+      // Decompressing responses is cheap; compressing requests is not worth the CPU on loopback.
+      compression: { request: false, response: false },
+      // Failures surface as StewardErrors to the caller (which logs or retries); the client's own logs would duplicate them.
+      log: { level: ClickHouseLogLevel.OFF },
+    });
+  }
+
+  table(name: string): string {
+    return `${this.database}.${assertIdentifier(name)}`;
+  }
+
+  async insert(table: string, rows: readonly object[]): Promise<void> {
+    if (rows.length === 0) return;
+    try {
+      await this.client.insert({ table: this.table(table), values: rows as object[], format: 'JSONEachRow' });
+    } catch (e) {
+      throw clickhouseError(e, `insert into ${table} failed`);
+    }
+  }
+
+  async command(sql: string): Promise<void> {
+    try {
+      await this.client.command({ query: sql });
+    } catch (e) {
+      throw clickhouseError(e, 'command failed');
+    }
+  }
+
+  async query<T = Record<string, unknown>>(sql: string): Promise<T[]> {
+    try {
+      const rs = await this.client.query({ query: sql, format: 'JSONEachRow' });
+      return (await rs.json()) as T[];
+    } catch (e) {
+      throw clickhouseError(e, 'query failed');
+    }
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      return (await this.client.ping()).success;
+    } catch {
+      return false;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.client.close();
+  }
+}
+
+/** CLICKHOUSE_URL (default http://127.0.0.1:8123) and CLICKHOUSE_DATABASE (default steward). */
+export function clickhouseSettingsFromEnv(env: NodeJS.ProcessEnv = process.env, database?: string): ClickHouseSettings {
+  return {
+    url: env.CLICKHOUSE_URL ?? 'http://127.0.0.1:8123',
+    database: database ?? env.CLICKHOUSE_DATABASE ?? 'steward',
+    username: env.CLICKHOUSE_USER,
+    password: env.CLICKHOUSE_PASSWORD,
+  };
+}

@@ -1,0 +1,354 @@
+/**
+ * What the sink consumes (Kafka JSON, snake_case) and what it writes (ClickHouse rows). The message
+ * interfaces list the fields the sink reads; producers (src/adapters/kafka/messages.ts) may send more.
+ * Mappers validate and throw STEWARD_SINK_RECORD (non-retryable) for a record that cannot become a row:
+ * the sink dead-letters it instead of retrying.
+ */
+import { StewardError } from '../../errors.js';
+import type { LedgerDraft, LedgerEntry } from '../../engine/ledger/index.js';
+
+// ───────────────────────────── consumed messages ─────────────────────────────
+
+/** acgp.decisions — tripwire-stage decision; dedupe key trace_id. */
+export interface DecisionRecord {
+  trace_id: string;
+  agent_id: string;
+  tenant: string;
+  blueprint: string;
+  intervention: string;
+  approved?: boolean;
+  stage: string;
+  halted?: boolean;
+  severity?: string;
+  reasons: string[];
+  tripwires: { id: string; fired: boolean; decision?: string; reason?: string }[];
+  rules: { id: string; passed: boolean; decision?: string; reason?: string }[];
+  latency_ms: number;
+  /** Event time of the trace (ms); the `timestamp` (ISO-8601) is accepted instead. */
+  event_time_ms?: number;
+  timestamp?: string;
+  decided_at_ms?: number;
+  hook?: string;
+  tool?: string;
+  session_id?: string;
+  engine_version?: string;
+  fallback?: boolean;
+}
+
+/** acgp.verdicts — final verdict after scoring; dedupe key trace_id. */
+export interface VerdictRecord {
+  trace_id: string;
+  agent_id: string;
+  tenant?: string;
+  blueprint: string;
+  intervention: string;
+  approved?: boolean;
+  stage?: string;
+  ctq: number | null;
+  risk: number | null;
+  metrics: { name: string; score: number | null; weight?: number; confidence?: number; scorer?: string; status: string }[];
+  /** PVS-1 verdict object, signature included (where the verdict module puts it). */
+  verdict: { approved?: boolean; confidence_score?: number; policy_violations?: string[]; signature?: unknown; metadata?: Record<string, unknown>; [k: string]: unknown };
+  event_time_ms?: number;
+  timestamp?: string;
+  scored_at_ms?: number;
+}
+
+/** acgp.trust-debt — one debt change (ACGP-1004 §10.7); dedupe key event_id. */
+export interface TrustDebtRecord {
+  event_id: string;
+  tenant?: string;
+  agent_id: string;
+  /** Event time (ms); `ts_ms` is accepted as well. */
+  at_ms?: number;
+  ts_ms?: number;
+  cause: string;
+  before: number;
+  after: number;
+  level: string;
+  previous_level?: string;
+  crossings?: ({ threshold: string; direction: string } | string)[];
+  trace_id?: string;
+  /** True when the trust-debt stage saw this event id before; such records are not stored again. */
+  duplicate?: boolean;
+}
+
+/** acgp.gate — finalization gate outcome; dedupe key trace_id. Stored with its full payload. */
+export interface GateRecord {
+  trace_id: string;
+  agent_id: string;
+  tenant?: string;
+  intervention?: string;
+  approved?: boolean;
+  event_time_ms?: number;
+  timestamp?: string;
+  [k: string]: unknown;
+}
+
+/** acgp.ledger — a ledger draft (the sink chains it) or, for replay/backfill, a complete entry stored as is. */
+export type LedgerRecord = LedgerDraft | LedgerEntry;
+
+/** acgp.dlq — only metadata is stored (the DLQ topic keeps the bytes). Built from the record's headers. */
+export interface DlqMeta {
+  dlq_topic: string;
+  dlq_partition: number;
+  dlq_offset: string;
+  source_topic?: string;
+  source_partition?: number;
+  source_offset?: string;
+  stage?: string;
+  code?: string;
+  message?: string;
+  failed_at_ms?: number;
+  /** Kafka timestamp of the DLQ record, used when failed_at_ms is absent. */
+  timestamp_ms: number;
+  key?: string;
+  value_bytes: number;
+}
+
+// ───────────────────────────── rows ─────────────────────────────
+
+export interface DecisionRow {
+  trace_id: string; agent_id: string; tenant: string; blueprint: string;
+  intervention: string; approved: number; stage: string; halted: number; severity: string;
+  reasons: string[]; tripwires_fired: string[]; rules_failed: string[];
+  tripwires_json: string; rules_json: string;
+  latency_ms: number; event_time_ms: number; decided_at_ms: number;
+  hook: string; tool: string; session_id: string; engine_version: string; fallback: number;
+  ingested_at_ms: number;
+}
+
+export interface VerdictRow {
+  trace_id: string; agent_id: string; tenant: string; blueprint: string;
+  intervention: string; approved: number; stage: string;
+  ctq: number | null; risk: number | null; confidence: number;
+  policy_violations: string[]; metric_names: string[]; metric_scores: (number | null)[]; metric_statuses: string[];
+  metrics_json: string; verdict_json: string; signature: string;
+  event_time_ms: number; scored_at_ms: number; ingested_at_ms: number;
+}
+
+export interface TrustDebtRow {
+  event_id: string; tenant: string; agent_id: string; ts_ms: number; cause: string;
+  before: number; after: number; level: string; previous_level: string; crossings: string[];
+  trace_id: string; ingested_at_ms: number;
+}
+
+export interface LedgerRow {
+  entry_id: string; agent_id: string; tenant: string; seq: number; ts_ms: number; type: string;
+  /** Canonical JSON of the payload. */
+  payload: string; prev_hash: string; hash: string; signature: string; kid: string; ingested_at_ms: number;
+}
+
+export interface DlqRow {
+  dlq_topic: string; dlq_partition: number; dlq_offset: number;
+  source_topic: string; source_partition: number; source_offset: string; stage: string;
+  code: string; message: string; failed_at_ms: number; key: string; value_bytes: number; ingested_at_ms: number;
+}
+
+export interface GateRow {
+  trace_id: string; agent_id: string; tenant: string; intervention: string; approved: number;
+  ts_ms: number; payload: string; ingested_at_ms: number;
+}
+
+export type TableName = 'decisions' | 'verdicts' | 'trust_debt_events' | 'ledger' | 'dlq_events' | 'gate_events';
+
+// ───────────────────────────── mappers ─────────────────────────────
+
+function bad(what: string): never {
+  throw new StewardError('STEWARD_SINK_RECORD', what, { retryable: false });
+}
+
+function obj(m: unknown, kind: string): Record<string, unknown> {
+  if (typeof m !== 'object' || m === null || Array.isArray(m)) bad(`${kind}: not a JSON object`);
+  return m as Record<string, unknown>;
+}
+
+function str(o: Record<string, unknown>, k: string, kind: string, required = true): string {
+  const v = o[k];
+  if (typeof v === 'string' && (v.length > 0 || !required)) return v;
+  if (v === undefined || v === null) return required ? bad(`${kind}: ${k} is required`) : '';
+  return required ? bad(`${kind}: ${k} must be a string`) : String(v);
+}
+
+function num(v: unknown, what: string): number {
+  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isFinite(n)) bad(`${what} must be a finite number`);
+  return n;
+}
+
+/** Epoch ms from `<ms field>` or an ISO `timestamp`; UInt64 columns cannot take negatives. */
+function timeMs(o: Record<string, unknown>, msKeys: string[], kind: string, fallback?: number): number {
+  for (const k of msKeys) if (o[k] !== undefined && o[k] !== null) return clampMs(num(o[k], `${kind}: ${k}`), `${kind}: ${k}`);
+  if (typeof o.timestamp === 'string') {
+    const t = Date.parse(o.timestamp);
+    if (!Number.isNaN(t)) return clampMs(t, `${kind}: timestamp`);
+  }
+  if (fallback !== undefined) return fallback;
+  return bad(`${kind}: ${msKeys[0]} is required`);
+}
+
+function clampMs(n: number, what: string): number {
+  if (n < 0) bad(`${what} must not be negative`);
+  return Math.trunc(n);
+}
+
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))) : []);
+const flag = (v: unknown): number => (v === true ? 1 : 0);
+const APPROVED = new Set(['ok', 'nudge', 'flag']);
+
+export function decisionRow(m: unknown, ingestedAtMs: number): DecisionRow {
+  const o = obj(m, 'decision');
+  const k = 'decision';
+  const tripwires = Array.isArray(o.tripwires) ? (o.tripwires as { id?: unknown; fired?: unknown }[]) : [];
+  const rules = Array.isArray(o.rules) ? (o.rules as { id?: unknown; passed?: unknown }[]) : [];
+  const intervention = str(o, 'intervention', k);
+  const eventTime = timeMs(o, ['event_time_ms'], k, typeof o.decided_at_ms === 'number' ? Math.trunc(o.decided_at_ms) : undefined);
+  return {
+    trace_id: str(o, 'trace_id', k),
+    agent_id: str(o, 'agent_id', k),
+    tenant: str(o, 'tenant', k, false),
+    blueprint: str(o, 'blueprint', k, false),
+    intervention,
+    approved: typeof o.approved === 'boolean' ? flag(o.approved) : APPROVED.has(intervention) ? 1 : 0,
+    stage: str(o, 'stage', k, false),
+    halted: flag(o.halted),
+    severity: str(o, 'severity', k, false),
+    reasons: strings(o.reasons),
+    tripwires_fired: tripwires.filter((t) => t?.fired === true).map((t) => String(t.id)),
+    rules_failed: rules.filter((r) => r?.passed === false).map((r) => String(r.id)),
+    tripwires_json: JSON.stringify(tripwires),
+    rules_json: JSON.stringify(rules),
+    latency_ms: o.latency_ms === undefined ? 0 : num(o.latency_ms, `${k}: latency_ms`),
+    event_time_ms: eventTime,
+    decided_at_ms: timeMs(o, ['decided_at_ms'], k, eventTime),
+    hook: str(o, 'hook', k, false),
+    tool: str(o, 'tool', k, false),
+    session_id: str(o, 'session_id', k, false),
+    engine_version: str(o, 'engine_version', k, false),
+    fallback: flag(o.fallback),
+    ingested_at_ms: ingestedAtMs,
+  };
+}
+
+function signatureText(v: Record<string, unknown>): string {
+  const meta = (v.metadata ?? {}) as Record<string, unknown>;
+  const s = v.signature ?? meta.signature;
+  return s === undefined || s === null ? '' : typeof s === 'string' ? s : JSON.stringify(s);
+}
+
+export function verdictRow(m: unknown, ingestedAtMs: number): VerdictRow {
+  const o = obj(m, 'verdict');
+  const k = 'verdict';
+  const v = obj(o.verdict, 'verdict.verdict');
+  const metrics = Array.isArray(o.metrics) ? (o.metrics as Record<string, unknown>[]) : [];
+  const intervention = str(o, 'intervention', k);
+  const nullable = (x: unknown, what: string) => (x === null || x === undefined ? null : num(x, what));
+  const eventTime = timeMs(o, ['event_time_ms'], k, typeof o.scored_at_ms === 'number' ? Math.trunc(o.scored_at_ms) : undefined);
+  const meta = (v.metadata ?? {}) as Record<string, unknown>;
+  return {
+    trace_id: str(o, 'trace_id', k),
+    agent_id: str(o, 'agent_id', k),
+    tenant: typeof o.tenant === 'string' ? o.tenant : typeof meta.tenant_id === 'string' ? meta.tenant_id : '',
+    blueprint: str(o, 'blueprint', k, false),
+    intervention,
+    approved: typeof o.approved === 'boolean' ? flag(o.approved) : typeof v.approved === 'boolean' ? flag(v.approved) : APPROVED.has(intervention) ? 1 : 0,
+    stage: str(o, 'stage', k, false),
+    ctq: nullable(o.ctq, `${k}: ctq`),
+    risk: nullable(o.risk, `${k}: risk`),
+    confidence: v.confidence_score === undefined ? 0 : num(v.confidence_score, `${k}: verdict.confidence_score`),
+    policy_violations: strings(v.policy_violations),
+    metric_names: metrics.map((x) => String(x?.name ?? '')),
+    // null marks "no score" (unavailable/skipped) so the arrays stay aligned; status says why.
+    metric_scores: metrics.map((x) => (typeof x?.score === 'number' && Number.isFinite(x.score) ? x.score : null)),
+    metric_statuses: metrics.map((x) => String(x?.status ?? '')),
+    metrics_json: JSON.stringify(metrics),
+    verdict_json: JSON.stringify(v),
+    signature: signatureText(v),
+    event_time_ms: eventTime,
+    scored_at_ms: timeMs(o, ['scored_at_ms'], k, eventTime),
+    ingested_at_ms: ingestedAtMs,
+  };
+}
+
+export function trustDebtRow(m: unknown, ingestedAtMs: number): TrustDebtRow {
+  const o = obj(m, 'trust-debt event');
+  const k = 'trust-debt event';
+  const crossings = Array.isArray(o.crossings)
+    ? (o.crossings as unknown[]).map((c) =>
+        typeof c === 'string' ? c : `${String((c as { threshold?: unknown })?.threshold)}:${String((c as { direction?: unknown })?.direction)}`,
+      )
+    : [];
+  return {
+    event_id: str(o, 'event_id', k),
+    tenant: str(o, 'tenant', k, false),
+    agent_id: str(o, 'agent_id', k),
+    ts_ms: timeMs(o, ['ts_ms', 'at_ms'], k),
+    cause: str(o, 'cause', k, false),
+    before: num(o.before, `${k}: before`),
+    after: num(o.after, `${k}: after`),
+    level: str(o, 'level', k),
+    previous_level: str(o, 'previous_level', k, false),
+    crossings,
+    trace_id: str(o, 'trace_id', k, false),
+    ingested_at_ms: ingestedAtMs,
+  };
+}
+
+export function gateRow(m: unknown, ingestedAtMs: number): GateRow {
+  const o = obj(m, 'gate result');
+  const k = 'gate result';
+  const intervention = str(o, 'intervention', k, false);
+  return {
+    trace_id: str(o, 'trace_id', k),
+    agent_id: str(o, 'agent_id', k),
+    tenant: str(o, 'tenant', k, false),
+    intervention,
+    approved: typeof o.approved === 'boolean' ? flag(o.approved) : APPROVED.has(intervention) ? 1 : 0,
+    ts_ms: timeMs(o, ['event_time_ms', 'ts_ms', 'decided_at_ms'], k),
+    payload: JSON.stringify(o),
+    ingested_at_ms: ingestedAtMs,
+  };
+}
+
+export function dlqRow(d: DlqMeta, ingestedAtMs: number): DlqRow {
+  const offset = Number(d.dlq_offset);
+  return {
+    dlq_topic: d.dlq_topic,
+    dlq_partition: d.dlq_partition,
+    dlq_offset: Number.isSafeInteger(offset) ? offset : 0,
+    source_topic: d.source_topic ?? '',
+    source_partition: Number.isInteger(d.source_partition) ? (d.source_partition as number) : -1,
+    source_offset: d.source_offset ?? '',
+    stage: d.stage ?? '',
+    code: d.code ?? '',
+    message: d.message ?? '',
+    failed_at_ms: d.failed_at_ms !== undefined && Number.isFinite(d.failed_at_ms) && d.failed_at_ms >= 0 ? Math.trunc(d.failed_at_ms) : Math.max(0, Math.trunc(d.timestamp_ms)),
+    key: d.key ?? '',
+    value_bytes: d.value_bytes,
+    ingested_at_ms: ingestedAtMs,
+  };
+}
+
+/** Ledger entry → row; the payload is stored as canonical JSON so the stored text re-hashes identically. */
+export function ledgerRow(e: LedgerEntry, canonicalPayload: string, ingestedAtMs: number): LedgerRow {
+  return {
+    entry_id: e.entry_id, agent_id: e.agent_id, tenant: e.tenant, seq: e.seq, ts_ms: e.ts_ms, type: e.type,
+    payload: canonicalPayload, prev_hash: e.prev_hash, hash: e.hash, signature: e.signature, kid: e.kid,
+    ingested_at_ms: ingestedAtMs,
+  };
+}
+
+/** Row read back from ClickHouse (UInt64 arrive as strings) → entry. */
+export function ledgerEntryFromRow(r: Record<string, unknown>): LedgerEntry {
+  let payload: Record<string, unknown>;
+  try {
+    payload = JSON.parse(String(r.payload)) as Record<string, unknown>;
+  } catch {
+    payload = { __unparseable_payload: String(r.payload) };
+  }
+  return {
+    entry_id: String(r.entry_id), agent_id: String(r.agent_id), tenant: String(r.tenant), seq: Number(r.seq),
+    ts_ms: Number(r.ts_ms), type: String(r.type) as LedgerEntry['type'], payload,
+    prev_hash: String(r.prev_hash), hash: String(r.hash), signature: String(r.signature), kid: String(r.kid),
+  };
+}
