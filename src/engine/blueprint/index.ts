@@ -209,3 +209,4 @@ export function compileBlueprintSet(files: { file: string; text: string }[], opt
   if (errs.length) return { errors: errs, warnings: warns };
   return { set: createBlueprintSet(compiled), errors: [], warnings: warns };
 }
+export { diffBlueprints, actualBump, type Change, type ChangeClass, type Bump, type DiffResult } from './diff.js';
