@@ -1,0 +1,93 @@
+/**
+ * Builds the engine side of a Steward process from StewardConfig: blueprint directory with hot reload,
+ * agent registry, Redis (state + trust debt), optional LLM and signer, and the StewardEngine facade.
+ * Modules written in parallel by other issues are imported by variable path so this file compiles
+ * before they exist; a missing optional module just disables its feature (with a warning).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { RedisStateStore } from '../adapters/redis/state-store.js';
+import { llmClientFromEnv } from '../adapters/llm/index.js';
+import { Ed25519Signer } from '../engine/verdict/index.js';
+import { watchBlueprints, type BlueprintHolder } from '../adapters/fs/blueprint-watcher.js';
+import { createAgentRegistry, parseAgentRegistry, type AgentRegistry } from '../engine/blueprint/index.js';
+import { DEFAULT_TRUST_DEBT_CONFIG } from '../engine/trust-debt/index.js';
+import { createRedis, type Redis } from '../adapters/redis/client.js';
+import { RedisTrustDebtStore } from '../adapters/redis/trust-debt-store.js';
+import type { StewardConfig } from '../config/steward-config.js';
+import { StewardAggregateError, StewardError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { StewardMetrics } from '../observability/metrics.js';
+import type { PipelineDeps, StageName } from './common-runtime.js';
+import type { DecideScoreEngine } from './common-engine.js';
+
+export interface EngineRuntime {
+  deps: PipelineDeps;
+  holder: BlueprintHolder;
+  registry: AgentRegistry;
+  redis?: Redis;
+  close(): Promise<void>;
+}
+
+async function optionalImport(path: string): Promise<Record<string, any> | undefined> {
+  try {
+    return (await import(path)) as Record<string, any>;
+  } catch (e) {
+    if ((e as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && String((e as Error).message).includes(path.split('/').pop()!.replace('.js', ''))) return undefined;
+    throw e;
+  }
+}
+
+export function loadRegistry(cfg: StewardConfig): AgentRegistry {
+  if (!cfg.blueprints.agents) return createAgentRegistry([], cfg.engine.defaultTier);
+  const r = parseAgentRegistry(readFileSync(cfg.blueprints.agents, 'utf8'), cfg.blueprints.agents, { defaultTier: cfg.engine.defaultTier });
+  if (!r.registry) throw new StewardAggregateError('STEWARD_CONFIG', r.errors);
+  return r.registry;
+}
+
+export async function bootstrapEngine(cfg: StewardConfig, stages: readonly StageName[], logger: Logger, metrics?: StewardMetrics): Promise<EngineRuntime> {
+  const holder = await watchBlueprints(cfg.blueprints.dir, { config: cfg.engine });
+  holder.onChange((ev) => {
+    metrics?.blueprintReloads.inc({ outcome: ev.ok ? 'ok' : 'rejected' });
+    if (ev.ok) logger.info({ blueprints: ev.set.blueprints.map((b) => `${b.id}`) }, 'blueprints reloaded');
+    else logger.error({ errors: ev.errors.map((e) => e.format()) }, 'blueprint reload rejected; last good set keeps serving');
+  });
+  const registry = loadRegistry(cfg);
+  const needsRedis = stages.some((s) => s === 'tripwire' || s === 'scorer' || s === 'trust-debt');
+  const redis = needsRedis ? createRedis(cfg.redis.url, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) : undefined;
+  redis?.on('error', (e: Error) => logger.warn({ err: e.message }, 'redis error'));
+  const trustDebt = redis ? new RedisTrustDebtStore(redis, { prefix: cfg.redis.keyPrefix }) : undefined;
+
+  const state = redis ? new RedisStateStore(redis, cfg.redis.keyPrefix) : undefined;
+  const llm = cfg.llm
+    ? llmClientFromEnv({ STEWARD_LLM_BASE_URL: cfg.llm.baseUrl, STEWARD_LLM_API_KEY: cfg.llm.apiKey, STEWARD_LLM_MODEL: cfg.llm.model, STEWARD_LLM_PROVIDER: process.env.STEWARD_LLM_PROVIDER })
+    : undefined;
+  // The signing key is PEM text or a path to a PEM file (Ed25519); without one verdicts are unsigned.
+  const signer = cfg.signing
+    ? Ed25519Signer.fromPem(cfg.signing.key.includes('-----BEGIN') ? cfg.signing.key : readFileSync(existsSync(cfg.signing.key) ? cfg.signing.key : '', 'utf8'), cfg.signing.keyId)
+    : undefined;
+
+  let engine: DecideScoreEngine | undefined;
+  const engineVersion = process.env.npm_package_version ?? '0.1.0';
+  if (stages.includes('tripwire') || stages.includes('scorer')) {
+    const mod = await optionalImport('../engine/steward-engine.js');
+    if (!mod?.StewardEngine) throw new StewardError('STEWARD_INTERNAL', 'StewardEngine is not available in this build');
+    engine = new mod.StewardEngine({ blueprints: () => holder.current(), registry, config: cfg.engine, state, trustDebt, llm, signer, engineVersion }) as DecideScoreEngine;
+  }
+
+  return {
+    holder,
+    registry,
+    redis,
+    deps: {
+      engine,
+      engineVersion,
+      trustDebtStore: trustDebt,
+      trustDebtConfigFor: (bp) => (bp ? holder.current().get(bp)?.trustDebt : undefined) ?? DEFAULT_TRUST_DEBT_CONFIG,
+      tenantOf: (agentId) => registry.lookup(agentId).tenant,
+    },
+    async close() {
+      holder.close();
+      if (redis) await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
