@@ -67,11 +67,15 @@ export async function createTopics(brokers: string[], names: string[], partition
       waitForLeaders: true,
       timeout: 30_000,
     });
-    // Metadata is visible to new clients once every partition has a leader.
+    // Ready when every partition has a leader in the metadata AND the leader serves it: right after
+    // creation a broker can list the leader in its metadata cache a moment before its replica manager
+    // has the partition (ListOffsets then fails with NOT_LEADER_OR_FOLLOWER).
     await waitFor(
       async () => {
         const { topics } = await admin.fetchTopicMetadata({ topics: names });
-        return topics.every((t) => t.partitions.length === partitions && t.partitions.every((p) => p.leader >= 0));
+        if (!topics.every((t) => t.partitions.length === partitions && t.partitions.every((p) => p.leader >= 0))) return false;
+        for (const name of names) await admin.fetchTopicOffsets(name);
+        return true;
       },
       { timeoutMs: 30_000, message: `topics ${names.join(', ')}` },
     );
