@@ -189,12 +189,13 @@ export class ClickHouseSink {
     }
   }
 
-  private async withRetry(table: string, fn: () => Promise<void>): Promise<void> {
+  /** Runs `fn` with this sink's backoff while it fails retryably (also used for the ledger's head reads). */
+  async withRetry<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    const table = what;
     for (let attempt = 1; ; attempt++) {
       if (this.aborted) throw this.aborted;
       try {
-        await fn();
-        return;
+        return await fn();
       } catch (e) {
         if (!isRetryable(e) || this.aborted) throw this.aborted ?? e;
         // Full jitter keeps several sink instances from hammering a recovering server in lockstep.

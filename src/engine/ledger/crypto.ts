@@ -31,7 +31,8 @@ export interface LedgerSigner {
 
 export function keyId(publicKey: KeyObject): string {
   const der = publicKey.export({ format: 'der', type: 'spki' });
-  return 'ed25519:' + createHash('sha256').update(der).digest('hex').slice(0, 16);
+  // Same key id as verdict signatures (src/engine/verdict), so one key pair serves both.
+  return createHash('sha256').update(der).digest('hex').slice(0, 16);
 }
 
 function asPrivateKey(k: KeyObject | string): KeyObject {

@@ -1,0 +1,49 @@
+/**
+ * Ledger keys from the environment or files. Signing: STEWARD_LEDGER_KEY, else the steward signing key
+ * (`signing.key` / STEWARD_SIGNING_KEY) — PEM text or a path to a PEM file. Verification: PEM public (or
+ * private) keys from files or directories, keyed by their key id.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import { asPublicKey, ed25519Signer, keyId, type LedgerSigner } from '../../engine/ledger/index.js';
+import { StewardError } from '../../errors.js';
+
+function pemText(keyOrPath: string): string {
+  if (keyOrPath.includes('-----BEGIN')) return keyOrPath;
+  try {
+    return readFileSync(keyOrPath, 'utf8');
+  } catch (e) {
+    throw new StewardError('STEWARD_CONFIG', `cannot read key file ${keyOrPath}: ${(e as Error).message}`);
+  }
+}
+
+export function ledgerSignerFrom(keyOrPath: string, kid?: string): LedgerSigner {
+  return ed25519Signer(pemText(keyOrPath), kid);
+}
+
+export function ledgerSignerFromEnv(env: NodeJS.ProcessEnv = process.env, fallback?: { key: string; keyId?: string }): LedgerSigner | undefined {
+  if (env.STEWARD_LEDGER_KEY) return ledgerSignerFrom(env.STEWARD_LEDGER_KEY, env.STEWARD_LEDGER_KEY_ID);
+  if (fallback?.key) return ledgerSignerFrom(fallback.key, fallback.keyId);
+  return undefined;
+}
+
+/** Loads every *.pem under the given files/directories (and PEM text) as trusted verification keys. */
+export function loadPublicKeys(sources: string[]): Map<string, KeyObject> {
+  const out = new Map<string, KeyObject>();
+  const add = (pem: string) => {
+    const k = asPublicKey(pem.includes('PRIVATE KEY') ? createPublicKey(pem) : pem);
+    out.set(keyId(k), k);
+  };
+  for (const s of sources) {
+    if (s.includes('-----BEGIN')) {
+      add(s);
+      continue;
+    }
+    const st = statSync(s, { throwIfNoEntry: false });
+    if (!st) throw new StewardError('STEWARD_USAGE', `no such key file or directory: ${s}`);
+    const files = st.isDirectory() ? readdirSync(s).filter((f) => f.endsWith('.pem')).map((f) => join(s, f)) : [s];
+    for (const f of files) add(readFileSync(f, 'utf8'));
+  }
+  return out;
+}

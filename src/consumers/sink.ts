@@ -1,0 +1,248 @@
+/**
+ * Sink stage: acgp.decisions, .verdicts, .ledger, .trust-debt, .gate and .dlq (metadata) → ClickHouse.
+ *
+ * Delivery: a partition's batch is mapped to rows and handed to the ClickHouseSink; its offsets are resolved
+ * (and so committed) only after every row was inserted or dead-lettered. A crash replays the uncommitted
+ * tail, and the tables' dedupe keys (trace_id / event_id / DLQ offset) plus FINAL reads make that harmless.
+ * Decisions also become POLICY_DECISION ledger entries, chained per agent in partition order (the partition
+ * key is agent_id, so one agent's decisions arrive in order on one partition).
+ */
+import { KafkaAdapter, type InMessage, type KafkaSettings, type StewardConsumer, type StewardProducer } from '../adapters/kafka/client.js';
+import { dlqMessage, readDlqHeaders } from '../adapters/kafka/dlq.js';
+import { topicNames } from '../adapters/kafka/topics.js';
+import { ClickHouseStore, type ClickHouseSettings } from '../adapters/clickhouse/client.js';
+import { migrate } from '../adapters/clickhouse/migrations.js';
+import { LedgerWriter, ledgerDraftFrom } from '../adapters/clickhouse/ledger-store.js';
+import { ClickHouseSink, type PoisonRow, type SinkItem } from '../adapters/clickhouse/sink.js';
+import { decisionRow, dlqRow, gateRow, trustDebtRow, verdictRow, type TableName } from '../adapters/clickhouse/rows.js';
+import { policyDecisionDraft, type LedgerDraft, type LedgerSigner, type PolicyDecisionInput } from '../engine/ledger/index.js';
+import { StewardError } from '../errors.js';
+import type { Logger } from '../logger.js';
+
+export interface SinkStageOptions {
+  kafka: KafkaSettings;
+  topicPrefix: string;
+  groupId: string;
+  clickhouse: ClickHouseSettings;
+  signer: LedgerSigner;
+  logger: Logger;
+  maxRows?: number;
+  maxDelayMs?: number;
+  retry?: { initialMs?: number; maxMs?: number };
+  partitionsConcurrently?: number;
+  autoCommitIntervalMs?: number;
+  sessionTimeoutMs?: number;
+  /** Run migrations before consuming (default true). */
+  migrate?: boolean;
+  /** How long stop() waits for buffered rows before giving up on them (they are then re-read after restart). */
+  shutdownTimeoutMs?: number;
+  nowMs?: () => number;
+}
+
+export interface RunningSink {
+  readonly sink: ClickHouseSink;
+  readonly store: ClickHouseStore;
+  isReady(): boolean;
+  stop(): Promise<void>;
+}
+
+type Kind = 'decisions' | 'verdicts' | 'ledger' | 'trustDebt' | 'gate' | 'dlq';
+const TABLE: Record<Exclude<Kind, 'ledger'>, TableName> = {
+  decisions: 'decisions',
+  verdicts: 'verdicts',
+  trustDebt: 'trust_debt_events',
+  gate: 'gate_events',
+  dlq: 'dlq_events',
+};
+
+function json(m: InMessage): unknown {
+  if (!m.value) throw new StewardError('STEWARD_SINK_RECORD', 'empty record value');
+  try {
+    return JSON.parse(m.value.toString('utf8'));
+  } catch (e) {
+    throw new StewardError('STEWARD_SINK_RECORD', `not JSON: ${(e as Error).message}`);
+  }
+}
+
+export class SinkProcessor {
+  private readonly kindOf: Map<string, Kind>;
+
+  constructor(
+    readonly topics: ReturnType<typeof topicNames>,
+    private readonly sink: ClickHouseSink,
+    private readonly ledger: LedgerWriter,
+    private readonly deadLetter: (m: InMessage, err: StewardError) => Promise<void>,
+    private readonly nowMs: () => number,
+  ) {
+    this.kindOf = new Map(
+      (['decisions', 'verdicts', 'ledger', 'trustDebt', 'gate', 'dlq'] as Kind[]).map((k) => [topics[k], k]),
+    );
+  }
+
+  get inputTopics(): string[] {
+    return [...this.kindOf.keys()];
+  }
+
+  /** Resolves once every message of the batch is in ClickHouse or in the DLQ. */
+  async process(messages: InMessage[]): Promise<void> {
+    const now = this.nowMs();
+    const byTable = new Map<TableName, SinkItem[]>();
+    const drafts: LedgerDraft[] = [];
+    const draftSources: InMessage[] = [];
+    const rejected: Promise<void>[] = [];
+    const push = (t: TableName, ...items: SinkItem[]) => {
+      const list = byTable.get(t) ?? [];
+      list.push(...items);
+      byTable.set(t, list);
+    };
+    for (const m of messages) {
+      const kind = this.kindOf.get(m.topic);
+      if (!kind) continue;
+      try {
+        if (kind === 'dlq') {
+          const h = readDlqHeaders(m);
+          const failedAt = m.headers['x-steward-failed-at'];
+          push('dlq_events', {
+            row: dlqRow(
+              {
+                dlq_topic: m.topic, dlq_partition: m.partition, dlq_offset: m.offset,
+                source_topic: h.sourceTopic, source_partition: h.sourcePartition, source_offset: h.sourceOffset,
+                stage: h.stage, code: h.code, message: h.message,
+                failed_at_ms: failedAt ? Number(failedAt.toString()) : undefined,
+                timestamp_ms: m.timestampMs, key: m.key?.toString('utf8'), value_bytes: m.value?.length ?? 0,
+              },
+              now,
+            ),
+            source: m,
+          });
+          continue;
+        }
+        const v = json(m);
+        if (kind === 'decisions') {
+          const row = decisionRow(v, now);
+          push('decisions', { row, source: m });
+          drafts.push(policyDecisionDraft({ ...(v as PolicyDecisionInput), event_time_ms: row.event_time_ms }));
+          draftSources.push(m);
+        } else if (kind === 'ledger') {
+          drafts.push(ledgerDraftFrom(v));
+          draftSources.push(m);
+        } else if (kind === 'trustDebt') {
+          // The trust-debt stage re-emits an event id it had already applied with `duplicate: true`; the first copy is the record.
+          if ((v as { duplicate?: unknown }).duplicate === true) continue;
+          push('trust_debt_events', { row: trustDebtRow(v, now), source: m });
+        } else {
+          push(TABLE[kind], { row: kind === 'verdicts' ? verdictRow(v, now) : gateRow(v, now), source: m });
+        }
+      } catch (e) {
+        const err = e instanceof StewardError ? e : new StewardError('STEWARD_SINK_RECORD', String(e));
+        if (err.retryable) throw err;
+        rejected.push(this.deadLetter(m, err));
+      }
+    }
+    // Chain first (it may wait for ClickHouse to read heads), then hand every table to the sink at once.
+    const ledgerRows = drafts.length > 0 ? await this.sink.withRetry('ledger', () => this.ledger.append(drafts)) : [];
+    if (ledgerRows.length > 0) {
+      const sourceOf = new Map(drafts.map((d, i) => [`${d.agent_id}\u0000${d.entry_id}`, draftSources[i]]));
+      push('ledger', ...ledgerRows.map((row) => ({ row, source: sourceOf.get(`${row.agent_id}\u0000${row.entry_id}`) })));
+    }
+    await Promise.all([...[...byTable].map(([t, items]) => this.sink.write(t, items)), ...rejected]);
+  }
+}
+
+export async function startSinkStage(opts: SinkStageOptions): Promise<RunningSink> {
+  const log = opts.logger;
+  const now = opts.nowMs ?? Date.now;
+  const store = new ClickHouseStore(opts.clickhouse);
+  if (opts.migrate !== false) {
+    const r = await migrate(store);
+    if (r.applied.length > 0) log.info({ applied: r.applied, database: r.database }, 'clickhouse migrations applied');
+  }
+  const topics = topicNames(opts.topicPrefix);
+  const adapter = new KafkaAdapter(opts.kafka, log);
+  const producer: StewardProducer = await adapter.producer();
+
+  const deadLetter = async (m: InMessage, err: StewardError) => {
+    if (m.topic === topics.dlq) {
+      // Never dead-letter the dead-letter topic into itself; the record stays readable there.
+      log.error({ offset: m.offset, partition: m.partition, err: err.message }, 'sink: unstorable DLQ record skipped');
+      return;
+    }
+    log.warn({ topic: m.topic, partition: m.partition, offset: m.offset, code: err.code, err: err.message }, 'sink: record dead-lettered');
+    await producer.send([{ topic: topics.dlq, messages: [dlqMessage(m, { code: err.code, message: err.message }, 'sink', now())] }]);
+  };
+  const onPoison = async (rows: PoisonRow[]) => {
+    for (const p of rows) {
+      const src = p.source as InMessage | undefined;
+      if (src) await deadLetter(src, p.error);
+      else log.error({ table: p.table, err: p.error.message }, 'sink: poison row without source dropped');
+    }
+  };
+  const sink = new ClickHouseSink(store, {
+    maxRows: opts.maxRows,
+    maxDelayMs: opts.maxDelayMs,
+    retry: opts.retry,
+    onPoison,
+    onRetry: (e, attempt, delay, table) =>
+      log.warn({ table, attempt, delay_ms: delay, err: (e as Error).message }, 'sink: ClickHouse insert failed, retrying'),
+  });
+  const ledger = new LedgerWriter(store, opts.signer, { nowMs: now });
+  const proc = new SinkProcessor(topics, sink, ledger, deadLetter, now);
+
+  const consumer: StewardConsumer = adapter.consumer({ groupId: opts.groupId, sessionTimeoutMs: opts.sessionTimeoutMs });
+  let joined = false;
+  consumer.onGroupJoin(() => {
+    joined = true;
+    ledger.forgetHeads();
+  });
+  consumer.onCrash((e, restart) => log.error({ err: e.message, restart }, 'sink: consumer crashed'));
+  await consumer.subscribe(proc.inputTopics, true);
+  await consumer.runBatches(
+    async (batch, ctl) => {
+      if (batch.messages.length === 0) return;
+      await proc.process(batch.messages);
+      ctl.resolveOffset(batch.messages[batch.messages.length - 1].offset);
+      await ctl.heartbeat();
+    },
+    { partitionsConcurrently: opts.partitionsConcurrently ?? 6, autoCommitIntervalMs: opts.autoCommitIntervalMs },
+  );
+
+  let stopped = false;
+  return {
+    sink,
+    store,
+    isReady: () => joined,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      const timeout = opts.shutdownTimeoutMs ?? 10_000;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([sink.flush(), new Promise<void>((r) => (timer = setTimeout(r, timeout)))]);
+      clearTimeout(timer);
+      // Whatever is still waiting (ClickHouse down) is abandoned uncommitted and re-read after restart.
+      if (sink.pending > 0) sink.abort('sink stopping with ClickHouse unavailable');
+      await consumer.stop();
+      sink.abort('sink stopped');
+      await Promise.allSettled([consumer.disconnect(), producer.disconnect()]);
+      await store.close();
+    },
+  };
+}
+
+/** `steward run sink` / startPipeline: options from the steward config. */
+export async function startSinkFromConfig(
+  cfg: { kafka: KafkaSettings; topics: { prefix: string }; clickhouse: ClickHouseSettings; consumer: { groupPrefix: string; sessionTimeoutMs: number; autoCommitIntervalMs: number }; signing?: { key: string; keyId?: string }; limits?: { shutdownTimeoutMs: number } },
+  logger: Logger,
+  signer: LedgerSigner,
+): Promise<RunningSink> {
+  return startSinkStage({
+    kafka: cfg.kafka,
+    topicPrefix: cfg.topics.prefix,
+    groupId: `${cfg.consumer.groupPrefix}-sink`,
+    clickhouse: cfg.clickhouse,
+    signer,
+    logger,
+    sessionTimeoutMs: cfg.consumer.sessionTimeoutMs,
+    autoCommitIntervalMs: cfg.consumer.autoCommitIntervalMs,
+    shutdownTimeoutMs: cfg.limits?.shutdownTimeoutMs,
+  });
+}
