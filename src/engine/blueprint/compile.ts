@@ -132,7 +132,7 @@ export function scorerFor(check: Obj): { scorer: string; parameters: Obj } {
 export function compileOwnItems(doc: SourceDoc, v: Obj, dsl: DslOptions, errors: StewardError[]): OwnItems {
   const out: OwnItems = { tripwires: [], rules: [], metrics: [] };
   arr(v.tripwires).forEach((t, i) => {
-    if (!isObj(t)) return;
+    if (!isObj(t) || t.condition === undefined) return; // schema already reported it
     const condition = compileConditionAt(doc, ['tripwires', i, 'condition'], t.condition, dsl, errors);
     const evalTier = (num(t.eval_tier) ?? 0) > 0 ? 1 : 0;
     const onFail = t.on_fail as { decision: Intervention; reason: string };
@@ -159,6 +159,7 @@ export function compileOwnItems(doc: SourceDoc, v: Obj, dsl: DslOptions, errors:
   arr(v.checks).forEach((c, i) => {
     if (!isObj(c)) return;
     if (isObj(c.rule)) {
+      if (c.rule.condition === undefined) return;
       const condition = compileConditionAt(doc, ['checks', i, 'rule', 'condition'], c.rule.condition, dsl, errors);
       const onFail = c.rule.on_fail as { decision: Intervention; reason: string };
       if (!condition) return;
