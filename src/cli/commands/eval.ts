@@ -1,0 +1,149 @@
+/**
+ * `steward eval --blueprints DIR [--agents FILE] [--config FILE] [--sources FILE] [--signing-key PEM]
+ *  [--public-key-out FILE] TRACES.jsonl|-` (DESIGN §4.3): one JSON line per input line, in order, the
+ * same engine as the stream with in-memory state; time comes from trace timestamps (deterministic).
+ * Exit 0 all evaluated, 1 any malformed line, 2 bad arguments or invalid blueprints.
+ */
+import { createReadStream, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { isStewardError } from '../../errors.js';
+import { INTERVENTIONS, type Intervention } from '../../engine/types.js';
+import { evalLine, errorLine } from '../eval-format.js';
+import { SetupError, setupOffline } from '../eval-setup.js';
+import { parseTraceLine } from '../eval-trace.js';
+
+const USAGE = `usage: steward eval --blueprints DIR [--agents FILE] [--config FILE] [--sources FILE]
+                    [--signing-key PEM] [--public-key-out FILE] TRACES.jsonl|-`;
+
+export interface EvalArgs {
+  blueprints?: string;
+  agents?: string;
+  config?: string;
+  sources?: string;
+  signingKey?: string;
+  publicKeyOut?: string;
+  input?: string;
+}
+
+export function parseEvalArgs(argv: string[]): EvalArgs | string {
+  const a: EvalArgs = {};
+  const flags: Record<string, keyof EvalArgs> = {
+    '--blueprints': 'blueprints',
+    '--agents': 'agents',
+    '--config': 'config',
+    '--sources': 'sources',
+    '--signing-key': 'signingKey',
+    '--public-key-out': 'publicKeyOut',
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    if (flags[flag]) {
+      const v = inline ?? argv[++i];
+      if (v === undefined) return `${flag} needs a value`;
+      a[flags[flag]] = v;
+    } else if (arg.startsWith('-') && arg !== '-') return `unknown option '${arg}'`;
+    else if (a.input !== undefined) return `only one TRACES file may be given`;
+    else a.input = arg;
+  }
+  if (!a.blueprints) return '--blueprints DIR is required';
+  if (!a.input) return 'TRACES.jsonl (or - for stdin) is required';
+  return a;
+}
+
+export interface EvalIo {
+  input: NodeJS.ReadableStream;
+  out: (line: string) => void | Promise<void>;
+  err: (line: string) => void;
+  stderrIsTty: boolean;
+  env?: NodeJS.ProcessEnv;
+  llm?: import('../../engine/types.js').LlmClient | null;
+}
+
+export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
+  let setup;
+  try {
+    setup = await setupOffline({ ...a, blueprints: a.blueprints!, env: io.env, llm: io.llm, warn: io.err });
+  } catch (e) {
+    if (e instanceof SetupError) {
+      io.err(`steward eval: ${e.message}`);
+      for (const p of e.problems) io.err(p);
+      return 2;
+    }
+    throw e;
+  }
+  if (a.publicKeyOut) writeFileSync(a.publicKeyOut, setup.signer.publicKeyPem());
+
+  const counts = Object.fromEntries(INTERVENTIONS.map((i) => [i, 0])) as Record<Intervention, number>;
+  let lineNo = 0;
+  let evaluated = 0;
+  let malformed = 0;
+  const t0 = performance.now();
+  const rl = createInterface({ input: io.input, crlfDelay: Infinity });
+  for await (const raw of rl) {
+    lineNo++;
+    if (raw.trim() === '') continue;
+    const p = parseTraceLine(raw);
+    if (!p.ok) {
+      malformed++;
+      await io.out(JSON.stringify(errorLine(lineNo, p.code, p.message)));
+      continue;
+    }
+    try {
+      const rec = await setup.engine.evaluate(p.trace, p.nowMs);
+      counts[rec.score.intervention]++;
+      evaluated++;
+      await io.out(JSON.stringify(evalLine(rec)));
+    } catch (e) {
+      // An engine failure on one trace is reported like a malformed line; the run continues.
+      malformed++;
+      await io.out(JSON.stringify(errorLine(lineNo, isStewardError(e) ? e.code : 'STEWARD_EVAL', (e as Error)?.message ?? String(e))));
+    }
+    if (io.stderrIsTty && lineNo % 500 === 0) process.stderr.write(`\r${lineNo} lines…`);
+  }
+  if (io.stderrIsTty && lineNo >= 500) process.stderr.write('\r\x1b[K');
+  const secs = (performance.now() - t0) / 1000;
+  const dist = INTERVENTIONS.filter((i) => counts[i] > 0).map((i) => `${i} ${counts[i]}`).join(', ');
+  io.err(
+    `steward eval: ${evaluated} trace(s) evaluated${dist ? ` (${dist})` : ''}, ${malformed} malformed line(s), ` +
+      `${secs.toFixed(2)} s${evaluated > 0 ? `, ${Math.round(evaluated / Math.max(secs, 1e-9))} traces/s` : ''}`,
+  );
+  return malformed > 0 ? 1 : 0;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(USAGE + '\n');
+    return 0;
+  }
+  const a = parseEvalArgs(argv);
+  if (typeof a === 'string') {
+    process.stderr.write(`steward eval: ${a}\n${USAGE}\n`);
+    return 2;
+  }
+  let input: NodeJS.ReadableStream;
+  if (a.input === '-') input = process.stdin;
+  else {
+    const s = createReadStream(a.input!);
+    const opened = await new Promise<Error | null>((res) => {
+      s.once('open', () => res(null));
+      s.once('error', (e) => res(e));
+    });
+    if (opened) {
+      process.stderr.write(`steward eval: cannot read ${a.input}: ${opened.message}\n`);
+      return 2;
+    }
+    input = s;
+  }
+  // stdout may be a pipe that closes early (| head): stop quietly.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+  });
+  return runEval(a, {
+    input,
+    // Respect backpressure so a large input does not pile up in memory behind a slow reader.
+    out: (l) => (process.stdout.write(l + '\n') ? undefined : new Promise<void>((r) => process.stdout.once('drain', () => r()))),
+    err: (l) => process.stderr.write(l + '\n'),
+    stderrIsTty: process.stderr.isTTY === true,
+  });
+}

@@ -1,0 +1,145 @@
+/**
+ * Shared setup of the offline commands (eval, test, calibrate): read blueprints, agents, config,
+ * sources, signing key and LLM settings, and build a StewardEngine with in-memory state.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { StewardError } from '../errors.js';
+import { readBlueprintFiles } from '../adapters/fs/blueprint-files.js';
+import { llmClientFromEnv } from '../adapters/llm/index.js';
+import { compileBlueprintSet, createAgentRegistry, parseAgentRegistry, type AgentRegistry, type BlueprintSet } from '../engine/blueprint/index.js';
+import { defaultEngineConfig, type EngineConfig } from '../engine/config.js';
+import { createDefaultScorerRegistry, parseSourceRegistry, type SourceRegistry } from '../engine/scorers/index.js';
+import { MemoryStateStore } from '../engine/state/memory-state-store.js';
+import { StewardEngine } from '../engine/steward-engine.js';
+import { MemoryTrustDebtStore } from '../engine/trust-debt/index.js';
+import type { LlmClient } from '../engine/types.js';
+import { Ed25519Signer, type VerdictSigner } from '../engine/verdict/index.js';
+
+export interface OfflineOptions {
+  blueprints: string;
+  agents?: string;
+  config?: string;
+  sources?: string;
+  signingKey?: string;
+  /** Injected in tests (in-process LLM); otherwise from env/config. */
+  llm?: LlmClient | null;
+  env?: NodeJS.ProcessEnv;
+  warn: (msg: string) => void;
+}
+
+export interface OfflineSetup {
+  engine: StewardEngine;
+  set: BlueprintSet;
+  registry: AgentRegistry;
+  config: EngineConfig;
+  signer: VerdictSigner;
+  llm?: LlmClient;
+}
+
+/** Bad input to an offline command (exit 2); `problems` are already formatted lines. */
+export class SetupError extends Error {
+  constructor(message: string, readonly problems: string[] = []) {
+    super(message);
+  }
+}
+
+export function engineVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    const p = join(dir, 'package.json');
+    if (existsSync(p)) return String((JSON.parse(readFileSync(p, 'utf8')) as { version?: string }).version ?? '0.0.0');
+    dir = dirname(dir);
+  }
+  return '0.0.0';
+}
+
+function readText(file: string, what: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new SetupError(`cannot read ${what} ${file}: ${(e as Error).message}`);
+  }
+}
+
+export async function setupOffline(o: OfflineOptions): Promise<OfflineSetup> {
+  const env = o.env ?? process.env;
+  if (!existsSync(o.blueprints)) throw new SetupError(`no such blueprint directory: ${o.blueprints}`);
+  let config = defaultEngineConfig();
+  let cfgLlm: { baseUrl: string; apiKey?: string; model?: string; maxInFlight?: number; timeoutMs?: number } | undefined;
+  let cfgSigning: string | undefined;
+  if (o.config) {
+    try {
+      const { loadStewardConfig } = await import('../config/steward-config.js');
+      const c = loadStewardConfig(o.config, env);
+      config = c.engine;
+      cfgLlm = c.llm;
+      cfgSigning = c.signing?.key;
+    } catch (e) {
+      throw new SetupError(e instanceof StewardError ? e.format() : `bad config ${o.config}: ${(e as Error).message}`);
+    }
+  }
+
+  const agentsFile = o.agents ?? (statSync(o.blueprints).isDirectory() && existsSync(join(o.blueprints, 'agents.yaml')) ? join(o.blueprints, 'agents.yaml') : undefined);
+  let registry: AgentRegistry = createAgentRegistry([], config.defaultTier);
+  if (agentsFile) {
+    const r = parseAgentRegistry(readText(agentsFile, 'agent registry'), agentsFile, { defaultTier: config.defaultTier });
+    if (!r.registry || r.errors.length) throw new SetupError(`invalid agent registry ${agentsFile}`, r.errors.map((e) => e.format()));
+    registry = r.registry;
+  }
+
+  const files = (await readBlueprintFiles([o.blueprints])).filter((f) => !/^agents\.ya?ml$/.test(basename(f.file)) && !/\.test\.ya?ml$/.test(f.file));
+  const res = compileBlueprintSet(files, { config });
+  if (!res.set) throw new SetupError(`invalid blueprints in ${o.blueprints}`, res.errors.map((e) => e.format()));
+  for (const w of res.warnings) o.warn(`warning: ${w.format()}`);
+  const set = res.set;
+
+  let sourceRegistry: SourceRegistry | undefined;
+  const sourcesFile = o.sources ?? env.STEWARD_SOURCE_REGISTRY;
+  if (sourcesFile) {
+    try {
+      sourceRegistry = parseSourceRegistry(readText(sourcesFile, 'source registry'), sourcesFile);
+    } catch (e) {
+      throw new SetupError(e instanceof StewardError ? e.message : String(e));
+    }
+  }
+
+  const keyFile = o.signingKey ?? env.STEWARD_SIGNING_KEY ?? cfgSigning;
+  let signer: VerdictSigner;
+  if (keyFile) {
+    try {
+      signer = Ed25519Signer.fromPem(readText(keyFile, 'signing key'));
+    } catch (e) {
+      throw new SetupError(`bad signing key ${keyFile}: ${(e as Error).message}`);
+    }
+  } else {
+    signer = Ed25519Signer.ephemeral();
+    o.warn(`warning: STEWARD_SIGNING_KEY not set: verdicts are signed with an ephemeral key (kid ${signer.kid}); they cannot be verified later`);
+  }
+
+  let llm: LlmClient | undefined;
+  if (o.llm !== undefined) llm = o.llm ?? undefined;
+  else {
+    try {
+      llm = llmClientFromEnv(env) ?? (cfgLlm?.baseUrl ? llmClientFromEnv({ STEWARD_LLM_BASE_URL: cfgLlm.baseUrl, STEWARD_LLM_API_KEY: cfgLlm.apiKey, STEWARD_LLM_MODEL: cfgLlm.model }) : undefined);
+    } catch (e) {
+      throw new SetupError((e as Error).message);
+    }
+  }
+  const scorers = createDefaultScorerRegistry({ maxInFlight: cfgLlm?.maxInFlight, timeoutMs: cfgLlm?.timeoutMs });
+  const engine = new StewardEngine({
+    blueprints: () => set,
+    registry,
+    config,
+    state: new MemoryStateStore(),
+    trustDebt: new MemoryTrustDebtStore(),
+    llm,
+    signer,
+    scorers,
+    sourceRegistry,
+    engineVersion: engineVersion(),
+    onWarning: (m) => o.warn(`warning: ${m}${m.includes('no LLM') ? ' (set STEWARD_LLM_BASE_URL)' : ''}`),
+  });
+  return { engine, set, registry, config, signer, llm };
+}

@@ -1,0 +1,267 @@
+/**
+ * StewardEngine: the one facade over the pure engine, used by `steward eval` and by the stream stages.
+ *   decide()   tier 0–1: blueprint selection, tripwires (halt short-circuits), rule checks
+ *   score()    tier 2: metrics → CTQ → final intervention → signed PVS-1 verdict (never after a halt)
+ *   evaluate() decide + score + one trust-debt movement (DESIGN §5.15)
+ * Records are plain JSON so a DecisionRecord can travel through Kafka to the scorer stage.
+ */
+import { StewardError } from '../errors.js';
+import type { AgentRegistry, BlueprintSet } from './blueprint/index.js';
+import { effectiveThresholds } from './blueprint/index.js';
+import type { EngineConfig } from './config.js';
+import { decideCtq, fallbackPolicy } from './ctq/index.js';
+import { createDefaultScorerRegistry, isSkipped, LruCache, type ScorerContext, type ScorerRegistry, type SourceRegistry } from './scorers/index.js';
+import { runTripwireStage } from './tripwires/index.js';
+import type { TrustDebtStore } from './trust-debt/index.js';
+import {
+  mostSevere,
+  severityRank,
+  type AgentInfo,
+  type AclTier,
+  type CompiledBlueprint,
+  type CompiledMetric,
+  type EvalContext,
+  type Intervention,
+  type LlmClient,
+  type MetricOutcome,
+  type PvsVerdict,
+  type StateStore,
+  type Trace,
+  type TripwireStageResult,
+  type TrustDebtLevel,
+  type TrustDebtSnapshot,
+} from './types.js';
+import { buildVerdict, signVerdict, type VerdictSigner } from './verdict/index.js';
+
+export interface StewardEngineOptions {
+  blueprints: () => BlueprintSet;
+  registry: AgentRegistry;
+  config: EngineConfig;
+  state?: StateStore;
+  trustDebt: TrustDebtStore;
+  llm?: LlmClient;
+  signer?: VerdictSigner;
+  scorers?: ScorerRegistry;
+  sourceRegistry?: SourceRegistry;
+  engineVersion: string;
+  /** Upper bound for one metric (scorer) evaluation, on top of the scorers' own timeouts. Default 30 s. */
+  metricTimeoutMs?: number;
+  /** Each distinct warning is reported once (e.g. "no LLM configured: llm metrics skipped"). */
+  onWarning?: (message: string) => void;
+}
+
+export type FinalStage = 'tripwire' | 'rule' | 'ctq';
+
+/** Output of decide(): the tripwire-stage result plus what score() needs, JSON-serialisable. */
+export interface DecisionRecord extends TripwireStageResult {
+  blueprintVersion: string;
+  tenant: string;
+  tier: AclTier;
+  trustDebt: { debt: number; level: TrustDebtLevel };
+  restricted: boolean;
+  nowMs: number;
+}
+
+export interface ScoreRecord {
+  traceId: string;
+  agentId: string;
+  tenant: string;
+  blueprint: string;
+  intervention: Intervention;
+  approved: boolean;
+  stage: FinalStage;
+  /** Trust-debt weighting: severity of the tripwire behind the final intervention (undefined = standard). */
+  severity?: string;
+  ctq: number | null;
+  risk: number | null;
+  confidence: number;
+  metrics: MetricOutcome[];
+  verdict: PvsVerdict;
+  latencyMs: number;
+}
+
+export interface EvalRecord {
+  decision: DecisionRecord;
+  score: ScoreRecord;
+  trustDebt: TrustDebtSnapshot;
+}
+
+export class StewardEngine {
+  private readonly scorers: ScorerRegistry;
+  private readonly warned = new Set<string>();
+  /** Last CTQ intervention per agent+blueprint, for the `cached_decision` fallback (DESIGN §5.5). */
+  private readonly lastCtq = new LruCache<Intervention>(50_000);
+
+  constructor(private readonly o: StewardEngineOptions) {
+    this.scorers = o.scorers ?? createDefaultScorerRegistry();
+  }
+
+  async decide(trace: Trace, nowMs: number): Promise<DecisionRecord> {
+    const agent = this.o.registry.lookup(trace.agent_id);
+    const bp = this.o.blueprints().select(agent, trace);
+    const td = await this.o.trustDebt.current(agent.tenant, agent.id, nowMs, bp.trustDebt);
+    const ctx: EvalContext = {
+      trace,
+      agent,
+      trustDebt: td.debt,
+      nowMs,
+      stateNamespace: `${agent.tenant}:${agent.id}`,
+      state: this.o.state,
+    };
+    const res = await runTripwireStage(bp, ctx, { fallbackOnTimeout: bp.fallbackOnTimeout ?? this.o.config.fallbackOnTimeout });
+    return {
+      ...res,
+      blueprintVersion: bp.version,
+      tenant: agent.tenant,
+      tier: agent.tier,
+      trustDebt: td,
+      restricted: td.level === 'restricted_mode' || td.level === 're_tiering_review',
+      nowMs,
+    };
+  }
+
+  async score(trace: Trace, decision: DecisionRecord, nowMs: number): Promise<ScoreRecord> {
+    const t0 = performance.now();
+    const agent = this.o.registry.lookup(trace.agent_id);
+    const bp = this.blueprintFor(decision, agent, trace);
+    const th = effectiveThresholds(bp, agent.tier, { restricted: decision.restricted, config: this.o.config });
+
+    let metrics: MetricOutcome[] = [];
+    let ctq: ReturnType<typeof decideCtq> | undefined;
+    const fbPolicy = fallbackPolicy(agent.tier, bp.fallbackOnTimeout ?? this.o.config.fallbackOnTimeout);
+    if (!decision.halted) {
+      metrics = await this.runMetrics(trace, bp, agent, decision, nowMs);
+      const cacheKey = `${agent.tenant}:${agent.id}:${bp.id}`;
+      ctq = decideCtq(metrics, th, { policy: fbPolicy, cached: this.lastCtq.get(cacheKey) });
+      if (ctq.risk !== null && ctq.intervention !== null && !ctq.fallback) this.lastCtq.set(cacheKey, ctq.intervention);
+    }
+
+    const { intervention, stage } = finalOutcome(decision, ctq?.intervention ?? null);
+    const severity = stage === 'tripwire' ? (decision.severity as string | undefined) : undefined;
+    let verdict = buildVerdict({
+      traceId: trace.trace_id,
+      agent,
+      blueprint: bp.id,
+      intervention,
+      stage,
+      tripwires: decision.tripwires,
+      rules: decision.rules,
+      metrics,
+      ctq: ctq?.ctq ?? null,
+      risk: ctq?.risk ?? null,
+      ctqConfidence: ctq?.confidence ?? 1,
+      fallback: ctq?.fallback ? { ...ctq.fallback, metrics: ctq.unavailable } : undefined,
+      engineVersion: this.o.engineVersion,
+      latencyMs: decision.latencyMs + (performance.now() - t0),
+      humanReviewConfidence: this.o.config.humanReviewConfidence,
+      humanReviewOnIntervention: bp.ctq.requireHumanReview,
+    });
+    if (this.o.signer) verdict = signVerdict(verdict, this.o.signer);
+    return {
+      traceId: trace.trace_id,
+      agentId: agent.id,
+      tenant: agent.tenant,
+      blueprint: bp.id,
+      intervention,
+      approved: verdict.approved,
+      stage,
+      severity,
+      ctq: ctq?.ctq ?? null,
+      risk: ctq?.risk ?? null,
+      confidence: verdict.confidence_score,
+      metrics,
+      verdict,
+      latencyMs: performance.now() - t0,
+    };
+  }
+
+  async evaluate(trace: Trace, nowMs: number): Promise<EvalRecord> {
+    const decision = await this.decide(trace, nowMs);
+    const score = await this.score(trace, decision, nowMs);
+    const agent = this.o.registry.lookup(trace.agent_id);
+    const bp = this.blueprintFor(decision, agent, trace);
+    const change = await this.o.trustDebt.apply(
+      { eventId: trace.trace_id, tenant: agent.tenant, agentId: agent.id, atMs: nowMs, kind: 'intervention', intervention: score.intervention, severity: score.severity },
+      bp.trustDebt,
+    );
+    return { decision, score, trustDebt: { before: change.before, after: change.after, level: change.level } };
+  }
+
+  private blueprintFor(decision: DecisionRecord, agent: AgentInfo, trace: Trace): CompiledBlueprint {
+    const set = this.o.blueprints();
+    // After a hot reload the decided version may be gone; the current selection then applies.
+    return set.blueprints.find((b) => b.id === decision.blueprint && b.version === decision.blueprintVersion) ?? set.select(agent, trace);
+  }
+
+  private async runMetrics(trace: Trace, bp: CompiledBlueprint, agent: AgentInfo, decision: DecisionRecord, nowMs: number): Promise<MetricOutcome[]> {
+    const matched = bp.metrics.filter((m) => safeWhen(m, trace));
+    return Promise.all(matched.map((m) => this.runMetric(trace, m, bp, agent, decision, nowMs)));
+  }
+
+  private async runMetric(trace: Trace, m: CompiledMetric, bp: CompiledBlueprint, agent: AgentInfo, decision: DecisionRecord, nowMs: number): Promise<MetricOutcome> {
+    const base = { name: m.name, weight: m.weight, scorer: m.scorer };
+    const ac = new AbortController();
+    const limit = this.o.metricTimeoutMs ?? 30_000;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const scorer = this.scorers.resolve(m.scorer, m.parameters);
+      const ctx: ScorerContext = {
+        blueprint: bp,
+        agent,
+        metric: m,
+        decision,
+        nowMs,
+        llm: this.o.llm,
+        sourceRegistry: this.o.sourceRegistry,
+        registry: this.scorers,
+        signal: ac.signal,
+      };
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          ac.abort();
+          reject(new StewardError('STEWARD_SCORER_UNAVAILABLE', `metric ${m.name}: over its ${limit} ms budget`, { retryable: true }));
+        }, limit);
+      });
+      const r = await Promise.race([scorer.evaluate(trace, m.parameters, ctx), timeout]);
+      return { ...base, scorer: scorer.scorerType, score: round3(r.score), confidence: round3(r.confidence), status: 'ok', explanation: r.explanation };
+    } catch (e) {
+      if (isSkipped(e)) {
+        this.warnOnce((e as Error).message);
+        return { ...base, score: null, confidence: 0, status: 'skipped', explanation: (e as Error).message };
+      }
+      const msg = e instanceof StewardError ? `${e.code}: ${e.message}` : String((e as Error)?.message ?? e);
+      return { ...base, score: null, confidence: 0, status: 'unavailable', explanation: msg };
+    } finally {
+      if (timer) clearTimeout(timer);
+    }
+  }
+
+  private warnOnce(message: string): void {
+    if (this.warned.has(message)) return;
+    this.warned.add(message);
+    this.o.onWarning?.(message);
+  }
+}
+
+function safeWhen(m: CompiledMetric, trace: Trace): boolean {
+  try {
+    return m.when(trace);
+  } catch {
+    return false;
+  }
+}
+
+const round3 = (x: number): number => Math.round(x * 1000) / 1000;
+
+/**
+ * Most severe of tripwire/rule and CTQ (DESIGN §5.1). On a tie the earlier stage keeps the credit;
+ * when everything is ok the stage is `ctq` if CTQ was computed, else `rule` (docs/spec-decisions.md).
+ */
+export function finalOutcome(decision: Pick<TripwireStageResult, 'intervention' | 'stage' | 'halted'>, ctq: Intervention | null): { intervention: Intervention; stage: FinalStage } {
+  if (decision.halted) return { intervention: decision.intervention, stage: 'tripwire' };
+  const d = decision.intervention;
+  if (ctq !== null && severityRank(ctq) > severityRank(d)) return { intervention: ctq, stage: 'ctq' };
+  const intervention = mostSevere(d, ctq ?? 'ok');
+  if (decision.stage !== 'none' && severityRank(d) > 0) return { intervention, stage: decision.stage };
+  return { intervention, stage: ctq !== null ? 'ctq' : decision.stage === 'tripwire' ? 'tripwire' : 'rule' };
+}
