@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { parseAgentRegistry } from '../../../../src/engine/blueprint/index.js';
+
+describe('parseAgentRegistry', () => {
+  it('parses agents, normalises GT-n and treats unknown agents as unregistered with the default tier', () => {
+    const { registry, errors } = parseAgentRegistry('agents:\n  - id: a\n    tenant: acme\n    tier: GT-4\n    tools: [x]\n    domains: [prod]\n', 'agents.yaml', { defaultTier: 'ACL-1' });
+    expect(errors).toEqual([]);
+    expect(registry!.lookup('a')).toEqual({ id: 'a', tenant: 'acme', tier: 'ACL-4', tools: ['x'], domains: ['prod'], registered: true });
+    const u = registry!.lookup('zz');
+    expect(u).toEqual({ id: 'zz', tenant: 'default', tier: 'ACL-1', tools: [], domains: [], registered: false });
+    expect(registry!.lookup('zz')).toBe(u); // same object: selection caches per AgentInfo
+  });
+
+  it('reports bad tiers, unknown keys and duplicate ids with positions', () => {
+    const text = 'agents:\n  - id: a\n    tier: ACL-9\n  - id: a\n    tolls: [x]\n';
+    const { registry, errors } = parseAgentRegistry(text, 'agents.yaml');
+    expect(registry).toBeUndefined();
+    expect(errors.map((e) => [e.code, e.position?.line, e.position?.col])).toEqual([
+      ['STEWARD_BLUEPRINT_TIER', 3, 11],
+      ['STEWARD_BLUEPRINT_DUPLICATE', 4, 9],
+      ['STEWARD_CONFIG', 5, 5],
+    ]);
+    expect(errors[2].message).toContain("did you mean 'tools'");
+  });
+
+  it('rejects a registry without an agents list', () => {
+    expect(parseAgentRegistry('foo: 1\n', 'agents.yaml').errors[0].code).toBe('STEWARD_CONFIG');
+  });
+});
