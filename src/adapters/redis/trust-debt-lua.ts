@@ -4,35 +4,29 @@
  * `math.pow` = C pow), so Redis and the in-memory store agree. Numbers cross the boundary as
  * `%.17g` strings: Redis would truncate Lua numbers to integers in replies.
  *
- * KEYS: 1 agent hash, 2 dedup key of this event id, 3 re-tiering queue (list), 4 known-agents set.
- * ARGV: 1 mode ('apply' | 'sweep'), 2 atMs, 3 delta, 4 resetsWindow (0/1), 5 rate, 6 periodHours,
- *   7 floor, 8 elevated, 9 restricted, 10 retier, 11 auditEnabled (0/1), 12 auditThresholdMs,
- *   13 auditCredit, 14 dedupTtlSeconds, 15 agentsMember, 16 cause, 17 tenant, 18 agentId, 19 eventId.
- * Reply: { dup ('0'|'1'), payload } where payload = '|'-joined records, first the cause, then
- *   per change: atMs, before, after, level, previousLevel; the last change is the event's own
- *   (absent in sweep mode).
+ * One call applies a batch of events in order (the store batches concurrent applies: one script call
+ * and one round trip for many events). The whole batch is atomic.
+ * KEYS: 1 re-tiering queue (list), 2 known-agents set, then per event: agent hash, dedup key.
+ * ARGV: 1 mode ('apply' | 'sweep'), 2 rate, 3 periodHours, 4 floor, 5 elevated, 6 restricted,
+ *   7 retier, 8 auditEnabled (0/1), 9 auditThresholdMs, 10 auditCredit, 11 dedupTtlSeconds,
+ *   then per event 8 values: atMs, delta, resetsWindow (0/1), agentsMember, cause, tenant, agentId, eventId.
+ * Reply: per event { dup ('0'|'1'), payload } where payload = '|'-joined: the cause, then per change
+ *   atMs, before, after, level, previousLevel; the last change is the event's own (absent in sweep mode).
  */
 export const APPLY_LUA = `
 local mode = ARGV[1]
-local at = tonumber(ARGV[2])
-local delta = tonumber(ARGV[3])
-local resets = ARGV[4] == '1'
-local rate = tonumber(ARGV[5])
-local period = tonumber(ARGV[6])
-local floor = tonumber(ARGV[7])
-local thE = tonumber(ARGV[8])
-local thR = tonumber(ARGV[9])
-local thT = tonumber(ARGV[10])
-local auditOn = ARGV[11] == '1'
-local thr = tonumber(ARGV[12])
-local credit = tonumber(ARGV[13])
-
-if mode == 'apply' then
-  local prior = redis.call('GET', KEYS[2])
-  if prior then return { '1', prior } end
-end
-
-local function fmt(x) return string.format('%.17g', x) end
+local rate = tonumber(ARGV[2])
+local period = tonumber(ARGV[3])
+local floor = tonumber(ARGV[4])
+local thE = tonumber(ARGV[5])
+local thR = tonumber(ARGV[6])
+local thT = tonumber(ARGV[7])
+local auditOn = ARGV[8] == '1'
+local thr = tonumber(ARGV[9])
+local credit = tonumber(ARGV[10])
+local ttl = tonumber(ARGV[11])
+local fmt = function(x) return string.format('%.17g', x) end
+local rank = { normal = 0, elevated_monitoring = 1, restricted_mode = 2, re_tiering_review = 3 }
 
 local function levelFor(d)
   if d >= thT then return 're_tiering_review' end
@@ -52,66 +46,90 @@ local function combine(dec, dl)
   return math.min(1, math.max(floor, dec + dl))
 end
 
-local h = redis.call('HMGET', KEYS[1], 'd', 't', 'w', 'lv', 'la', 'n')
-local exists = h[1] ~= false
-if not exists and mode == 'sweep' then return { '0', '' } end
-local debt, last, win, lv, la, n
-if exists then
-  debt = tonumber(h[1]); last = tonumber(h[2]); win = tonumber(h[3]); lv = h[4]
-  la = h[5]; n = tonumber(h[6])
-else
-  debt = 0; last = at; win = at; lv = 'normal'; la = false; n = 0
-end
+local function one(kAgent, kDedup, a)
+  local atStr = ARGV[a]
+  local at = tonumber(atStr)
+  if mode == 'apply' then
+    local prior = redis.call('GET', kDedup)
+    if prior then return '1', prior end
+  end
+  local h = redis.call('HMGET', kAgent, 'd', 't', 'w', 'lv', 'la', 'n')
+  local exists = h[1] ~= false
+  if not exists and mode == 'sweep' then return '0', '' end
+  local debt, last, win, lv, la, n
+  local lastStr, winStr
+  if exists then
+    debt = tonumber(h[1]); lastStr = h[2]; last = tonumber(lastStr); winStr = h[3]; win = tonumber(winStr)
+    lv = h[4]; la = h[5]; n = tonumber(h[6])
+  else
+    debt = 0; last = at; lastStr = atStr; win = at; winStr = atStr; lv = 'normal'; la = false; n = 0
+  end
 
-local out = { ARGV[16] }
-local changed = false
-if auditOn then
-  while win + thr <= at do
-    local due = win + thr
-    local before = decay(debt, last, due)
-    if before <= floor then
-      local k = math.floor((at - win) / thr)
-      win = win + k * thr
-      la = fmt(win)
+  local out = { ARGV[a + 4] }
+  local changed = false
+  if auditOn then
+    while win + thr <= at do
+      local due = win + thr
+      local before = decay(debt, last, due)
+      if before <= floor then
+        local k = math.floor((at - win) / thr)
+        win = win + k * thr
+        winStr = fmt(win); la = winStr
+        changed = true
+        break
+      end
+      local after = combine(before, credit)
+      local lvl = levelFor(after)
+      local dueStr = fmt(due)
+      out[#out + 1] = dueStr; out[#out + 1] = fmt(before); out[#out + 1] = fmt(after)
+      out[#out + 1] = lvl; out[#out + 1] = lv
+      debt = after; if due > last then last = due; lastStr = dueStr end
+      win = due; winStr = dueStr; lv = lvl; la = dueStr
       changed = true
-      break
     end
-    local after = combine(before, credit)
-    local lvl = levelFor(after)
-    out[#out + 1] = fmt(due); out[#out + 1] = fmt(before); out[#out + 1] = fmt(after)
-    out[#out + 1] = lvl; out[#out + 1] = lv
-    debt = after; last = math.max(last, due); win = due; lv = lvl; la = fmt(due)
-    changed = true
   end
+
+  if mode == 'sweep' then
+    if changed then
+      redis.call('HSET', kAgent, 'd', fmt(debt), 't', lastStr, 'w', winStr, 'lv', lv, 'la', la)
+    end
+    return '0', table.concat(out, '|')
+  end
+
+  local before = decay(debt, last, at)
+  local after = combine(before, tonumber(ARGV[a + 1]))
+  local lvl = levelFor(after)
+  local afterStr = fmt(after)
+  out[#out + 1] = atStr; out[#out + 1] = fmt(before); out[#out + 1] = afterStr
+  out[#out + 1] = lvl; out[#out + 1] = lv
+  if at > last then lastStr = atStr end
+  if ARGV[a + 2] == '1' and at > win then winStr = atStr end
+  if exists then
+    if la then
+      redis.call('HSET', kAgent, 'd', afterStr, 't', lastStr, 'w', winStr, 'lv', lvl, 'n', n + 1, 'la', la)
+    else
+      redis.call('HSET', kAgent, 'd', afterStr, 't', lastStr, 'w', winStr, 'lv', lvl, 'n', n + 1)
+    end
+  else
+    redis.call('HSET', kAgent, 'd', afterStr, 't', lastStr, 'w', winStr, 'lv', lvl, 'n', 1, 'tenant', ARGV[a + 5], 'agent', ARGV[a + 6])
+    redis.call('SADD', KEYS[2], ARGV[a + 3])
+  end
+  local payload = table.concat(out, '|')
+  redis.call('SET', kDedup, payload, 'EX', ttl)
+  if rank[lv] < 3 and rank[lvl] == 3 then
+    redis.call('RPUSH', KEYS[1], cjson.encode({ tenant = ARGV[a + 5], agentId = ARGV[a + 6], eventId = ARGV[a + 7], atMs = atStr, debt = afterStr }))
+  end
+  return '0', payload
 end
 
-if mode == 'sweep' then
-  if changed then
-    local f = { 'd', fmt(debt), 't', fmt(last), 'w', fmt(win), 'lv', lv }
-    if la then f[#f + 1] = 'la'; f[#f + 1] = la end
-    redis.call('HSET', KEYS[1], unpack(f))
-  end
-  return { '0', table.concat(out, '|') }
+local reply = {}
+local nEv = (#KEYS - 2) / 2
+for i = 0, nEv - 1 do
+  local dup, payload = one(KEYS[3 + 2 * i], KEYS[4 + 2 * i], 12 + 8 * i)
+  reply[#reply + 1] = dup
+  reply[#reply + 1] = payload
 end
-
-local before = decay(debt, last, at)
-local after = combine(before, delta)
-local lvl = levelFor(after)
-out[#out + 1] = fmt(at); out[#out + 1] = fmt(before); out[#out + 1] = fmt(after)
-out[#out + 1] = lvl; out[#out + 1] = lv
-if resets then win = math.max(win, at) end
-local f = { 'd', fmt(after), 't', fmt(math.max(last, at)), 'w', fmt(win), 'lv', lvl, 'n', tostring(n + 1),
-  'tenant', ARGV[17], 'agent', ARGV[18] }
-if la then f[#f + 1] = 'la'; f[#f + 1] = la end
-redis.call('HSET', KEYS[1], unpack(f))
-if not exists then redis.call('SADD', KEYS[4], ARGV[15]) end
-local payload = table.concat(out, '|')
-redis.call('SET', KEYS[2], payload, 'EX', tonumber(ARGV[14]))
-local rank = { normal = 0, elevated_monitoring = 1, restricted_mode = 2, re_tiering_review = 3 }
-if rank[lv] < 3 and rank[lvl] == 3 then
-  redis.call('RPUSH', KEYS[3], cjson.encode({ tenant = ARGV[17], agentId = ARGV[18], eventId = ARGV[19], atMs = fmt(at), debt = fmt(after) }))
-end
-return { '0', payload }
+return reply
 `;
 
 /**

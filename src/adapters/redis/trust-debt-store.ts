@@ -37,9 +37,25 @@ export interface RedisTrustDebtStoreOptions {
   dedupTtlSeconds?: number;
   /** Agents per pipelined batch in `sweep` (default 200). */
   sweepBatch?: number;
+  /** Most events per script call when concurrent applies are batched (default 128). */
+  maxBatch?: number;
 }
 
 type Cmd = (...args: (string | number)[]) => Promise<unknown>;
+interface BatchItem {
+  tenant: string;
+  agentId: string;
+  eventId: string;
+  atMs: number;
+  delta: number;
+  resets: boolean;
+  cause: string;
+}
+interface Pending {
+  item: BatchItem;
+  resolve: (r: [string, string]) => void;
+  reject: (e: unknown) => void;
+}
 interface Scripts {
   stewardTdApply: Cmd;
   stewardTdRequest: Cmd;
@@ -75,6 +91,9 @@ export class RedisTrustDebtStore implements TrustDebtStore {
   private readonly ttl: number;
   private readonly sweepBatch: number;
   private readonly cmd: Scripts;
+  private readonly maxBatch: number;
+  private readonly queues = new Map<TrustDebtConfig, Pending[]>();
+  private flushScheduled = false;
 
   constructor(
     private readonly redis: Redis,
@@ -83,9 +102,10 @@ export class RedisTrustDebtStore implements TrustDebtStore {
     this.prefix = opts.prefix;
     this.ttl = opts.dedupTtlSeconds ?? 7 * 24 * 3600;
     this.sweepBatch = opts.sweepBatch ?? 200;
+    this.maxBatch = Math.max(1, opts.maxBatch ?? 128);
     const r = redis as unknown as Partial<Scripts> & Redis;
     if (typeof r.stewardTdApply !== 'function') {
-      redis.defineCommand('stewardTdApply', { numberOfKeys: 4, lua: APPLY_LUA });
+      redis.defineCommand('stewardTdApply', { lua: APPLY_LUA }); // numkeys given per call (batch size varies)
       redis.defineCommand('stewardTdRequest', { numberOfKeys: 2, lua: REQUEST_REMEDIATION_LUA });
       redis.defineCommand('stewardTdDecide', { numberOfKeys: 2, lua: DECIDE_REMEDIATION_LUA });
     }
@@ -130,17 +150,10 @@ export class RedisTrustDebtStore implements TrustDebtStore {
     return { debt, level: levelFor(debt, cfg) };
   }
 
-  private args(mode: 'apply' | 'sweep', tenant: string, agentId: string, eventId: string, atMs: number, delta: number, resets: boolean, cause: string, cfg: TrustDebtConfig): (string | number)[] {
+  private configArgs(mode: 'apply' | 'sweep', cfg: TrustDebtConfig): string[] {
     const audit = cfg.enabled && cfg.recovery.enabled && cfg.recovery.goodBehaviorAudit.credit < 0;
     return [
-      this.agentKey(tenant, agentId),
-      this.dedupKey(tenant, agentId, eventId),
-      this.retierKey,
-      this.agentsKey,
       mode,
-      String(atMs),
-      String(delta),
-      resets ? '1' : '0',
       String(cfg.decay.rate),
       String(cfg.decay.periodHours),
       String(cfg.decay.minDebt),
@@ -151,13 +164,58 @@ export class RedisTrustDebtStore implements TrustDebtStore {
       // same double as math.ts computes: thresholdHours * HOUR_MS
       String(cfg.recovery.goodBehaviorAudit.thresholdHours * HOUR_MS),
       String(cfg.recovery.goodBehaviorAudit.credit),
-      this.ttl,
-      JSON.stringify([tenant, agentId]),
-      cause,
-      tenant,
-      agentId,
-      eventId,
+      String(this.ttl),
     ];
+  }
+
+  /** Runs one script call for a batch of items that share a config; returns per item [dup, payload]. */
+  private async runBatch(mode: 'apply' | 'sweep', cfg: TrustDebtConfig, items: BatchItem[]): Promise<[string, string][]> {
+    const keys: string[] = [this.retierKey, this.agentsKey];
+    const argv = this.configArgs(mode, cfg);
+    for (const it of items) {
+      keys.push(this.agentKey(it.tenant, it.agentId), this.dedupKey(it.tenant, it.agentId, it.eventId));
+      argv.push(String(it.atMs), String(it.delta), it.resets ? '1' : '0', JSON.stringify([it.tenant, it.agentId]), it.cause, it.tenant, it.agentId, it.eventId);
+    }
+    const flat = (await this.cmd.stewardTdApply(keys.length, ...keys, ...argv)) as string[];
+    const out: [string, string][] = [];
+    for (let i = 0; i < items.length; i++) out.push([flat[2 * i]!, flat[2 * i + 1]!]);
+    return out;
+  }
+
+  /** Concurrent applies issued in the same event-loop turn go to Redis as one batch (one script call). */
+  private enqueue(cfg: TrustDebtConfig, item: BatchItem): Promise<[string, string]> {
+    return new Promise((resolve, reject) => {
+      let q = this.queues.get(cfg);
+      if (!q) {
+        q = [];
+        this.queues.set(cfg, q);
+      }
+      q.push({ item, resolve, reject });
+      if (q.length >= this.maxBatch) this.flushOne(cfg);
+      else if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flushAll());
+      }
+    });
+  }
+
+  private flushAll(): void {
+    this.flushScheduled = false;
+    for (const cfg of [...this.queues.keys()]) this.flushOne(cfg);
+  }
+
+  private flushOne(cfg: TrustDebtConfig): void {
+    const q = this.queues.get(cfg);
+    if (!q || q.length === 0) return;
+    this.queues.delete(cfg);
+    this.runBatch(
+      'apply',
+      cfg,
+      q.map((p) => p.item),
+    ).then(
+      (res) => q.forEach((p, i) => p.resolve(res[i]!)),
+      (e: unknown) => q.forEach((p) => p.reject(e)),
+    );
   }
 
   private parse(reply: unknown, meta: { eventId: string; tenant: string; agentId: string }, own: boolean): TrustDebtChange[] {
@@ -201,9 +259,9 @@ export class RedisTrustDebtStore implements TrustDebtStore {
       const { debt, level } = await this.current(ev.tenant, ev.agentId, ev.atMs, cfg);
       return { eventId: ev.eventId, tenant: ev.tenant, agentId: ev.agentId, atMs: ev.atMs, cause, before: debt, after: debt, level, previousLevel: level, crossings: [], duplicate: false };
     }
-    let reply: unknown;
+    let reply: [string, string];
     try {
-      reply = await this.cmd.stewardTdApply(...this.args('apply', ev.tenant, ev.agentId, ev.eventId, ev.atMs, deltaFor(ev, cfg), resetsWindow(ev), cause, cfg));
+      reply = await this.enqueue(cfg, { tenant: ev.tenant, agentId: ev.agentId, eventId: ev.eventId, atMs: ev.atMs, delta: deltaFor(ev, cfg), resets: resetsWindow(ev), cause });
     } catch (e) {
       throw redisError(e, 'trust-debt apply');
     }
@@ -218,10 +276,9 @@ export class RedisTrustDebtStore implements TrustDebtStore {
       cursor = next;
       const agents = members.map((m) => JSON.parse(m) as [string, string]);
       const replies = await Promise.all(
-        agents.map(([tenant, agentId]) => {
-          const cfg = cfgFor(tenant, agentId);
-          return this.cmd.stewardTdApply(...this.args('sweep', tenant, agentId, 'sweep', atMs, 0, false, 'good_behavior_audit', cfg));
-        }),
+        agents.map(([tenant, agentId]) =>
+          this.runBatch('sweep', cfgFor(tenant, agentId), [{ tenant, agentId, eventId: 'sweep', atMs, delta: 0, resets: false, cause: 'good_behavior_audit' }]).then((r) => r[0]!),
+        ),
       );
       replies.forEach((r, i) => {
         const [tenant, agentId] = agents[i]!;
