@@ -87,6 +87,20 @@ export const MIGRATIONS: Migration[] = [
       (t) => `CREATE VIEW IF NOT EXISTS {db}.v_${t} AS SELECT * FROM {db}.${t} FINAL`,
     ),
   },
+  {
+    version: 3,
+    name: 'final outcome per trace',
+    // The verdict carries the final intervention (tripwires, rules and CTQ); a trace halted by a tripwire
+    // never gets one, so its decision is final. Unmatched LEFT JOIN strings are '' on every version.
+    statements: [
+      `CREATE VIEW IF NOT EXISTS {db}.v_outcomes AS
+       SELECT trace_id, agent_id, tenant, blueprint, event_time_ms, stage AS decision_stage, intervention AS decision_intervention,
+              latency_ms, v_intervention, v_stage, ctq, risk,
+              if(v_intervention = '', intervention, v_intervention) AS final_intervention
+       FROM (SELECT trace_id, agent_id, tenant, blueprint, event_time_ms, stage, intervention, latency_ms FROM {db}.decisions FINAL)
+       ANY LEFT JOIN (SELECT trace_id, intervention AS v_intervention, stage AS v_stage, ctq, risk FROM {db}.verdicts FINAL) USING trace_id`,
+    ],
+  },
 ];
 
 export function migrationChecksum(m: Migration): string {

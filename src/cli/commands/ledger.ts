@@ -1,0 +1,57 @@
+/**
+ * `steward ledger verify [--agent ID] [--keys PEM_FILE_OR_DIR]... [--json] [--database DB] [--url URL]`
+ * Reads the memory ledger from ClickHouse (one agent or all) and verifies hashes, signatures and chain
+ * links. Exit 0 when intact, 1 on any tampering (each problem printed with agent, seq and entry id), 2 on usage.
+ * Trusted keys: --keys, else STEWARD_LEDGER_PUBLIC_KEYS (paths separated by ':'), else the public half of
+ * the signing key (STEWARD_LEDGER_KEY or the steward signing key).
+ */
+import { parseArgs } from 'node:util';
+import type { KeyObject } from 'node:crypto';
+import { loadPublicKeys } from '../../adapters/clickhouse/ledger-keys.js';
+import { readLedger } from '../../adapters/clickhouse/ledger-store.js';
+import { verifyLedger } from '../../engine/ledger/index.js';
+import { loadStewardConfig } from '../../config/steward-config.js';
+import { StewardError } from '../../errors.js';
+import { CLICKHOUSE_OPTIONS, clickhouseStoreFromArgs } from './migrate.js';
+
+const USAGE = 'usage: steward ledger verify [--agent ID] [--keys FILE|DIR]... [--json] [--database DB] [--url URL] [--config FILE]';
+
+function trustedKeys(keys: string[] | undefined, configFile?: string): Map<string, KeyObject> {
+  if (keys && keys.length > 0) return loadPublicKeys(keys);
+  const env = process.env.STEWARD_LEDGER_PUBLIC_KEYS;
+  if (env) return loadPublicKeys(env.split(':').filter(Boolean));
+  const key = process.env.STEWARD_LEDGER_KEY ?? loadStewardConfig(configFile).signing?.key;
+  if (!key) throw new StewardError('STEWARD_USAGE', `no trusted keys: pass --keys\n${USAGE}`);
+  return loadPublicKeys([key]);
+}
+
+export async function run(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { ...CLICKHOUSE_OPTIONS, agent: { type: 'string' }, keys: { type: 'string', multiple: true }, json: { type: 'boolean' } },
+    });
+  } catch (e) {
+    throw new StewardError('STEWARD_USAGE', `${(e as Error).message}\n${USAGE}`);
+  }
+  const { values, positionals } = parsed;
+  if (positionals[0] !== 'verify') throw new StewardError('STEWARD_USAGE', USAGE);
+  const keys = trustedKeys(values.keys, values.config);
+  const store = clickhouseStoreFromArgs(values);
+  try {
+    const entries = await readLedger(store, values.agent);
+    const r = verifyLedger(entries, keys);
+    if (values.json) {
+      process.stdout.write(JSON.stringify({ ok: r.ok, agents: r.agents, entries: r.entries, issues: r.issues, heads: r.heads }) + '\n');
+    } else {
+      for (const i of r.issues) process.stdout.write(`agent ${i.agent_id} seq ${i.seq} entry ${i.entry_id || '-'}: ${i.kind}: ${i.message}\n`);
+      process.stdout.write(`ledger: ${r.entries} entries, ${r.agents} agent(s), ${r.issues.length} problem(s)${r.ok ? ' — intact' : ' — TAMPERED'}\n`);
+    }
+    if (values.agent && r.entries === 0 && !values.json) process.stderr.write(`steward ledger: no entries for agent ${values.agent}\n`);
+    return r.ok ? 0 : 1;
+  } finally {
+    await store.close();
+  }
+}
