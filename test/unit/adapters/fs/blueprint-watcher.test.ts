@@ -1,0 +1,77 @@
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { watchBlueprints, type BlueprintHolder, type ReloadEvent } from '../../../../src/adapters/fs/blueprint-watcher.js';
+import { listBlueprintFiles } from '../../../../src/adapters/fs/blueprint-files.js';
+import { defaultEngineConfig } from '../../../../src/engine/config.js';
+
+const bp = (desc: string) => `id: w/x@1.0\nversion: "1.0.0"\ndescription: ${desc}\n`;
+const dirs: string[] = [];
+const holders: BlueprintHolder[] = [];
+afterEach(() => {
+  holders.splice(0).forEach((h) => h.close());
+  dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true }));
+});
+function tmp(): string {
+  const d = mkdtempSync(join(tmpdir(), 'steward-watch-'));
+  dirs.push(d);
+  return d;
+}
+const next = (h: BlueprintHolder, pred: (e: ReloadEvent) => boolean) =>
+  new Promise<ReloadEvent>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error('no reload event within 10s')), 10_000);
+    const off = h.onChange((e) => {
+      if (pred(e)) {
+        clearTimeout(t);
+        off();
+        resolve(e);
+      }
+    });
+  });
+
+describe('blueprint files', () => {
+  it('recurses, keeps yaml/yml/json, skips *.test.yaml and agents.yaml', async () => {
+    const d = tmp();
+    mkdirSync(join(d, 'a'));
+    for (const f of ['x.yaml', 'a/y.yml', 'a/z.json', 'a/t.test.yaml', 'agents.yaml', 'notes.md']) writeFileSync(join(d, f), '');
+    expect((await listBlueprintFiles([d])).map((f) => f.slice(d.length + 1))).toEqual(['a/y.yml', 'a/z.json', 'x.yaml']);
+  });
+});
+
+describe('watchBlueprints', () => {
+  it('swaps in a valid change, keeps the last good set on an invalid one', async () => {
+    const d = tmp();
+    writeFileSync(join(d, 'x.yaml'), bp('one'));
+    const h = await watchBlueprints(d, { config: defaultEngineConfig(), debounceMs: 30 });
+    holders.push(h);
+    expect(h.current().get('w/x')!.description).toBe('one');
+
+    let ev = next(h, (e) => e.ok && e.set.get('w/x')?.description === 'two');
+    writeFileSync(join(d, 'x.yaml'), bp('two'));
+    await ev;
+    expect(h.current().get('w/x')!.description).toBe('two');
+
+    const good = h.current();
+    ev = next(h, (e) => !e.ok);
+    writeFileSync(join(d, 'x.yaml'), bp('three') + 'scorng: {}\n');
+    const bad = await ev;
+    expect(bad.errors.map((e) => e.code)).toContain('STEWARD_BLUEPRINT_UNKNOWN_KEY');
+    expect(h.current()).toBe(good);
+    expect(h.current().get('w/x')!.description).toBe('two');
+  });
+
+  it('reload() recompiles on demand and refuses to start on an invalid directory', async () => {
+    const d = tmp();
+    writeFileSync(join(d, 'x.yaml'), bp('one'));
+    const h = await watchBlueprints(d, { config: defaultEngineConfig(), debounceMs: 10_000 });
+    holders.push(h);
+    writeFileSync(join(d, 'y.yaml'), 'id: w/y@1.0\nversion: "1.0.0"\ndescription: y\n');
+    const ev = await h.reload();
+    expect(ev.ok).toBe(true);
+    expect(h.current().get('w/y')).toBeDefined();
+    const bad = tmp();
+    writeFileSync(join(bad, 'x.yaml'), 'id: [');
+    await expect(watchBlueprints(bad, { config: defaultEngineConfig() })).rejects.toMatchObject({ code: 'STEWARD_BLUEPRINT_INVALID' });
+  });
+});

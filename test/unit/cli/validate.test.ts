@@ -1,0 +1,87 @@
+/**
+ * `steward validate` and `steward diff`, spawned as a user runs them (npx tsx src/cli/main.ts ...).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '../../..');
+const tsx = join(root, 'node_modules/.bin/tsx');
+const steward = (args: string[], cwd = root) => spawnSync(tsx, [join(root, 'src/cli/main.ts'), ...args], { cwd, encoding: 'utf8', timeout: 60_000 });
+
+const tmp = mkdtempSync(join(tmpdir(), 'steward-validate-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+const bp = (id: string, version: string, extra = ''): string => `id: ${id}\nversion: "${version}"\ndescription: d\n${extra}`;
+
+describe('steward validate', () => {
+  it('exits 0 on the shipped blueprints/', () => {
+    const r = steward(['validate', 'blueprints']);
+    expect(r.stderr).toContain('OK');
+    expect(r.stdout).toBe('');
+    expect(r.status).toBe(0);
+  });
+
+  it('exits 1 and prints every problem as FILE:LINE:COL: CODE: message, sorted', () => {
+    const d = join(tmp, 'bad');
+    mkdirSync(join(d, 'sub'), { recursive: true });
+    writeFileSync(join(d, 'b.yaml'), bp('b@1.0', '1.0.0', 'scorng: {}\n'));
+    writeFileSync(join(d, 'sub', 'a.yaml'), bp('a@1.0', '1.0', 'inherits: nope@1\n'));
+    writeFileSync(join(d, 'a.test.yaml'), 'not: [a blueprint');
+    writeFileSync(join(d, 'agents.yaml'), 'agents:\n  - id: x\n    tier: ACL-8\n');
+    const r = steward(['validate', 'bad'], tmp);
+    expect(r.status).toBe(1);
+    expect(r.stdout.trim().split('\n')).toEqual([
+      'bad/agents.yaml:3:11: STEWARD_BLUEPRINT_TIER: tier "ACL-8" is not ACL-0..ACL-5 (or GT-n) (at $.agents[0].tier)',
+      "bad/b.yaml:4:1: STEWARD_BLUEPRINT_UNKNOWN_KEY: unknown key 'scorng' (did you mean 'scoring'?); extensions must start with 'x-' (at $.scorng)",
+      'bad/sub/a.yaml:2:10: STEWARD_BLUEPRINT_SEMVER: version "1.0" is not a semantic version MAJOR.MINOR.PATCH (e.g. "1.0.0") (at $.version)',
+    ]);
+  });
+
+  it('exits 2 on bad arguments', () => {
+    expect(steward(['validate']).status).toBe(2);
+    expect(steward(['validate', '--frobnicate', 'blueprints']).status).toBe(2);
+    expect(steward(['validate', join(tmp, 'does-not-exist')]).status).toBe(2);
+  });
+});
+
+describe('steward diff', () => {
+  const v1 = bp(
+    'd/x@1.0',
+    '1.0.0',
+    'checks:\n  - id: r1\n    when: { hook: tool_call }\n    rule: { condition: "args.n < 5", on_fail: { decision: flag, reason: r } }\nscoring:\n  thresholds: { ok: 0.2, nudge: 0.3, escalate: 0.4, block: 0.5 }\n',
+  );
+  it('a removed check needs a major bump: 1.1.0 is too small (exit 1), 2.0.0 is fine (exit 0)', () => {
+    writeFileSync(join(tmp, 'v1.yaml'), v1);
+    const removed = 'scoring:\n  thresholds: { ok: 0.2, nudge: 0.3, escalate: 0.4, block: 0.5 }\n';
+    writeFileSync(join(tmp, 'v11.yaml'), bp('d/x@1.1', '1.1.0', removed));
+    writeFileSync(join(tmp, 'v2.yaml'), bp('d/x@2.0', '2.0.0', removed));
+    const small = steward(['diff', join(tmp, 'v1.yaml'), join(tmp, 'v11.yaml')]);
+    expect(small.stdout).toContain("breaking: checks.r1: removed check 'r1'");
+    expect(small.stdout).toContain('minimum bump: major');
+    expect(small.status).toBe(1);
+    expect(steward(['diff', join(tmp, 'v1.yaml'), join(tmp, 'v2.yaml')]).status).toBe(0);
+  });
+
+  it('relaxed thresholds and an added optional metric need only a minor bump', () => {
+    writeFileSync(
+      join(tmp, 'v12.yaml'),
+      bp(
+        'd/x@1.2',
+        '1.2.0',
+        'checks:\n  - id: r1\n    when: { hook: tool_call }\n    rule: { condition: "args.n < 5", on_fail: { decision: flag, reason: r } }\n  - id: m1\n    when: { hook: output }\n    metric: { name: m, weight: 0.5, check: { type: llm } }\nscoring:\n  thresholds: { ok: 0.25, nudge: 0.3, escalate: 0.4, block: 0.5 }\n',
+      ),
+    );
+    const r = steward(['diff', join(tmp, 'v1.yaml'), join(tmp, 'v12.yaml')]);
+    expect(r.stdout).toContain('non-breaking: checks.m1: added optional check');
+    expect(r.stdout).toContain('non-breaking: scoring.thresholds.ok: ok: 0.2 -> 0.25 (relaxed)');
+    expect(r.stdout).toContain('minimum bump: minor');
+    expect(r.status).toBe(0);
+  });
+
+  it('exits 2 on bad arguments', () => {
+    expect(steward(['diff', join(tmp, 'v1.yaml')]).status).toBe(2);
+  });
+});
