@@ -1,0 +1,89 @@
+/**
+ * `steward verify --public-key PEM [FILE|-]`: checks Ed25519 signatures of PVS-1 verdicts (PVS-1 §5.2).
+ * Input: one verdict (JSON), or JSONL of verdicts or of `steward eval` lines (their `verdict` is checked).
+ * Exit 0 when every verdict verifies, 1 when any does not, 2 on bad arguments.
+ */
+import { readFileSync } from 'node:fs';
+import { verifyVerdict } from '../../engine/verdict/index.js';
+
+const USAGE = 'usage: steward verify --public-key PEM [VERDICT.json|VERDICTS.jsonl|-]';
+
+async function readAll(src: string): Promise<string> {
+  if (src !== '-') return readFileSync(src, 'utf8');
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export function verdictsOf(text: string): { where: string; value: unknown; error?: string }[] {
+  const pick = (v: unknown): unknown => {
+    const o = v as Record<string, unknown> | null;
+    return o && typeof o === 'object' && !('version' in o) && o.verdict && typeof o.verdict === 'object' ? o.verdict : v;
+  };
+  try {
+    const whole = JSON.parse(text);
+    return (Array.isArray(whole) ? whole : [whole]).map((v, i) => ({ where: Array.isArray(whole) ? `[${i}]` : 'verdict', value: pick(v) }));
+  } catch {
+    // not one JSON document: JSONL
+  }
+  const out: { where: string; value: unknown; error?: string }[] = [];
+  text.split('\n').forEach((line, i) => {
+    if (line.trim() === '') return;
+    try {
+      const v = JSON.parse(line);
+      if (v && typeof v === 'object' && 'error' in v && 'line' in v) return; // an eval error line has no verdict
+      out.push({ where: `line ${i + 1}`, value: pick(v) });
+    } catch (e) {
+      out.push({ where: `line ${i + 1}`, value: undefined, error: `invalid JSON: ${(e as Error).message}` });
+    }
+  });
+  return out;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  let keyFile: string | undefined;
+  let input: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--help' || a === '-h') {
+      process.stdout.write(USAGE + '\n');
+      return 0;
+    }
+    if (a === '--public-key' || a === '--key') keyFile = argv[++i];
+    else if (a.startsWith('--public-key=')) keyFile = a.slice('--public-key='.length);
+    else if (a.startsWith('-') && a !== '-') {
+      process.stderr.write(`steward verify: unknown option '${a}'\n${USAGE}\n`);
+      return 2;
+    } else input = a;
+  }
+  keyFile ??= process.env.STEWARD_VERIFY_KEY;
+  if (!keyFile) {
+    process.stderr.write(`steward verify: --public-key PEM is required\n${USAGE}\n`);
+    return 2;
+  }
+  let pem: string;
+  let text: string;
+  try {
+    pem = readFileSync(keyFile, 'utf8');
+    text = await readAll(input ?? '-');
+  } catch (e) {
+    process.stderr.write(`steward verify: ${(e as Error).message}\n`);
+    return 2;
+  }
+  const items = verdictsOf(text);
+  if (items.length === 0) {
+    process.stderr.write('steward verify: no verdict in the input\n');
+    return 2;
+  }
+  let bad = 0;
+  for (const it of items) {
+    const r = it.error ? { ok: false, reason: it.error } : verifyVerdict(it.value, pem);
+    const id = (it.value as { metadata?: { trace_id?: string } } | undefined)?.metadata?.trace_id;
+    if (r.ok) process.stdout.write(`OK ${it.where}${id ? ` ${id}` : ''} kid=${r.kid}\n`);
+    else {
+      bad++;
+      process.stdout.write(`FAIL ${it.where}${id ? ` ${id}` : ''}: ${r.reason}\n`);
+    }
+  }
+  return bad > 0 ? 1 : 0;
+}
