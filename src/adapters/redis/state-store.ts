@@ -8,14 +8,16 @@ import { StewardError } from '../../errors.js';
 import type { StateStore } from '../../engine/types.js';
 
 // KEYS[1] window zset; ARGV: now, window, hitId. Prunes score <= now-window, adds the hit once (NX),
-// counts (now-window, now], and expires the key one window after the latest hit.
+// counts every hit after now-window (later event times included: concurrent instances deliver out of
+// order, and a hit that arrived first must count for one that arrives later), and keeps the key alive
+// for at least one window.
 const HIT_SCRIPT = `
 local now = tonumber(ARGV[1])
 local win = tonumber(ARGV[2])
 local cutoff = now - win
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', cutoff)
 redis.call('ZADD', KEYS[1], 'NX', now, ARGV[3])
-local n = redis.call('ZCOUNT', KEYS[1], '(' .. cutoff, now)
+local n = redis.call('ZCOUNT', KEYS[1], '(' .. cutoff, '+inf')
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < win then redis.call('PEXPIRE', KEYS[1], win) end
 return n

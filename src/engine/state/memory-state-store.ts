@@ -1,6 +1,6 @@
 /**
  * In-process StateStore for `steward eval` and tests: the same semantics as RedisStateStore
- * (sliding window over (now - window, now], idempotent per hitId), without I/O.
+ * (sliding window: hits after now - window, idempotent per hitId), without I/O.
  */
 import type { StateStore } from '../types.js';
 
@@ -46,7 +46,8 @@ export class MemoryStateStore implements StateStore {
       w.ids.add(hitId);
     }
     let n = 0;
-    for (const h of w.hits) if (h.t > cutoff && h.t <= nowMs) n++;
+    // Later event times count too (out-of-order delivery), exactly like the Redis script.
+    for (const h of w.hits) if (h.t > cutoff) n++;
     return Promise.resolve(n);
   }
 }

@@ -1,0 +1,89 @@
+/**
+ * Acceptance (#4): exceeds_rate against real Redis with two concurrent evaluators (two connections,
+ * interleaved requests): exactly `limit` traces pass in one window, and a redelivered trace counts once.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { RedisStateStore } from '../../../src/adapters/redis/state-store.js';
+import { compileCondition, compileWhen } from '../../../src/engine/dsl/index.js';
+import { runTripwireStage } from '../../../src/engine/tripwires/index.js';
+import type { CompiledBlueprint, EvalContext, StateStore } from '../../../src/engine/types.js';
+import { deleteRedisPrefix, redisClient, uniqueRedisPrefix } from '../setup/helpers.js';
+
+const LIMIT = 25;
+
+function blueprint(): CompiledBlueprint {
+  const { condition, problems } = compileCondition({ NOT: 'exceeds_rate(agent_id, 25, "1m")' }, { lists: {}, internalDomains: [], internalCidrs: [], namedPatterns: {} });
+  expect(problems).toEqual([]);
+  return {
+    id: 'it/rate@1.0', version: '1.0.0', description: '', chain: [], scope: {}, metrics: [], rules: [], lists: {}, resolved: {},
+    ctq: { aggregation: 'weighted' }, scoring: { ok: 0.2, nudge: 0.4, escalate: 0.6, block: 0.8 }, trustDebt: undefined as never,
+    tripwires: [{ id: 'api_rate_limit', when: compileWhen({}), condition: condition!, evalTier: 1, latencyBudgetMs: 2000, requiresState: true, severity: 'standard', onFail: { decision: 'block', reason: 'Rate limit exceeded' } }],
+  };
+}
+
+function ctx(traceId: string, agent: string, nowMs: number, state: StateStore): EvalContext {
+  return {
+    trace: { trace_id: traceId, agent_id: agent, timestamp: new Date(nowMs).toISOString(), hook: 'tool_call', tool: 'api' },
+    agent: { id: agent, tenant: 'acme', tier: 'ACL-2', tools: [], domains: [], registered: true },
+    trustDebt: 0,
+    nowMs,
+    stateNamespace: `acme:${agent}`,
+    state,
+  };
+}
+
+describe('exceeds_rate on real Redis', () => {
+  const a = redisClient();
+  const b = redisClient();
+  const prefix = uniqueRedisPrefix('dsl-rate');
+  const storeA = new RedisStateStore(a, prefix);
+  const storeB = new RedisStateStore(b, prefix);
+  const bp = blueprint();
+
+  afterAll(async () => {
+    await deleteRedisPrefix(a, prefix);
+    a.disconnect();
+    b.disconnect();
+  });
+
+  it('two concurrent evaluators let exactly `limit` traces through', async () => {
+    const t0 = 1_700_000_000_000;
+    // Rounds of four in-flight evaluations (two per connection) keep the two evaluators interleaved.
+    const results = [];
+    for (let i = 0; i < 4 * LIMIT; i += 4) {
+      const round = [0, 1, 2, 3].map((k) => Promise.resolve(runTripwireStage(bp, ctx(`t-${i + k}`, 'agent-x', t0 + i + k, (i + k) % 2 === 0 ? storeA : storeB))));
+      results.push(...(await Promise.all(round)));
+    }
+    expect(results.every((r) => r.tripwires[0]!.error === undefined)).toBe(true);
+    expect(results.filter((r) => r.intervention === 'ok')).toHaveLength(LIMIT);
+    expect(results.filter((r) => r.intervention === 'block')).toHaveLength(3 * LIMIT);
+    // Each evaluator got a share of the passes: the counter really was shared.
+    const passedA = results.filter((r, i) => i % 2 === 0 && r.intervention === 'ok').length;
+    expect(passedA).toBeGreaterThan(0);
+    expect(LIMIT - passedA).toBeGreaterThan(0);
+  });
+
+  it('a redelivered trace (same trace_id) is counted once, from either evaluator', async () => {
+    const t0 = 1_700_000_100_000;
+    const agent = 'agent-redeliver';
+    const firsts = await Promise.all([storeA.hit(`acme:${agent}`, 'k', 60_000, t0, 'trace-1:k'), storeB.hit(`acme:${agent}`, 'k', 60_000, t0, 'trace-1:k')]);
+    expect(firsts).toEqual([1, 1]);
+    expect(await storeB.hit(`acme:${agent}`, 'k', 60_000, t0 + 1, 'trace-2:k')).toBe(2);
+    // The window slides: hits at t0 and t0+1 leave it after 60 s.
+    expect(await storeA.hit(`acme:${agent}`, 'k', 60_000, t0 + 60_001, 'trace-3:k')).toBe(1);
+    const ttl = await a.pttl(`${prefix}rate:acme:${agent}:k`);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+  });
+
+  it('storage.get reads namespaced JSON state', async () => {
+    await storeA.set('acme:trader-1', 'trades_today', 49);
+    await a.set(`${prefix}kv:acme:trader-1:mode`, 'paper');
+    expect(await storeB.get('acme:trader-1', 'trades_today')).toBe(49);
+    expect(await storeB.get('acme:trader-1', 'mode')).toBe('paper');
+    expect(await storeB.get('acme:trader-2', 'trades_today')).toBeUndefined();
+    const { condition } = compileCondition("storage.get('trades_today') < 50", { lists: {}, internalDomains: [], internalCidrs: [], namedPatterns: {} });
+    expect(await condition!.evaluate(ctx('s-1', 'trader-1', 0, storeB))).toBe(true);
+    expect(await condition!.evaluate(ctx('s-2', 'trader-2', 0, storeB))).toBe(false);
+  });
+});
