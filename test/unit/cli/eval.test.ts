@@ -1,0 +1,63 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseEvalArgs } from '../../../src/cli/commands/eval.js';
+
+const ROOT = join(import.meta.dirname, '../../..');
+const GOLDEN = join(ROOT, 'test/golden/eval');
+const tmp = mkdtempSync(join(tmpdir(), 'steward-eval-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function steward(args: string[], input = '', env: Record<string, string> = {}) {
+  return spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), ...args], {
+    input,
+    encoding: 'utf8',
+    env: { ...process.env, STEWARD_LLM_BASE_URL: '', STEWARD_SIGNING_KEY: '', ...env },
+    timeout: 60_000,
+  });
+}
+
+describe('parseEvalArgs', () => {
+  it('accepts the DESIGN §4.3 form and rejects bad arguments', () => {
+    expect(parseEvalArgs(['--blueprints', 'd', '--agents=a.yaml', '-'])).toMatchObject({ blueprints: 'd', agents: 'a.yaml', input: '-' });
+    expect(parseEvalArgs(['x.jsonl'])).toMatch(/--blueprints/);
+    expect(parseEvalArgs(['--blueprints', 'd'])).toMatch(/TRACES/);
+    expect(parseEvalArgs(['--blueprints', 'd', '--frobnicate', 'x'])).toMatch(/unknown option/);
+  });
+});
+
+describe('steward eval / verify (process)', () => {
+  it('exit 2 on bad arguments and on invalid blueprints (problems on stderr)', () => {
+    expect(steward(['eval', 'traces.jsonl']).status).toBe(2);
+    writeFileSync(join(tmp, 'bad.yaml'), 'id: bad@1.0\nversion: "1.0.0"\ndescription: x\nchecks: not-a-list\nscoring: {thresholds: {ok: 0.1, nudge: 0.2, escalate: 0.3, block: 0.4}}\n');
+    const r = steward(['eval', '--blueprints', tmp, '-'], '');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/bad\.yaml:\d+:\d+: STEWARD_BLUEPRINT/);
+    rmSync(join(tmp, 'bad.yaml'));
+  });
+
+  it('streams stdin → JSONL in input order, summary on stderr; signed verdicts verify, tampered ones fail', () => {
+    const pub = join(tmp, 'pub.pem');
+    const lines = Array.from({ length: 30 }, (_, i) =>
+      JSON.stringify({ trace_id: `p-${i}`, agent_id: 'a2', timestamp: `2025-03-01T09:${String(i).padStart(2, '0')}:00Z`, hook: 'tool_call', tool: 'transfer', args: { amount: i * 500 } }),
+    );
+    const r = steward(['eval', '--blueprints', join(GOLDEN, 'blueprints/core'), '--public-key-out', pub, '-'], lines.join('\n') + '\n', {
+      STEWARD_SIGNING_KEY: join(GOLDEN, 'keys/golden-ed25519.pem'),
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const out = r.stdout.trim().split('\n');
+    expect(out.map((l) => JSON.parse(l).trace_id)).toEqual(lines.map((l) => JSON.parse(l).trace_id));
+    expect(r.stderr).toMatch(/30 trace\(s\) evaluated/);
+    expect(readFileSync(pub, 'utf8')).toBe(readFileSync(join(GOLDEN, 'keys/golden-ed25519.pub.pem'), 'utf8'));
+    writeFileSync(join(tmp, 'out.jsonl'), r.stdout);
+    expect(steward(['verify', '--public-key', pub, join(tmp, 'out.jsonl')]).status).toBe(0);
+    const tampered = r.stdout.replace('"confidence_score":1', '"confidence_score":0.99');
+    const v = steward(['verify', '--public-key', pub, '-'], tampered);
+    expect(v.status).toBe(1);
+    expect(v.stdout).toMatch(/^FAIL line 1 p-0: signature does not match/m);
+    expect(steward(['verify', '-'], tampered).status).toBe(2);
+  });
+});
+
