@@ -1,0 +1,115 @@
+/**
+ * Human review outcomes and remediation decisions for trust debt (ACGP-1004 §10.4).
+ *
+ *   steward review approve --trace ID --agent A [--tenant T] [--reviewer R] [--credit C] [--at TIME]
+ *       an escalation was approved: successful_review_credit (§10.4.1), once per trace (event `review:<ID>`)
+ *   steward review deny --trace ID --agent A ...      recorded as a no-op (a denied escalation earns no credit)
+ *   steward review approve --request REQ --reviewer R [--credit C] [--at TIME]   grant a remediation request (§10.4.3)
+ *   steward review deny --request REQ --reviewer R [--at TIME]                   deny it
+ *   steward review request --agent A --reason TEXT [--tenant T] [--id REQ] [--at TIME]   file a remediation request
+ *   steward review pending [--tenant T] [--json]
+ * Common: [--config FILE] [--redis URL] [--prefix P]. Changes are printed as JSON (the debt-change event).
+ * The CLI applies the default §10 credit unless --credit is given; the stream stage (acgp.reviews) uses
+ * the agent's blueprint settings.
+ */
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { createRedis } from '../../adapters/redis/client.js';
+import { RedisTrustDebtStore } from '../../adapters/redis/trust-debt-store.js';
+import { DEFAULT_TRUST_DEBT_CONFIG, type TrustDebtChange } from '../../engine/trust-debt/index.js';
+import { StewardError } from '../../errors.js';
+import { parseTime, redisTarget } from './debt.js';
+
+const USAGE = [
+  'usage: steward review approve|deny --trace ID --agent A [--tenant T] [--reviewer R] [--credit C] [--at TIME]',
+  '       steward review approve|deny --request REQ --reviewer R [--credit C] [--at TIME]',
+  '       steward review request --agent A --reason TEXT [--tenant T] [--id REQ] [--at TIME]',
+  '       steward review pending [--tenant T] [--json]',
+  '       (all: [--config FILE] [--redis URL] [--prefix P])',
+].join('\n');
+
+const OPTIONS = {
+  trace: { type: 'string' },
+  request: { type: 'string' },
+  agent: { type: 'string' },
+  tenant: { type: 'string' },
+  reviewer: { type: 'string' },
+  credit: { type: 'string' },
+  at: { type: 'string' },
+  reason: { type: 'string' },
+  id: { type: 'string' },
+  json: { type: 'boolean' },
+  config: { type: 'string' },
+  redis: { type: 'string' },
+  prefix: { type: 'string' },
+} as const;
+
+function usage(msg?: string): StewardError {
+  return new StewardError('STEWARD_USAGE', msg ? `${msg}\n${USAGE}` : USAGE);
+}
+
+function creditOf(s: string | undefined): number | undefined {
+  if (s === undefined) return undefined;
+  const n = Number(s);
+  if (!Number.isFinite(n) || Math.abs(n) > 1) throw usage(`--credit must be a number in [-1, 1] (read as a credit): ${s}`);
+  return -Math.abs(n);
+}
+
+const print = (o: unknown) => process.stdout.write(JSON.stringify(o) + '\n');
+const changeJson = (c: TrustDebtChange) => ({ ...c, audits: c.audits?.length ? c.audits : undefined });
+
+export async function run(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+  } catch (e) {
+    throw usage((e as Error).message);
+  }
+  const { values: v, positionals } = parsed;
+  const [sub, ...extra] = positionals;
+  if (!sub || extra.length > 0 || !['approve', 'deny', 'request', 'pending'].includes(sub)) throw usage();
+  const now = Date.now();
+  const at = parseTime(v.at, now);
+  const credit = creditOf(v.credit);
+  const { url, prefix } = redisTarget(v);
+  const redis = createRedis(url, { maxRetriesPerRequest: 1 });
+  const store = new RedisTrustDebtStore(redis, { prefix });
+  const cfg = DEFAULT_TRUST_DEBT_CONFIG;
+  try {
+    if (sub === 'pending') {
+      const list = await store.pendingRemediations(v.tenant);
+      if (v.json) for (const r of list) print(r);
+      else {
+        if (list.length === 0) process.stdout.write('no pending remediation requests\n');
+        for (const r of list) process.stdout.write(`${r.requestId}  ${r.tenant}/${r.agentId}  ${new Date(r.atMs).toISOString()}  ${r.reason}\n`);
+      }
+      return 0;
+    }
+    if (sub === 'request') {
+      if (!v.agent || !v.reason) throw usage('request needs --agent and --reason');
+      print(await store.requestRemediation(v.tenant ?? 'default', v.agent, { requestId: v.id ?? randomUUID(), reason: v.reason, atMs: at }, cfg));
+      return 0;
+    }
+    if (v.request !== undefined) {
+      if (v.trace !== undefined) throw usage('give --trace or --request, not both');
+      if (!v.reviewer) throw usage('a remediation decision needs --reviewer');
+      const r = await store.decideRemediation(v.request, sub === 'approve' ? 'grant' : 'deny', { reviewer: v.reviewer, credit, atMs: at }, cfg);
+      print({ request: r.request, change: r.change ? changeJson(r.change) : undefined });
+      return 0;
+    }
+    if (!v.trace || !v.agent) throw usage('a review outcome needs --trace and --agent (or --request for a remediation decision)');
+    if (sub === 'deny') {
+      // §10.4.1 credits only approvals; the escalation's own debt already moved with its intervention.
+      print({ trace_id: v.trace, agent_id: v.agent, outcome: 'denied', change: null });
+      return 0;
+    }
+    const change = await store.apply(
+      { eventId: `review:${v.trace}`, tenant: v.tenant ?? 'default', agentId: v.agent, atMs: at, kind: 'review_approved', credit },
+      cfg,
+    );
+    print(changeJson(change));
+    return 0;
+  } finally {
+    redis.disconnect();
+  }
+}
