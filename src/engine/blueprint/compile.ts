@@ -128,6 +128,12 @@ export function scorerFor(check: Obj): { scorer: string; parameters: Obj } {
   return { scorer: SCORER_TYPES.has(type) ? type : type, parameters: args };
 }
 
+// Schema errors were already reported; this only keeps compilation of an invalid file from throwing.
+function onFailOf(v: unknown): { decision: Intervention; reason: string } {
+  const o = isObj(v) ? v : {};
+  return { decision: (typeof o.decision === 'string' ? o.decision : 'block') as Intervention, reason: typeof o.reason === 'string' ? o.reason : '' };
+}
+
 /** Compiles the tripwires and checks this file itself defines (inherited ones were compiled with their own file). */
 export function compileOwnItems(doc: SourceDoc, v: Obj, dsl: DslOptions, errors: StewardError[]): OwnItems {
   const out: OwnItems = { tripwires: [], rules: [], metrics: [] };
@@ -135,7 +141,7 @@ export function compileOwnItems(doc: SourceDoc, v: Obj, dsl: DslOptions, errors:
     if (!isObj(t) || t.condition === undefined) return; // schema already reported it
     const condition = compileConditionAt(doc, ['tripwires', i, 'condition'], t.condition, dsl, errors);
     const evalTier = (num(t.eval_tier) ?? 0) > 0 ? 1 : 0;
-    const onFail = t.on_fail as { decision: Intervention; reason: string };
+    const onFail = onFailOf(t.on_fail);
     if (condition?.async && evalTier === 0) {
       errors.push(
         new StewardError('STEWARD_BLUEPRINT_TIER', `tripwire '${String(t.id)}' uses stateful functions (${[...condition.functions].join(', ')}); set eval_tier: 1 and requires_state: true`, {
@@ -161,7 +167,7 @@ export function compileOwnItems(doc: SourceDoc, v: Obj, dsl: DslOptions, errors:
     if (isObj(c.rule)) {
       if (c.rule.condition === undefined) return;
       const condition = compileConditionAt(doc, ['checks', i, 'rule', 'condition'], c.rule.condition, dsl, errors);
-      const onFail = c.rule.on_fail as { decision: Intervention; reason: string };
+      const onFail = onFailOf(c.rule.on_fail);
       if (!condition) return;
       out.rules.push({
         id: String(c.id),

@@ -43,5 +43,7 @@ const MATCH_ALL: WhenMatcher = () => true;
 
 export function compileWhenAt(when: unknown): WhenMatcher {
   if (when === undefined || when === null) return MATCH_ALL;
+  // A non-object `when` is a schema error already; never match rather than throw.
+  if (typeof when !== 'object' || Array.isArray(when)) return () => false;
   return compileWhen(when as Record<string, unknown>);
 }

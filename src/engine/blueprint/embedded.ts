@@ -136,25 +136,27 @@ export const BLUEPRINT_SCHEMA: Record<string, unknown> = {
         "halt"
       ]
     },
-    "whenValue": {
-      "type": [
-        "string",
-        "number",
-        "boolean"
-      ]
-    },
     "when": {
       "type": "object",
       "description": "Keys of the cognitive trace to match (hook, tool, any field); an array value means any-of (§6.1).",
       "additionalProperties": {
+        "errorMessage": "a `when` value must be a string, number or boolean, or a list of them (any-of)",
         "anyOf": [
           {
-            "$ref": "#/$defs/whenValue"
+            "type": [
+              "string",
+              "number",
+              "boolean"
+            ]
           },
           {
             "type": "array",
             "items": {
-              "$ref": "#/$defs/whenValue"
+              "type": [
+                "string",
+                "number",
+                "boolean"
+              ]
             }
           }
         ]

@@ -62,7 +62,7 @@ function describe(e: ErrorObject): string {
     case 'required':
       return `missing required field '${String(p.missingProperty)}'`;
     case 'type':
-      return `must be ${String(p.type).replace(',', ' or ')}, got ${Array.isArray(e.data) ? 'array' : e.data === null ? 'null' : typeof e.data}`;
+      return `must be ${String(p.type).split(',').join(' or ')}, got ${Array.isArray(e.data) ? 'array' : e.data === null ? 'null' : typeof e.data}`;
     case 'enum':
       return `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(e.data)}`;
     case 'pattern':

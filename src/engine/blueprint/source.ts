@@ -60,7 +60,13 @@ export function parseSource(file: string, text: string): { doc?: SourceDoc; erro
     errors.push(new StewardError('STEWARD_BLUEPRINT_SYNTAX', `invalid YAML/JSON: ${msg}`, { position: { file, line, col } }));
   }
   if (errors.length) return { errors };
-  const value = ydoc.toJS({ maxAliasCount: 100 }) as unknown;
+  let value: unknown;
+  try {
+    value = ydoc.toJS({ maxAliasCount: 100 }) as unknown;
+  } catch (e) {
+    // Unresolved aliases and alias bombs surface only when converting.
+    return { errors: [new StewardError('STEWARD_BLUEPRINT_SYNTAX', `invalid YAML: ${(e as Error).message}`, { position: { file, line: 1, col: 1 } })] };
+  }
 
   const pos = (path: readonly PathSeg[], opts: { key?: boolean } = {}): SourcePosition => {
     const f = walk(ydoc.contents, path);

@@ -37,7 +37,7 @@ interface Case {
 }
 
 const root = join(import.meta.dirname, '../../../golden/blueprint');
-const areas = readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory());
+const areas = readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory() && readdirSync(join(root, d.name)).some((n) => n.endsWith('.yaml')));
 const key = (bp: { id: string; version: string }): string => `${splitId(bp.id).name}@${bp.version}`;
 const shape = (e: StewardError): ExpectedProblem => ({ code: e.code, file: e.position?.file ?? '', line: e.position?.line ?? 0, col: e.position?.col ?? 0 });
 const trace: Trace = { trace_id: 't', agent_id: 'x', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call' };
