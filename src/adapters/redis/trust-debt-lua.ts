@@ -1,7 +1,7 @@
 /**
  * Lua for RedisTrustDebtStore. `APPLY_LUA` transliterates `advance`/`runAudits` from
  * src/engine/trust-debt/math.ts operation by operation (same order of IEEE-754 double operations,
- * `math.pow` = C pow), so Redis and the in-memory store agree. Numbers cross the boundary as
+ * and `detPow` instead of the C library's pow), so Redis and the in-memory store agree bit for bit. Numbers cross the boundary as
  * `%.17g` strings: Redis would truncate Lua numbers to integers in replies.
  *
  * One call applies a batch of events in order (the store batches concurrent applies: one script call
@@ -35,10 +35,44 @@ local function levelFor(d)
   return 'normal'
 end
 
+-- detLn / detExp / detPow: the same operations in the same order as math.ts (deterministic pow)
+local LN2 = 0.6931471805599453
+local SQRT2 = 1.4142135623730951
+local SQRT1_2 = 0.7071067811865476
+local function detLn(x)
+  local m = x
+  local k = 0
+  while m >= SQRT2 do m = m / 2; k = k + 1 end
+  while m < SQRT1_2 do m = m * 2; k = k - 1 end
+  local s = (m - 1) / (m + 1)
+  local s2 = s * s
+  local sum = 0
+  for i = 27, 1, -2 do sum = sum * s2 + 1 / i end
+  return k * LN2 + 2 * s * sum
+end
+local function detExp(y)
+  if y == 0 then return 1 end
+  if y < -745.2 then return 0 end
+  if y > 709.8 then return math.huge end
+  local n = math.floor(y / LN2 + 0.5)
+  local r = y - n * LN2
+  local sum = 1
+  for i = 18, 1, -1 do sum = 1 + (r * sum) / i end
+  local p = sum
+  if n < 0 then for j = 1, -n do p = p * 0.5 end else for j = 1, n do p = p * 2 end end
+  return p
+end
+-- detPow(rate, x) = detExp(x * detLn(rate)); ln(rate) is computed once per call (same value every time)
+local lnRate = detLn(rate)
+local function detPowRate(x)
+  if x == 0 or rate == 1 then return 1 end
+  return detExp(x * lnRate)
+end
+
 local function decay(debt, from, to)
   local h = (to - from) / 3600000
   local dec = debt
-  if h > 0 then dec = debt * math.pow(rate, h / period) end
+  if h > 0 then dec = debt * detPowRate(h / period) end
   return math.max(floor, dec)
 end
 

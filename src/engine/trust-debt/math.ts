@@ -1,7 +1,7 @@
 /**
  * Pure trust-debt math (ACGP-1004 §10.2–§10.6, DESIGN §5.7/§5.15) and the per-agent state machine.
  * The Redis Lua script (src/adapters/redis/trust-debt-lua.ts) is a line-by-line transliteration of
- * `advance`: same operations in the same order, so both stores produce the same doubles.
+ * `advance` and `detPow`: same operations in the same order, so both stores produce the same doubles.
  */
 import type { Intervention, TrustDebtConfig, TrustDebtLevel } from '../types.js';
 
@@ -39,9 +39,59 @@ export function crossingsBetween(from: TrustDebtLevel, to: TrustDebtLevel): Cros
   return out;
 }
 
+// ───────────────────────────── deterministic pow ─────────────────────────────
+// V8's Math.pow and the C library's pow (what Redis Lua calls) differ in the last bit now and then, which
+// would let `steward eval` and the stream disagree. detPow uses only + − × ÷ and floor, each correctly
+// rounded IEEE-754 in both runtimes, in a fixed order; the Lua copy (trust-debt-lua.ts) repeats it, so
+// both stores produce the same doubles. Accuracy: a few ulps (≈1e-15 relative), far below what debt needs.
+
+const LN2 = 0.6931471805599453;
+const SQRT2 = 1.4142135623730951;
+const SQRT1_2 = 0.7071067811865476;
+
+/** ln(x) for x > 0: x = m·2^k with m in [√½, √2), ln m = 2·atanh((m−1)/(m+1)) by a 14-term series. */
+export function detLn(x: number): number {
+  let m = x;
+  let k = 0;
+  while (m >= SQRT2) {
+    m = m / 2;
+    k = k + 1;
+  }
+  while (m < SQRT1_2) {
+    m = m * 2;
+    k = k - 1;
+  }
+  const s = (m - 1) / (m + 1);
+  const s2 = s * s;
+  let sum = 0;
+  for (let i = 27; i >= 1; i = i - 2) sum = sum * s2 + 1 / i;
+  return k * LN2 + 2 * s * sum;
+}
+
+/** e^y: y = n·ln2 + r with |r| ≤ ln2/2, e^r by an 18-term Horner series, then exact scaling by 2^n. */
+export function detExp(y: number): number {
+  if (y === 0) return 1;
+  if (y < -745.2) return 0;
+  if (y > 709.8) return Infinity;
+  const n = Math.floor(y / LN2 + 0.5);
+  const r = y - n * LN2;
+  let sum = 1;
+  for (let i = 18; i >= 1; i = i - 1) sum = 1 + (r * sum) / i;
+  let p = sum;
+  if (n < 0) for (let j = 0; j < -n; j = j + 1) p = p * 0.5;
+  else for (let j = 0; j < n; j = j + 1) p = p * 2;
+  return p;
+}
+
+/** base^x for base > 0, computed identically in TypeScript and Redis Lua. */
+export function detPow(base: number, x: number): number {
+  if (x === 0 || base === 1) return 1;
+  return detExp(x * detLn(base));
+}
+
 /** §10.3: max(min_debt, debt · rate^(hours/period_hours)). Negative elapsed time does not decay. */
 export function applyDecay(debt: number, hoursElapsed: number, cfg: TrustDebtConfig): number {
-  const decayed = hoursElapsed > 0 ? debt * Math.pow(cfg.decay.rate, hoursElapsed / cfg.decay.periodHours) : debt;
+  const decayed = hoursElapsed > 0 ? debt * detPow(cfg.decay.rate, hoursElapsed / cfg.decay.periodHours) : debt;
   return Math.max(cfg.decay.minDebt, decayed);
 }
 

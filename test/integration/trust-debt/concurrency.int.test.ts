@@ -74,7 +74,7 @@ describe('trust debt under two concurrent processes (real Redis)', () => {
       expect(got).toEqual(want); // bit-for-bit: debt, time, audit window, level, applied count
       const atMs = got!.lastMs;
       const m = await mem.current('conc', `agent-${i}`, atMs, cfg);
-      expect(Math.abs(m.debt - got!.debt)).toBeLessThanOrEqual(1e-12);
+      expect(m.debt).toBe(got!.debt); // the in-memory store (steward eval) computes the same doubles
       if (got!.debt > 0) nonZero++;
     }
     expect(nonZero).toBeGreaterThan(0);

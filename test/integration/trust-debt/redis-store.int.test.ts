@@ -25,7 +25,7 @@ describe('RedisTrustDebtStore agrees with MemoryTrustDebtStore', () => {
     redis.disconnect();
   });
 
-  it('same sequence → same changes (Lua doubles vs JS doubles)', async () => {
+  it('same sequence → bit-identical changes (Lua doubles vs JS doubles)', async () => {
     let exact = 0;
     let total = 0;
     await fc.assert(
@@ -54,8 +54,10 @@ describe('RedisTrustDebtStore agrees with MemoryTrustDebtStore', () => {
             expect(b.level).toBe(a.level);
             expect(b.crossings).toEqual(a.crossings);
             expect(b.audits?.length ?? 0).toBe(a.audits?.length ?? 0);
-            expect(Math.abs(b.after - a.after)).toBeLessThanOrEqual(1e-12);
-            expect(Math.abs(b.before - a.before)).toBeLessThanOrEqual(1e-12);
+            // bit for bit: both use detPow and the same operation order
+            expect(b.before).toBe(a.before);
+            expect(b.after).toBe(a.after);
+            expect((b.audits ?? []).map((x) => [x.atMs, x.before, x.after])).toEqual((a.audits ?? []).map((x) => [x.atMs, x.before, x.after]));
             total++;
             if (a.after === b.after && a.before === b.before) exact++;
           }
@@ -63,7 +65,6 @@ describe('RedisTrustDebtStore agrees with MemoryTrustDebtStore', () => {
       ),
       { numRuns: 40 },
     );
-    // Lua's pow is the C library's; V8 has its own. Report how often they agree bit for bit.
     console.log(`trust-debt redis/memory bit-exact agreement: ${exact}/${total}`);
     expect(total).toBeGreaterThan(0);
   });

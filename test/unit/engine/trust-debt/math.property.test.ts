@@ -7,6 +7,7 @@ import {
   MemoryTrustDebtStore,
   advance,
   applyDecay,
+  detPow,
   levelFor,
   trustDebtConfigFrom,
   type AgentDebtState,
@@ -90,8 +91,11 @@ describe('trust-debt math properties (§10.2, §10.3, DESIGN §5.15)', () => {
         (cfg, stored, dt, inc) => {
           const s: AgentDebtState = { debt: Math.max(stored, cfg.decay.minDebt), lastMs: T0, windowMs: T0 + dt, level: 'normal', applied: 1 };
           const r = advance(s, { atMs: T0 + dt, delta: inc, resetsWindow: true }, cfg);
-          const decayed = Math.max(cfg.decay.minDebt, s.debt * cfg.decay.rate ** (dt / HOUR_MS / cfg.decay.periodHours));
+          const factor = detPow(cfg.decay.rate, dt / HOUR_MS / cfg.decay.periodHours);
+          const decayed = Math.max(cfg.decay.minDebt, s.debt * factor);
           expect(r.change.before).toBe(decayed);
+          const exactFactor = cfg.decay.rate ** (dt / HOUR_MS / cfg.decay.periodHours);
+          expect(Math.abs(factor - exactFactor)).toBeLessThanOrEqual(1e-13 * exactFactor + 1e-300);
           expect(r.change.after).toBe(Math.min(1, decayed + inc));
           // the other order (add, then decay) differs whenever something decays and nothing caps
           if (dt > 0 && cfg.decay.rate < 1 && inc > 0 && decayed + inc < 1 && decayed > cfg.decay.minDebt) {
@@ -109,5 +113,25 @@ describe('trust-debt math properties (§10.2, §10.3, DESIGN §5.15)', () => {
     expect(applyDecay(1, 7 * 24, cfg)).toBeCloseTo(0.6983, 4);
     expect(applyDecay(1, 14 * 24, cfg)).toBeCloseTo(0.4877, 4);
     expect(applyDecay(0.01, 10_000, trustDebtConfigFrom({ decay: { min_debt: 0.005 } }))).toBe(0.005);
+  });
+});
+
+describe('detPow (deterministic pow shared with the Redis Lua)', () => {
+  it('agrees with Math.pow to ~1e-14 relative over the decay range', async () => {
+    const { detPow, detLn, detExp } = await import('../../../../src/engine/trust-debt/math.js');
+    fc.assert(
+      fc.property(fc.double({ min: 1e-6, max: 1, noNaN: true }), fc.double({ min: 0, max: 5000, noNaN: true }), (b, x) => {
+        const want = Math.pow(b, x);
+        const got = detPow(b, x);
+        if (want < 1e-300) expect(got).toBeLessThan(1e-290);
+        else expect(Math.abs(got - want) / want).toBeLessThan(1e-13);
+      }),
+      { numRuns: 2000 },
+    );
+    expect(detPow(0.95, 1)).toBeCloseTo(0.95, 15);
+    expect(detPow(0.95, 0)).toBe(1);
+    expect(detLn(1)).toBe(0);
+    expect(detExp(-800)).toBe(0);
+    expect(Math.abs(detLn(Math.E) - 1)).toBeLessThan(1e-15);
   });
 });
