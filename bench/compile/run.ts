@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { listBlueprintFiles, readBlueprintFiles } from '../../src/adapters/fs/blueprint-files.js';
-import { compileBlueprintSet } from '../../src/engine/blueprint/index.js';
+import { compileBlueprintSet, createAgentRegistry } from '../../src/engine/blueprint/index.js';
+import type { AclTier, Trace } from '../../src/engine/types.js';
 import { defaultEngineConfig } from '../../src/engine/config.js';
 
 const N = 1000;
@@ -103,6 +104,24 @@ async function main(): Promise<void> {
       await full();
       tFull.push(performance.now() - t);
     }
+    // Per-event selection over the 1,000-blueprint set vs a plain Map lookup of the same agents.
+    const set = compileBlueprintSet(await readBlueprintFiles([dir], { base: dir }), { config }).set!;
+    const agents = Array.from({ length: 500 }, (_, i) => ({ id: `a${i}`, tenant: 't', tier: `ACL-${i % 6}` as AclTier, tools: [`tool_${i % 50}`], domains: [], registered: i % 10 !== 0 }));
+    const registry = createAgentRegistry(agents.filter((a) => a.registered));
+    const trace: Trace = { trace_id: 't', agent_id: 'a0', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call' };
+    const ids = agents.map((a) => a.id);
+    const plain = new Map(agents.map((a) => [a.id, a]));
+    const LOOKUPS = 200_000;
+    let sink = 0;
+    let t0 = performance.now();
+    for (let i = 0; i < LOOKUPS; i++) sink += plain.get(ids[i % ids.length])!.tools.length;
+    const tMap = performance.now() - t0;
+    t0 = performance.now();
+    for (let i = 0; i < LOOKUPS; i++) sink += set.select(registry.lookup(ids[i % ids.length]), trace).chain.length;
+    const tSel = performance.now() - t0;
+    if (sink === 0) throw new Error('unreachable');
+    console.log(`select_ns=${((tSel / LOOKUPS) * 1e6).toFixed(0)} (registry lookup + select, cached per agent)`);
+    console.log(`select_vs_map_get=${(tSel / tMap).toFixed(2)}`);
     const y = median(tYaml);
     const f = median(tFull);
     console.log(`files=${N} runs=${RUNS}`);

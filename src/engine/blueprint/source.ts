@@ -49,6 +49,23 @@ function walk(root: YamlNode | null | undefined, path: readonly PathSeg[]): Foun
   return { node: (node ?? undefined) as YamlNode | undefined, keyNode, depth };
 }
 
+/**
+ * Maps an offset in a quoted scalar's value to its offset in the source, stepping over escapes
+ * (`\\n`, `\\"`, `\\xNN`, `\\uNNNN`, `\\UNNNNNNNN` in double quotes; `''` in single quotes). Line folding
+ * inside multi-line quoted scalars is not modelled.
+ */
+function sourceOffset(text: string, from: number, valueOffset: number, kind: 'double' | 'single'): number {
+  let s = from;
+  for (let v = 0; v < valueOffset && s < text.length; v++) {
+    if (kind === 'double' && text[s] === '\\') {
+      const c = text[s + 1];
+      s += c === 'x' ? 4 : c === 'u' ? 6 : c === 'U' ? 10 : 2;
+    } else if (kind === 'single' && text[s] === "'" && text[s + 1] === "'") s += 2;
+    else s++;
+  }
+  return s;
+}
+
 export function parseSource(file: string, text: string): { doc?: SourceDoc; errors: StewardError[] } {
   const lineCounter = new LineCounter();
   const ydoc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, version: '1.2', schema: 'core', keepSourceTokens: false });
@@ -82,7 +99,8 @@ export function parseSource(file: string, text: string): { doc?: SourceDoc; erro
     // Block scalars start on the next line; quoted ones after the quote. Escapes are not re-mapped (rare in DSL text).
     if (n.type === 'BLOCK_LITERAL' || n.type === 'BLOCK_FOLDED') return { file, ...at(start), path: formatPath(path), offset };
     const quote = n.type === 'QUOTE_DOUBLE' || n.type === 'QUOTE_SINGLE' ? 1 : 0;
-    return { file, ...at(start + quote + offset), path: formatPath(path), offset };
+    const src = quote ? sourceOffset(text, start + 1, offset, n.type === 'QUOTE_DOUBLE' ? 'double' : 'single') : start + offset;
+    return { file, ...at(src), path: formatPath(path), offset };
   };
   return { doc: { file, text, value, pos, posInScalar }, errors };
 }
