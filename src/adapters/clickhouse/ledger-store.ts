@@ -104,14 +104,15 @@ export class LedgerWriter {
 
   private async loadHeads(agents: string[]): Promise<void> {
     if (agents.length === 0) return;
-    const rows = await this.store.query<{ agent_id: string; seq: string; hash: string; ts_ms: string }>(
-      `SELECT agent_id, max(seq) AS seq, argMax(hash, seq) AS hash, argMax(ts_ms, seq) AS ts_ms FROM ${this.store.table('ledger')}
+    // Aliases must not shadow columns: ClickHouse resolves `argMax(hash, seq)` against an alias named seq.
+    const rows = await this.store.query<{ agent_id: string; head_seq: string; head_hash: string; head_ts: string }>(
+      `SELECT agent_id, max(seq) AS head_seq, argMax(hash, seq) AS head_hash, argMax(ts_ms, seq) AS head_ts FROM ${this.store.table('ledger')}
        WHERE agent_id IN (${agents.map(sqlString).join(',')}) GROUP BY agent_id`,
     );
     const found = new Map(rows.map((r) => [r.agent_id, r]));
     for (const a of agents) {
       const r = found.get(a);
-      this.chain.setHead(a, r ? { agent_id: a, seq: Number(r.seq), hash: r.hash, ts_ms: Number(r.ts_ms) } : null);
+      this.chain.setHead(a, r ? { agent_id: a, seq: Number(r.head_seq), hash: r.head_hash, ts_ms: Number(r.head_ts) } : null);
     }
   }
 }
