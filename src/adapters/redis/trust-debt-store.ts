@@ -57,7 +57,6 @@ interface Pending {
   reject: (e: unknown) => void;
 }
 interface Scripts {
-  stewardTdApply: Cmd;
   stewardTdRequest: Cmd;
   stewardTdDecide: Cmd;
 }
@@ -87,12 +86,13 @@ function parseRequest(flat: unknown): RemediationRequest {
 }
 
 export class RedisTrustDebtStore implements TrustDebtStore {
-  private readonly prefix: string;
+  readonly prefix: string;
   private readonly ttl: number;
   private readonly sweepBatch: number;
   private readonly cmd: Scripts;
   private readonly maxBatch: number;
-  private readonly queues = new Map<TrustDebtConfig, Pending[]>();
+  private open: { key: string; cfg: TrustDebtConfig; pending: Pending[] }[] = [];
+  private readonly cfgKeys = new WeakMap<TrustDebtConfig, string>();
   private flushScheduled = false;
 
   constructor(
@@ -104,8 +104,7 @@ export class RedisTrustDebtStore implements TrustDebtStore {
     this.sweepBatch = opts.sweepBatch ?? 200;
     this.maxBatch = Math.max(1, opts.maxBatch ?? 128);
     const r = redis as unknown as Partial<Scripts> & Redis;
-    if (typeof r.stewardTdApply !== 'function') {
-      redis.defineCommand('stewardTdApply', { lua: APPLY_LUA }); // numkeys given per call (batch size varies)
+    if (typeof r.stewardTdRequest !== 'function') {
       redis.defineCommand('stewardTdRequest', { numberOfKeys: 2, lua: REQUEST_REMEDIATION_LUA });
       redis.defineCommand('stewardTdDecide', { numberOfKeys: 2, lua: DECIDE_REMEDIATION_LUA });
     }
@@ -176,46 +175,60 @@ export class RedisTrustDebtStore implements TrustDebtStore {
       keys.push(this.agentKey(it.tenant, it.agentId), this.dedupKey(it.tenant, it.agentId, it.eventId));
       argv.push(String(it.atMs), String(it.delta), it.resets ? '1' : '0', JSON.stringify([it.tenant, it.agentId]), it.cause, it.tenant, it.agentId, it.eventId);
     }
-    const flat = (await this.cmd.stewardTdApply(keys.length, ...keys, ...argv)) as string[];
+    // EVAL, not EVALSHA: ioredis retries a NOSCRIPT (script cache flushed by a Redis restart) as a later
+    // EVAL, which could overtake batches sent after it and reorder an agent's events. Redis still caches
+    // the compiled script; the cost is the script text on the wire once per batch.
+    const flat = (await this.redis.eval(APPLY_LUA, keys.length, ...keys, ...argv)) as string[];
     const out: [string, string][] = [];
     for (let i = 0; i < items.length; i++) out.push([flat[2 * i]!, flat[2 * i + 1]!]);
     return out;
   }
 
-  /** Concurrent applies issued in the same event-loop turn go to Redis as one batch (one script call). */
+  /**
+   * Concurrent applies issued in the same event-loop turn go to Redis as one batch (one script call).
+   * Batches hold consecutive events with the same settings and are sent in call order, so the order in
+   * which a caller issued events (per agent: the Kafka partition order) is the order Redis applies them.
+   */
   private enqueue(cfg: TrustDebtConfig, item: BatchItem): Promise<[string, string]> {
     return new Promise((resolve, reject) => {
-      let q = this.queues.get(cfg);
-      if (!q) {
-        q = [];
-        this.queues.set(cfg, q);
+      const key = this.cfgKey(cfg);
+      let last = this.open[this.open.length - 1];
+      if (!last || last.key !== key || last.pending.length >= this.maxBatch) {
+        last = { key, cfg, pending: [] };
+        this.open.push(last);
       }
-      q.push({ item, resolve, reject });
-      if (q.length >= this.maxBatch) this.flushOne(cfg);
-      else if (!this.flushScheduled) {
+      last.pending.push({ item, resolve, reject });
+      if (!this.flushScheduled) {
         this.flushScheduled = true;
-        setImmediate(() => this.flushAll());
+        setImmediate(() => this.flush());
       }
     });
   }
 
-  private flushAll(): void {
-    this.flushScheduled = false;
-    for (const cfg of [...this.queues.keys()]) this.flushOne(cfg);
+  private cfgKey(cfg: TrustDebtConfig): string {
+    let k = this.cfgKeys.get(cfg);
+    if (k === undefined) {
+      k = this.configArgs('apply', cfg).join('|');
+      this.cfgKeys.set(cfg, k);
+    }
+    return k;
   }
 
-  private flushOne(cfg: TrustDebtConfig): void {
-    const q = this.queues.get(cfg);
-    if (!q || q.length === 0) return;
-    this.queues.delete(cfg);
-    this.runBatch(
-      'apply',
-      cfg,
-      q.map((p) => p.item),
-    ).then(
-      (res) => q.forEach((p, i) => p.resolve(res[i]!)),
-      (e: unknown) => q.forEach((p) => p.reject(e)),
-    );
+  private flush(): void {
+    this.flushScheduled = false;
+    const batches = this.open;
+    this.open = [];
+    // runBatch hands its command to ioredis synchronously, so the calls below reach Redis in this order
+    for (const b of batches) {
+      this.runBatch(
+        'apply',
+        b.cfg,
+        b.pending.map((p) => p.item),
+      ).then(
+        (res) => b.pending.forEach((p, i) => p.resolve(res[i]!)),
+        (e: unknown) => b.pending.forEach((p) => p.reject(e)),
+      );
+    }
   }
 
   private parse(reply: unknown, meta: { eventId: string; tenant: string; agentId: string }, own: boolean): TrustDebtChange[] {
@@ -355,4 +368,51 @@ export class RedisTrustDebtStore implements TrustDebtStore {
       return { tenant: o.tenant!, agentId: o.agentId!, eventId: o.eventId!, atMs: Number(o.atMs), debt: Number(o.debt) };
     });
   }
+}
+
+export interface AuditSweepOptions {
+  /** How often to sweep (default 15 min). */
+  intervalMs?: number;
+  /**
+   * Sweep up to `now − lagMs` (default 1 h): an audit window must not be credited while a non-ok event
+   * from before its end may still be in the Kafka backlog (time is event time, DESIGN §5.7).
+   */
+  lagMs?: number;
+  cfgFor: (tenant: string, agentId: string) => TrustDebtConfig;
+  /** Receives the credits granted (publish them to acgp.trust-debt like any other change). */
+  onChanges: (changes: TrustDebtChange[]) => Promise<void> | void;
+  onError?: (e: unknown) => void;
+  now?: () => number;
+}
+
+/**
+ * Periodic good-behaviour audit (§10.4.2) over all known agents. Safe on every instance at once: each
+ * agent's credit is atomic and advances its window, so a window is credited once whoever sweeps.
+ */
+export function startAuditSweep(store: TrustDebtStore, o: AuditSweepOptions): { stop: () => Promise<void>; runOnce: () => Promise<TrustDebtChange[]> } {
+  const now = o.now ?? Date.now;
+  let running: Promise<unknown> = Promise.resolve();
+  const runOnce = async () => {
+    const changes = await store.sweep(now() - (o.lagMs ?? HOUR_MS), o.cfgFor);
+    if (changes.length > 0) await o.onChanges(changes);
+    return changes;
+  };
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return; // a slow sweep is not overlapped by the next tick
+    busy = true;
+    running = runOnce()
+      .catch((e: unknown) => o.onError?.(e))
+      .finally(() => {
+        busy = false;
+      });
+  }, o.intervalMs ?? 15 * 60_000);
+  timer.unref();
+  return {
+    runOnce,
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }

@@ -213,3 +213,20 @@ export function debtAt(s: AgentDebtState | undefined, atMs: number, cfg: TrustDe
   const { state } = runAudits(s, atMs, cfg);
   return decayBetween(state.debt, state.lastMs, atMs, cfg);
 }
+
+// ───────────────────────────── threshold actions (§10.6) ─────────────────────────────
+
+export interface LevelActions {
+  /** elevated_monitoring and above: score every trace fully (no sampling/short-cuts) and log at debug. */
+  fullScoring: boolean;
+  logLevel: 'info' | 'debug';
+  /** restricted_mode and above: stricter intervention thresholds (DESIGN §5.6). */
+  restricted: boolean;
+  /** re_tiering_review: the agent is queued for ARS re-evaluation (the queue entry is made on the up-crossing). */
+  reTieringReview: boolean;
+}
+
+export function levelActions(level: TrustDebtLevel): LevelActions {
+  const r = LEVEL_RANK[level];
+  return { fullScoring: r >= 1, logLevel: r >= 1 ? 'debug' : 'info', restricted: r >= 2, reTieringReview: r >= 3 };
+}

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RedisTrustDebtStore } from '../../../src/adapters/redis/trust-debt-store.js';
+import { RedisTrustDebtStore, startAuditSweep } from '../../../src/adapters/redis/trust-debt-store.js';
 import { HOUR_MS, MemoryTrustDebtStore, trustDebtConfigFrom, type TrustDebtEvent } from '../../../src/engine/trust-debt/index.js';
 import { INTERVENTIONS } from '../../../src/engine/types.js';
 import { describeTrustDebtStore } from '../../unit/engine/trust-debt/store-suite.js';
@@ -67,5 +67,44 @@ describe('RedisTrustDebtStore agrees with MemoryTrustDebtStore', () => {
     );
     console.log(`trust-debt redis/memory bit-exact agreement: ${exact}/${total}`);
     expect(total).toBeGreaterThan(0);
+  });
+
+  it('the periodic audit sweep credits each window once and leaves a lag for the backlog', async () => {
+    const store = await newStore();
+    const cfg = trustDebtConfigFrom(undefined);
+    const t0 = Date.UTC(2026, 0, 1);
+    await store.apply({ eventId: 's1', tenant: 't', agentId: 'sw', atMs: t0, kind: 'intervention', intervention: 'halt' }, cfg);
+    let clock = t0 + 168 * HOUR_MS + HOUR_MS / 2; // window complete, but within the 1 h lag
+    const seen: string[] = [];
+    const sweeper = startAuditSweep(store, { cfgFor: () => cfg, onChanges: (cs) => void seen.push(...cs.map((c) => c.eventId)), now: () => clock, intervalMs: 3_600_000 });
+    try {
+      expect(await sweeper.runOnce()).toEqual([]);
+      clock = t0 + 170 * HOUR_MS;
+      const granted = await sweeper.runOnce();
+      expect(granted.map((c) => c.eventId)).toEqual([`audit:t:sw:${t0 + 168 * HOUR_MS}`]);
+      expect(granted[0]!.after).toBe(granted[0]!.before - 0.2);
+      expect(await sweeper.runOnce()).toEqual([]);
+      expect(seen).toEqual([`audit:t:sw:${t0 + 168 * HOUR_MS}`]);
+    } finally {
+      await sweeper.stop();
+    }
+  });
+
+  it('applies concurrently issued events in call order, across batches and alternating settings', async () => {
+    const a = trustDebtConfigFrom({ accumulation: { flag: 0.07 } });
+    const b = trustDebtConfigFrom({ accumulation: { flag: 0.03 }, decay: { rate: 0.9 } });
+    const red = new RedisTrustDebtStore(redis, { prefix: (await newStore()).prefix, maxBatch: 7 });
+    const mem = new MemoryTrustDebtStore();
+    const t0 = Date.UTC(2026, 0, 1);
+    const evs: [TrustDebtEvent, typeof a][] = Array.from({ length: 200 }, (_, i) => [
+      { eventId: `o${i}`, tenant: 't', agentId: 'ordered', atMs: t0 + i * 1_800_000, kind: 'intervention', intervention: i % 5 === 0 ? 'ok' : 'flag' },
+      i % 3 === 0 ? b : a,
+    ]);
+    const got = await Promise.all(evs.map(([e, c]) => red.apply(e, c))); // all in flight at once
+    for (let i = 0; i < evs.length; i++) {
+      const want = await mem.apply(evs[i]![0], evs[i]![1]);
+      expect(got[i]!.before).toBe(want.before);
+      expect(got[i]!.after).toBe(want.after);
+    }
   });
 });

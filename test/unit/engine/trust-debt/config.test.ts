@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TRUST_DEBT_CONFIG, accumulationFor, crossingsBetween, levelFor, trustDebtConfigFrom } from '../../../../src/engine/trust-debt/index.js';
+import { DEFAULT_TRUST_DEBT_CONFIG, accumulationFor, crossingsBetween, levelActions, levelFor, trustDebtConfigFrom } from '../../../../src/engine/trust-debt/index.js';
 
 describe('trustDebtConfigFrom (§10.1)', () => {
   it('returns the spec defaults for a missing block', () => {
@@ -58,5 +58,14 @@ describe('levels and weights (§10.5, §10.6)', () => {
       { threshold: 'restricted_mode', direction: 'down' },
     ]);
     expect(crossingsBetween('normal', 'normal')).toEqual([]);
+  });
+});
+
+describe('threshold actions (§10.6)', () => {
+  it('each level adds its action to the ones below', () => {
+    expect(levelActions('normal')).toEqual({ fullScoring: false, logLevel: 'info', restricted: false, reTieringReview: false });
+    expect(levelActions('elevated_monitoring')).toEqual({ fullScoring: true, logLevel: 'debug', restricted: false, reTieringReview: false });
+    expect(levelActions('restricted_mode')).toMatchObject({ fullScoring: true, restricted: true, reTieringReview: false });
+    expect(levelActions('re_tiering_review')).toMatchObject({ fullScoring: true, restricted: true, reTieringReview: true });
   });
 });
