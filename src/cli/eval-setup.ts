@@ -25,6 +25,8 @@ export interface OfflineOptions {
   signingKey?: string;
   /** Injected in tests (in-process LLM); otherwise from env/config. */
   llm?: LlmClient | null;
+  /** Commands that never publish verdicts (test, calibrate) sign with an ephemeral key silently. */
+  ephemeralKeyOk?: boolean;
   env?: NodeJS.ProcessEnv;
   warn: (msg: string) => void;
 }
@@ -36,6 +38,8 @@ export interface OfflineSetup {
   config: EngineConfig;
   signer: VerdictSigner;
   llm?: LlmClient;
+  /** A fresh engine (new in-memory state and trust debt) over the same compiled blueprints. */
+  makeEngine(opts?: { llm?: LlmClient | null; onWarning?: (m: string) => void }): StewardEngine;
 }
 
 /** Bad input to an offline command (exit 2); `problems` are already formatted lines. */
@@ -115,7 +119,8 @@ export async function setupOffline(o: OfflineOptions): Promise<OfflineSetup> {
     }
   } else {
     signer = Ed25519Signer.ephemeral();
-    o.warn(`warning: STEWARD_SIGNING_KEY not set: verdicts are signed with an ephemeral key (kid ${signer.kid}); they cannot be verified later`);
+    if (!o.ephemeralKeyOk)
+      o.warn(`warning: STEWARD_SIGNING_KEY not set: verdicts are signed with an ephemeral key (kid ${signer.kid}); they cannot be verified later`);
   }
 
   let llm: LlmClient | undefined;
@@ -127,19 +132,22 @@ export async function setupOffline(o: OfflineOptions): Promise<OfflineSetup> {
       throw new SetupError((e as Error).message);
     }
   }
-  const scorers = createDefaultScorerRegistry({ maxInFlight: cfgLlm?.maxInFlight, timeoutMs: cfgLlm?.timeoutMs });
-  const engine = new StewardEngine({
-    blueprints: () => set,
-    registry,
-    config,
-    state: new MemoryStateStore(),
-    trustDebt: new MemoryTrustDebtStore(),
-    llm,
-    signer,
-    scorers,
-    sourceRegistry,
-    engineVersion: engineVersion(),
-    onWarning: (m) => o.warn(`warning: ${m}${m.includes('no LLM') ? ' (set STEWARD_LLM_BASE_URL)' : ''}`),
-  });
-  return { engine, set, registry, config, signer, llm };
+  const version = engineVersion();
+  const makeEngine = (mo: { llm?: LlmClient | null; onWarning?: (m: string) => void } = {}): StewardEngine =>
+    new StewardEngine({
+      blueprints: () => set,
+      registry,
+      config,
+      state: new MemoryStateStore(),
+      trustDebt: new MemoryTrustDebtStore(),
+      llm: mo.llm === undefined ? llm : (mo.llm ?? undefined),
+      signer,
+      scorers: createDefaultScorerRegistry({ maxInFlight: cfgLlm?.maxInFlight, timeoutMs: cfgLlm?.timeoutMs, backoffMs: 50 }),
+      sourceRegistry,
+      engineVersion: version,
+      onWarning: mo.onWarning ?? ((m) => o.warn(`warning: ${m}${m.includes('no LLM') ? ' (set STEWARD_LLM_BASE_URL)' : ''}`)),
+    });
+  const engine = makeEngine();
+  return { engine, set, registry, config, signer, llm, makeEngine };
+
 }

@@ -45,7 +45,8 @@ export function compilePatternParams(parameters: Record<string, unknown>): Compi
   const compiled: CompiledParams = {
     patterns,
     aggregation: agg === 'max' || agg === 'avg' ? agg : 'min',
-    fields: fields.length > 0 ? fields : ['content', 'reasoning'],
+    // By default scan what the agent produced: its text and, for tool calls, the arguments.
+    fields: fields.length > 0 ? fields : ['content', 'reasoning', 'args', 'action'],
   };
   cache.set(parameters, compiled);
   return compiled;
