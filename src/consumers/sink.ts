@@ -102,11 +102,13 @@ export class SinkProcessor {
         if (kind === 'dlq') {
           const h = readDlqHeaders(m);
           const failedAt = m.headers['x-steward-failed-at'];
+          const sourceTs = m.headers['x-steward-source-timestamp'];
           push('dlq_events', {
             row: dlqRow(
               {
                 dlq_topic: m.topic, dlq_partition: m.partition, dlq_offset: m.offset,
                 source_topic: h.sourceTopic, source_partition: h.sourcePartition, source_offset: h.sourceOffset,
+                source_ts_ms: sourceTs ? Number(sourceTs.toString()) : undefined,
                 stage: h.stage, code: h.code, message: h.message,
                 failed_at_ms: failedAt ? Number(failedAt.toString()) : undefined,
                 timestamp_ms: m.timestampMs, key: m.key?.toString('utf8'), value_bytes: m.value?.length ?? 0,

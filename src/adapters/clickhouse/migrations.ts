@@ -63,13 +63,15 @@ export const MIGRATIONS: Migration[] = [
       ) ENGINE = MergeTree()
       PARTITION BY ${MONTH('ts_ms')}
       ORDER BY (agent_id, seq)`,
+      // One row per failed source record and stage: a record dead-lettered again after a redelivery is the
+      // same failure. Partitioned by the source record's time, which every copy shares.
       `CREATE TABLE IF NOT EXISTS {db}.dlq_events (
         dlq_topic String, dlq_partition UInt32, dlq_offset UInt64,
-        source_topic String, source_partition Int32, source_offset String, stage String,
+        source_topic String, source_partition Int32, source_offset String, source_ts_ms UInt64, stage String,
         code String, message String, failed_at_ms UInt64, key String, value_bytes UInt64, ingested_at_ms UInt64
       ) ENGINE = ReplacingMergeTree(ingested_at_ms)
-      PARTITION BY ${MONTH('failed_at_ms')}
-      ORDER BY (dlq_topic, dlq_partition, dlq_offset)`,
+      PARTITION BY ${MONTH('source_ts_ms')}
+      ORDER BY (source_topic, source_partition, source_offset, stage)`,
       `CREATE TABLE IF NOT EXISTS {db}.gate_events (
         trace_id String, agent_id String, tenant String, intervention String, approved UInt8,
         ts_ms UInt64, payload String, ingested_at_ms UInt64

@@ -96,6 +96,8 @@ export interface DlqMeta {
   source_topic?: string;
   source_partition?: number;
   source_offset?: string;
+  /** Kafka timestamp of the original record (x-steward-source-timestamp). */
+  source_ts_ms?: number;
   stage?: string;
   code?: string;
   message?: string;
@@ -141,7 +143,7 @@ export interface LedgerRow {
 
 export interface DlqRow {
   dlq_topic: string; dlq_partition: number; dlq_offset: number;
-  source_topic: string; source_partition: number; source_offset: string; stage: string;
+  source_topic: string; source_partition: number; source_offset: string; source_ts_ms: number; stage: string;
   code: string; message: string; failed_at_ms: number; key: string; value_bytes: number; ingested_at_ms: number;
 }
 
@@ -312,17 +314,22 @@ export function gateRow(m: unknown, ingestedAtMs: number): GateRow {
 
 export function dlqRow(d: DlqMeta, ingestedAtMs: number): DlqRow {
   const offset = Number(d.dlq_offset);
+  const ms = (v: number | undefined) => (v !== undefined && Number.isFinite(v) && v >= 0 ? Math.trunc(v) : undefined);
+  const known = !!d.source_topic && d.source_offset !== undefined;
+  const failedAt = ms(d.failed_at_ms) ?? Math.max(0, Math.trunc(d.timestamp_ms));
   return {
     dlq_topic: d.dlq_topic,
     dlq_partition: d.dlq_partition,
     dlq_offset: Number.isSafeInteger(offset) ? offset : 0,
-    source_topic: d.source_topic ?? '',
-    source_partition: Number.isInteger(d.source_partition) ? (d.source_partition as number) : -1,
-    source_offset: d.source_offset ?? '',
+    // Without source headers the DLQ record itself is the identity of the failure.
+    source_topic: known ? (d.source_topic as string) : d.dlq_topic,
+    source_partition: known ? (Number.isInteger(d.source_partition) ? (d.source_partition as number) : -1) : d.dlq_partition,
+    source_offset: known ? (d.source_offset as string) : d.dlq_offset,
+    source_ts_ms: known ? (ms(d.source_ts_ms) ?? failedAt) : failedAt,
     stage: d.stage ?? '',
     code: d.code ?? '',
     message: d.message ?? '',
-    failed_at_ms: d.failed_at_ms !== undefined && Number.isFinite(d.failed_at_ms) && d.failed_at_ms >= 0 ? Math.trunc(d.failed_at_ms) : Math.max(0, Math.trunc(d.timestamp_ms)),
+    failed_at_ms: failedAt,
     key: d.key ?? '',
     value_bytes: d.value_bytes,
     ingested_at_ms: ingestedAtMs,

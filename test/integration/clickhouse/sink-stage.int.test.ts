@@ -73,6 +73,10 @@ describe('sink stage: Kafka → ClickHouse exactly once (real Kafka + ClickHouse
     const group2 = `${env.prefix}-sink-replay`;
     const again = await env.startSink({ groupId: group2 });
     await waitFor(() => caughtUp(group2, [env.topics.decisions, env.topics.verdicts, env.topics.ledger]), { timeoutMs: 45_000, message: 'replay consumed' });
+    // The replay dead-letters the two bad records again; they are the same failures, counted once.
+    await consumeMessages(env.topics.dlq, 4, { timeoutMs: 20_000 });
+    await waitFor(() => caughtUp(group2, [env.topics.dlq]), { timeoutMs: 30_000, message: 'replayed DLQ consumed' });
+    expect((await env.store.query<{ n: string }>(`SELECT count() AS n FROM ${env.store.table('v_dlq_events')}`))[0].n).toBe('2');
     expect(await env.count('v_decisions')).toEqual({ n: N_DEC, u: N_DEC });
     expect(await env.count('v_verdicts')).toEqual({ n: N_VER, u: N_VER });
     const after = verifyLedger(await readLedger(env.store), { [signer.kid]: publicPem });
