@@ -2,17 +2,20 @@
 import { StewardError } from '../../errors.js';
 import type { EvalContext } from '../types.js';
 import type { CallNode, DslProblem } from './ast.js';
-import { compileNode, problem, then, type CNode, type Fn } from './compiler.js';
+import { compileNode, problem, andThen, type CNode, type Fn } from './compiler.js';
 import { ENTITY_DETECTORS, ENTITY_TYPES, isEntityType } from './entities.js';
 import { BUILTIN_FUNCTIONS, type DslFunction, type DslParam, type DslType, type FunctionRegistry } from './functions.js';
 import { parseDuration } from './literals.js';
 import { extractHost, type NetworkMatcher } from './network.js';
 import { PATTERN_NAME_RE } from './patterns.js';
 import { compileRegex, type CompiledRegex } from './regex.js';
-import { isPromise, present, someText } from './values.js';
+import { fuseInList, fusePredicate } from './fused.js';
+import { isPromise, present, simplePath, someText } from './values.js';
 
 export interface ListMatcher {
   has(v: unknown): boolean;
+  /** Exact string entries, for the fused fast path (a hit here is a hit of `has`). */
+  exact: ReadonlySet<string>;
 }
 
 export interface CompileEnv {
@@ -28,7 +31,7 @@ export interface CompileEnv {
 
 const FALSE: Fn = () => false;
 
-export function compileCall(node: CallNode, env: CompileEnv): CNode {
+export function compileCall(node: CallNode, env: CompileEnv, neg = false): CNode {
   const builtin = BUILTIN_FUNCTIONS[node.name];
   const custom = builtin ? undefined : env.registry?.get(node.name);
   const sig = builtin ?? custom;
@@ -50,7 +53,7 @@ export function compileCall(node: CallNode, env: CompileEnv): CNode {
   args.forEach((a, i) => (ok = checkArg(node.name, sig.params[i]!, a, env) && ok));
   if (!ok) return fail();
   if (custom) return compileCustom(custom, args, node);
-  const out = compileBuiltin(node, args, env);
+  const out = compileBuiltin(node, args, env, neg);
   return out ?? fail();
 }
 
@@ -67,14 +70,23 @@ function checkArg(fn: string, p: DslParam, a: CNode, env: CompileEnv): boolean {
 }
 
 /** Applies a one-argument predicate, awaiting the argument only when it is async. */
-function unary(arg: CNode, node: CallNode, f: (v: unknown, ctx: EvalContext) => unknown, type: DslType = 'boolean', async = false): CNode {
+function unaryCall(arg: CNode, node: CallNode, f: (v: unknown, ctx: EvalContext) => unknown, type: DslType = 'boolean', async = false): CNode {
   const g = arg.fn;
-  if (arg.async) return { type, async: true, fn: (ctx) => then(g(ctx), (v) => f(v, ctx)), node };
+  if (arg.async) return { type, async: true, fn: (ctx) => andThen(g(ctx), (v) => f(v, ctx)), node };
   return { type, async, fn: (ctx) => f(g(ctx), ctx), node };
 }
 
-function compileBuiltin(node: CallNode, args: CNode[], env: CompileEnv): CNode | undefined {
+function compileBuiltin(node: CallNode, args: CNode[], env: CompileEnv, neg: boolean): CNode | undefined {
   const [a0, a1, a2] = args as [CNode, CNode | undefined, CNode | undefined];
+  // Sync predicates over a plain trace field fuse getter, predicate and NOT into one closure.
+  const path = node.args[0]?.kind === 'field' && !a0.async ? simplePath(node.args[0].segments) : undefined;
+  const unary = (arg: CNode, n: CallNode, f: (v: unknown, ctx: EvalContext) => unknown, type: DslType = 'boolean', async = false): CNode => {
+    if (path && type === 'boolean' && !async) {
+      const pred = f as (v: unknown) => boolean;
+      return { type, async: false, fn: fusePredicate(path, pred, neg), node: n, negApplied: true };
+    }
+    return unaryCall(arg, n, f, type, async);
+  };
   switch (node.name) {
     case 'is_external': {
       const net = env.network();
@@ -90,6 +102,7 @@ function compileBuiltin(node: CallNode, args: CNode[], env: CompileEnv): CNode |
         problem(env, a1!.node, 'STEWARD_DSL_UNKNOWN_LIST', `unknown list '${name}' (define it under lists: in the steward config or the blueprint)`);
         return undefined;
       }
+      if (path) return { type: 'boolean', async: false, fn: fuseInList(path, list, node.name === 'in_allowlist', neg), node, negApplied: true };
       // An array value is allowed when every element is allowed, denied when any element is denied.
       if (node.name === 'in_allowlist') return unary(a0, node, (v) => (Array.isArray(v) ? v.length > 0 && v.every((x) => list.has(x)) : list.has(v)));
       return unary(a0, node, (v) => (Array.isArray(v) ? v.some((x) => list.has(x)) : list.has(v)));
@@ -152,7 +165,7 @@ function compileExceedsRate(node: CallNode, key: CNode, limitArg: CNode, windowA
     problem(env, windowArg.node, 'STEWARD_DSL_TYPE', 'exceeds_rate() window must be a duration such as "1m", "1h", "30s" or "1d"');
     return undefined;
   }
-  return unary(
+  return unaryCall(
     key,
     node,
     (k, ctx) => {
@@ -199,11 +212,12 @@ function listMatcher(name: string, env: CompileEnv): ListMatcher | undefined {
   const suffixes = entries.filter((e) => String(e).startsWith('*.')).map((e) => String(e).slice(1).toLowerCase());
   // Exact match first; values that look like URLs or host:port also match by host (and *.domain entries by suffix).
   const m: ListMatcher = {
+    exact,
     has(v) {
       if (typeof v === 'number' || typeof v === 'boolean') return exact.has(String(v));
       if (typeof v !== 'string') return false;
       if (exact.has(v)) return true;
-      if (!/[.:/]/.test(v)) return false;
+      if (v.indexOf('.') < 0 && v.indexOf(':') < 0 && v.indexOf('/') < 0) return false;
       const host = extractHost(v);
       if (host === undefined) return false;
       if (hosts.has(host)) return true;

@@ -7,7 +7,8 @@ import type { DslProblem, Node } from './ast.js';
 import { compileCall, type CompileEnv } from './builtins.js';
 import type { DslType } from './functions.js';
 import { compileRegex } from './regex.js';
-import { compileGetter, contains, equals, isPromise, notEquals, ordered } from './values.js';
+import { fuseCompare, fuseContainsAny, fuseEqualsAny } from './fused.js';
+import { compileGetter, contains, equals, isPromise, notEquals, ordered, simplePath } from './values.js';
 import type { EvalContext } from '../types.js';
 
 export type Fn = (ctx: EvalContext) => unknown;
@@ -19,6 +20,8 @@ export interface CNode {
   /** Present for literal nodes: the constant value (for load-time checks and specialisation). */
   literal?: { value: unknown; unit?: 'size' | 'duration' };
   node: Node;
+  /** Set when the closure already includes a requested negation (fused leaves). */
+  negApplied?: boolean;
 }
 
 export function problem(env: CompileEnv, node: Node, code: DslProblem['code'], message: string, offset = node.offset): void {
@@ -26,18 +29,61 @@ export function problem(env: CompileEnv, node: Node, code: DslProblem['code'], m
   env.problems.push(offset >= 0 ? { code, message, path: node.path, offset } : { code, message, path: node.path });
 }
 
-/** Compiles a node that must yield a boolean (a condition or a compound item). */
-export function compileBool(node: Node, env: CompileEnv): CNode {
-  const c = compileNode(node, env);
+/**
+ * Compiles a node that must yield a boolean (a condition or a compound item). `neg` asks for the
+ * negation: NOT is pushed down (De Morgan through all/any) and folded into fused leaves, so
+ * `NOT all: [...]` costs no extra call per level.
+ */
+export function compileBool(node: Node, env: CompileEnv, neg = false): CNode {
+  if (node.kind === 'not') return compileBool(node.operand, env, !neg);
+  if (node.kind === 'all' || node.kind === 'any') {
+    const fused = fuseLogical(node, neg);
+    if (fused) return fused;
+    const kind = neg ? (node.kind === 'all' ? 'any' : 'all') : node.kind;
+    return compileLogical(kind, node.items.map((n) => compileBool(n, env, neg)), node);
+  }
+  const c = node.kind === 'compare' ? compileCompare(node, env, neg) : node.kind === 'call' ? compileCall(node, env, neg) : compileNode(node, env);
+  const b = toBool(c, env);
+  return neg && !b.negApplied ? negate(b) : b;
+}
+
+function toBool(c: CNode, env: CompileEnv): CNode {
   if (c.type === 'boolean') return c;
   if (c.type === 'any') {
     const f = c.fn;
     // A bare field or untyped function is true only when it is exactly `true`.
-    const fn: Fn = c.async ? (ctx) => then(f(ctx), (v) => v === true) : (ctx) => f(ctx) === true;
-    return { ...c, type: 'boolean', fn };
+    const fn: Fn = c.async ? (ctx) => andThen(f(ctx), (v) => v === true) : (ctx) => f(ctx) === true;
+    return { ...c, type: 'boolean', fn, negApplied: false };
   }
-  problem(env, node, 'STEWARD_DSL_TYPE', `expected a condition (boolean), found a ${c.type}`);
-  return { ...c, type: 'boolean', fn: () => false };
+  problem(env, c.node, 'STEWARD_DSL_TYPE', `expected a condition (boolean), found a ${c.type}`);
+  return { ...c, type: 'boolean', fn: () => false, negApplied: false };
+}
+
+function negate(c: CNode): CNode {
+  const f = c.fn;
+  return { ...c, fn: c.async ? (ctx) => andThen(f(ctx), (v) => !v) : (ctx) => !f(ctx), negApplied: true };
+}
+
+/** any/NOT any over one field with string literals (`contains`) or primitives (`==`) → one closure. */
+function fuseLogical(node: Extract<Node, { kind: 'all' | 'any' }>, neg: boolean): CNode | undefined {
+  if (node.kind !== 'any' || node.items.length < 2) return undefined;
+  let path: string | undefined;
+  let op: string | undefined;
+  const ks: (string | number | boolean)[] = [];
+  for (const it of node.items) {
+    if (it.kind !== 'compare' || it.left.kind !== 'field' || it.right.kind !== 'literal') return undefined;
+    if (it.op !== 'contains' && it.op !== '==') return undefined;
+    const v = it.right.value;
+    if (it.op === 'contains' ? typeof v !== 'string' : typeof v === 'object') return undefined;
+    if (path !== undefined && (it.left.text !== path || it.op !== op)) return undefined;
+    path = it.left.text;
+    op = it.op;
+    ks.push(v as string | number | boolean);
+  }
+  const p = simplePath((node.items[0] as Extract<Node, { kind: 'compare' }>).left.kind === 'field' ? ((node.items[0] as Extract<Node, { kind: 'compare' }>).left as Extract<Node, { kind: 'field' }>).segments : []);
+  if (!p) return undefined;
+  const fn = op === 'contains' ? fuseContainsAny(p, ks as string[], neg) : fuseEqualsAny(p, ks, neg);
+  return { type: 'boolean', async: false, fn, node, negApplied: true };
 }
 
 export function compileNode(node: Node, env: CompileEnv): CNode {
@@ -50,21 +96,17 @@ export function compileNode(node: Node, env: CompileEnv): CNode {
     case 'field':
       return { type: 'any', async: false, fn: compileGetter(node.segments), node };
     case 'call':
-      return compileCall(node, env);
-    case 'not': {
-      const c = compileBool(node.operand, env);
-      const f = c.fn;
-      return { type: 'boolean', async: c.async, fn: c.async ? (ctx) => then(f(ctx), (v) => !v) : (ctx) => !f(ctx), node };
-    }
+      return compileCall(node, env, false);
+    case 'not':
     case 'all':
     case 'any':
-      return compileLogical(node.kind, node.items.map((n) => compileBool(n, env)), node);
+      return compileBool(node, env);
     case 'compare':
-      return compileCompare(node, env);
+      return compileCompare(node, env, false);
   }
 }
 
-export function then<T>(v: unknown, f: (v: unknown) => T): T | Promise<T> {
+export function andThen<T>(v: unknown, f: (v: unknown) => T): T | Promise<T> {
   return isPromise(v) ? v.then(f) : f(v);
 }
 
@@ -112,7 +154,7 @@ function compileLogical(kind: 'all' | 'any', items: CNode[], node: Node): CNode 
 
 const ORDER_OPS = new Set(['>', '>=', '<', '<=']);
 
-function compileCompare(node: Extract<Node, { kind: 'compare' }>, env: CompileEnv): CNode {
+function compileCompare(node: Extract<Node, { kind: 'compare' }>, env: CompileEnv, neg: boolean): CNode {
   const op = node.op;
   const l = compileNode(node.left, env);
   const r = op === 'matches' ? undefined : compileNode(node.right, env);
@@ -127,7 +169,7 @@ function compileCompare(node: Extract<Node, { kind: 'compare' }>, env: CompileEn
     const re = compileRegex(node.right.value, env, node.right);
     if (!re) return bool(() => false, false);
     const g = l.fn;
-    return l.async ? bool((ctx) => then(g(ctx), (v) => typeof v === 'string' && re.test(v)), true) : bool((ctx) => {
+    return l.async ? bool((ctx) => andThen(g(ctx), (v) => typeof v === 'string' && re.test(v)), true) : bool((ctx) => {
       const v = g(ctx);
       return typeof v === 'string' && re.test(v);
     }, false);
@@ -145,6 +187,9 @@ function compileCompare(node: Extract<Node, { kind: 'compare' }>, env: CompileEn
     problem(env, node.left, 'STEWARD_DSL_TYPE', `'contains' needs a string or an array on the left, found ${l.type}`);
   }
   if (!l.async && !right.async && right.literal) {
+    const p = node.left.kind === 'field' ? simplePath(node.left.segments) : undefined;
+    const fused = p && fuseCompare(op, p, right.literal.value, neg);
+    if (fused) return { type: 'boolean', async: false, fn: fused, node, negApplied: true };
     const special = specialise(op, l.fn, right.literal.value);
     if (special) return bool(special, false);
   }
@@ -152,7 +197,7 @@ function compileCompare(node: Extract<Node, { kind: 'compare' }>, env: CompileEn
   const lf = l.fn;
   const rf = right.fn;
   if (!l.async && !right.async) return bool((ctx) => cmp(lf(ctx), rf(ctx)), false);
-  return bool((ctx) => then(lf(ctx), (a) => then(rf(ctx), (b) => cmp(a, b))), true);
+  return bool((ctx) => andThen(lf(ctx), (a) => andThen(rf(ctx), (b) => cmp(a, b))), true);
 }
 
 function comparator(op: string): (a: unknown, b: unknown) => boolean {

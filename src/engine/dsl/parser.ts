@@ -7,6 +7,7 @@
 import type { StewardErrorCode } from '../../errors.js';
 import type { CompareOp, DslLimits, LiteralValue, Node } from './ast.js';
 import { LexError, tokenize, type Token } from './lexer.js';
+import { intern } from './values.js';
 
 export class ParseFailure {
   constructor(
@@ -191,7 +192,7 @@ class Parser {
       case 'string':
         this.next();
         this.count(t.offset);
-        return { kind: 'literal', value: t.text, path: this.path, offset: t.offset };
+        return { kind: 'literal', value: t.text.length <= 256 ? intern(t.text) : t.text, path: this.path, offset: t.offset };
       case 'lbrack':
         return this.parseArray();
       case 'lparen': {
@@ -241,7 +242,7 @@ class Parser {
       const hint = lower === 'null' ? ' (null is not supported; use exists(field))' : '';
       throw new ParseFailure('STEWARD_DSL_PARSE', `unexpected keyword '${first.text}'${hint}`, first.offset);
     }
-    const segments: (string | number)[] = [first.text];
+    const segments: (string | number)[] = [intern(first.text)];
     let end = first.end;
     for (;;) {
       const t = this.peek();
@@ -250,7 +251,7 @@ class Parser {
         const id = this.peek();
         if (id.type !== 'ident' || id.offset !== t.end) throw new ParseFailure('STEWARD_DSL_PARSE', "expected a field name after '.'", id.offset);
         this.next();
-        segments.push(id.text);
+        segments.push(intern(id.text));
         end = id.end;
       } else if (t.type === 'lbrack' && t.offset === end) {
         this.next();

@@ -3,7 +3,7 @@
  * an array value means any-of, nested objects are paths too, equality is strict. Empty matches all.
  */
 import type { Trace, WhenMatcher } from '../types.js';
-import { step } from './values.js';
+import { intern, step } from './values.js';
 
 const ALWAYS: WhenMatcher = () => true;
 
@@ -14,9 +14,9 @@ interface Clause {
 
 function flatten(when: Record<string, unknown>, prefix: string[], out: Clause[], depth: number): void {
   for (const [k, v] of Object.entries(when)) {
-    const segments = [...prefix, ...k.split('.')];
+    const segments = [...prefix, ...k.split('.').map(intern)];
     if (v !== null && typeof v === 'object' && !Array.isArray(v) && depth < 16) flatten(v as Record<string, unknown>, segments, out, depth + 1);
-    else out.push({ segments, values: Array.isArray(v) ? v : [v] });
+    else out.push({ segments, values: (Array.isArray(v) ? v : [v]).map((x: unknown) => (typeof x === 'string' && x.length <= 256 ? intern(x) : x)) });
   }
 }
 
