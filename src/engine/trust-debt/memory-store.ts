@@ -72,7 +72,11 @@ export class MemoryTrustDebtStore implements TrustDebtStore {
     const k = this.key(ev.tenant, ev.agentId);
     let entry = this.agents.get(k);
     const prior = entry?.seen.get(ev.eventId);
-    if (prior) return { ...prior, duplicate: true };
+    if (prior) {
+      const dup: TrustDebtChange = { ...prior, duplicate: true };
+      if (prior.audits) dup.audits = prior.audits.map((a) => ({ ...a, duplicate: true }));
+      return dup;
+    }
     const cause = causeOf(ev);
     if (!cfg.enabled) {
       const { debt, level } = await this.current(ev.tenant, ev.agentId, ev.atMs, cfg);

@@ -145,6 +145,10 @@ export function describeTrustDebtStore(name: string, factory: () => Promise<Trus
       expect(c.before).toBeCloseTo((0.5 * 0.95 ** 7 - 0.2) * 0.95 ** (2 / 24), 12);
       const c2 = await s.apply(ev('a', at + HOUR_MS, 'ok'), cfg);
       expect(c2.audits).toBeUndefined();
+      const redelivered = await s.apply({ ...ev('a', at, 'ok'), eventId: c.eventId }, cfg);
+      expect(redelivered.duplicate).toBe(true);
+      expect(redelivered.after).toBe(c.after);
+      expect(redelivered.audits?.map((x) => [x.eventId, x.after, x.duplicate])).toEqual([[audit.eventId, audit.after, true]]);
     });
 
     it('a non-ok intervention restarts the audit window', async () => {
