@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { compileBlueprintSet, createAgentRegistry } from '../../../src/engine/blueprint/index.js';
+import { defaultEngineConfig } from '../../../src/engine/config.js';
+import { createDefaultScorerRegistry, type Scorer } from '../../../src/engine/scorers/index.js';
+import { MemoryStateStore } from '../../../src/engine/state/memory-state-store.js';
+import { finalOutcome, StewardEngine } from '../../../src/engine/steward-engine.js';
+import { MemoryTrustDebtStore } from '../../../src/engine/trust-debt/index.js';
+import type { Trace } from '../../../src/engine/types.js';
+import { Ed25519Signer, verifyVerdict } from '../../../src/engine/verdict/index.js';
+
+const BP = `
+id: t/eng@1.0
+version: "1.0.0"
+description: engine test
+scope: { agent_tier: [ACL-2] }
+tripwires:
+  - id: hard
+    severity: critical
+    when: { hook: tool_call }
+    condition: "args.n <= 100"
+    on_fail: { decision: halt, reason: too big }
+checks:
+  - id: counted
+    when: { hook: tool_call }
+    metric: { name: counted, weight: 1, check: { type: counting } }
+scoring: { thresholds: { ok: 0.3, nudge: 0.45, escalate: 0.6, block: 0.75 } }
+`;
+
+function setup(score = 0.9) {
+  const config = defaultEngineConfig();
+  const res = compileBlueprintSet([{ file: 'eng.yaml', text: BP }], { config });
+  if (!res.set) throw new Error(res.errors.map((e) => e.format()).join('\n'));
+  const set = res.set;
+  let calls = 0;
+  const counting: Scorer = {
+    scorerType: 'counting',
+    evalTier: 0,
+    latencyBudgetMs: 1,
+    async evaluate() {
+      calls++;
+      return { score, confidence: 1, explanation: 'counted', evidence: {}, latencyMs: 0 };
+    },
+  };
+  const signer = Ed25519Signer.ephemeral();
+  const engine = new StewardEngine({
+    blueprints: () => set,
+    registry: createAgentRegistry([{ id: 'a', tenant: 'ten', tier: 'ACL-2', tools: [], domains: [], registered: true }]),
+    config,
+    state: new MemoryStateStore(),
+    trustDebt: new MemoryTrustDebtStore(),
+    signer,
+    scorers: createDefaultScorerRegistry().register(counting),
+    engineVersion: '9.9.9',
+  });
+  return { engine, signer, calls: () => calls };
+}
+
+const tr = (n: number, i = 0): Trace => ({ trace_id: `e-${n}-${i}`, agent_id: 'a', timestamp: '2025-01-01T00:00:00Z', hook: 'tool_call', args: { n } });
+const NOW = Date.parse('2025-01-01T00:00:00Z');
+
+describe('StewardEngine', () => {
+  it('never runs scorers for a trace whose tripwires halted; the verdict comes from the tripwire', async () => {
+    const { engine, calls, signer } = setup();
+    const d = await engine.decide(tr(500), NOW);
+    expect(d.halted).toBe(true);
+    const s = await engine.score(tr(500), d, NOW);
+    expect(calls()).toBe(0);
+    expect(s).toMatchObject({ intervention: 'halt', stage: 'tripwire', metrics: [], ctq: null, severity: 'critical' });
+    expect(s.verdict).toMatchObject({ approved: false, policy_violations: ['hard: too big'], metadata: { engine: 'steward', engine_version: '9.9.9', tenant_id: 'ten' } });
+    expect(verifyVerdict(s.verdict, signer.publicKeyPem()).ok).toBe(true);
+  });
+
+  it('custom scorers register through the same protocol (check type = scorer type)', async () => {
+    const { engine, calls } = setup(0.2);
+    const r = await engine.evaluate(tr(5), NOW);
+    expect(calls()).toBe(1);
+    expect(r.score).toMatchObject({ intervention: 'block', stage: 'ctq', ctq: 0.2, risk: 0.8 });
+    expect(r.score.metrics[0]).toMatchObject({ name: 'counted', scorer: 'counting', status: 'ok' });
+    expect(r.trustDebt).toEqual({ before: 0, after: 0.15, level: 'normal' });
+  });
+
+  it('the decision record survives a JSON round trip (it travels through Kafka to the scorer stage)', async () => {
+    const { engine } = setup(0.95);
+    const d = JSON.parse(JSON.stringify(await engine.decide(tr(5), NOW)));
+    const s = await engine.score(tr(5), d, NOW);
+    expect(s).toMatchObject({ intervention: 'ok', stage: 'ctq', ctq: 0.95 });
+  });
+
+  it('trust debt moves once per trace id (redelivery is idempotent)', async () => {
+    const { engine } = setup(0.2);
+    const a = await engine.evaluate(tr(5, 1), NOW);
+    const b = await engine.evaluate(tr(5, 1), NOW);
+    expect(a.trustDebt.after).toBe(0.15);
+    expect(b.trustDebt.after).toBe(0.15);
+  });
+});
+
+describe('finalOutcome', () => {
+  it('most severe wins; ties go to the earlier stage; all-ok is ctq when CTQ was computed, else rule', () => {
+    expect(finalOutcome({ intervention: 'escalate', stage: 'rule', halted: false }, 'block')).toEqual({ intervention: 'block', stage: 'ctq' });
+    expect(finalOutcome({ intervention: 'block', stage: 'rule', halted: false }, 'block')).toEqual({ intervention: 'block', stage: 'rule' });
+    expect(finalOutcome({ intervention: 'flag', stage: 'tripwire', halted: false }, 'nudge')).toEqual({ intervention: 'flag', stage: 'tripwire' });
+    expect(finalOutcome({ intervention: 'ok', stage: 'none', halted: false }, 'ok')).toEqual({ intervention: 'ok', stage: 'ctq' });
+    expect(finalOutcome({ intervention: 'ok', stage: 'none', halted: false }, null)).toEqual({ intervention: 'ok', stage: 'rule' });
+    expect(finalOutcome({ intervention: 'halt', stage: 'tripwire', halted: true }, null)).toEqual({ intervention: 'halt', stage: 'tripwire' });
+  });
+});
