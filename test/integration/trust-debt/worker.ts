@@ -1,6 +1,6 @@
 /**
  * A separate OS process for the trust-debt acceptance tests.
- *   apply MODE: node --import tsx worker.ts apply REDIS_URL PREFIX SEED TOTAL DUP AGENTS START_AT_MS INFLIGHT JITTER_SEED
+ *   apply MODE: node --import tsx worker.ts apply REDIS_URL PREFIX SEED TOTAL DUP AGENTS PARTIES INFLIGHT JITTER_SEED
  *     applies the stream (up to INFLIGHT applies in flight, sent in order), prints one JSON summary line.
  *   hold MODE:  node --import tsx worker.ts hold REDIS_URL PREFIX
  *     applies a fixed history + a pending remediation request, prints `ready <json>`, then waits to be killed.
@@ -16,14 +16,19 @@ const store = new RedisTrustDebtStore(redis, { prefix: prefix! });
 const cfg = DEFAULT_TRUST_DEBT_CONFIG;
 
 async function applyMode(): Promise<void> {
-  const [seed, total, dup, agents, startAt, inflight, jitter] = rest.map(Number) as [number, number, number, number, number, number, number];
+  const [seed, total, dup, agents, parties, inflight, jitter] = rest.map(Number) as [number, number, number, number, number, number, number];
   // Each process pauses at its own pseudo-random points so the lead changes hands many times.
   let js = jitter >>> 0;
   const rnd = () => ((js = (Math.imul(js, 1664525) + 1013904223) >>> 0) / 4294967296);
   const events = eventStream(seed, total, dup, agents);
-  await redis.ping();
-  const wait = startAt - Date.now();
-  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  // start barrier: every process starts applying only when all are connected (startup time varies a lot here)
+  const barrier = `${prefix}barrier`;
+  await redis.incr(barrier);
+  const deadline = Date.now() + 30_000;
+  while (Number(await redis.get(barrier)) < parties) {
+    if (Date.now() > deadline) throw new Error('start barrier timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
   let applied = 0;
   let duplicates = 0;
   const inFlight = new Set<Promise<void>>();
