@@ -47,15 +47,15 @@ export interface TripwireTierProblem {
 
 /**
  * Load-time checks for one tripwire (§9.1, §9.2.4): eval_tier is 0 or 1, and a condition that
- * touches state (exceeds_rate, storage.get) must declare eval_tier 1 and requires_state true.
+ * touches state (exceeds_rate, storage.get) must declare eval_tier 1. requires_state is implied by
+ * the condition (docs/spec-decisions.md, Blueprints §9.2), so it is not checked.
  */
-export function checkTripwireTier(t: { id: string; evalTier: number; requiresState: boolean; condition: CompiledCondition }): TripwireTierProblem[] {
+export function checkTripwireTier(t: { id: string; evalTier: number; requiresState?: boolean; condition: CompiledCondition }): TripwireTierProblem[] {
   const out: TripwireTierProblem[] = [];
   if (t.evalTier !== 0 && t.evalTier !== 1) out.push({ code: 'STEWARD_BLUEPRINT_TIER', message: `tripwire '${t.id}': eval_tier must be 0 or 1, found ${t.evalTier}` });
   const stateful = [...t.condition.functions].filter((f) => STATEFUL_FUNCTIONS.has(f));
   if (stateful.length > 0) {
     if (t.evalTier === 0) out.push({ code: 'STEWARD_BLUEPRINT_TIER', message: `tripwire '${t.id}': ${stateful.join(', ')} needs state; set eval_tier: 1 (tier 0 is in-memory only)` });
-    if (!t.requiresState) out.push({ code: 'STEWARD_BLUEPRINT_TIER', message: `tripwire '${t.id}': ${stateful.join(', ')} needs state; set requires_state: true` });
   }
   return out;
 }

@@ -144,10 +144,10 @@ describe('fallbackDecision and tier checks', () => {
   it('maps the governance-contract fallbacks', () => {
     expect([undefined, 'deny', 'escalate', 'allow_and_log', 'cached_decision'].map((f) => fallbackDecision(f as never))).toEqual(['block', 'block', 'escalate', 'flag', 'block']);
   });
-  it('rejects stateful functions in tier 0 and without requires_state, and eval_tier > 1', () => {
+  it('rejects stateful functions in tier 0 and eval_tier > 1; requires_state is implied', () => {
     const c = cond('NOT exceeds_rate(agent_id, 5, "1m")');
     expect(checkTripwireTier({ id: 'x', evalTier: 0, requiresState: true, condition: c }).map((p) => p.message)).toEqual([expect.stringContaining('eval_tier: 1')]);
-    expect(checkTripwireTier({ id: 'x', evalTier: 1, requiresState: false, condition: c }).map((p) => p.message)).toEqual([expect.stringContaining('requires_state: true')]);
+    expect(checkTripwireTier({ id: 'x', evalTier: 1, requiresState: false, condition: c })).toEqual([]);
     expect(checkTripwireTier({ id: 'x', evalTier: 1, requiresState: true, condition: c })).toEqual([]);
     expect(checkTripwireTier({ id: 'x', evalTier: 2, requiresState: false, condition: cond('a == 1') })[0]!.code).toBe('STEWARD_BLUEPRINT_TIER');
     expect(checkTripwireTier({ id: 'x', evalTier: 0, requiresState: false, condition: cond('a == 1') })).toEqual([]);
