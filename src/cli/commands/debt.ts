@@ -5,10 +5,12 @@
  * `steward debt history AGENT [--tenant T] [--limit N] [--json] [--config FILE] [--url URL] [--database DB]`
  *   the debt changes from ClickHouse (trust_debt_events) when CLICKHOUSE_URL/--url/--config is given.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createRedis } from '../../adapters/redis/client.js';
 import { RedisTrustDebtStore } from '../../adapters/redis/trust-debt-store.js';
 import { loadStewardConfig } from '../../config/steward-config.js';
+import { parseAgentRegistry } from '../../engine/blueprint/registry.js';
 import { DEFAULT_TRUST_DEBT_CONFIG, levelFor } from '../../engine/trust-debt/index.js';
 import { StewardError } from '../../errors.js';
 import { CLICKHOUSE_OPTIONS, clickhouseStoreFromArgs } from './migrate.js';
@@ -44,8 +46,17 @@ export function redisTarget(values: { config?: string; redis?: string; prefix?: 
   return { url: values.redis ?? cfg.redis.url, prefix: values.prefix ?? process.env.STEWARD_REDIS_PREFIX ?? cfg.redis.keyPrefix };
 }
 
+/** --tenant, else the agent's tenant from the registry (agents.yaml of the steward config), else 'default'. */
+export function tenantFor(agentId: string, values: { tenant?: string; config?: string }): string {
+  if (values.tenant) return values.tenant;
+  const file = loadStewardConfig(values.config).blueprints.agents;
+  if (!file || !existsSync(file)) return 'default';
+  const { registry } = parseAgentRegistry(readFileSync(file, 'utf8'), file);
+  return registry?.lookup(agentId).tenant ?? 'default';
+}
+
 async function show(agent: string, values: Record<string, string | boolean | undefined>): Promise<number> {
-  const tenant = (values.tenant as string | undefined) ?? 'default';
+  const tenant = tenantFor(agent, values as { tenant?: string; config?: string });
   const at = parseTime(values.at as string | undefined, Date.now());
   const { url, prefix } = redisTarget(values as { config?: string; redis?: string; prefix?: string });
   const redis = createRedis(url, { maxRetriesPerRequest: 1 });

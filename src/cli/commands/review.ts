@@ -18,7 +18,7 @@ import { createRedis } from '../../adapters/redis/client.js';
 import { RedisTrustDebtStore } from '../../adapters/redis/trust-debt-store.js';
 import { DEFAULT_TRUST_DEBT_CONFIG, type TrustDebtChange } from '../../engine/trust-debt/index.js';
 import { StewardError } from '../../errors.js';
-import { parseTime, redisTarget } from './debt.js';
+import { parseTime, redisTarget, tenantFor } from './debt.js';
 
 const USAGE = [
   'usage: steward review approve|deny --trace ID --agent A [--tenant T] [--reviewer R] [--credit C] [--at TIME]',
@@ -87,7 +87,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     if (sub === 'request') {
       if (!v.agent || !v.reason) throw usage('request needs --agent and --reason');
-      print(await store.requestRemediation(v.tenant ?? 'default', v.agent, { requestId: v.id ?? randomUUID(), reason: v.reason, atMs: at }, cfg));
+      print(await store.requestRemediation(tenantFor(v.agent, v), v.agent, { requestId: v.id ?? randomUUID(), reason: v.reason, atMs: at }, cfg));
       return 0;
     }
     if (v.request !== undefined) {
@@ -104,7 +104,7 @@ export async function run(argv: string[]): Promise<number> {
       return 0;
     }
     const change = await store.apply(
-      { eventId: `review:${v.trace}`, tenant: v.tenant ?? 'default', agentId: v.agent, atMs: at, kind: 'review_approved', credit },
+      { eventId: `review:${v.trace}`, tenant: tenantFor(v.agent, v), agentId: v.agent, atMs: at, kind: 'review_approved', credit },
       cfg,
     );
     print(changeJson(change));
