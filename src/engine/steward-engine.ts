@@ -10,7 +10,7 @@ import type { AgentRegistry, BlueprintSet } from './blueprint/index.js';
 import { effectiveThresholds } from './blueprint/index.js';
 import type { EngineConfig } from './config.js';
 import { decideCtq, fallbackPolicy } from './ctq/index.js';
-import { createDefaultScorerRegistry, isSkipped, LruCache, type ScorerContext, type ScorerRegistry, type SourceRegistry } from './scorers/index.js';
+import { createDefaultScorerRegistry, isSkipped, LruCache, type LlmJudgeOptions, type ScorerContext, type ScorerRegistry, type SourceRegistry } from './scorers/index.js';
 import { runTripwireStage } from './tripwires/index.js';
 import type { TrustDebtStore } from './trust-debt/index.js';
 import {
@@ -42,6 +42,8 @@ export interface StewardEngineOptions {
   llm?: LlmClient;
   signer?: VerdictSigner;
   scorers?: ScorerRegistry;
+  /** Options of the default llm-judge (max_in_flight, timeout, retries) when `scorers` is not given. */
+  llmJudge?: LlmJudgeOptions;
   sourceRegistry?: SourceRegistry;
   engineVersion: string;
   /** Upper bound for one metric (scorer) evaluation, on top of the scorers' own timeouts. Default 30 s. */
@@ -93,7 +95,7 @@ export class StewardEngine {
   private readonly lastCtq = new LruCache<Intervention>(50_000);
 
   constructor(private readonly o: StewardEngineOptions) {
-    this.scorers = o.scorers ?? createDefaultScorerRegistry();
+    this.scorers = o.scorers ?? createDefaultScorerRegistry(o.llmJudge);
   }
 
   async decide(trace: Trace, nowMs: number): Promise<DecisionRecord> {
