@@ -26,6 +26,7 @@ interface Case {
   traces?: Record<string, unknown>[];
   expect: Record<string, unknown>[];
   tamper?: boolean;
+  sources?: string;
 }
 
 const judge: LlmClient = {
@@ -48,7 +49,7 @@ describe('golden steward eval', () => {
       const out: string[] = [];
       const err: string[] = [];
       const code = await runEval(
-        { blueprints: join(ROOT, 'blueprints', c.blueprints), signingKey: join(ROOT, 'keys/golden-ed25519.pem'), input: '-' },
+        { blueprints: join(ROOT, 'blueprints', c.blueprints), sources: c.sources && join(ROOT, c.sources), signingKey: join(ROOT, 'keys/golden-ed25519.pem'), input: '-' },
         { input: Readable.from(lines.map((l) => l + '\n')), out: (l) => void out.push(l), err: (l) => void err.push(l), stderrIsTty: false, env: {}, llm: c.llm === 'none' ? null : judge },
       );
       expect(code, err.join('\n')).toBe(c.exit ?? 0);
