@@ -16,6 +16,7 @@ export interface SimplePath {
   b?: string;
 }
 
+// Used only off the hottest paths; hot closures inline the load so each literal owns its inline cache.
 const at1 = (ctx: EvalContext, a: string): unknown => ctx.trace[a];
 const at2 = (ctx: EvalContext, a: string, b: string): unknown => {
   const o = ctx.trace[a];
@@ -29,55 +30,63 @@ export function fuseCompare(op: string, p: SimplePath, k: unknown, neg: boolean)
       case '<=':
         return b === undefined
           ? (ctx) => {
-              const v = at1(ctx, a);
+              const v = ctx.trace[a];
               return (typeof v === 'number' && v <= k) !== neg;
             }
           : (ctx) => {
-              const v = at2(ctx, a, b);
+              const o = ctx.trace[a];
+              const v = typeof o === 'object' && o !== null ? (o as Obj)[b] : undefined;
               return (typeof v === 'number' && v <= k) !== neg;
             };
       case '<':
         return b === undefined
           ? (ctx) => {
-              const v = at1(ctx, a);
+              const v = ctx.trace[a];
               return (typeof v === 'number' && v < k) !== neg;
             }
           : (ctx) => {
-              const v = at2(ctx, a, b);
+              const o = ctx.trace[a];
+              const v = typeof o === 'object' && o !== null ? (o as Obj)[b] : undefined;
               return (typeof v === 'number' && v < k) !== neg;
             };
       case '>=':
         return b === undefined
           ? (ctx) => {
-              const v = at1(ctx, a);
+              const v = ctx.trace[a];
               return (typeof v === 'number' && v >= k) !== neg;
             }
           : (ctx) => {
-              const v = at2(ctx, a, b);
+              const o = ctx.trace[a];
+              const v = typeof o === 'object' && o !== null ? (o as Obj)[b] : undefined;
               return (typeof v === 'number' && v >= k) !== neg;
             };
       case '>':
         return b === undefined
           ? (ctx) => {
-              const v = at1(ctx, a);
+              const v = ctx.trace[a];
               return (typeof v === 'number' && v > k) !== neg;
             }
           : (ctx) => {
-              const v = at2(ctx, a, b);
+              const o = ctx.trace[a];
+              const v = typeof o === 'object' && o !== null ? (o as Obj)[b] : undefined;
               return (typeof v === 'number' && v > k) !== neg;
             };
     }
   }
   if (typeof k === 'string' || typeof k === 'number' || typeof k === 'boolean') {
-    if (op === '==') return b === undefined ? (ctx) => (at1(ctx, a) === k) !== neg : (ctx) => (at2(ctx, a, b) === k) !== neg;
+    if (op === '==') return b === undefined ? (ctx) => (ctx.trace[a] === k) !== neg : (ctx) => {
+            const o = ctx.trace[a];
+            return (typeof o === 'object' && o !== null && (o as Obj)[b] === k) !== neg;
+          };
     if (op === '!=') {
       return b === undefined
         ? (ctx) => {
-            const v = at1(ctx, a);
+            const v = ctx.trace[a];
             return (v !== undefined && v !== null && v !== k) !== neg;
           }
         : (ctx) => {
-            const v = at2(ctx, a, b);
+            const o = ctx.trace[a];
+              const v = typeof o === 'object' && o !== null ? (o as Obj)[b] : undefined;
             return (v !== undefined && v !== null && v !== k) !== neg;
           };
     }
@@ -104,11 +113,12 @@ export function fuseContainsAny(p: SimplePath, ks: string[], neg: boolean): Fn {
     const k = ks[0]!;
     return b === undefined
       ? (ctx) => {
-          const v = at1(ctx, a);
+          const v = ctx.trace[a];
           return (typeof v === 'string' ? v.includes(k) : Array.isArray(v) && v.includes(k)) !== neg;
         }
       : (ctx) => {
-          const v = at2(ctx, a, b);
+          const o = ctx.trace[a];
+              const v = typeof o === 'object' && o !== null ? (o as Obj)[b] : undefined;
           return (typeof v === 'string' ? v.includes(k) : Array.isArray(v) && v.includes(k)) !== neg;
         };
   }
@@ -116,7 +126,8 @@ export function fuseContainsAny(p: SimplePath, ks: string[], neg: boolean): Fn {
     // The §9.4.5 shape (three keywords on one nested field), unrolled.
     const [k0, k1, k2] = ks as [string, string, string];
     return (ctx) => {
-      const v = at2(ctx, a, b);
+      const o = ctx.trace[a];
+              const v = typeof o === 'object' && o !== null ? (o as Obj)[b] : undefined;
       if (typeof v === 'string') return (v.includes(k0) || v.includes(k1) || v.includes(k2)) !== neg;
       return test(v) !== neg;
     };
@@ -145,11 +156,12 @@ export function fuseInList(p: SimplePath, list: { exact: ReadonlySet<string>; ha
   const slow = (v: unknown): boolean => (Array.isArray(v) ? (allow ? v.length > 0 && v.every((x) => list.has(x)) : v.some((x) => list.has(x))) : list.has(v));
   return b === undefined
     ? (ctx) => {
-        const v = at1(ctx, a);
+        const v = ctx.trace[a];
         return (typeof v === 'string' && exact.has(v) ? true : v === undefined ? false : slow(v)) !== neg;
       }
     : (ctx) => {
-        const v = at2(ctx, a, b);
+        const o = ctx.trace[a];
+              const v = typeof o === 'object' && o !== null ? (o as Obj)[b] : undefined;
         return (typeof v === 'string' && exact.has(v) ? true : v === undefined ? false : slow(v)) !== neg;
       };
 }
