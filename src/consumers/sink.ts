@@ -217,12 +217,21 @@ export async function startSinkStage(opts: SinkStageOptions): Promise<RunningSin
       if (stopped) return;
       stopped = true;
       const timeout = opts.shutdownTimeoutMs ?? 10_000;
+      // consumer.stop() waits for in-flight batch handlers, which wait for their inserts. If ClickHouse is
+      // down they would wait forever: after the timeout the sink is aborted, the handlers fail, and their
+      // offsets stay uncommitted, so the next owner of the partitions re-reads those records.
+      const stopping = consumer.stop();
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([sink.flush(), new Promise<void>((r) => (timer = setTimeout(r, timeout)))]);
+      const clean = await Promise.race([
+        stopping.then(() => true, () => true),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeout))),
+      ]);
       clearTimeout(timer);
-      // Whatever is still waiting (ClickHouse down) is abandoned uncommitted and re-read after restart.
-      if (sink.pending > 0) sink.abort('sink stopping with ClickHouse unavailable');
-      await consumer.stop();
+      if (!clean) {
+        log.warn({ pending: sink.pending }, 'sink: stopping with inserts outstanding; their offsets stay uncommitted');
+        sink.abort('sink stopping with ClickHouse unavailable');
+        await stopping.catch(() => undefined);
+      }
       sink.abort('sink stopped');
       await Promise.allSettled([consumer.disconnect(), producer.disconnect()]);
       await store.close();
