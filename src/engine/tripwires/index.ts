@@ -77,7 +77,7 @@ export function runTripwireStage(bp: CompiledBlueprint, ctx: EvalContext, opts?:
     severity: undefined,
     latencyMs: 0,
   };
-  const run: Run = { bp, ctx, res, t0, fallback: fallbackDecision(opts?.fallbackOnTimeout ?? bp.fallbackOnTimeout), ruleBudget: opts?.ruleLatencyBudgetMs ?? 300 };
+  const run: Run = { bp, ctx, res, t0, last: t0, fallback: fallbackDecision(opts?.fallbackOnTimeout ?? bp.fallbackOnTimeout), ruleBudget: opts?.ruleLatencyBudgetMs ?? 300 };
   return tripwiresFrom(run, 0);
 }
 
@@ -86,6 +86,8 @@ interface Run {
   ctx: EvalContext;
   res: TripwireStageResult;
   t0: number;
+  /** End of the previous evaluated item: one clock read per item (the clock is the main per-item cost). */
+  last: number;
   fallback: Intervention;
   ruleBudget: number;
 }
@@ -95,33 +97,40 @@ function finish(run: Run): TripwireStageResult {
   return run.res;
 }
 
+/** Latency of the item that just finished: since the previous item ended (includes its `when` check). */
+function lap(run: Run): number {
+  const now = performance.now();
+  const d = now - run.last;
+  run.last = now;
+  return d;
+}
+
 function tripwiresFrom(run: Run, from: number): Result {
   const tws = run.bp.tripwires;
   const trace = run.ctx.trace;
   for (let i = from; i < tws.length; i++) {
     const tw = tws[i]!;
     if (!tw.when(trace)) continue;
-    const start = performance.now();
     let r: boolean | Promise<boolean>;
     try {
       r = tw.condition.evaluate(run.ctx);
     } catch (e) {
-      tripwireError(run, tw, e, start);
+      tripwireError(run, tw, e);
       continue;
     }
     if (r instanceof Promise) {
       return withBudget(r, tw.latencyBudgetMs, tw.id).then(
         (v) => {
-          tripwireResult(run, tw, v, start);
+          tripwireResult(run, tw, v);
           return run.res.halted ? finish(run) : tripwiresFrom(run, i + 1);
         },
         (e: unknown) => {
-          tripwireError(run, tw, e, start);
+          tripwireError(run, tw, e);
           return tripwiresFrom(run, i + 1);
         },
       );
     }
-    tripwireResult(run, tw, r, start);
+    tripwireResult(run, tw, r);
     if (run.res.halted) return finish(run);
   }
   return rulesFrom(run, 0);
@@ -133,27 +142,26 @@ function rulesFrom(run: Run, from: number): Result {
   for (let i = from; i < rules.length; i++) {
     const rule = rules[i]!;
     if (!rule.when(trace)) continue;
-    const start = performance.now();
     let r: boolean | Promise<boolean>;
     try {
       r = rule.condition.evaluate(run.ctx);
     } catch (e) {
-      ruleError(run, rule, e, start);
+      ruleError(run, rule, e);
       continue;
     }
     if (r instanceof Promise) {
       return withBudget(r, run.ruleBudget, rule.id).then(
         (v) => {
-          ruleResult(run, rule, v, start);
+          ruleResult(run, rule, v);
           return rulesFrom(run, i + 1);
         },
         (e: unknown) => {
-          ruleError(run, rule, e, start);
+          ruleError(run, rule, e);
           return rulesFrom(run, i + 1);
         },
       );
     }
-    ruleResult(run, rule, r, start);
+    ruleResult(run, rule, r);
   }
   return finish(run);
 }
@@ -168,8 +176,8 @@ function apply(res: TripwireStageResult, d: Intervention, reason: string, stage:
   }
 }
 
-function tripwireResult(run: Run, tw: CompiledTripwire, holds: boolean, start: number): void {
-  const latencyMs = performance.now() - start;
+function tripwireResult(run: Run, tw: CompiledTripwire, holds: boolean): void {
+  const latencyMs = lap(run);
   // The condition is an invariant (DESIGN §5.11): only an exact `true` passes.
   if (holds === true) {
     run.res.tripwires.push({ id: tw.id, fired: false, latencyMs });
@@ -186,11 +194,11 @@ function errorInfo(e: unknown): { code: string; message: string } {
   return { code: 'STEWARD_DSL_EVAL', message: e instanceof Error ? e.message : String(e) };
 }
 
-function tripwireError(run: Run, tw: CompiledTripwire, e: unknown, start: number): void {
+function tripwireError(run: Run, tw: CompiledTripwire, e: unknown): void {
   const error = errorInfo(e);
   const d = run.fallback;
   const reason = `${tw.onFail.reason} (not evaluable: ${error.code}; fallback ${d})`;
-  run.res.tripwires.push({ id: tw.id, fired: true, decision: d, reason, severity: tw.severity, error, latencyMs: performance.now() - start });
+  run.res.tripwires.push({ id: tw.id, fired: true, decision: d, reason, severity: tw.severity, error, latencyMs: lap(run) });
   apply(run.res, d, reason, 'tripwire', tw.severity);
 }
 
@@ -199,8 +207,8 @@ function ruleDecision(rule: CompiledRule): Intervention {
   return rule.onFail.decision === 'halt' ? 'block' : rule.onFail.decision;
 }
 
-function ruleResult(run: Run, rule: CompiledRule, holds: boolean, start: number): void {
-  const latencyMs = performance.now() - start;
+function ruleResult(run: Run, rule: CompiledRule, holds: boolean): void {
+  const latencyMs = lap(run);
   if (holds === true) {
     run.res.rules.push({ id: rule.id, passed: true, latencyMs });
     return;
@@ -210,11 +218,11 @@ function ruleResult(run: Run, rule: CompiledRule, holds: boolean, start: number)
   apply(run.res, d, rule.onFail.reason, 'rule', undefined);
 }
 
-function ruleError(run: Run, rule: CompiledRule, e: unknown, start: number): void {
+function ruleError(run: Run, rule: CompiledRule, e: unknown): void {
   const error = errorInfo(e);
   const d = run.fallback;
   const reason = `${rule.onFail.reason} (not evaluable: ${error.code}; fallback ${d})`;
-  run.res.rules.push({ id: rule.id, passed: false, decision: d, reason, error, latencyMs: performance.now() - start });
+  run.res.rules.push({ id: rule.id, passed: false, decision: d, reason, error, latencyMs: lap(run) });
   apply(run.res, d, reason, 'rule', undefined);
 }
 
