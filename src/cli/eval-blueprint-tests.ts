@@ -6,12 +6,14 @@
  *       trace: {agent_id: trader-1, hook: tool_call, tool: execute_trade, args: {trade_value: 75000}}
  *       # or traces: [...] — a sequence on one fresh state; `expect` applies to the last trace
  *       llm_score: 0.4          # optional per test; `llm: fail` makes the judge time out (unavailable)
+ *       use_blueprint: finance/trading_bot@1.0   # optional (also file-wide): pin the blueprint instead of selection
  *       expect: {intervention: block, stage: rule, approved: false, blueprint: ..., fired: [ids], not_fired: [ids],
  *                failed_rules: [ids], risk: [min, max], ctq: [min, max], trust_debt_level: normal, metrics: {name: status}}
  * trace_id and timestamp are filled in when missing (one minute apart). Each test gets a fresh engine.
  */
 import { parse } from 'yaml';
 import { StewardError } from '../errors.js';
+import type { BlueprintSet } from '../engine/blueprint/index.js';
 import type { EvalRecord, StewardEngine } from '../engine/steward-engine.js';
 import type { LlmClient, Trace } from '../engine/types.js';
 
@@ -20,6 +22,8 @@ export interface BlueprintTest {
   traces: Record<string, unknown>[];
   expect: Record<string, unknown>;
   llm?: { score?: number; fail?: boolean };
+  /** Evaluate against this blueprint instead of the one selection would pick (e.g. an older version). */
+  useBlueprint?: string;
 }
 
 export interface TestFile {
@@ -46,7 +50,15 @@ export function parseTestFile(text: string, file: string): TestFile {
     if (!t.expect || typeof t.expect !== 'object') throw new StewardError('STEWARD_EVAL', `${where}: needs 'expect'`);
     const unknown = Object.keys(t.expect).filter((k) => !EXPECT_KEYS.has(k));
     if (unknown.length) throw new StewardError('STEWARD_EVAL', `${where}: unknown expect key(s) ${unknown.join(', ')} (known: ${[...EXPECT_KEYS].join(', ')})`);
-    return { name: typeof t.name === 'string' ? t.name : `test ${i + 1}`, traces: traces as Record<string, unknown>[], expect: t.expect as Record<string, unknown>, llm: llmOf(t) ?? fileLlm };
+    const use = t.use_blueprint ?? d.use_blueprint;
+    if (use !== undefined && typeof use !== 'string') throw new StewardError('STEWARD_EVAL', `${where}: use_blueprint must be a blueprint id`);
+    return {
+      name: typeof t.name === 'string' ? t.name : `test ${i + 1}`,
+      traces: traces as Record<string, unknown>[],
+      expect: t.expect as Record<string, unknown>,
+      llm: llmOf(t) ?? fileLlm,
+      ...(use ? { useBlueprint: use } : {}),
+    };
   });
   return { tests };
 }
@@ -131,8 +143,20 @@ export interface TestOutcome {
   error?: string;
 }
 
-export async function runBlueprintTest(t: BlueprintTest, idx: number, makeEngine: (llm: LlmClient | null) => StewardEngine): Promise<string[]> {
-  const engine = makeEngine(t.llm ? fixedJudge(t.llm) : null);
+export async function runBlueprintTest(
+  t: BlueprintTest,
+  idx: number,
+  makeEngine: (llm: LlmClient | null, blueprints?: () => BlueprintSet) => StewardEngine,
+  set?: BlueprintSet,
+): Promise<string[]> {
+  let forced: (() => BlueprintSet) | undefined;
+  if (t.useBlueprint && set) {
+    const bp = set.blueprints.find((b) => b.id === t.useBlueprint) ?? set.get(t.useBlueprint);
+    if (!bp) return [`use_blueprint: no blueprint ${t.useBlueprint} in the directory`];
+    const pinned: BlueprintSet = { blueprints: set.blueprints, get: (r) => set.get(r), select: () => bp };
+    forced = () => pinned;
+  }
+  const engine = makeEngine(t.llm ? fixedJudge(t.llm) : null, forced);
   let last: EvalRecord | undefined;
   for (let i = 0; i < t.traces.length; i++) {
     const { trace, nowMs } = fillTrace(t.traces[i], idx, i);

@@ -39,7 +39,7 @@ export interface OfflineSetup {
   signer: VerdictSigner;
   llm?: LlmClient;
   /** A fresh engine (new in-memory state and trust debt) over the same compiled blueprints. */
-  makeEngine(opts?: { llm?: LlmClient | null; onWarning?: (m: string) => void }): StewardEngine;
+  makeEngine(opts?: { llm?: LlmClient | null; onWarning?: (m: string) => void; blueprints?: () => BlueprintSet }): StewardEngine;
 }
 
 /** Bad input to an offline command (exit 2); `problems` are already formatted lines. */
@@ -133,9 +133,9 @@ export async function setupOffline(o: OfflineOptions): Promise<OfflineSetup> {
     }
   }
   const version = engineVersion();
-  const makeEngine = (mo: { llm?: LlmClient | null; onWarning?: (m: string) => void } = {}): StewardEngine =>
+  const makeEngine = (mo: { llm?: LlmClient | null; onWarning?: (m: string) => void; blueprints?: () => BlueprintSet } = {}): StewardEngine =>
     new StewardEngine({
-      blueprints: () => set,
+      blueprints: mo.blueprints ?? (() => set),
       registry,
       config,
       state: new MemoryStateStore(),

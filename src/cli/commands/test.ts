@@ -85,7 +85,7 @@ export async function run(argv: string[]): Promise<number> {
       idx++;
       let problems: string[];
       try {
-        problems = await runBlueprintTest(t, idx, (llm) => setup.makeEngine({ llm, onWarning: () => {} }));
+        problems = await runBlueprintTest(t, idx, (llm, blueprints) => setup.makeEngine({ llm, blueprints, onWarning: () => {} }), setup.set);
       } catch (e) {
         problems = [`error: ${isStewardError(e) ? e.format() : (e as Error).message}`];
       }
