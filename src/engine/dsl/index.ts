@@ -73,14 +73,18 @@ export function compileCondition(cond: unknown, opts: DslCompileOptions): Compil
   if (!parsed.node) return { problems: parsed.problems };
   const s = sharedFor(opts);
   const problems: DslProblem[] = [];
+  let reportedCidrs = false;
   const env: CompileEnv = {
     problems,
     functions: new Set(),
     lists: opts.lists,
     listCache: s.listCache,
     network: () => {
-      s.network ??= createNetworkMatcher(opts.internalDomains, opts.internalCidrs);
-      for (const c of s.network.invalid) problems.push({ code: 'STEWARD_CONFIG', message: `invalid internal CIDR '${c}' in the steward config`, path: '' });
+      if (!s.network) s.network = createNetworkMatcher(opts.internalDomains, opts.internalCidrs);
+      if (!reportedCidrs) {
+        reportedCidrs = true;
+        for (const c of s.network.invalid) problems.push({ code: 'STEWARD_CONFIG', message: `invalid internal CIDR '${c}' in the steward config`, path: '' });
+      }
       return s.network.matcher;
     },
     patterns: s.patterns,

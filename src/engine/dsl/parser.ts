@@ -267,7 +267,7 @@ class Parser {
         break;
       }
     }
-    const text = this.tokens.length > 0 ? segments.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('') : '';
+    const text = segments.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('');
     this.count(first.offset);
     if (this.peek().type === 'lparen') {
       if (segments.some((s) => typeof s === 'number')) throw new ParseFailure('STEWARD_DSL_PARSE', 'function names cannot contain indexes', first.offset);
