@@ -122,9 +122,10 @@ export class StewardEngine {
     };
   }
 
-  async score(trace: Trace, decision: DecisionRecord, nowMs: number): Promise<ScoreRecord> {
+  async score(trace: Trace, decisionIn: DecisionRecord, nowMs: number): Promise<ScoreRecord> {
     const t0 = performance.now();
     const agent = this.o.registry.lookup(trace.agent_id);
+    const decision = await this.normalizeDecision(decisionIn, agent, trace, nowMs);
     const bp = this.blueprintFor(decision, agent, trace);
     const th = effectiveThresholds(bp, agent.tier, { restricted: decision.restricted, config: this.o.config });
 
@@ -187,6 +188,30 @@ export class StewardEngine {
       bp.trustDebt,
     );
     return { decision, score, trustDebt: { before: change.before, after: change.after, level: change.level } };
+  }
+
+  /**
+   * The stream may hand back the Kafka decision message (snake_case, no restricted flag) instead of the
+   * DecisionRecord; fill what is missing rather than scoring with NaN latency or the wrong thresholds.
+   */
+  private async normalizeDecision(d: DecisionRecord, agent: AgentInfo, trace: Trace, nowMs: number): Promise<DecisionRecord> {
+    const raw = d as DecisionRecord & { latency_ms?: number };
+    if (typeof d.restricted === 'boolean' && typeof d.latencyMs === 'number') return d;
+    let restricted = d.restricted;
+    let trustDebt = d.trustDebt;
+    if (typeof restricted !== 'boolean') {
+      const bp = this.blueprintFor(d, agent, trace);
+      trustDebt = await this.o.trustDebt.current(agent.tenant, agent.id, nowMs, bp.trustDebt);
+      restricted = trustDebt.level === 'restricted_mode' || trustDebt.level === 're_tiering_review';
+    }
+    return {
+      ...d,
+      tripwires: d.tripwires ?? [],
+      rules: d.rules ?? [],
+      latencyMs: typeof d.latencyMs === 'number' ? d.latencyMs : typeof raw.latency_ms === 'number' ? raw.latency_ms : 0,
+      restricted,
+      trustDebt,
+    };
   }
 
   private blueprintFor(decision: DecisionRecord, agent: AgentInfo, trace: Trace): CompiledBlueprint {

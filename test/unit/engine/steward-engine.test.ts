@@ -105,3 +105,13 @@ describe('finalOutcome', () => {
     expect(finalOutcome({ intervention: 'halt', stage: 'tripwire', halted: true }, null)).toEqual({ intervention: 'halt', stage: 'tripwire' });
   });
 });
+
+describe('StewardEngine.score with the Kafka decision message', () => {
+  it('accepts the snake_case decision (no DecisionRecord) and still produces a valid verdict', async () => {
+    const { engine } = setup(0.2);
+    const msg = { trace_id: 'm-1', agent_id: 'a', blueprint: 't/eng@1.0', intervention: 'ok', stage: 'none', halted: false, reasons: [], tripwires: [{ id: 'hard', fired: false }], rules: [], latency_ms: 3 };
+    const s = await engine.score(tr(5), msg as never, NOW);
+    expect(s).toMatchObject({ intervention: 'block', stage: 'ctq', ctq: 0.2 });
+    expect(s.verdict.metadata?.latency_ms).toBeGreaterThanOrEqual(3);
+  });
+});
