@@ -1,0 +1,121 @@
+// Crash safety on real Kafka + Redis: the tripwire and scorer processes are killed with SIGKILL
+// mid-stream and restarted. Every trace must end with exactly one decision and one verdict after dedupe
+// by trace id (none missing), and trust debt must equal the value of applying each final intervention once.
+import { describe, it, expect } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { MemoryTrustDebtStore, DEFAULT_TRUST_DEBT_CONFIG } from '../../../src/engine/trust-debt/index.js';
+import { RedisTrustDebtStore } from '../../../src/adapters/redis/trust-debt-store.js';
+import { Collector, withPipelineEnv, trace, TestEngine } from './harness.js';
+import { services, waitFor, uniqueRedisPrefix, deleteRedisPrefix } from '../setup/helpers.js';
+import type { Trace } from '../../../src/engine/types.js';
+
+const CHILD = fileURLToPath(new URL('./stage-child.ts', import.meta.url));
+
+function startChild(opts: Record<string, unknown>): { proc: ChildProcess; ready: Promise<void> } {
+  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(opts)], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
+  const ready = new Promise<void>((resolve, reject) => {
+    let buf = '';
+    proc.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      if (buf.includes('READY')) resolve();
+    });
+    proc.once('exit', (code) => reject(new Error(`child exited early (${code})`)));
+  });
+  ready.catch(() => undefined);
+  return { proc, ready };
+}
+
+const killed = (p: ChildProcess) => new Promise<void>((r) => (p.exitCode !== null || p.signalCode !== null ? r() : p.once('exit', () => r())));
+
+describe('crash safety', () => {
+  it('kill -9 of tripwire and scorer mid-stream: one decision and one verdict per trace, trust debt counted once', async () => {
+    const redisPrefix = uniqueRedisPrefix('crash');
+    await withPipelineEnv(
+      'pl-crash',
+      async ({ prefix, topics, adapter, cfg }) => {
+        const base = { prefix, redisPrefix, delayMs: 2, partitions: cfg.topics.partitions };
+        const children: ChildProcess[] = [];
+        const out = await new Collector(adapter, [topics.decisions, topics.verdicts, topics.trustDebt]).start();
+        const producer = await adapter.producer();
+        try {
+          let tw = startChild({ ...base, stages: ['tripwire'] });
+          let sc = startChild({ ...base, stages: ['scorer'] });
+          const td = startChild({ ...base, stages: ['trust-debt'] });
+          children.push(tw.proc, sc.proc, td.proc);
+          await Promise.all([tw.ready, sc.ready, td.ready]);
+
+          const N = 1800;
+          const agents = ['c1', 'c2', 'c3', 'c4', 'c5', 'c6'];
+          const traces: Trace[] = [];
+          for (let i = 0; i < N; i++) {
+            const a = agents[i % agents.length];
+            const kind = i % 10;
+            traces.push(trace(i, a, { timestamp: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(), ...(kind === 3 ? { args: { amount: 5000 } } : kind === 7 ? { content: 'password' } : kind === 9 && i % 40 === 9 ? { tool: 'rm_rf' } : {}) }));
+          }
+          const produceAll = (async () => {
+            for (let i = 0; i < N; i += 100) {
+              await producer.send([{ topic: topics.traces, messages: traces.slice(i, i + 100).map((t) => ({ key: t.agent_id, value: JSON.stringify(t) })) }]);
+              await new Promise((r) => setTimeout(r, 150));
+            }
+          })();
+          // Kill both engine stages once work is flowing, then restart them.
+          await waitFor(() => out.on(topics.verdicts).length > 150, { timeoutMs: 30000, message: 'first verdicts' });
+          tw.proc.kill('SIGKILL');
+          sc.proc.kill('SIGKILL');
+          await Promise.all([killed(tw.proc), killed(sc.proc)]);
+          const decidedAtKill = out.byId(topics.decisions).size;
+          tw = startChild({ ...base, stages: ['tripwire'] });
+          sc = startChild({ ...base, stages: ['scorer'] });
+          children.push(tw.proc, sc.proc);
+          await Promise.all([tw.ready, sc.ready, produceAll]);
+
+          const engine = new TestEngine();
+          const finals = new Map<string, { intervention: string; severity?: string }>();
+          for (const t of traces) {
+            const d = (await engine.decide(t, 0)) as { intervention: string; halted: boolean; severity?: string };
+            finals.set(t.trace_id, d.halted ? d : ((await engine.score(t, d, 0)) as { intervention: string }));
+          }
+          const scoredIds = traces.filter((t) => t.tool !== 'rm_rf').map((t) => t.trace_id);
+          await waitFor(() => out.byId(topics.decisions).size === N && out.byId(topics.verdicts).size === scoredIds.length && out.byId(topics.trustDebt, 'event_id').size === N, {
+            timeoutMs: 90000,
+            message: 'all outputs after restart',
+          });
+          expect(decidedAtKill).toBeLessThan(N); // the kill really happened mid-stream
+          expect([...out.byId(topics.decisions).keys()].sort()).toEqual(traces.map((t) => t.trace_id).sort());
+          expect([...out.byId(topics.verdicts).keys()].sort()).toEqual([...scoredIds].sort());
+          for (const [id, v] of out.byId(topics.verdicts)) expect(v.intervention, id).toBe(finals.get(id)!.intervention);
+
+          // Expected debt: each final intervention applied once, per agent in trace order.
+          const mem = new MemoryTrustDebtStore();
+          for (const t of traces) {
+            const f = finals.get(t.trace_id)!;
+            await mem.apply({ eventId: t.trace_id, tenant: 'acme', agentId: t.agent_id, atMs: Date.parse(t.timestamp), kind: 'intervention', intervention: f.intervention as never, severity: f.severity }, DEFAULT_TRUST_DEBT_CONFIG);
+          }
+          const redis = new Redis(services().redisUrl);
+          try {
+            const store = new RedisTrustDebtStore(redis, { prefix: redisPrefix });
+            const end = Date.UTC(2026, 0, 1) + N * 60_000;
+            for (const a of agents) {
+              const got = await store.current('acme', a, end, DEFAULT_TRUST_DEBT_CONFIG);
+              const want = await mem.current('acme', a, end, DEFAULT_TRUST_DEBT_CONFIG);
+              expect(got.debt, a).toBeCloseTo(want.debt, 9);
+            }
+          } finally {
+            await deleteRedisPrefix(redis, redisPrefix);
+            redis.disconnect();
+          }
+          const dupDecisions = out.on(topics.decisions).length - N;
+          process.stderr.write(`[crash] decisions=${out.on(topics.decisions).length} (redelivered ${dupDecisions}), verdicts=${out.on(topics.verdicts).length}\n`);
+        } finally {
+          for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
+          await Promise.all(children.map(killed));
+          await producer.disconnect();
+          await out.stop();
+        }
+      },
+      { topics: { partitions: 6 } },
+    );
+  }, 180_000);
+});

@@ -1,0 +1,53 @@
+// A Steward stage process for the crash tests: `node --import tsx stage-child.ts <json options>`.
+// Real Kafka and Redis; the deterministic TestEngine stands in for policy. Prints READY once joined.
+import { buildConfig } from '../../../src/config/steward-config.js';
+import { startPipeline, type StageName } from '../../../src/consumers/common-runtime.js';
+import { createRedis } from '../../../src/adapters/redis/client.js';
+import { RedisTrustDebtStore } from '../../../src/adapters/redis/trust-debt-store.js';
+import { DEFAULT_TRUST_DEBT_CONFIG } from '../../../src/engine/trust-debt/index.js';
+import { createLogger } from '../../../src/logger.js';
+import { TestEngine } from './test-engine.js';
+
+interface ChildOpts {
+  prefix: string;
+  stages: StageName[];
+  redisPrefix: string;
+  delayMs: number;
+  partitions: number;
+}
+
+const o = JSON.parse(process.argv[2]) as ChildOpts;
+const cfg = buildConfig(
+  {
+    topics: { prefix: o.prefix, partitions: o.partitions, reply_partitions: 2 },
+    consumer: { group_prefix: o.prefix, session_timeout_ms: 6000, auto_commit_interval_ms: 200 },
+    limits: { chunk_size: 50, partitions_concurrently: o.partitions },
+    observability: { enabled: false },
+  },
+  process.env,
+);
+const engine = new TestEngine();
+engine.delayMs = o.delayMs;
+const redis = o.stages.includes('trust-debt') ? createRedis(cfg.redis.url, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) : undefined;
+redis?.on('error', () => undefined);
+const store = redis ? new RedisTrustDebtStore(redis, { prefix: o.redisPrefix }) : undefined;
+const pipe = await startPipeline(
+  cfg,
+  o.stages,
+  { engine, trustDebtStore: store, trustDebtConfigFor: () => DEFAULT_TRUST_DEBT_CONFIG, tenantOf: () => 'acme' },
+  { logger: createLogger({ level: process.env.STEWARD_TEST_LOG ?? 'silent' }) },
+);
+const t = setInterval(() => {
+  if (pipe.isReady()) {
+    clearInterval(t);
+    process.stdout.write('READY\n');
+  }
+}, 50);
+const stop = async () => {
+  await pipe.stop();
+  const done = (await pipe.metrics.messages.get()).values.reduce((a, v) => a + v.value, 0);
+  process.stdout.write(`PROCESSED ${done}\n`);
+  redis?.disconnect();
+  process.exit(0);
+};
+process.once('SIGTERM', () => void stop());
