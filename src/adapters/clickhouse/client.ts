@@ -4,6 +4,7 @@
  * ClickHouse 18.16 has no query parameters, so literals go through `sqlString`.
  */
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
+import { Readable } from 'node:stream';
 import { StewardError } from '../../errors.js';
 
 export interface ClickHouseSettings {
@@ -79,6 +80,18 @@ export class ClickHouseStore {
     if (rows.length === 0) return;
     try {
       await this.client.insert({ table: this.table(table), values: rows as object[], format: 'JSONEachRow' });
+    } catch (e) {
+      throw clickhouseError(e, `insert into ${table} failed`);
+    }
+  }
+
+  /** Inserts rows already serialised as JSON (one object per element): the sink serialises while the previous insert runs. */
+  async insertJsonLines(table: string, lines: readonly string[]): Promise<void> {
+    if (lines.length === 0) return;
+    try {
+      const r = await this.client.exec({ query: `INSERT INTO ${this.table(table)} FORMAT JSONEachRow`, values: Readable.from([lines.join('\n')]) });
+      // The response body must be read for the socket to go back to the pool.
+      for await (const _chunk of r.stream) void _chunk;
     } catch (e) {
       throw clickhouseError(e, `insert into ${table} failed`);
     }

@@ -11,6 +11,8 @@ import { StewardError, isRetryable } from '../../errors.js';
 
 export interface SinkTarget {
   insert(table: string, rows: readonly object[]): Promise<void>;
+  /** Optional fast path: rows pre-serialised to JSON by the sink (at write time, overlapping the previous insert). */
+  insertJsonLines?(table: string, lines: readonly string[]): Promise<void>;
 }
 
 export interface SinkItem {
@@ -54,6 +56,7 @@ interface Waiter {
 
 interface Pending {
   item: SinkItem;
+  json?: string;
   waiter: Waiter;
 }
 
@@ -92,7 +95,8 @@ export class ClickHouseSink {
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = { remaining: items.length, resolve, reject };
       const buf = this.buffers.get(table) ?? [];
-      for (const item of items) buf.push({ item, waiter });
+      const serialise = this.target.insertJsonLines !== undefined;
+      for (const item of items) buf.push({ item, waiter, json: serialise ? JSON.stringify(item.row) : undefined });
       this.buffers.set(table, buf);
       this.buffered += items.length;
       this.schedule();
@@ -173,7 +177,11 @@ export class ClickHouseSink {
   /** Inserts all rows; on a data error splits the batch in halves until the offending rows are alone. */
   private async insertIsolating(table: string, chunk: Pending[], poison: PoisonRow[]): Promise<void> {
     try {
-      await this.withRetry(table, () => this.target.insert(table, chunk.map((p) => p.item.row)));
+      await this.withRetry(table, () =>
+        this.target.insertJsonLines
+          ? this.target.insertJsonLines(table, chunk.map((p) => p.json ?? JSON.stringify(p.item.row)))
+          : this.target.insert(table, chunk.map((p) => p.item.row)),
+      );
       this.stats.inserted += chunk.length;
       this.stats.batches++;
     } catch (e) {
