@@ -54,6 +54,8 @@ export class LlmJudgeScorer implements Scorer {
   readonly latencyBudgetMs: number;
   readonly semaphore: Semaphore;
   private readonly cache: LruCache<Judged>;
+  /** Identical prompts already on the wire share one call. */
+  private readonly inflight = new Map<string, Promise<Judged>>();
   private readonly opts: Required<Omit<LlmJudgeOptions, 'model'>> & { model?: string };
   calls = 0;
 
@@ -90,9 +92,23 @@ export class LlmJudgeScorer implements Scorer {
     let judged = this.cache.get(key);
     const cached = judged !== undefined;
     if (!judged) {
-      judged = await this.callWithRetries(llm, req, Math.max(0, Math.floor(num(parameters.retries, this.opts.retries))), ctx.signal);
-      // Only deterministic sampling is worth caching; at temperature > 0 each call is a new sample.
-      if (req.temperature === 0) this.cache.set(key, judged);
+      // Only deterministic sampling is worth caching or sharing; at temperature > 0 each call is a new sample.
+      const deterministic = req.temperature === 0;
+      let call = deterministic ? this.inflight.get(key) : undefined;
+      if (!call) {
+        call = this.callWithRetries(llm, req, Math.max(0, Math.floor(num(parameters.retries, this.opts.retries))), ctx.signal);
+        if (deterministic) {
+          this.inflight.set(key, call);
+          void call.then(
+            (j) => {
+              this.cache.set(key, j);
+              this.inflight.delete(key);
+            },
+            () => this.inflight.delete(key),
+          );
+        }
+      }
+      judged = await call;
     }
     return {
       score: clamp01(judged.score),

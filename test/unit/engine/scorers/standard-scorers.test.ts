@@ -165,3 +165,16 @@ describe('hybrid scorer', () => {
     await expect(s.evaluate(trace(), { rule_weight: 0.4, llm_weight: 0.6, rules: ['r1'] }, c2)).rejects.toBeInstanceOf(StewardError);
   });
 });
+
+describe('llm-judge in-flight sharing', () => {
+  it('identical concurrent prompts share one call at temperature 0, not at temperature > 0', async () => {
+    const llm = scriptedLlm(() => '{"score":0.4}');
+    const c = ctx({ llm });
+    const s = c.registry.resolve('llm-judge');
+    const rs = await Promise.all([1, 2, 3].map(() => s.evaluate(trace({ content: 'same' }), {}, c)));
+    expect(rs.map((r) => r.score)).toEqual([0.4, 0.4, 0.4]);
+    expect(llm.calls).toHaveLength(1);
+    await Promise.all([1, 2].map(() => s.evaluate(trace({ content: 'hot' }), { temperature: 0.7 }, c)));
+    expect(llm.calls).toHaveLength(3);
+  });
+});
