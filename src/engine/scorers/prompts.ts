@@ -1,5 +1,6 @@
 /**
- * llm-judge prompt templates by id. `reference` is the ACGP-1004 §7.5 reference prompt; the others
+ * llm-judge prompt templates by id. `reference` is the ACGP-1004 §7.5 reference prompt plus an
+ * `Output: {content}` line (without it an output-hook trace would be judged on nothing); the others
  * are one per clarity-baseline metric plus the trading example's risk_assessment_clarity. All ask for
  * the same JSON answer so one parser serves them.
  */
@@ -29,6 +30,7 @@ export const PROMPT_TEMPLATES: Record<string, string> = {
 
 Reasoning: {reasoning}
 Action: {action}
+Output: {content}
 Context: {context}
 
 Rate the quality on a scale of 0.0 to 1.0 where:
