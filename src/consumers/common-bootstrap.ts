@@ -1,13 +1,12 @@
 /**
  * Builds the engine side of a Steward process from StewardConfig: blueprint directory with hot reload,
  * agent registry, Redis (state + trust debt), optional LLM and signer, and the StewardEngine facade.
- * Modules written in parallel by other issues are imported by variable path so this file compiles
- * before they exist; a missing optional module just disables its feature (with a warning).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { RedisStateStore } from '../adapters/redis/state-store.js';
 import { llmClientFromEnv } from '../adapters/llm/index.js';
 import { Ed25519Signer } from '../engine/verdict/index.js';
+import { StewardEngine } from '../engine/steward-engine.js';
 import { watchBlueprints, type BlueprintHolder } from '../adapters/fs/blueprint-watcher.js';
 import { createAgentRegistry, parseAgentRegistry, type AgentRegistry } from '../engine/blueprint/index.js';
 import { DEFAULT_TRUST_DEBT_CONFIG } from '../engine/trust-debt/index.js';
@@ -18,7 +17,6 @@ import { StewardAggregateError, StewardError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { StewardMetrics } from '../observability/metrics.js';
 import type { PipelineDeps, StageName } from './common-runtime.js';
-import type { DecideScoreEngine } from './common-engine.js';
 
 export interface EngineRuntime {
   deps: PipelineDeps;
@@ -26,15 +24,6 @@ export interface EngineRuntime {
   registry: AgentRegistry;
   redis?: Redis;
   close(): Promise<void>;
-}
-
-async function optionalImport(path: string): Promise<Record<string, any> | undefined> {
-  try {
-    return (await import(path)) as Record<string, any>;
-  } catch (e) {
-    if ((e as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && String((e as Error).message).includes(path.split('/').pop()!.replace('.js', ''))) return undefined;
-    throw e;
-  }
 }
 
 export function loadRegistry(cfg: StewardConfig): AgentRegistry {
@@ -61,17 +50,34 @@ export async function bootstrapEngine(cfg: StewardConfig, stages: readonly Stage
   const llm = cfg.llm
     ? llmClientFromEnv({ STEWARD_LLM_BASE_URL: cfg.llm.baseUrl, STEWARD_LLM_API_KEY: cfg.llm.apiKey, STEWARD_LLM_MODEL: cfg.llm.model, STEWARD_LLM_PROVIDER: process.env.STEWARD_LLM_PROVIDER })
     : undefined;
-  // The signing key is PEM text or a path to a PEM file (Ed25519); without one verdicts are unsigned.
-  const signer = cfg.signing
-    ? Ed25519Signer.fromPem(cfg.signing.key.includes('-----BEGIN') ? cfg.signing.key : readFileSync(existsSync(cfg.signing.key) ? cfg.signing.key : '', 'utf8'), cfg.signing.keyId)
-    : undefined;
+  // The signing key is PEM text or a path to a PEM file (Ed25519).
+  let signer: Ed25519Signer;
+  if (cfg.signing) {
+    const k = cfg.signing.key;
+    if (!k.includes('-----BEGIN') && !existsSync(k)) throw new StewardError('STEWARD_CONFIG', `signing key is neither PEM text nor an existing file: ${k}`);
+    signer = Ed25519Signer.fromPem(k.includes('-----BEGIN') ? k : readFileSync(k, 'utf8'), cfg.signing.keyId);
+  } else {
+    // Same behaviour as `steward eval`: verdicts are always signed; without a key they cannot be verified later.
+    signer = Ed25519Signer.ephemeral();
+    if (stages.includes('scorer')) logger.warn({ kid: signer.kid }, 'STEWARD_SIGNING_KEY not set: verdicts signed with an ephemeral key');
+  }
 
-  let engine: DecideScoreEngine | undefined;
+  let engine: StewardEngine | undefined;
   const engineVersion = process.env.npm_package_version ?? '0.1.0';
   if (stages.includes('tripwire') || stages.includes('scorer')) {
-    const mod = await optionalImport('../engine/steward-engine.js');
-    if (!mod?.StewardEngine) throw new StewardError('STEWARD_INTERNAL', 'StewardEngine is not available in this build');
-    engine = new mod.StewardEngine({ blueprints: () => holder.current(), registry, config: cfg.engine, state, trustDebt, llm, signer, engineVersion }) as DecideScoreEngine;
+    if (!trustDebt) throw new StewardError('STEWARD_CONFIG', 'the tripwire and scorer stages need Redis (trust debt)');
+    engine = new StewardEngine({
+      blueprints: () => holder.current(),
+      registry,
+      config: cfg.engine,
+      state,
+      trustDebt,
+      llm,
+      signer,
+      engineVersion,
+      llmJudge: cfg.llm ? { maxInFlight: cfg.llm.maxInFlight, timeoutMs: cfg.llm.timeoutMs } : undefined,
+      onWarning: (m) => logger.warn(m),
+    });
   }
 
   return {
