@@ -4,8 +4,10 @@
  * Delivery: a partition's batch is mapped to rows and handed to the ClickHouseSink; its offsets are resolved
  * (and so committed) only after every row was inserted or dead-lettered. A crash replays the uncommitted
  * tail, and the tables' dedupe keys (trace_id / event_id / DLQ offset) plus FINAL reads make that harmless.
- * Decisions also become POLICY_DECISION ledger entries, chained per agent in partition order (the partition
- * key is agent_id, so one agent's decisions arrive in order on one partition).
+ * Ledger: each decision becomes a POLICY_DECISION draft published to acgp.ledger (keyed by agent_id) before
+ * the decision's offset is committed; the ledger topic is the only input that chains entries. One agent's
+ * drafts sit on one partition, and Kafka gives a partition to one instance at a time, so every chain has a
+ * single writer even with many sink instances.
  */
 import { KafkaAdapter, type InMessage, type KafkaSettings, type StewardConsumer, type StewardProducer } from '../adapters/kafka/client.js';
 import { dlqMessage, readDlqHeaders } from '../adapters/kafka/dlq.js';
@@ -72,6 +74,7 @@ export class SinkProcessor {
     private readonly sink: ClickHouseSink,
     private readonly ledger: LedgerWriter,
     private readonly deadLetter: (m: InMessage, err: StewardError) => Promise<void>,
+    private readonly publishDrafts: (drafts: LedgerDraft[]) => Promise<void>,
     private readonly nowMs: () => number,
   ) {
     this.kindOf = new Map(
@@ -89,6 +92,7 @@ export class SinkProcessor {
     const byTable = new Map<TableName, SinkItem[]>();
     const drafts: LedgerDraft[] = [];
     const draftSources: InMessage[] = [];
+    const decisionDrafts: LedgerDraft[] = [];
     const rejected: Promise<void>[] = [];
     const push = (t: TableName, ...items: SinkItem[]) => {
       const list = byTable.get(t) ?? [];
@@ -123,8 +127,7 @@ export class SinkProcessor {
         if (kind === 'decisions') {
           const row = decisionRow(v, now);
           push('decisions', { row, source: m });
-          drafts.push(policyDecisionDraft({ ...(v as PolicyDecisionInput), event_time_ms: row.event_time_ms }));
-          draftSources.push(m);
+          decisionDrafts.push(policyDecisionDraft({ ...(v as PolicyDecisionInput), event_time_ms: row.event_time_ms }));
         } else if (kind === 'ledger') {
           drafts.push(ledgerDraftFrom(v));
           draftSources.push(m);
@@ -141,7 +144,10 @@ export class SinkProcessor {
         rejected.push(this.deadLetter(m, err));
       }
     }
-    // Chain first (it may wait for ClickHouse to read heads), then hand every table to the sink at once.
+    // Drafts are on the ledger topic before this batch's offsets can be committed (a redelivered decision
+    // publishes its draft again; the chain skips an entry_id it already holds).
+    if (decisionDrafts.length > 0) await this.sink.withRetry('ledger-drafts', () => this.publishDrafts(decisionDrafts));
+    // Chain (it may wait for ClickHouse to read heads), then hand every table to the sink at once.
     const ledgerRows = drafts.length > 0 ? await this.sink.withRetry('ledger', () => this.ledger.append(drafts)) : [];
     if (ledgerRows.length > 0) {
       const sourceOf = new Map(drafts.map((d, i) => [`${d.agent_id}\u0000${d.entry_id}`, draftSources[i]]));
@@ -188,7 +194,9 @@ export async function startSinkStage(opts: SinkStageOptions): Promise<RunningSin
       log.warn({ table, attempt, delay_ms: delay, err: (e as Error).message }, 'sink: ClickHouse insert failed, retrying'),
   });
   const ledger = new LedgerWriter(store, opts.signer, { nowMs: now });
-  const proc = new SinkProcessor(topics, sink, ledger, deadLetter, now);
+  const publishDrafts = (drafts: LedgerDraft[]) =>
+    producer.send([{ topic: topics.ledger, messages: drafts.map((d) => ({ key: d.agent_id, value: JSON.stringify(d) })) }]);
+  const proc = new SinkProcessor(topics, sink, ledger, deadLetter, publishDrafts, now);
 
   const consumer: StewardConsumer = adapter.consumer({ groupId: opts.groupId, sessionTimeoutMs: opts.sessionTimeoutMs });
   let joined = false;

@@ -48,7 +48,7 @@ describe('sink survives ClickHouse outages (private clickhouse-server)', () => {
     await env.produce(env.topics.verdicts, [...ver(200, 100), ...ver(0, 30)]);
 
     await waitFor(async () => (await env.count('v_decisions')).n >= 300 && (await env.count('v_verdicts')).n >= 300, { timeoutMs: 60_000, message: 'all waves' });
-    await waitFor(() => caughtUp(group, [env.topics.decisions, env.topics.verdicts]), { timeoutMs: 30_000, message: 'offsets committed' });
+    await waitFor(() => caughtUp(group, [env.topics.decisions, env.topics.verdicts, env.topics.ledger]), { timeoutMs: 30_000, message: 'offsets committed' });
     expect(await env.count('v_decisions')).toEqual({ n: 300, u: 300 });
     expect(await env.count('v_verdicts')).toEqual({ n: 300, u: 300 });
     const ids = await env.store.query<{ trace_id: string }>(`SELECT trace_id FROM ${env.store.table('v_decisions')}`);
@@ -61,7 +61,7 @@ describe('sink survives ClickHouse outages (private clickhouse-server)', () => {
     await waitFor(() => sink2.sink.stats.retries >= retriesBefore + 3, { timeoutMs: 30_000, message: 'sink retrying again' });
     await ch.start();
     await waitFor(async () => (await env.count('v_decisions')).n >= 350, { timeoutMs: 60_000, message: 'wave 4' });
-    await waitFor(() => caughtUp(group, [env.topics.decisions]), { timeoutMs: 30_000, message: 'offsets committed after outage 2' });
+    await waitFor(() => caughtUp(group, [env.topics.decisions, env.topics.ledger]), { timeoutMs: 30_000, message: 'offsets committed after outage 2' });
     expect(await env.count('v_decisions')).toEqual({ n: 350, u: 350 });
 
     const ledger = verifyLedger(await readLedger(env.store), { [signer.kid]: publicPem });

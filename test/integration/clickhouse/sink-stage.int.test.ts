@@ -46,7 +46,7 @@ describe('sink stage: Kafka → ClickHouse exactly once (real Kafka + ClickHouse
     ]);
 
     await waitFor(async () => (await env.count('v_decisions')).n >= N_DEC && (await env.count('v_verdicts')).n >= N_VER, { timeoutMs: 45_000, message: 'rows in ClickHouse' });
-    await waitFor(() => caughtUp(`${env.prefix}-sink`, [env.topics.decisions, env.topics.verdicts]), { timeoutMs: 30_000, message: 'offsets committed' });
+    await waitFor(() => caughtUp(`${env.prefix}-sink`, [env.topics.decisions, env.topics.verdicts, env.topics.ledger]), { timeoutMs: 30_000, message: 'offsets committed' });
 
     expect(await env.count('v_decisions')).toEqual({ n: N_DEC, u: N_DEC });
     expect(await env.count('v_verdicts')).toEqual({ n: N_VER, u: N_VER });
