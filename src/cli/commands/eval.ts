@@ -58,6 +58,8 @@ export interface EvalIo {
   stderrIsTty: boolean;
   env?: NodeJS.ProcessEnv;
   llm?: import('../../engine/types.js').LlmClient | null;
+  /** Lines evaluated ahead of the output (default 64). */
+  window?: number;
 }
 
 export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
@@ -80,28 +82,54 @@ export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
   let malformed = 0;
   const t0 = performance.now();
   const rl = createInterface({ input: io.input, crlfDelay: Infinity });
+  // One agent's traces run strictly in order (trust debt, rate limits and storage are per agent, so
+  // results are the same as a sequential run); different agents overlap, up to WINDOW lines ahead of
+  // the output, which keeps LLM-bound runs from waiting on one judge call at a time.
+  const window = Math.max(1, io.window ?? 64);
+  const pending: Promise<string>[] = [];
+  const tails = new Map<string, Promise<string>>();
+  const flushOne = async (): Promise<void> => {
+    const line = await pending.shift()!;
+    await io.out(line);
+    if (io.stderrIsTty && ++flushed % 500 === 0) process.stderr.write(`\r${flushed} lines…`);
+  };
+  let flushed = 0;
   for await (const raw of rl) {
     lineNo++;
     if (raw.trim() === '') continue;
+    const n = lineNo;
     const p = parseTraceLine(raw);
+    let job: Promise<string>;
     if (!p.ok) {
       malformed++;
-      await io.out(JSON.stringify(errorLine(lineNo, p.code, p.message)));
-      continue;
+      job = Promise.resolve(JSON.stringify(errorLine(n, p.code, p.message)));
+    } else {
+      const agent = p.trace.agent_id;
+      const prev = tails.get(agent) ?? Promise.resolve('');
+      job = prev
+        .then(() => setup.engine.evaluate(p.trace, p.nowMs))
+        .then(
+          (rec) => {
+            counts[rec.score.intervention]++;
+            evaluated++;
+            return JSON.stringify(evalLine(rec));
+          },
+          (e: unknown) => {
+            // An engine failure on one trace is reported like a malformed line; the run continues.
+            malformed++;
+            return JSON.stringify(errorLine(n, isStewardError(e) ? e.code : 'STEWARD_EVAL', (e as Error)?.message ?? String(e)));
+          },
+        );
+      tails.set(agent, job);
+      void job.then(() => {
+        if (tails.get(agent) === job) tails.delete(agent);
+      });
     }
-    try {
-      const rec = await setup.engine.evaluate(p.trace, p.nowMs);
-      counts[rec.score.intervention]++;
-      evaluated++;
-      await io.out(JSON.stringify(evalLine(rec)));
-    } catch (e) {
-      // An engine failure on one trace is reported like a malformed line; the run continues.
-      malformed++;
-      await io.out(JSON.stringify(errorLine(lineNo, isStewardError(e) ? e.code : 'STEWARD_EVAL', (e as Error)?.message ?? String(e))));
-    }
-    if (io.stderrIsTty && lineNo % 500 === 0) process.stderr.write(`\r${lineNo} lines…`);
+    pending.push(job);
+    while (pending.length >= window) await flushOne();
   }
-  if (io.stderrIsTty && lineNo >= 500) process.stderr.write('\r\x1b[K');
+  while (pending.length > 0) await flushOne();
+  if (io.stderrIsTty && flushed >= 500) process.stderr.write('\r\x1b[K');
   const secs = (performance.now() - t0) / 1000;
   const dist = INTERVENTIONS.filter((i) => counts[i] > 0).map((i) => `${i} ${counts[i]}`).join(', ');
   io.err(

@@ -64,4 +64,19 @@ describe('steward eval with a real LLM endpoint', () => {
     expect(r.out[0]).toMatchObject({ intervention: 'flag', stage: 'ctq', ctq: null, metrics: [{ status: 'unavailable', score: null }] });
     expect(r.out[1]).toMatchObject({ intervention: 'escalate', stage: 'ctq', metrics: [{ status: 'unavailable' }] });
   });
+
+  it('different agents overlap their judge calls; one agent stays strictly sequential', async () => {
+    srv.setDefault({ kind: 'score', score: 0.9, delayMs: 100 });
+    srv.maxConcurrent = 0;
+    const many = ['a0', 'a2', 'a3', 'a4', 'a5'].flatMap((a) => [answer(`o-${a}-1`, a), answer(`o-${a}-2`, a)]);
+    const r = await evalCli(many, { STEWARD_LLM_BASE_URL: srv.url });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.map((o) => o.trace_id)).toEqual(many.map((t) => t.trace_id));
+    expect(srv.maxConcurrent).toBeGreaterThan(1);
+    srv.maxConcurrent = 0;
+    const one = [1, 2, 3, 4].map((i) => answer(`s-${i}`, 'a2'));
+    const r2 = await evalCli(one, { STEWARD_LLM_BASE_URL: srv.url });
+    expect(r2.out.map((o) => o.trace_id)).toEqual(one.map((t) => t.trace_id));
+    expect(srv.maxConcurrent).toBe(1);
+  });
 });
