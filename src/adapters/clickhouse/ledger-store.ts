@@ -20,6 +20,11 @@ export async function readLedger(store: ClickHouseStore, agentId?: string): Prom
   return rows.map(ledgerEntryFromRow);
 }
 
+export async function ledgerAgents(store: ClickHouseStore): Promise<string[]> {
+  const rows = await store.query<{ agent_id: string }>(`SELECT DISTINCT agent_id FROM ${store.table('ledger')} ORDER BY agent_id`);
+  return rows.map((r) => r.agent_id);
+}
+
 /** A ledger draft from an acgp.ledger record: a draft, or a full entry re-chained by this writer. */
 export function ledgerDraftFrom(m: unknown): LedgerDraft {
   const o = (typeof m === 'object' && m !== null ? m : {}) as Record<string, unknown>;

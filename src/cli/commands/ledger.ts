@@ -8,8 +8,8 @@
 import { parseArgs } from 'node:util';
 import type { KeyObject } from 'node:crypto';
 import { loadPublicKeys } from '../../adapters/clickhouse/ledger-keys.js';
-import { readLedger } from '../../adapters/clickhouse/ledger-store.js';
-import { verifyLedger } from '../../engine/ledger/index.js';
+import { ledgerAgents, readLedger } from '../../adapters/clickhouse/ledger-store.js';
+import { verifyLedger, type LedgerVerifyResult } from '../../engine/ledger/index.js';
 import { loadStewardConfig } from '../../config/steward-config.js';
 import { StewardError } from '../../errors.js';
 import { CLICKHOUSE_OPTIONS, clickhouseStoreFromArgs } from './migrate.js';
@@ -41,8 +41,17 @@ export async function run(argv: string[]): Promise<number> {
   const keys = trustedKeys(values.keys, values.config);
   const store = clickhouseStoreFromArgs(values);
   try {
-    const entries = await readLedger(store, values.agent);
-    const r = verifyLedger(entries, keys);
+    // One agent at a time keeps memory bounded by the longest chain, not the whole ledger.
+    const agents = values.agent !== undefined ? [values.agent] : await ledgerAgents(store);
+    const r: LedgerVerifyResult = { ok: true, agents: 0, entries: 0, issues: [], heads: {} };
+    for (const agent of agents) {
+      const one = verifyLedger(await readLedger(store, agent), keys);
+      r.ok &&= one.ok;
+      r.agents += one.agents;
+      r.entries += one.entries;
+      r.issues.push(...one.issues);
+      Object.assign(r.heads, one.heads);
+    }
     if (values.json) {
       process.stdout.write(JSON.stringify({ ok: r.ok, agents: r.agents, entries: r.entries, issues: r.issues, heads: r.heads }) + '\n');
     } else {

@@ -2,8 +2,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClickHouseStore } from '../../../src/adapters/clickhouse/client.js';
 import { MIGRATIONS, migrate } from '../../../src/adapters/clickhouse/migrations.js';
-import { decisionRow, trustDebtRow, verdictRow } from '../../../src/adapters/clickhouse/rows.js';
 import { ClickHouseSink, type PoisonRow } from '../../../src/adapters/clickhouse/sink.js';
+import { runReport } from '../../../src/adapters/clickhouse/reports.js';
+import { decisionRow, dlqRow, trustDebtRow, verdictRow } from '../../../src/adapters/clickhouse/rows.js';
 import { services, uniqueIdent } from '../setup/helpers.js';
 
 const decision = (i: number, agent = `agent-${i % 4}`) => ({
@@ -60,6 +61,50 @@ describe('ClickHouse store (real server)', () => {
     await store.insert('trust_debt_events', [{ ...td, ingested_at_ms: 2 }]);
     const t = await store.query<{ n: string }>(`SELECT count() AS n FROM ${store.table('v_trust_debt_events')}`);
     expect(t[0].n).toBe('1');
+  });
+
+  it('reports compute the analyst numbers over deduplicated rows (verdict overrides the decision; halted traces keep theirs)', async () => {
+    const db = uniqueIdent('steward_it_reports');
+    const s = new ClickHouseStore({ url: services().clickhouseUrl, database: db });
+    try {
+      await migrate(s);
+      // bp-a: 4 traces — t0 block (rule), t1 ok→verdict escalate, t2 ok→verdict ok, t3 halt (no verdict). bp-b: 1 ok.
+      const d = (id: string, bp: string, intervention: string, stage: string, extra: object = {}) =>
+        decisionRow({ trace_id: id, agent_id: 'ag', tenant: 'acme', blueprint: bp, intervention, stage, reasons: [], tripwires: [], rules: [], latency_ms: 1, event_time_ms: 1_700_000_000_000, ...extra }, 1);
+      const rows = [
+        d('t0', 'bp-a', 'block', 'rule', { rules: [{ id: 'cap', passed: false }], latency_ms: 4 }),
+        d('t1', 'bp-a', 'ok', 'none', { latency_ms: 2 }),
+        d('t2', 'bp-a', 'ok', 'none', { latency_ms: 2 }),
+        d('t3', 'bp-a', 'halt', 'tripwire', { tripwires: [{ id: 'kill', fired: true }], latency_ms: 8 }),
+        d('t4', 'bp-b', 'ok', 'none'),
+      ];
+      await s.insert('decisions', rows);
+      await s.insert('decisions', rows.slice(0, 3)); // redelivered
+      const v = (id: string, intervention: string) => verdictRow({ trace_id: id, agent_id: 'ag', blueprint: 'bp-a', intervention, ctq: 0.5, risk: 0.5, metrics: [], verdict: { policy_violations: intervention === 'ok' ? [] : ['clarity'] }, event_time_ms: 1_700_000_000_000 }, 1);
+      await s.insert('verdicts', [v('t1', 'escalate'), v('t2', 'ok')]);
+      await s.insert('verdicts', [v('t1', 'escalate')]);
+      const byBp = await runReport(s, 'interventions-by-blueprint');
+      expect(byBp).toEqual([
+        { blueprint: 'bp-a', traces: '4', interventions: '3', rate: 0.75, blocked: '2', escalated: '1' },
+        { blueprint: 'bp-b', traces: '1', interventions: '0', rate: 0, blocked: '0', escalated: '0' },
+      ]);
+      const top = await runReport(s, 'top-violations');
+      expect(top.map((r) => `${r.kind}:${r.id}:${r.times}`).sort()).toEqual(['metric:clarity:1', 'rule:cap:1', 'tripwire:kill:1']);
+      const lat = await runReport(s, 'latency');
+      expect(lat.find((r) => r.stage === 'tripwire')).toMatchObject({ decisions: '1', p50: 8 });
+      const td = (id: string, at: number, after: number, level: string) =>
+        trustDebtRow({ event_id: id, agent_id: 'ag', tenant: 'acme', at_ms: at, cause: 'block', before: 0, after, level }, 1);
+      await s.insert('trust_debt_events', [td('e1', 1_700_000_000_000, 0.3, 'elevated_monitoring'), td('e2', 1_700_000_100_000, 0.62, 'restricted_mode')]);
+      expect(await runReport(s, 'restricted-agents')).toEqual([expect.objectContaining({ agent_id: 'ag', debt: 0.62, level: 'restricted_mode' })]);
+      await s.insert('dlq_events', [
+        dlqRow({ dlq_topic: 'acgp.dlq', dlq_partition: 0, dlq_offset: '1', source_topic: 'acgp.traces', source_partition: 0, source_offset: '9', source_ts_ms: 5, stage: 'tripwire', code: 'STEWARD_TRACE_JSON', timestamp_ms: 6, value_bytes: 1 }, 1),
+        dlqRow({ dlq_topic: 'acgp.dlq', dlq_partition: 0, dlq_offset: '2', source_topic: 'acgp.traces', source_partition: 0, source_offset: '9', source_ts_ms: 5, stage: 'tripwire', code: 'STEWARD_TRACE_JSON', timestamp_ms: 7, value_bytes: 1 }, 1),
+      ]);
+      expect(await runReport(s, 'dlq-reasons')).toEqual([expect.objectContaining({ code: 'STEWARD_TRACE_JSON', records: '1' })]);
+    } finally {
+      await s.command(`DROP DATABASE IF EXISTS ${db}`);
+      await s.close();
+    }
   });
 
   it('ClickHouseSink isolates a row the server rejects and inserts the rest', async () => {
