@@ -209,7 +209,14 @@ export async function startSinkStage(opts: SinkStageOptions): Promise<RunningSin
   await consumer.runBatches(
     async (batch, ctl) => {
       if (batch.messages.length === 0) return;
-      await proc.process(batch.messages);
+      // kafkajs heartbeats only when asked: keep the membership alive while inserts wait for ClickHouse,
+      // or the group would evict this instance mid-outage and hand its partitions (and chains) to another.
+      const beat = setInterval(() => void ctl.heartbeat().catch(() => undefined), 1000);
+      try {
+        await proc.process(batch.messages);
+      } finally {
+        clearInterval(beat);
+      }
       ctl.resolveOffset(batch.messages[batch.messages.length - 1].offset);
       await ctl.heartbeat();
     },
