@@ -38,7 +38,10 @@ function validate(): ValidateFunction {
 export const MAX_TRACE_BYTES = 1_000_000;
 
 export function parseTraceLine(text: string): ParsedLine {
-  if (text.length > MAX_TRACE_BYTES) return { ok: false, code: 'STEWARD_TRACE_TOO_LARGE', message: `trace line is larger than ${MAX_TRACE_BYTES} bytes` };
+  // Editors on Windows save JSONL with a byte-order mark; it is not part of the first trace.
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  // Cheap length check first; only long lines pay for the exact UTF-8 byte count.
+  if (text.length * 3 > MAX_TRACE_BYTES && Buffer.byteLength(text, 'utf8') > MAX_TRACE_BYTES) return { ok: false, code: 'STEWARD_TRACE_TOO_LARGE', message: `trace line is larger than ${MAX_TRACE_BYTES} bytes` };
   let obj: unknown;
   try {
     obj = JSON.parse(text);
