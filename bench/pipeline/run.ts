@@ -17,7 +17,8 @@ import { StewardClient } from '../../src/client/steward-client.js';
 import { StewardMetrics } from '../../src/observability/metrics.js';
 import { createLogger } from '../../src/logger.js';
 import type { Trace } from '../../src/engine/types.js';
-import { benchEngineDeps } from './engine.js';
+import { benchEngineDeps, BENCH_AGENTS } from './engine.js';
+import { demoTrace } from '../../src/demo/agents.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 300);
@@ -38,18 +39,11 @@ const pct = (xs: number[], p: number) => {
 };
 const mb = () => Math.round(process.memoryUsage().rss / 1048576);
 
-const AGENTS = ['trader-1', 'coder-1', 'support-1', 'unknown-7'];
+const RUN = Date.now().toString(36);
+/** The demo agents' realistic mix over 30 agents (JSON); event time spread so rate limits stay mostly quiet. */
 function benchTrace(i: number): Trace {
-  const agent = AGENTS[i % AGENTS.length];
-  return {
-    trace_id: `b-${i}-${Math.random().toString(36).slice(2, 8)}`,
-    agent_id: agent,
-    timestamp: new Date().toISOString(),
-    hook: 'tool_call',
-    tool: i % 2 ? 'execute_trade' : 'market_data_api',
-    args: { trade_value: (i * 7919) % 200000, symbol: 'ACME' },
-    reasoning: 'Rebalancing according to the approved plan.',
-  };
+  const a = BENCH_AGENTS[i % BENCH_AGENTS.length];
+  return demoTrace(a.type, i, 3, Date.UTC(2026, 0, 1) + i * 60_000, `b${RUN}`, a.id);
 }
 
 async function rawEcho(kafka: Kafka, inTopic: string, replyTopic: string): Promise<number[]> {
@@ -147,7 +141,7 @@ async function main(): Promise<void> {
   try {
     // 1. round trips
     const echo = await rawEcho(kafka, extra.echoIn, extra.echoReply);
-    const pipe = await startPipeline(cfg, (process.env.BENCH_SYNC_STAGES ?? 'tripwire,scorer').split(',') as ('tripwire' | 'scorer')[], deps as PipelineDeps, { logger });
+    const pipe = await startPipeline(cfg, (process.env.BENCH_SYNC_STAGES ?? 'tripwire').split(',') as ('tripwire' | 'scorer')[], deps as PipelineDeps, { logger });
     const client = new StewardClient({ kafka: adapter, topicPrefix: prefix, replyPartition: 0 });
     await client.connect();
     await new Promise((r) => setTimeout(r, 1000));
@@ -182,7 +176,7 @@ async function main(): Promise<void> {
     const rssEnd = mb();
 
     const echoP50 = pct(echo, 50), echoP99 = pct(echo, 99), syncP50 = pct(sync, 50), syncP99 = pct(sync, 99);
-    console.log(`engine=${engineName} round_trips=${ROUND_TRIPS} throughput_n=${THROUGHPUT_N} partitions=${PARTITIONS}`);
+    console.log(`engine=${engineName} sync_stages=${process.env.BENCH_SYNC_STAGES ?? "tripwire"} round_trips=${ROUND_TRIPS} throughput_n=${THROUGHPUT_N} partitions=${PARTITIONS}`);
     console.log(`echo_p50_ms=${echoP50.toFixed(2)} echo_p99_ms=${echoP99.toFixed(2)}`);
     console.log(`sync_p50_ms=${syncP50.toFixed(2)} sync_p99_ms=${syncP99.toFixed(2)} fallbacks=${fallbacks}`);
     console.log(`passthrough_msgs_per_s=${passRate.toFixed(0)} steward_tripwire_msgs_per_s=${stewardRate.toFixed(0)}`);

@@ -42,8 +42,19 @@ export async function bootstrapEngine(cfg: StewardConfig, stages: readonly Stage
   });
   const registry = loadRegistry(cfg);
   const needsRedis = stages.some((s) => s === 'tripwire' || s === 'scorer' || s === 'trust-debt');
-  const redis = needsRedis ? createRedis(cfg.redis.url, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) : undefined;
+  // maxRetriesPerRequest 1: during an outage commands fail fast (stateful tripwires fail closed, the
+  // trust-debt stage backs off and retries) instead of hanging in ioredis' queue.
+  const redis = needsRedis ? createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 }) : undefined;
   redis?.on('error', (e: Error) => logger.warn({ err: e.message }, 'redis error'));
+  if (redis && redis.status !== 'ready') {
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => reject(new StewardError('STEWARD_STATE_UNAVAILABLE', `redis not reachable at ${cfg.redis.url}`, { retryable: true })), 15_000);
+      redis.once('ready', () => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+  }
   const trustDebt = redis ? new RedisTrustDebtStore(redis, { prefix: cfg.redis.keyPrefix }) : undefined;
 
   const state = redis ? new RedisStateStore(redis, cfg.redis.keyPrefix) : undefined;

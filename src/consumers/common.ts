@@ -1,7 +1,7 @@
 /**
  * The shared consume → process → produce loop of every stage.
  *
- * Delivery: each partition's batch is processed sequentially in chunks; a chunk's outputs (including
+ * Delivery: each partition's batch is processed in chunks (per key in order, keys concurrently); a chunk's outputs (including
  * DLQ records) go out in one idempotent send, and only after the broker acknowledged them are the
  * chunk's offsets resolved (kafkajs commits resolved offsets on its interval, on rebalance and on stop).
  * A crash therefore replays at most the unacknowledged tail: at-least-once, made idempotent downstream by
@@ -34,6 +34,8 @@ export interface StageRunnerOptions {
   metrics: StewardMetrics;
   logger: Logger;
   chunkSize?: number;
+  /** Distinct keys (agents) processed concurrently inside one partition's chunk. */
+  keyConcurrency?: number;
   partitionsConcurrently?: number;
   autoCommitIntervalMs?: number;
   sessionTimeoutMs?: number;
@@ -49,12 +51,14 @@ export class StageRunner {
   private running = false;
   private joined = false;
   private readonly chunkSize: number;
+  private readonly keyConcurrency: number;
 
   constructor(
     private readonly proc: StageProcessor,
     private readonly opts: StageRunnerOptions,
   ) {
     this.chunkSize = opts.chunkSize ?? 500;
+    this.keyConcurrency = opts.keyConcurrency ?? 32;
   }
 
   get stage(): string {
@@ -98,24 +102,46 @@ export class StageRunner {
     for (let i = 0; i < msgs.length; i += this.chunkSize) {
       if (!ctl.isRunning() || ctl.isStale()) return;
       const chunk = msgs.slice(i, i + this.chunkSize);
-      const outs: StageOutput[] = [];
-      for (const m of chunk) {
-        const r = await this.processOne(m, ctl);
-        if (r === 'stopped') {
-          // Flush what is done so far, resolve only up to the previous message.
-          await this.flush(outs);
-          const idx = chunk.indexOf(m);
-          if (idx > 0) ctl.resolveOffset(chunk[idx - 1].offset);
-          return;
-        }
-        outs.push(...r);
-      }
-      await this.flush(outs);
-      ctl.resolveOffset(chunk[chunk.length - 1].offset);
+      const results = await this.processChunk(chunk, ctl);
+      const stoppedAt = results.findIndex((r) => r === 'stopped');
+      const done = stoppedAt < 0 ? results.length : stoppedAt;
+      // Outputs in offset order; on a stop, only the prefix before the first unfinished message counts
+      // (later ones are redone after the restart: at-least-once, idempotent downstream).
+      await this.flush(results.slice(0, done).flatMap((r) => r as StageOutput[]));
+      if (done > 0) ctl.resolveOffset(chunk[done - 1].offset);
+      if (stoppedAt >= 0) return;
       const lag = BigInt(batch.highWatermark) - BigInt(chunk[chunk.length - 1].offset) - 1n;
       this.opts.metrics.consumerLag.set({ stage: this.stage, topic: batch.topic, partition: String(batch.partition) }, Number(lag < 0n ? 0n : lag));
       await ctl.heartbeat().catch(() => undefined);
     }
+  }
+
+  /**
+   * Messages with the same key (agent_id) run sequentially in offset order; different keys run
+   * concurrently (bounded), since Kafka's ordering promise is per key and the engine awaits Redis.
+   */
+  private async processChunk(chunk: InMessage[], ctl: BatchControl): Promise<(StageOutput[] | 'stopped')[]> {
+    const results: (StageOutput[] | 'stopped')[] = new Array(chunk.length);
+    const byKey = new Map<string, number[]>();
+    chunk.forEach((m, idx) => {
+      const k = m.key === null ? `\u0000${idx}` : m.key.toString('latin1');
+      const list = byKey.get(k);
+      if (list) list.push(idx);
+      else byKey.set(k, [idx]);
+    });
+    const lanes = [...byKey.values()];
+    let next = 0;
+    const worker = async () => {
+      for (let lane = lanes[next++]; lane !== undefined; lane = lanes[next++]) {
+        let stopped = false;
+        for (const idx of lane) {
+          results[idx] = stopped ? 'stopped' : await this.processOne(chunk[idx], ctl);
+          if (results[idx] === 'stopped') stopped = true;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.keyConcurrency, lanes.length) }, worker));
+    return results;
   }
 
   private async flush(outs: StageOutput[]): Promise<void> {

@@ -82,10 +82,10 @@ function support(r: () => number, base: Base): Trace {
   };
 }
 
-/** The i-th trace of an agent's stream (deterministic in seed, agent and i). */
-export function demoTrace(agent: DemoAgentId, i: number, seed: number, timestampMs: number, runId = 'demo'): Trace {
-  const r = rng(seed * 1_000_003 + i * 7919 + agent.length * 104729 + agent.charCodeAt(0));
-  const base: Base = { trace_id: `${runId}-${agent}-${i}`, agent_id: agent, timestamp: new Date(timestampMs).toISOString(), session_id: `${runId}-${agent}-s${Math.floor(i / 20)}` };
+/** The i-th trace of an agent's stream (deterministic in seed, agent and i); `agentId` names a clone of a sample agent. */
+export function demoTrace(agent: DemoAgentId, i: number, seed: number, timestampMs: number, runId = 'demo', agentId: string = agent): Trace {
+  const r = rng(seed * 1_000_003 + i * 7919 + agentId.length * 104729 + agentId.charCodeAt(agentId.length - 1));
+  const base: Base = { trace_id: `${runId}-${agentId}-${i}`, agent_id: agentId, timestamp: new Date(timestampMs).toISOString(), session_id: `${runId}-${agentId}-s${Math.floor(i / 20)}` };
   if (agent === 'trader-1') return trader(r, base);
   if (agent === 'coder-1') return coder(r, base);
   return support(r, base);

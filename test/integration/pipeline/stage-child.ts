@@ -28,7 +28,7 @@ const cfg = buildConfig(
 );
 const engine = new TestEngine();
 engine.delayMs = o.delayMs;
-const redis = o.stages.includes('trust-debt') ? createRedis(cfg.redis.url, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) : undefined;
+const redis = o.stages.includes('trust-debt') ? createRedis(cfg.redis.url, { maxRetriesPerRequest: 1, }) : undefined;
 redis?.on('error', () => undefined);
 const store = redis ? new RedisTrustDebtStore(redis, { prefix: o.redisPrefix }) : undefined;
 const pipe = await startPipeline(
