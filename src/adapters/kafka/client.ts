@@ -306,8 +306,17 @@ export class KafkaAdapter {
         if (topics.length > 0) await a.deleteTopics({ topics, timeout: 10000 });
       },
       async topicOffsets(topic) {
-        const r = await a.fetchTopicOffsets(topic);
-        return r.map((o) => ({ partition: o.partition, high: o.high, low: o.low }));
+        // Right after creation a partition's leadership may still be moving: retry retriable errors.
+        const deadline = Date.now() + 15000;
+        for (;;) {
+          try {
+            const r = await a.fetchTopicOffsets(topic);
+            return r.map((o) => ({ partition: o.partition, high: o.high, low: o.low }));
+          } catch (e) {
+            if ((e as { retriable?: boolean }).retriable !== true || Date.now() > deadline) throw kafkaError(e, `offsets of ${topic}`);
+            await new Promise((r) => setTimeout(r, 200));
+          }
+        }
       },
       async groupOffsets(groupId, topic) {
         const r = await a.fetchOffsets({ groupId, topics: [topic] });
