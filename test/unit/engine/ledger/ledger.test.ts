@@ -1,4 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import {
   ed25519Signer,
@@ -198,5 +200,19 @@ describe('verifyLedger detects tampering and says which entry', () => {
     const e = build(2);
     const r = verifyLedger([e[0], { ...e[1], type: 'WHATEVER' } as unknown as LedgerEntry], trusted);
     expect(r.issues.map((i) => i.kind)).toEqual(['malformed']);
+  });
+});
+
+describe('schemas/ledger-entry.schema.json', () => {
+  const schema = JSON.parse(readFileSync(new URL('../../../../schemas/ledger-entry.schema.json', import.meta.url), 'utf8'));
+  const validate = new Ajv2020({ strict: false }).compile(schema);
+
+  it('accepts the entries the chain builds and rejects incomplete or foreign ones', () => {
+    for (const e of build(3)) expect(validate(e), JSON.stringify(validate.errors)).toBe(true);
+    const [e] = build(1);
+    expect(validate({ ...e, hash: undefined })).toBe(false);
+    expect(validate({ ...e, type: 'TOOL_OUTPUT' })).toBe(false);
+    expect(validate({ ...e, seq: 0 })).toBe(false);
+    expect(validate({ ...e, extra: 1 })).toBe(false);
   });
 });
