@@ -45,6 +45,10 @@ describe('sink stage: Kafka → ClickHouse exactly once (real Kafka + ClickHouse
       { event_id: 'ev-1', agent_id: 'agent-1', tenant: 'acme', at_ms: 1_700_000_000_000, cause: 'block', before: 0.55, after: 0.55, level: 'restricted_mode', previous_level: 'restricted_mode', crossings: [], duplicate: true },
     ]);
 
+    // A finalization-gate outcome and an ACM draft from another stage.
+    await env.produce(env.topics.gate, [{ trace_id: 'final-1', agent_id: 'agent-2', tenant: 'acme', intervention: 'block', approved: false, event_time_ms: 1_700_000_500_000, judge: { aligned: false } }]);
+    await env.produce(env.topics.ledger, [{ entry_id: 'plan:g1:A', agent_id: 'agent-7', tenant: 'acme', ts_ms: 1_700_000_900_000, type: 'PLAN_SELECTED', payload: { plan: 'A', over: ['B'], selector: 'policy' } }]);
+
     await waitFor(async () => (await env.count('v_decisions')).n >= N_DEC && (await env.count('v_verdicts')).n >= N_VER, { timeoutMs: 45_000, message: 'rows in ClickHouse' });
     await waitFor(() => caughtUp(`${env.prefix}-sink`, [env.topics.decisions, env.topics.verdicts, env.topics.ledger]), { timeoutMs: 30_000, message: 'offsets committed' });
 
@@ -64,9 +68,11 @@ describe('sink stage: Kafka → ClickHouse exactly once (real Kafka + ClickHouse
     const entries = await readLedger(env.store);
     const r = verifyLedger(entries, { [signer.kid]: publicPem });
     expect(r.issues).toEqual([]);
-    expect(r.entries).toBe(N_DEC);
+    expect(r.entries).toBe(N_DEC + 1);
     expect(r.agents).toBe(8);
-    expect(new Set(entries.map((e) => e.entry_id)).size).toBe(N_DEC);
+    expect(new Set(entries.map((e) => e.entry_id)).size).toBe(N_DEC + 1);
+    expect(entries.find((e) => e.entry_id === 'plan:g1:A')).toMatchObject({ agent_id: 'agent-7', type: 'PLAN_SELECTED', payload: { plan: 'A' } });
+    expect(await env.count('v_gate_events')).toEqual({ n: 1, u: 1 });
     await sink.stop();
 
     // A second consumer group re-reads every topic from the beginning: a full redelivery.
@@ -80,7 +86,7 @@ describe('sink stage: Kafka → ClickHouse exactly once (real Kafka + ClickHouse
     expect(await env.count('v_decisions')).toEqual({ n: N_DEC, u: N_DEC });
     expect(await env.count('v_verdicts')).toEqual({ n: N_VER, u: N_VER });
     const after = verifyLedger(await readLedger(env.store), { [signer.kid]: publicPem });
-    expect(after).toMatchObject({ ok: true, entries: N_DEC });
+    expect(after).toMatchObject({ ok: true, entries: N_DEC + 1 });
     await again.stop();
   });
 
