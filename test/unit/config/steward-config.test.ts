@@ -1,4 +1,5 @@
 import { describe, it, expect } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { buildConfig, parseConfigText, groupId } from '../../../src/config/steward-config.js';
 import { StewardAggregateError } from '../../../src/errors.js';
 
@@ -42,5 +43,11 @@ describe('steward.yaml', () => {
   it('rejects bad YAML and bad environment values', () => {
     expect(() => parseConfigText('kafka: [unclosed', 'f.yaml')).toThrow(/STEWARD_CONFIG/);
     expect(() => buildConfig({}, { REDIS_URL: 'http://not-redis' })).toThrow(/\$\.redis\.url/);
+  });
+
+  it('steward.example.yaml documents a valid configuration', () => {
+    const cfg = buildConfig(parseConfigText(readFileSync('steward.example.yaml', 'utf8'), 'steward.example.yaml'), {}, 'steward.example.yaml');
+    expect(cfg.topics.prefix).toBe('acgp');
+    expect(cfg.consumer.groupPrefix).toBe('steward');
   });
 });
