@@ -132,8 +132,9 @@ export class SinkProcessor {
           drafts.push(ledgerDraftFrom(v));
           draftSources.push(m);
         } else if (kind === 'trustDebt') {
-          // The trust-debt stage re-emits an event id it had already applied with `duplicate: true`; the first copy is the record.
-          if ((v as { duplicate?: unknown }).duplicate === true) continue;
+          // A change marked `duplicate: true` is the original change replayed by Redis (same event id, same
+          // values). It is stored all the same: if the trust-debt stage crashed after the Redis write and
+          // before publishing, the replay is the only copy that ever reaches Kafka. The table dedupes by event_id.
           push('trust_debt_events', { row: trustDebtRow(v, now), source: m });
         } else {
           push(TABLE[kind], { row: kind === 'verdicts' ? verdictRow(v, now) : gateRow(v, now), source: m });

@@ -42,7 +42,10 @@ describe('sink stage: Kafka → ClickHouse exactly once (real Kafka + ClickHouse
     await env.produce(env.topics.verdicts, [{ key: 'agent-x', value: JSON.stringify({ agent_id: 'agent-x', intervention: 'ok' }) }]);
     await env.produce(env.topics.trustDebt, [
       { event_id: 'ev-1', agent_id: 'agent-1', tenant: 'acme', at_ms: 1_700_000_000_000, cause: 'block', before: 0.4, after: 0.55, level: 'restricted_mode', previous_level: 'elevated_monitoring', crossings: [{ threshold: 'restricted_mode', direction: 'up' }], duplicate: false },
-      { event_id: 'ev-1', agent_id: 'agent-1', tenant: 'acme', at_ms: 1_700_000_000_000, cause: 'block', before: 0.55, after: 0.55, level: 'restricted_mode', previous_level: 'restricted_mode', crossings: [], duplicate: true },
+      // Redis replays the original change for an event id it had applied (the stage crashed before publishing).
+      { event_id: 'ev-1', agent_id: 'agent-1', tenant: 'acme', at_ms: 1_700_000_000_000, cause: 'block', before: 0.4, after: 0.55, level: 'restricted_mode', previous_level: 'elevated_monitoring', crossings: [{ threshold: 'restricted_mode', direction: 'up' }], duplicate: true },
+      // Only the replay reached Kafka for ev-2: it must still be recorded.
+      { event_id: 'ev-2', agent_id: 'agent-1', tenant: 'acme', at_ms: 1_700_000_060_000, cause: 'flag', before: 0.55, after: 0.6, level: 'restricted_mode', previous_level: 'restricted_mode', crossings: [], duplicate: true },
     ]);
 
     // A finalization-gate outcome and an ACM draft from another stage.
@@ -56,8 +59,13 @@ describe('sink stage: Kafka → ClickHouse exactly once (real Kafka + ClickHouse
     expect(await env.count('v_verdicts')).toEqual({ n: N_VER, u: N_VER });
     const blocked = await env.store.query<{ n: string }>(`SELECT count() AS n FROM ${env.store.table('v_decisions')} WHERE intervention = 'block'`);
     expect(Number(blocked[0].n)).toBe(decisions.filter((d) => d.intervention === 'block').length);
-    const td = await env.store.query<{ n: string; after: number }>(`SELECT count() AS n, any(after) AS after FROM ${env.store.table('v_trust_debt_events')}`);
-    expect(td[0]).toMatchObject({ n: '1', after: 0.55 });
+    const td = await env.store.query<{ event_id: string; n: string; before: number; after: number }>(
+      `SELECT event_id, count() AS n, any(before) AS before, any(after) AS after FROM ${env.store.table('v_trust_debt_events')} GROUP BY event_id ORDER BY event_id`,
+    );
+    expect(td).toMatchObject([
+      { event_id: 'ev-1', n: '1', before: 0.4, after: 0.55 },
+      { event_id: 'ev-2', n: '1', before: 0.55, after: 0.6 },
+    ]);
 
     // The two unmappable records are in the DLQ with the reason, and their metadata in dlq_events.
     const dlq = await consumeMessages(env.topics.dlq, 2, { timeoutMs: 20_000 });
