@@ -13,7 +13,9 @@ import { DEFAULT_TRUST_DEBT_CONFIG } from '../engine/trust-debt/index.js';
 import { createRedis, type Redis } from '../adapters/redis/client.js';
 import { RedisTrustDebtStore } from '../adapters/redis/trust-debt-store.js';
 import type { StewardConfig } from '../config/steward-config.js';
-import { StewardAggregateError, StewardError } from '../errors.js';
+import { StewardAggregateError, StewardError, isRetryable } from '../errors.js';
+import type { TrustDebtStore } from '../engine/trust-debt/index.js';
+import type { TrustDebtLevel } from '../engine/types.js';
 import type { Logger } from '../logger.js';
 import type { StewardMetrics } from '../observability/metrics.js';
 import type { PipelineDeps, StageName } from './common-runtime.js';
@@ -31,6 +33,30 @@ export function loadRegistry(cfg: StewardConfig): AgentRegistry {
   const r = parseAgentRegistry(readFileSync(cfg.blueprints.agents, 'utf8'), cfg.blueprints.agents, { defaultTier: cfg.engine.defaultTier });
   if (!r.registry) throw new StewardAggregateError('STEWARD_CONFIG', r.errors);
   return r.registry;
+}
+
+/**
+ * The engine reads an agent's trust debt before every decision. When Redis is down that read must not
+ * stall the synchronous path: the last debt read for the agent is used (the floor when never read) and
+ * stateful tripwires still fail closed on their own. Writes (apply) are never faked.
+ */
+export function resilientTrustDebt(store: TrustDebtStore, logger: Logger): TrustDebtStore {
+  const last = new Map<string, { debt: number; level: TrustDebtLevel }>();
+  const wrapped = Object.create(store) as TrustDebtStore;
+  wrapped.current = async (tenant, agentId, atMs, cfg) => {
+    const k = `${tenant}\u0000${agentId}`;
+    try {
+      const v = await store.current(tenant, agentId, atMs, cfg);
+      if (last.size > 100_000) last.clear();
+      last.set(k, v);
+      return v;
+    } catch (e) {
+      if (!isRetryable(e)) throw e;
+      logger.warn({ agentId, err: (e as Error).message }, 'trust debt unavailable: deciding with the last known value');
+      return last.get(k) ?? { debt: cfg.decay.minDebt, level: 'normal' };
+    }
+  };
+  return wrapped;
 }
 
 export async function bootstrapEngine(cfg: StewardConfig, stages: readonly StageName[], logger: Logger, metrics?: StewardMetrics): Promise<EngineRuntime> {
@@ -82,7 +108,7 @@ export async function bootstrapEngine(cfg: StewardConfig, stages: readonly Stage
       registry,
       config: cfg.engine,
       state,
-      trustDebt,
+      trustDebt: resilientTrustDebt(trustDebt, logger),
       llm,
       signer,
       engineVersion,

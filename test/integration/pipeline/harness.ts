@@ -15,6 +15,7 @@ export function pipelineConfig(prefix: string, raw: Record<string, any> = {}): S
   const s = services();
   const base: Record<string, any> = {
     topics: { prefix, partitions: 3, reply_partitions: 4 },
+    redis: { url: s.redisUrl },
     consumer: { group_prefix: prefix, session_timeout_ms: 6000, auto_commit_interval_ms: 200 },
     limits: { max_trace_bytes: 16384, chunk_size: 200, partitions_concurrently: 3 },
     observability: { enabled: false },
@@ -22,7 +23,7 @@ export function pipelineConfig(prefix: string, raw: Record<string, any> = {}): S
   for (const [k, v] of Object.entries(raw)) base[k] = v && typeof v === 'object' && !Array.isArray(v) ? { ...base[k], ...v } : v;
   return buildConfig(
     base,
-    { KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, REDIS_URL: s.redisUrl, CLICKHOUSE_URL: s.clickhouseUrl },
+    { KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, CLICKHOUSE_URL: s.clickhouseUrl },
   );
 }
 
