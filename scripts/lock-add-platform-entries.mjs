@@ -4,6 +4,7 @@
 // them on other platforms as it would with a complete lock. Run after `npm install`:
 //   node scripts/lock-add-platform-entries.mjs
 import { readFileSync, writeFileSync } from 'node:fs';
+import process from 'node:process';
 const lockPath = process.argv[2] ?? 'package-lock.json';
 const lock = JSON.parse(readFileSync(lockPath, 'utf8'));
 const rollup = lock.packages['node_modules/rollup'];
@@ -20,4 +21,4 @@ for (const [name, version] of Object.entries(rollup?.optionalDependencies ?? {})
 }
 lock.packages = Object.fromEntries(Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))));
 writeFileSync(lockPath, JSON.stringify(lock, null, 2) + '\n');
-console.log(`added ${added} platform entr${added === 1 ? 'y' : 'ies'}`);
+process.stdout.write(`added ${added} platform entr${added === 1 ? 'y' : 'ies'}`);
