@@ -21,4 +21,4 @@ for (const [name, version] of Object.entries(rollup?.optionalDependencies ?? {})
 }
 lock.packages = Object.fromEntries(Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))));
 writeFileSync(lockPath, JSON.stringify(lock, null, 2) + '\n');
-process.stdout.write(`added ${added} platform entr${added === 1 ? 'y' : 'ies'}`);
+process.stdout.write(`added ${added} platform entr${added === 1 ? 'y' : 'ies'}\n`);
