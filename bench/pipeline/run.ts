@@ -123,7 +123,7 @@ async function main(): Promise<void> {
   const e = env();
   const prefix = `bench-${Date.now().toString(36)}`;
   const cfg = buildConfig(
-    { topics: { prefix, partitions: PARTITIONS, reply_partitions: 4 }, consumer: { group_prefix: prefix }, limits: { partitions_concurrently: PARTITIONS }, observability: { enabled: false } },
+    { topics: { prefix, partitions: PARTITIONS, reply_partitions: 4 }, consumer: { group_prefix: prefix }, limits: { partitions_concurrently: PARTITIONS, chunk_size: Number(process.env.BENCH_CHUNK ?? 500) }, observability: { enabled: false } },
     e,
   );
   const names = topicNames(prefix);
@@ -157,7 +157,20 @@ async function main(): Promise<void> {
     await pipe.stop();
     const rssSync = mb();
 
-    // 2. throughput
+    // 2a. the engine alone, in-process, same traffic and per-agent ordering: the ceiling any stage can reach here.
+    const engineN = Math.min(THROUGHPUT_N, 6000);
+    const lanes = new Map<string, Trace[]>();
+    for (let i = 0; i < engineN; i++) {
+      const t = benchTrace(100_000 + i);
+      lanes.set(t.agent_id, [...(lanes.get(t.agent_id) ?? []), t]);
+    }
+    const e0 = performance.now();
+    await Promise.all([...lanes.values()].map(async (ts) => {
+      for (const t of ts) await deps.engine!.decide(t, Date.parse(t.timestamp));
+    }));
+    const engineRate = engineN / ((performance.now() - e0) / 1000);
+
+    // 2b. throughput
     await fill(kafka, extra.passIn, THROUGHPUT_N);
     const passRate = await rawPassthrough(kafka, extra.passIn, extra.passOut, THROUGHPUT_N);
     await fill(kafka, tputNames.traces, THROUGHPUT_N);
@@ -179,7 +192,8 @@ async function main(): Promise<void> {
     console.log(`engine=${engineName} sync_stages=${process.env.BENCH_SYNC_STAGES ?? "tripwire"} round_trips=${ROUND_TRIPS} throughput_n=${THROUGHPUT_N} partitions=${PARTITIONS}`);
     console.log(`echo_p50_ms=${echoP50.toFixed(2)} echo_p99_ms=${echoP99.toFixed(2)}`);
     console.log(`sync_p50_ms=${syncP50.toFixed(2)} sync_p99_ms=${syncP99.toFixed(2)} fallbacks=${fallbacks}`);
-    console.log(`passthrough_msgs_per_s=${passRate.toFixed(0)} steward_tripwire_msgs_per_s=${stewardRate.toFixed(0)}`);
+    console.log(`passthrough_msgs_per_s=${passRate.toFixed(0)} steward_tripwire_msgs_per_s=${stewardRate.toFixed(0)} engine_only_decide_per_s=${engineRate.toFixed(0)}`);
+    console.log(`throughput_vs_engine_only=${(stewardRate / engineRate).toFixed(3)}`);
     console.log(`rss_mb_start=${rssStart} rss_mb_after_sync=${rssSync} rss_mb_end=${rssEnd}`);
     console.log(`sync_p50_vs_echo=${(syncP50 / echoP50).toFixed(3)}`);
     console.log(`sync_p99_vs_echo=${(syncP99 / echoP99).toFixed(3)}`);
