@@ -39,6 +39,14 @@ describe('pipeline mechanics', () => {
         expect(out.on(topics.decisions).every((m) => m.key!.toString() === JSON.parse(m.value!.toString()).agent_id)).toBe(true);
         expect(store.debt.get('acme:a1')).toBeCloseTo(0.3, 10); // two blocks
         expect(store.debt.get('acme:a2')).toBeCloseTo(0.5, 10); // halt; escalate adds 0
+        // A human review outcome on acgp.reviews credits the agent once (event id = review id).
+        const rp = await adapter.producer();
+        const review = JSON.stringify({ event_id: 'rev-1', agent_id: 'a1', tenant: 'acme', kind: 'review_approved', timestamp: '2026-01-01T01:00:00Z' });
+        await rp.send([{ topic: topics.reviews, messages: [{ key: 'a1', value: review }, { key: 'a1', value: review }] }]);
+        await rp.disconnect();
+        await waitFor(() => out.json(topics.trustDebt).filter((e) => e.event_id === 'rev-1').length === 2, { timeoutMs: 10000, message: 'review applied' });
+        expect(out.json(topics.trustDebt).filter((e) => e.event_id === 'rev-1').map((e) => e.duplicate)).toEqual([false, true]);
+        expect(store.debt.get('acme:a1')).toBeCloseTo(0.2, 10);
         await waitFor(() => verdicts.length === 3, { timeoutMs: 10000, message: 'onVerdict' });
         expect(verdicts.sort()).toEqual(['t-a1-1:ok', 't-a1-2:block', 't-a1-5:block']);
       } finally {
