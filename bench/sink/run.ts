@@ -1,7 +1,9 @@
 /**
  * Sink benchmark (one bounded run) on the real ClickHouse of scripts/services.sh.
- *  - sink path: Kafka record bytes → JSON.parse → decisionRow() → ClickHouseSink.write() (batching by size/time,
- *    several partitions writing concurrently) → JSONEachRow insert, awaited like the consumer does;
+ *  - sink path: Kafka record bytes → JSON.parse → decisionRow() → ClickHouseSink.write() (serialises each write
+ *    with one JSON.stringify, batches by size/time, up to 2 inserts in flight, several partitions writing
+ *    concurrently) → ClickHouseStore.insertJsonEachRow (HTTP POST), awaited like the consumer does. Not
+ *    included: Kafka fetch/commit and the POLICY_DECISION draft the stage also builds and produces per decision;
  *  - baseline: the same pre-mapped rows inserted with a raw @clickhouse/client insert in chunks of the same size.
  * Both into the same table layout (fresh databases, dropped afterwards), alternating over rounds (medians);
  * the parse+map cost alone is printed too. Prints the ratio and
@@ -21,6 +23,7 @@ const ROUNDS = Number(process.env.BENCH_SINK_ROUNDS ?? 3);
 const BATCH = Number(process.env.BENCH_SINK_BATCH ?? 10_000);
 const KAFKA_BATCH = 2000; // records per kafkajs eachBatch call (one partition; ~1 MB of the default 4 MB fetch)
 const PARTITIONS = 6;
+const IN_FLIGHT = Number(process.env.BENCH_SINK_INFLIGHT ?? 2); // the sink's default
 
 function clickhouseUrl(): string {
   if (process.env.CLICKHOUSE_URL) return process.env.CLICKHOUSE_URL;
@@ -81,7 +84,7 @@ async function main(): Promise<void> {
       for (const m of msgs) decisionRow(JSON.parse(m.toString('utf8')), 1);
       mapSecs.push((performance.now() - t) / 1000);
 
-      const sink = new ClickHouseSink(sinkStore, { maxRows: BATCH, maxDelayMs: 100, onPoison: async () => {} });
+      const sink = new ClickHouseSink(sinkStore, { maxRows: BATCH, maxDelayMs: 100, maxInFlight: IN_FLIGHT, onPoison: async () => {} });
       t = performance.now();
       // PARTITIONS concurrent "partition handlers", each awaiting its batch like the consumer does.
       await Promise.all(
@@ -104,7 +107,7 @@ async function main(): Promise<void> {
     if (Number(counted[0].n) !== N) throw new Error(`sink inserted ${counted[0].n} distinct rows, expected ${N}`);
     const rawRate = Math.round(N / rawSec);
     const sinkRate = Math.round(N / sinkSec);
-    process.stdout.write(`rows=${N} rounds=${ROUNDS} batch=${BATCH} partitions=${PARTITIONS} inserts_per_round=${Math.round(batches / ROUNDS)}\n`);
+    process.stdout.write(`rows=${N} rounds=${ROUNDS} batch=${BATCH} partitions=${PARTITIONS} in_flight=${IN_FLIGHT} inserts_per_round=${Math.round(batches / ROUNDS)}\n`);
     process.stdout.write(`parse_and_map_rows_per_sec=${Math.round(N / mapSec)}\n`);
     process.stdout.write(`baseline_raw_insert_rows_per_sec=${rawRate}\n`);
     process.stdout.write(`sink_vs_raw_insert=${(sinkRate / rawRate).toFixed(3)}\n`);

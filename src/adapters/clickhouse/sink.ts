@@ -11,8 +11,12 @@ import { StewardError, isRetryable } from '../../errors.js';
 
 export interface SinkTarget {
   insert(table: string, rows: readonly object[]): Promise<void>;
-  /** Optional fast path: rows pre-serialised to JSON by the sink (at write time, overlapping the previous insert). */
-  insertJsonLines?(table: string, lines: readonly string[]): Promise<void>;
+  /**
+   * Optional fast path: rows pre-serialised by the sink at write time (overlapping the inserts in flight).
+   * Each part holds one or more JSON objects separated by commas (JSONEachRow accepts `,` between rows);
+   * the parts are sent in order, separated by newlines, as one INSERT.
+   */
+  insertJsonEachRow?(table: string, parts: readonly string[]): Promise<void>;
 }
 
 export interface SinkItem {
@@ -33,6 +37,8 @@ export interface SinkOptions {
   maxRows?: number;
   /** Longest a row waits in the buffer. Default 200 ms. */
   maxDelayMs?: number;
+  /** Inserts per table running at once (the next batch goes while the server still parses the previous one). Default 2. */
+  maxInFlight?: number;
   retry?: { initialMs?: number; maxMs?: number };
   /** Receives isolated poison rows; must persist them (DLQ) before resolving. Retried like an insert if it throws. */
   onPoison: (rows: PoisonRow[]) => Promise<void>;
@@ -49,27 +55,37 @@ export interface SinkStats {
 }
 
 interface Waiter {
+  /** Segments of this write not yet inserted or dead-lettered. */
   remaining: number;
   resolve(): void;
   reject(e: unknown): void;
 }
 
-interface Pending {
-  item: SinkItem;
-  json?: string;
+/** Part of one write() (at most maxRows rows), serialised once at write time when the target takes JSON. */
+interface Segment {
+  items: readonly SinkItem[];
+  /** The rows as JSON objects separated by commas (JSON.stringify of the array without its brackets). */
+  json: string | undefined;
   waiter: Waiter;
+}
+
+interface TableState {
+  segments: Segment[];
+  rows: number;
+  inFlight: number;
+  timer: NodeJS.Timeout | undefined;
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export class ClickHouseSink {
-  private readonly buffers = new Map<string, Pending[]>();
+  private readonly tables = new Map<string, TableState>();
+  private readonly inFlight = new Set<Promise<void>>();
   private buffered = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
   private aborted: StewardError | undefined;
   private readonly maxRows: number;
   private readonly maxDelayMs: number;
+  private readonly maxInFlight: number;
   private readonly initialMs: number;
   private readonly maxBackoffMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
@@ -82,6 +98,7 @@ export class ClickHouseSink {
   ) {
     this.maxRows = Math.max(1, opts.maxRows ?? 10_000);
     this.maxDelayMs = Math.max(0, opts.maxDelayMs ?? 200);
+    this.maxInFlight = Math.max(1, opts.maxInFlight ?? 2);
     this.initialMs = opts.retry?.initialMs ?? 100;
     this.maxBackoffMs = opts.retry?.maxMs ?? 10_000;
     this.sleep = opts.sleep ?? defaultSleep;
@@ -93,31 +110,42 @@ export class ClickHouseSink {
     if (this.aborted) return Promise.reject(this.aborted);
     if (items.length === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { remaining: items.length, resolve, reject };
-      const buf = this.buffers.get(table) ?? [];
-      const serialise = this.target.insertJsonLines !== undefined;
-      for (const item of items) buf.push({ item, waiter, json: serialise ? JSON.stringify(item.row) : undefined });
-      this.buffers.set(table, buf);
+      const serialise = this.target.insertJsonEachRow !== undefined;
+      const waiter: Waiter = { remaining: 0, resolve, reject };
+      const segments: Segment[] = [];
+      // Serialised here, while earlier inserts are in flight; one JSON.stringify per segment (not per row).
+      for (let i = 0; i < items.length; i += this.maxRows) {
+        const part = i === 0 && items.length <= this.maxRows ? items : items.slice(i, i + this.maxRows);
+        segments.push({ items: part, json: serialise ? encodeRows(part) : undefined, waiter });
+      }
+      waiter.remaining = segments.length;
+      const t = this.state(table);
+      for (const seg of segments) t.segments.push(seg);
+      t.rows += items.length;
       this.buffered += items.length;
-      this.schedule();
+      this.pump(table, t, false);
     });
   }
 
   /** Inserts everything buffered now, without waiting for the timer. */
   async flush(): Promise<void> {
-    this.clearTimer();
-    while (this.buffered > 0 || this.running) {
-      if (!this.running) this.running = this.drain();
-      await this.running;
+    while (this.buffered > 0 || this.inFlight.size > 0) {
+      for (const [table, t] of this.tables) this.pump(table, t, true);
+      if (this.inFlight.size === 0) break; // aborted
+      await Promise.race(this.inFlight);
     }
   }
 
   /** Stops retrying: pending and future writes reject (their offsets must then not be committed). */
   abort(reason = 'sink closed'): void {
     this.aborted = new StewardError('STEWARD_CLICKHOUSE', reason, { retryable: true });
-    this.clearTimer();
-    for (const buf of this.buffers.values()) for (const p of buf) p.waiter.reject(this.aborted);
-    this.buffers.clear();
+    for (const t of this.tables.values()) {
+      if (t.timer) clearTimeout(t.timer);
+      t.timer = undefined;
+      for (const seg of t.segments) seg.waiter.reject(this.aborted);
+      t.segments = [];
+      t.rows = 0;
+    }
     this.buffered = 0;
   }
 
@@ -125,76 +153,119 @@ export class ClickHouseSink {
     return this.buffered;
   }
 
-  private clearTimer(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-  }
-
-  private schedule(): void {
-    if (this.running) return; // the drain loop picks new rows up when it finishes its batch
-    if (this.buffered >= this.maxRows) {
-      this.clearTimer();
-      this.running = this.drain();
-      return;
+  private state(table: string): TableState {
+    let t = this.tables.get(table);
+    if (!t) {
+      t = { segments: [], rows: 0, inFlight: 0, timer: undefined };
+      this.tables.set(table, t);
     }
-    this.timer ??= setTimeout(() => {
-      this.timer = undefined;
-      if (!this.running && this.buffered > 0) this.running = this.drain();
-    }, this.maxDelayMs);
+    return t;
   }
 
-  private async drain(): Promise<void> {
-    try {
-      while (this.buffered > 0 && !this.aborted) {
-        for (const [table, buf] of this.buffers) {
-          if (buf.length === 0) continue;
-          const chunk = buf.splice(0, this.maxRows);
-          this.buffered -= chunk.length;
-          try {
-            await this.insertChunk(table, chunk);
-          } catch (e) {
-            for (const p of chunk) p.waiter.reject(e);
-            continue;
-          }
-          for (const p of chunk) if (--p.waiter.remaining === 0) p.waiter.resolve();
-        }
-      }
-    } finally {
-      this.running = undefined;
-      if (this.buffered > 0 && !this.aborted) this.schedule();
+  /**
+   * Starts inserts while fewer than maxInFlight run: a full batch (maxRows) always goes; a partial one goes
+   * when `force` (its timer expired, an insert just finished — group commit —, or flush()). Otherwise the
+   * partial buffer waits at most maxDelayMs.
+   */
+  private pump(table: string, t: TableState, force: boolean): void {
+    while (!this.aborted && t.rows > 0 && t.inFlight < this.maxInFlight && (force || t.rows >= this.maxRows)) {
+      const chunk = this.take(t);
+      t.inFlight++;
+      const p = this.insertChunk(table, chunk).then(
+        () => {
+          for (const seg of chunk) if (--seg.waiter.remaining === 0) seg.waiter.resolve();
+        },
+        (e: unknown) => {
+          for (const seg of chunk) seg.waiter.reject(e);
+        },
+      );
+      const done: Promise<void> = p.finally(() => {
+        this.inFlight.delete(done);
+        t.inFlight--;
+        // Group commit: rows that arrived while the server was busy go now rather than after their timer.
+        if (t.rows > 0) this.pump(table, t, true);
+      });
+      this.inFlight.add(done);
+    }
+    if (t.rows === 0 || this.aborted) {
+      if (t.timer) clearTimeout(t.timer);
+      t.timer = undefined;
+    } else {
+      t.timer ??= setTimeout(() => {
+        t.timer = undefined;
+        this.pump(table, t, true);
+      }, this.maxDelayMs);
     }
   }
 
-  private async insertChunk(table: string, chunk: Pending[]): Promise<void> {
+  /** Whole segments, oldest first, up to maxRows rows (a segment never exceeds maxRows). */
+  private take(t: TableState): Segment[] {
+    let n = 0;
+    let k = 0;
+    while (k < t.segments.length && (k === 0 || n + t.segments[k].items.length <= this.maxRows)) n += t.segments[k++].items.length;
+    const chunk = t.segments.splice(0, k);
+    t.rows -= n;
+    this.buffered -= n;
+    return chunk;
+  }
+
+  private async insertChunk(table: string, chunk: Segment[]): Promise<void> {
     const poison: PoisonRow[] = [];
-    await this.insertIsolating(table, chunk, poison);
+    try {
+      await this.insertParts(table, chunk, poison);
+    } catch (e) {
+      if (this.aborted) throw this.aborted;
+      throw e;
+    }
     if (poison.length > 0) {
       await this.withRetry(table, () => this.opts.onPoison(poison));
       this.stats.poison += poison.length;
     }
   }
 
-  /** Inserts all rows; on a data error splits the batch in halves until the offending rows are alone. */
-  private async insertIsolating(table: string, chunk: Pending[], poison: PoisonRow[]): Promise<void> {
+  /** The chunk as sent at first: the segments' pre-serialised JSON (or the row objects). */
+  private async insertParts(table: string, chunk: Segment[], poison: PoisonRow[]): Promise<void> {
+    const rows = chunk.reduce((n, s) => n + s.items.length, 0);
     try {
       await this.withRetry(table, () =>
-        this.target.insertJsonLines
-          ? this.target.insertJsonLines(table, chunk.map((p) => p.json ?? JSON.stringify(p.item.row)))
-          : this.target.insert(table, chunk.map((p) => p.item.row)),
+        this.target.insertJsonEachRow
+          ? this.target.insertJsonEachRow(table, chunk.map((s) => s.json ?? encodeRows(s.items)))
+          : this.target.insert(table, chunk.flatMap((s) => s.items.map((i) => i.row))),
       );
-      this.stats.inserted += chunk.length;
+      this.stats.inserted += rows;
       this.stats.batches++;
     } catch (e) {
       if (this.aborted || isRetryable(e)) throw e;
-      if (chunk.length === 1) {
-        const err = e instanceof StewardError ? e : new StewardError('STEWARD_CLICKHOUSE', String(e), { cause: e });
-        poison.push({ table, row: chunk[0].item.row, source: chunk[0].item.source, error: err });
-        return;
-      }
-      const mid = chunk.length >> 1;
-      await this.insertIsolating(table, chunk.slice(0, mid), poison);
-      await this.insertIsolating(table, chunk.slice(mid), poison);
+      const items = chunk.length === 1 ? chunk[0].items : chunk.flatMap((s) => s.items);
+      if (items.length === 1) return this.poisoned(table, items[0], e, poison);
+      const mid = items.length >> 1;
+      await this.insertIsolating(table, items.slice(0, mid), poison);
+      await this.insertIsolating(table, items.slice(mid), poison);
     }
+  }
+
+  /** Inserts rows; on a data error splits them in halves until the offending rows are alone. */
+  private async insertIsolating(table: string, items: readonly SinkItem[], poison: PoisonRow[]): Promise<void> {
+    try {
+      await this.withRetry(table, () =>
+        this.target.insertJsonEachRow
+          ? this.target.insertJsonEachRow(table, [encodeRows(items)])
+          : this.target.insert(table, items.map((i) => i.row)),
+      );
+      this.stats.inserted += items.length;
+      this.stats.batches++;
+    } catch (e) {
+      if (this.aborted || isRetryable(e)) throw e;
+      if (items.length === 1) return this.poisoned(table, items[0], e, poison);
+      const mid = items.length >> 1;
+      await this.insertIsolating(table, items.slice(0, mid), poison);
+      await this.insertIsolating(table, items.slice(mid), poison);
+    }
+  }
+
+  private poisoned(table: string, item: SinkItem, e: unknown, poison: PoisonRow[]): void {
+    const err = e instanceof StewardError ? e : new StewardError('STEWARD_CLICKHOUSE', String(e), { cause: e });
+    poison.push({ table, row: item.row, source: item.source, error: err });
   }
 
   /** Runs `fn` with this sink's backoff while it fails retryably (also used for the ledger's head reads). */
@@ -215,4 +286,12 @@ export class ClickHouseSink {
       }
     }
   }
+}
+
+/** Rows as JSON objects separated by commas: one native JSON.stringify for the lot is ~2x cheaper than one per row. */
+function encodeRows(items: readonly SinkItem[]): string {
+  const rows = new Array<object>(items.length);
+  for (let i = 0; i < items.length; i++) rows[i] = items[i].row;
+  const json = JSON.stringify(rows);
+  return json.slice(1, -1);
 }

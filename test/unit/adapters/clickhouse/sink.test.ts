@@ -133,4 +133,52 @@ describe('ClickHouseSink', () => {
     await p;
     expect(t.ids()).toEqual([1, 2, 3]);
   });
+
+  it('keeps up to maxInFlight inserts per table running; a write resolves only when all of its rows are in', async () => {
+    const gates: (() => void)[] = [];
+    const seen: number[][] = [];
+    const t: SinkTarget = {
+      insert: (_table, rows) => {
+        seen.push(rows.map((r) => (r as { id: number }).id));
+        return new Promise<void>((r) => gates.push(r));
+      },
+    };
+    const sink = new ClickHouseSink(t, { maxRows: 2, maxDelayMs: 60_000, onPoison: async () => {} });
+    let done = false;
+    const p = sink.write('t', items(1, 6)).then(() => (done = true));
+    await Promise.resolve();
+    expect(seen).toEqual([[1, 2], [3, 4]]); // two in flight, the third batch waits
+    gates.shift()?.();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(seen).toEqual([[1, 2], [3, 4], [5, 6]]);
+    gates.shift()?.();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(done).toBe(false);
+    gates.shift()?.();
+    await p;
+    expect(done).toBe(true);
+  });
+
+  it('JSON fast path: rows serialised once per write, comma-separated; a rejected batch is bisected on re-serialised halves', async () => {
+    const bodies: string[] = [];
+    const t: SinkTarget = {
+      insert: async () => {
+        throw new Error('object path must not be used');
+      },
+      insertJsonEachRow: async (_table, parts) => {
+        const body = parts.join('\n');
+        // JSONEachRow: objects separated by commas and/or newlines.
+        const rows = JSON.parse(`[${body.replace(/\n/g, ',')}]`) as { id: number; bad?: boolean }[];
+        if (rows.some((r) => r.bad)) throw new StewardError('STEWARD_CLICKHOUSE', 'Code: 27. Cannot parse input', { retryable: false });
+        bodies.push(body);
+      },
+    };
+    const dlq: PoisonRow[] = [];
+    const sink = new ClickHouseSink(t, { maxRows: 8, maxDelayMs: 5, onPoison: async (p) => void dlq.push(...p) });
+    await Promise.all([sink.write('t', items(1, 3)), sink.write('t', items(4, 3, [5]))]);
+    expect(dlq.map((p) => p.source)).toEqual(['msg-5']);
+    const ids = bodies.flatMap((b) => (JSON.parse(`[${b.replace(/\n/g, ',')}]`) as { id: number }[]).map((r) => r.id));
+    expect(ids.sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 6]);
+    expect(sink.stats.poison).toBe(1);
+  });
 });
