@@ -8,6 +8,7 @@ import { llmClientFromEnv } from '../adapters/llm/index.js';
 import { Ed25519Signer } from '../engine/verdict/index.js';
 import { StewardEngine } from '../engine/steward-engine.js';
 import { watchBlueprints, type BlueprintHolder } from '../adapters/fs/blueprint-watcher.js';
+import { watchAgentRegistry, type AgentRegistryHolder } from '../adapters/fs/agent-registry-watcher.js';
 import { createAgentRegistry, parseAgentRegistry, type AgentRegistry } from '../engine/blueprint/index.js';
 import { DEFAULT_TRUST_DEBT_CONFIG } from '../engine/trust-debt/index.js';
 import { createRedis, type Redis } from '../adapters/redis/client.js';
@@ -66,7 +67,17 @@ export async function bootstrapEngine(cfg: StewardConfig, stages: readonly Stage
     if (ev.ok) logger.info({ blueprints: ev.set.blueprints.map((b) => `${b.id}`) }, 'blueprints reloaded');
     else logger.error({ errors: ev.errors.map((e) => e.format()) }, 'blueprint reload rejected; last good set keeps serving');
   });
-  const registry = loadRegistry(cfg);
+  // agents.yaml reloads like the blueprints: valid edits apply to the next event, invalid ones are rejected.
+  let agentsHolder: AgentRegistryHolder | undefined;
+  if (cfg.blueprints.agents) {
+    agentsHolder = await watchAgentRegistry(cfg.blueprints.agents, { defaultTier: cfg.engine.defaultTier, watch: cfg.blueprints.watch });
+    agentsHolder.onChange((ev) => {
+      metrics?.registryReloads.inc({ outcome: ev.ok ? 'ok' : 'rejected' });
+      if (ev.ok) logger.info({ agents: ev.agents }, 'agent registry reloaded');
+      else logger.error({ errors: ev.errors.map((e) => e.format()) }, 'agent registry reload rejected; last good registry keeps serving');
+    });
+  }
+  const registry = agentsHolder?.registry ?? loadRegistry(cfg);
   const needsRedis = stages.some((s) => s === 'tripwire' || s === 'scorer' || s === 'trust-debt');
   // maxRetriesPerRequest 1: during an outage commands fail fast (stateful tripwires fail closed, the
   // trust-debt stage backs off and retries) instead of hanging in ioredis' queue.
@@ -130,6 +141,7 @@ export async function bootstrapEngine(cfg: StewardConfig, stages: readonly Stage
     },
     async close() {
       holder.close();
+      agentsHolder?.close();
       if (redis) await redis.quit().catch(() => redis.disconnect());
     },
   };

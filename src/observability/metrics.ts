@@ -13,6 +13,7 @@ export class StewardMetrics {
   readonly consumerLag: Gauge<'stage' | 'topic' | 'partition'>;
   readonly trustDebt: Gauge<'tenant' | 'agent_id'>;
   readonly blueprintReloads: Counter<'outcome'>;
+  readonly registryReloads: Counter<'outcome'>;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     this.registry = new Registry();
@@ -31,5 +32,6 @@ export class StewardMetrics {
     this.consumerLag = new Gauge({ name: 'steward_consumer_lag', help: 'Messages behind the high watermark, per stage and partition', labelNames: ['stage', 'topic', 'partition'], registers });
     this.trustDebt = new Gauge({ name: 'steward_trust_debt', help: 'Current trust debt per agent (last applied change)', labelNames: ['tenant', 'agent_id'], registers });
     this.blueprintReloads = new Counter({ name: 'steward_blueprint_reloads_total', help: 'Blueprint hot reloads by outcome', labelNames: ['outcome'], registers });
+    this.registryReloads = new Counter({ name: 'steward_agent_registry_reloads_total', help: 'Agent registry (agents.yaml) hot reloads by outcome', labelNames: ['outcome'], registers });
   }
 }

@@ -86,6 +86,20 @@ describe('steward run', () => {
           expect(metrics).toMatch(/steward_interventions_total\{stage="tripwire",intervention="halt"\} 2/);
           expect(metrics).toMatch(/steward_stage_latency_seconds_count\{stage="tripwire"\} [3-9]/);
           expect(metrics).toContain('steward_consumer_lag{');
+
+          // agents.yaml hot reload: support-1 leaves the trusted registry, so it is an unknown agent (default
+          // tier, global blueprints only) for the next trace; an invalid registry edit is rejected.
+          const agentsFile = join(bpDir, 'agents.yaml');
+          const agentsText = readFileSync(agentsFile, 'utf8');
+          expect(after.blueprint).toMatch(/^support\/refund_agent/);
+          writeFileSync(agentsFile, agentsText.replace(/ {2}- id: support-1[\s\S]*$/, ''));
+          await waitFor(async () => /steward_agent_registry_reloads_total\{outcome="ok"\} [1-9]/.test((await get('/metrics')).body), { timeoutMs: 20000, message: 'registry reload' });
+          const unknown = await client.decide(refund('unregistered'), { timeoutMs: 10000 });
+          expect(unknown.blueprint).not.toMatch(/^support\//);
+          expect(unknown.intervention).not.toBe('halt');
+          writeFileSync(agentsFile, agentsText.replace('tier: GT-2', 'tier: ACL-99'));
+          await waitFor(async () => /steward_agent_registry_reloads_total\{outcome="rejected"\} [1-9]/.test((await get('/metrics')).body), { timeoutMs: 20000, message: 'rejected registry reload' });
+          expect((await client.decide(refund('still-unregistered'), { timeoutMs: 10000 })).blueprint).not.toMatch(/^support\//);
         } finally {
           await client.close();
           child.kill('SIGTERM');

@@ -1,0 +1,90 @@
+/**
+ * Hot reload of the trusted agent registry (agents.yaml). The engine holds one AgentRegistry for its
+ * lifetime, so it gets a delegating registry whose target is swapped atomically: a valid edit applies to
+ * the next event, an invalid one is rejected with positioned errors and the last good registry serves.
+ * The parent directory is watched (not the file) because editors and config managers replace files by rename.
+ */
+import { watch, type FSWatcher } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
+import { StewardAggregateError, StewardError } from '../../errors.js';
+import { parseAgentRegistry, type AgentRegistry } from '../../engine/blueprint/index.js';
+import type { AclTier, AgentInfo } from '../../engine/types.js';
+
+export interface RegistryReloadEvent {
+  ok: boolean;
+  agents: number;
+  errors: StewardError[];
+}
+
+export interface AgentRegistryHolder {
+  /** Stable object for the engine: every call reads the current registry. */
+  readonly registry: AgentRegistry;
+  onChange(cb: (ev: RegistryReloadEvent) => void): () => void;
+  reload(): Promise<RegistryReloadEvent>;
+  close(): void;
+}
+
+async function parseFile(file: string, defaultTier: AclTier | undefined) {
+  return parseAgentRegistry(await readFile(file, 'utf8'), file, { defaultTier });
+}
+
+/** Loads `file` (rejects when invalid: there is no last good registry yet), then watches it. */
+export async function watchAgentRegistry(file: string, opts: { defaultTier?: AclTier; debounceMs?: number; watch?: boolean } = {}): Promise<AgentRegistryHolder> {
+  const first = await parseFile(file, opts.defaultTier);
+  if (!first.registry) throw new StewardAggregateError('STEWARD_CONFIG', first.errors);
+  let current: AgentRegistry = first.registry;
+  const listeners = new Set<(ev: RegistryReloadEvent) => void>();
+  let chain: Promise<RegistryReloadEvent> = Promise.resolve({ ok: true, agents: current.agents.size, errors: [] });
+
+  // Reloads are serialised so the last write always wins.
+  const reload = (): Promise<RegistryReloadEvent> => {
+    chain = chain.then(async () => {
+      let ev: RegistryReloadEvent;
+      try {
+        const r = await parseFile(file, opts.defaultTier);
+        if (r.registry) current = r.registry;
+        ev = { ok: !!r.registry, agents: current.agents.size, errors: r.errors };
+      } catch (e) {
+        ev = { ok: false, agents: current.agents.size, errors: [new StewardError('STEWARD_CONFIG', `agent registry reload failed: ${(e as Error).message}`, { position: { file } })] };
+      }
+      for (const cb of listeners) cb(ev);
+      return ev;
+    });
+    return chain;
+  };
+
+  let timer: NodeJS.Timeout | undefined;
+  let watcher: FSWatcher | undefined;
+  if (opts.watch !== false) {
+    const name = basename(file);
+    try {
+      watcher = watch(dirname(file), (_event, changed) => {
+        if (changed && String(changed) !== name) return;
+        clearTimeout(timer);
+        timer = setTimeout(() => void reload(), opts.debounceMs ?? 100);
+      });
+    } catch {
+      watcher = undefined; // no watch support: reload() still works (e.g. on SIGHUP)
+    }
+  }
+
+  const registry: AgentRegistry = {
+    get agents(): ReadonlyMap<string, AgentInfo> {
+      return current.agents;
+    },
+    lookup: (agentId) => current.lookup(agentId),
+  };
+  return {
+    registry,
+    onChange(cb) {
+      listeners.add(cb);
+      return () => listeners.delete(cb);
+    },
+    reload,
+    close() {
+      clearTimeout(timer);
+      watcher?.close();
+    },
+  };
+}

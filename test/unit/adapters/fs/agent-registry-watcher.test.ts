@@ -1,0 +1,77 @@
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { watchAgentRegistry, type AgentRegistryHolder, type RegistryReloadEvent } from '../../../../src/adapters/fs/agent-registry-watcher.js';
+
+const dirs: string[] = [];
+const holders: AgentRegistryHolder[] = [];
+afterEach(() => {
+  holders.splice(0).forEach((h) => h.close());
+  dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true }));
+});
+function agentsFile(text: string): string {
+  const d = mkdtempSync(join(tmpdir(), 'steward-agents-'));
+  dirs.push(d);
+  const f = join(d, 'agents.yaml');
+  writeFileSync(f, text);
+  return f;
+}
+const next = (h: AgentRegistryHolder, pred: (e: RegistryReloadEvent) => boolean) =>
+  new Promise<RegistryReloadEvent>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error('no reload event within 10s')), 10_000);
+    const off = h.onChange((e) => {
+      if (pred(e)) {
+        clearTimeout(t);
+        off();
+        resolve(e);
+      }
+    });
+  });
+const one = (tier: string) => `agents:\n  - { id: bot, tenant: acme, tier: ${tier}, tools: [execute_trade] }\n`;
+
+describe('watchAgentRegistry', () => {
+  it('applies a valid edit through the same registry object and keeps the last good one on an invalid edit', async () => {
+    const f = agentsFile(one('ACL-3'));
+    const h = await watchAgentRegistry(f, { debounceMs: 20 });
+    holders.push(h);
+    const reg = h.registry; // what the engine holds for its lifetime
+    expect(reg.lookup('bot').tier).toBe('ACL-3');
+    expect(reg.lookup('new').registered).toBe(false);
+
+    let ev = next(h, (e) => e.ok && e.agents === 2);
+    writeFileSync(f, one('ACL-1') + '  - { id: new, tenant: acme, tier: ACL-4 }\n');
+    await ev;
+    expect(reg.lookup('bot').tier).toBe('ACL-1');
+    expect(reg.lookup('new').tier).toBe('ACL-4');
+    expect([...reg.agents.keys()].sort()).toEqual(['bot', 'new']);
+
+    ev = next(h, (e) => !e.ok);
+    writeFileSync(f, 'agents:\n  - { id: bot, tenant: acme, tier: ACL-3, tols: [x] }\n');
+    const bad = await ev;
+    expect(bad.errors.length).toBeGreaterThan(0);
+    const err = bad.errors[0]!;
+    expect(err.code).toBe('STEWARD_CONFIG');
+    expect(err.position?.file).toBe(f);
+    expect(err.position?.line).toBe(2);
+    expect(reg.lookup('bot').tier).toBe('ACL-1');
+    expect(reg.lookup('new').tier).toBe('ACL-4');
+  });
+
+  it('follows a replace-by-rename, as editors and config managers write files', async () => {
+    const f = agentsFile(one('ACL-2'));
+    const h = await watchAgentRegistry(f, { debounceMs: 20 });
+    holders.push(h);
+    const ev = next(h, (e) => e.ok && h.registry.lookup('bot').tier === 'ACL-5');
+    const tmp = `${f}.tmp`;
+    writeFileSync(tmp, one('ACL-5'));
+    renameSync(tmp, f);
+    await ev;
+    expect(h.registry.lookup('bot').tier).toBe('ACL-5');
+  });
+
+  it('refuses to start from an invalid file', async () => {
+    const f = agentsFile('agents: 3\n');
+    await expect(watchAgentRegistry(f, { watch: false })).rejects.toMatchObject({ code: 'STEWARD_CONFIG' });
+  });
+});
