@@ -61,7 +61,7 @@ export function resilientTrustDebt(store: TrustDebtStore, logger: Logger): Trust
 }
 
 export async function bootstrapEngine(cfg: StewardConfig, stages: readonly StageName[], logger: Logger, metrics?: StewardMetrics): Promise<EngineRuntime> {
-  const holder = await watchBlueprints(cfg.blueprints.dir, { config: cfg.engine });
+  const holder = await watchBlueprints(cfg.blueprints.dir, { config: cfg.engine, watch: cfg.blueprints.watch });
   holder.onChange((ev) => {
     metrics?.blueprintReloads.inc({ outcome: ev.ok ? 'ok' : 'rejected' });
     if (ev.ok) logger.info({ blueprints: ev.set.blueprints.map((b) => `${b.id}`) }, 'blueprints reloaded');

@@ -28,6 +28,8 @@ export interface WatchOptions {
   config: EngineConfig;
   debounceMs?: number;
   includeBuiltinBaseline?: boolean;
+  /** false: load once, no file watching (reload() still works). Default true. */
+  watch?: boolean;
 }
 
 async function compileDir(dir: string, opts: WatchOptions) {
@@ -79,14 +81,16 @@ export async function watchBlueprints(dir: string, opts: WatchOptions): Promise<
   };
 
   let watcher: FSWatcher | undefined;
-  try {
-    watcher = watch(dir, { recursive: true }, (_event, name) => {
-      if (name && !isBlueprintFile(String(name))) return;
-      clearTimeout(timer);
-      timer = setTimeout(() => void reload(), opts.debounceMs ?? 100);
-    });
-  } catch {
-    watcher = undefined; // recursive watch unsupported: callers can still reload() (e.g. on SIGHUP)
+  if (opts.watch !== false) {
+    try {
+      watcher = watch(dir, { recursive: true }, (_event, name) => {
+        if (name && !isBlueprintFile(String(name))) return;
+        clearTimeout(timer);
+        timer = setTimeout(() => void reload(), opts.debounceMs ?? 100);
+      });
+    } catch {
+      watcher = undefined; // recursive watch unsupported: callers can still reload() (e.g. on SIGHUP)
+    }
   }
 
   return {
