@@ -1,6 +1,7 @@
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { nextEvent } from '../../../support/next-event.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { watchAgentRegistry, type AgentRegistryHolder, type RegistryReloadEvent } from '../../../../src/adapters/fs/agent-registry-watcher.js';
 
@@ -17,17 +18,7 @@ function agentsFile(text: string): string {
   writeFileSync(f, text);
   return f;
 }
-const next = (h: AgentRegistryHolder, pred: (e: RegistryReloadEvent) => boolean) =>
-  new Promise<RegistryReloadEvent>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error('no reload event within 10s')), 10_000);
-    const off = h.onChange((e) => {
-      if (pred(e)) {
-        clearTimeout(t);
-        off();
-        resolve(e);
-      }
-    });
-  });
+const next = (h: AgentRegistryHolder, pred: (e: RegistryReloadEvent) => boolean) => nextEvent<RegistryReloadEvent>(h, pred);
 const one = (tier: string) => `agents:\n  - { id: bot, tenant: acme, tier: ${tier}, tools: [execute_trade] }\n`;
 
 describe('watchAgentRegistry', () => {

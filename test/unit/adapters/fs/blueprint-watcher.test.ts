@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { nextEvent } from '../../../support/next-event.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { watchBlueprints, type BlueprintHolder, type ReloadEvent } from '../../../../src/adapters/fs/blueprint-watcher.js';
 import { listBlueprintFiles } from '../../../../src/adapters/fs/blueprint-files.js';
@@ -18,17 +19,7 @@ function tmp(): string {
   dirs.push(d);
   return d;
 }
-const next = (h: BlueprintHolder, pred: (e: ReloadEvent) => boolean) =>
-  new Promise<ReloadEvent>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error('no reload event within 10s')), 10_000);
-    const off = h.onChange((e) => {
-      if (pred(e)) {
-        clearTimeout(t);
-        off();
-        resolve(e);
-      }
-    });
-  });
+const next = (h: BlueprintHolder, pred: (e: ReloadEvent) => boolean) => nextEvent<ReloadEvent>(h, pred);
 
 describe('blueprint files', () => {
   it('recurses, keeps yaml/yml/json, skips *.test.yaml and agents.yaml', async () => {
