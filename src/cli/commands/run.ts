@@ -4,10 +4,11 @@
  * consumer group (`<group_prefix>-<stage>`). SIGTERM/SIGINT: stop consuming, drain, commit, disconnect.
  */
 import { parseArgs } from 'node:util';
-import { readFileSync } from 'node:fs';
 import { generateKeyPairSync } from 'node:crypto';
 import { startSinkFromConfig } from '../../consumers/sink.js';
+import { ledgerSignerFromEnv } from '../../adapters/clickhouse/ledger-keys.js';
 import { ed25519Signer } from '../../engine/ledger/crypto.js';
+import type { LedgerSigner } from '../../engine/ledger/crypto.js';
 import { loadStewardConfig } from '../../config/steward-config.js';
 import { STAGES, startPipeline, type StageName, type PipelineDeps } from '../../consumers/common-runtime.js';
 import { bootstrapEngine } from '../../consumers/common-bootstrap.js';
@@ -24,14 +25,19 @@ export function parseStages(s: string | undefined): StageName[] {
   return [...new Set(list)] as StageName[];
 }
 
-/** The sink stage (ClickHouse issue): ledger entries signed with the steward key (ephemeral without one). */
+/**
+ * Ledger entries are signed with STEWARD_LEDGER_KEY, else the steward signing key (the same resolution
+ * `steward ledger verify` uses), else an ephemeral key (verifiable only during this run).
+ */
+export function ledgerSignerFor(cfg: Pick<StewardConfig, 'signing'>, env: NodeJS.ProcessEnv, logger: Logger): LedgerSigner {
+  const signer = ledgerSignerFromEnv(env, cfg.signing);
+  if (signer) return signer;
+  logger.warn('neither STEWARD_LEDGER_KEY nor STEWARD_SIGNING_KEY set: ledger entries signed with an ephemeral key');
+  return ed25519Signer(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+}
+
 function sinkStarter(cfg: StewardConfig, logger: Logger): PipelineDeps['startSink'] {
-  return async () => {
-    const k = cfg.signing?.key;
-    const pem = k ? (k.includes('-----BEGIN') ? k : readFileSync(k, 'utf8')) : generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-    if (!k) logger.warn('STEWARD_SIGNING_KEY not set: ledger entries signed with an ephemeral key');
-    return startSinkFromConfig(cfg, logger.child({ stage: 'sink' }), ed25519Signer(pem, cfg.signing?.keyId));
-  };
+  return async () => startSinkFromConfig(cfg, logger.child({ stage: 'sink' }), ledgerSignerFor(cfg, process.env, logger));
 }
 
 export interface RunningProcess {

@@ -1,0 +1,22 @@
+import { generateKeyPairSync, createPublicKey } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { ledgerSignerFor } from '../../../src/cli/commands/run.js';
+import { keyId } from '../../../src/engine/ledger/crypto.js';
+import { createLogger } from '../../../src/logger.js';
+
+const pem = () => generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+const kidOf = (p: string) => keyId(createPublicKey(p));
+const logger = createLogger({ level: 'silent' });
+
+describe('steward run ledger signer', () => {
+  it('prefers STEWARD_LEDGER_KEY, then the steward signing key, else an ephemeral key', () => {
+    const ledgerKey = pem();
+    const signingKey = pem();
+    expect(ledgerSignerFor({ signing: { key: signingKey } }, { STEWARD_LEDGER_KEY: ledgerKey }, logger).kid).toBe(kidOf(ledgerKey));
+    expect(ledgerSignerFor({ signing: { key: signingKey } }, {}, logger).kid).toBe(kidOf(signingKey));
+    const a = ledgerSignerFor({}, {}, logger).kid;
+    const b = ledgerSignerFor({}, {}, logger).kid;
+    expect(a).not.toBe(b);
+    expect([kidOf(ledgerKey), kidOf(signingKey)]).not.toContain(a);
+  });
+});
