@@ -1,11 +1,16 @@
 /**
- * `steward ledger verify [--agent ID] [--keys PEM_FILE_OR_DIR]... [--json] [--database DB] [--url URL]`
+ * `steward ledger verify [--agent ID] [--keys PEM_FILE_OR_DIR]... [--anchors FILE] [--write-anchors FILE] [--json]
+ *  [--database DB] [--url URL]`
  * Reads the memory ledger from ClickHouse (one agent or all) and verifies hashes, signatures and chain
  * links. Exit 0 when intact, 1 on any tampering (each problem printed with agent, seq and entry id), 2 on usage.
+ * A hash chain alone cannot show that its newest entries were dropped; anchors can: --write-anchors saves
+ * each agent's head after an intact run, and a later --anchors run reports any chain that now ends before
+ * its anchor (or no longer holds the anchored hash) as truncated.
  * Trusted keys: --keys, else STEWARD_LEDGER_PUBLIC_KEYS (paths separated by ':'), else the public half of
  * the signing key (STEWARD_LEDGER_KEY or the steward signing key).
  */
 import { parseArgs } from 'node:util';
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { KeyObject } from 'node:crypto';
 import { loadPublicKeys } from '../../adapters/clickhouse/ledger-keys.js';
 import { ledgerAgents, readLedger } from '../../adapters/clickhouse/ledger-store.js';
@@ -14,7 +19,28 @@ import { loadStewardConfig } from '../../config/steward-config.js';
 import { StewardError } from '../../errors.js';
 import { CLICKHOUSE_OPTIONS, clickhouseStoreFromArgs } from './migrate.js';
 
-const USAGE = 'usage: steward ledger verify [--agent ID] [--keys FILE|DIR]... [--json] [--database DB] [--url URL] [--config FILE]';
+const USAGE = 'usage: steward ledger verify [--agent ID] [--keys FILE|DIR]... [--anchors FILE] [--write-anchors FILE] [--json] [--database DB] [--url URL] [--config FILE]';
+
+type Anchors = Record<string, { seq: number; hash: string }>;
+
+/** Anchors file: `{ "<agent>": { "seq": n, "hash": "…" } }`, or the `--json` output (its `heads`). */
+function readAnchors(file: string): Anchors {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new StewardError('STEWARD_USAGE', `cannot read anchors ${file}: ${(e as Error).message}`);
+  }
+  const heads = (doc as { heads?: unknown })?.heads ?? doc;
+  if (typeof heads !== 'object' || heads === null || Array.isArray(heads)) throw new StewardError('STEWARD_USAGE', `anchors ${file}: expected an object of agent → { seq, hash }`);
+  const out: Anchors = {};
+  for (const [agent, h] of Object.entries(heads as Record<string, unknown>)) {
+    const { seq, hash } = (h ?? {}) as { seq?: unknown; hash?: unknown };
+    if (!Number.isSafeInteger(seq) || typeof hash !== 'string') throw new StewardError('STEWARD_USAGE', `anchors ${file}: agent ${agent} needs an integer seq and a hash`);
+    out[agent] = { seq: seq as number, hash };
+  }
+  return out;
+}
 
 function trustedKeys(keys: string[] | undefined, configFile?: string): Map<string, KeyObject> {
   if (keys && keys.length > 0) return loadPublicKeys(keys);
@@ -31,7 +57,7 @@ export async function run(argv: string[]): Promise<number> {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { ...CLICKHOUSE_OPTIONS, agent: { type: 'string' }, keys: { type: 'string', multiple: true }, json: { type: 'boolean' } },
+      options: { ...CLICKHOUSE_OPTIONS, agent: { type: 'string' }, keys: { type: 'string', multiple: true }, json: { type: 'boolean' }, anchors: { type: 'string' }, 'write-anchors': { type: 'string' } },
     });
   } catch (e) {
     throw new StewardError('STEWARD_USAGE', `${(e as Error).message}\n${USAGE}`);
@@ -39,13 +65,15 @@ export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parsed;
   if (positionals[0] !== 'verify') throw new StewardError('STEWARD_USAGE', USAGE);
   const keys = trustedKeys(values.keys, values.config);
+  const anchors = values.anchors ? readAnchors(values.anchors) : {};
   const store = clickhouseStoreFromArgs(values);
   try {
-    // One agent at a time keeps memory bounded by the longest chain, not the whole ledger.
-    const agents = values.agent !== undefined ? [values.agent] : await ledgerAgents(store);
+    // One agent at a time keeps memory bounded by the longest chain, not the whole ledger. Anchored agents
+    // with no entries left are verified too (they are reported as truncated).
+    const agents = values.agent !== undefined ? [values.agent] : [...new Set([...(await ledgerAgents(store)), ...Object.keys(anchors)])].sort();
     const r: LedgerVerifyResult = { ok: true, agents: 0, entries: 0, issues: [], heads: {} };
     for (const agent of agents) {
-      const one = verifyLedger(await readLedger(store, agent), keys);
+      const one = verifyLedger(await readLedger(store, agent), keys, anchors[agent] ? { anchors: { [agent]: anchors[agent] } } : {});
       r.ok &&= one.ok;
       r.agents += one.agents;
       r.entries += one.entries;
@@ -57,6 +85,10 @@ export async function run(argv: string[]): Promise<number> {
     } else {
       for (const i of r.issues) process.stdout.write(`agent ${i.agent_id} seq ${i.seq} entry ${i.entry_id || '-'}: ${i.kind}: ${i.message}\n`);
       process.stdout.write(`ledger: ${r.entries} entries, ${r.agents} agent(s), ${r.issues.length} problem(s)${r.ok ? ' — intact' : ' — TAMPERED'}\n`);
+    }
+    if (values['write-anchors']) {
+      if (!r.ok) process.stderr.write(`steward ledger: not writing anchors from a tampered ledger\n`);
+      else writeFileSync(values['write-anchors'], JSON.stringify(Object.fromEntries(Object.entries(r.heads).map(([a, h]) => [a, { seq: h.seq, hash: h.hash }])), null, 2) + '\n');
     }
     if (values.agent && r.entries === 0 && !values.json) process.stderr.write(`steward ledger: no entries for agent ${values.agent}\n`);
     return r.ok ? 0 : 1;

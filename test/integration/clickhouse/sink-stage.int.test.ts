@@ -7,7 +7,7 @@ import { verifyLedger } from '../../../src/engine/ledger/index.js';
 import { run as ledgerCli } from '../../../src/cli/commands/ledger.js';
 import { caughtUp, decisionMsg, publicPem, setupEnv, signer, verdictMsg, type Env } from './fixtures.js';
 import { consumeMessages, waitFor } from '../setup/helpers.js';
-import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -112,6 +112,9 @@ describe('sink stage: Kafka → ClickHouse exactly once (real Kafka + ClickHouse
     };
     try {
       expect((await cli()).code).toBe(0);
+      const anchorsFile = join(keyDir, 'anchors.json');
+      expect((await cli('--write-anchors', anchorsFile)).code).toBe(0);
+      expect(Object.keys(JSON.parse(readFileSync(anchorsFile, 'utf8'))).length).toBeGreaterThan(7);
       expect((await cli('--agent', 'agent-3')).text).toMatch(/30 entries, 1 agent\(s\), 0 problem/);
 
       await mutate(`ALTER TABLE ${env.store.table('ledger')} UPDATE payload = '{"decision":"allow"}' WHERE agent_id = 'agent-1' AND seq = 4`);
@@ -152,6 +155,21 @@ describe('sink stage: Kafka → ClickHouse exactly once (real Kafka + ClickHouse
       expect(all.code).toBe(1);
       expect(all.text).toMatch(/4 problem\(s\)|[45] problem\(s\)/);
       expect((await cli('--agent', 'agent-0')).code).toBe(0);
+
+      // Truncation: the newest entries of agent-7 dropped. The chain that is left is self-consistent, so
+      // only the anchors saved while it was intact reveal it.
+      const anchored = JSON.parse(readFileSync(anchorsFile, 'utf8')) as Record<string, { seq: number }>;
+      const last7 = anchored['agent-7']!.seq;
+      await mutate(`ALTER TABLE ${env.store.table('ledger')} DELETE WHERE agent_id = 'agent-7' AND seq >= ${last7 - 1}`);
+      expect((await cli('--agent', 'agent-7')).code).toBe(0);
+      r = await cli('--agent', 'agent-7', '--anchors', anchorsFile);
+      expect(r.code).toBe(1);
+      expect(r.text).toContain(`agent agent-7 seq ${last7} entry -: truncated: chain ends at seq ${last7 - 2}, anchor says ${last7}`);
+      expect((await cli('--agent', 'agent-0', '--anchors', anchorsFile)).code).toBe(0);
+      await mutate(`ALTER TABLE ${env.store.table('ledger')} DELETE WHERE agent_id = 'agent-4'`);
+      r = await cli('--anchors', anchorsFile);
+      expect(r.code).toBe(1);
+      expect(r.text).toContain(`agent agent-4 seq ${anchored['agent-4']!.seq} entry -: truncated: no entries, anchor says seq ${anchored['agent-4']!.seq}`);
     } finally {
       spy.mockRestore();
     }
