@@ -12,7 +12,7 @@ import type { EngineConfig } from './config.js';
 import { decideCtq, fallbackPolicy } from './ctq/index.js';
 import { createDefaultScorerRegistry, isSkipped, LruCache, type LlmJudgeOptions, type ScorerContext, type ScorerRegistry, type SourceRegistry } from './scorers/index.js';
 import { runTripwireStage } from './tripwires/index.js';
-import type { TrustDebtStore } from './trust-debt/index.js';
+import { levelActions, type TrustDebtStore } from './trust-debt/index.js';
 import {
   mostSevere,
   severityRank,
@@ -61,6 +61,8 @@ export interface DecisionRecord extends TripwireStageResult {
   tier: AclTier;
   trustDebt: { debt: number; level: TrustDebtLevel };
   restricted: boolean;
+  /** §10.6 elevated_monitoring and above: the scorer evaluates every matched metric with fresh scorer calls. */
+  fullScoring?: boolean;
   nowMs: number;
 }
 
@@ -80,6 +82,10 @@ export interface ScoreRecord {
   metrics: MetricOutcome[];
   verdict: PvsVerdict;
   latencyMs: number;
+  /** The agent's trust debt as the decision saw it (§10.6 threshold actions are taken from its level). */
+  trustDebt: { debt: number; level: TrustDebtLevel };
+  /** True when the trace was scored fully (elevated_monitoring and above; docs/spec-decisions.md §10.6). */
+  fullScoring: boolean;
 }
 
 export interface EvalRecord {
@@ -102,6 +108,7 @@ export class StewardEngine {
     const agent = this.o.registry.lookup(trace.agent_id);
     const bp = this.o.blueprints().select(agent, trace);
     const td = await this.o.trustDebt.current(agent.tenant, agent.id, nowMs, bp.trustDebt);
+    const actions = levelActions(td.level);
     const ctx: EvalContext = {
       trace,
       agent,
@@ -117,7 +124,8 @@ export class StewardEngine {
       tenant: agent.tenant,
       tier: agent.tier,
       trustDebt: td,
-      restricted: td.level === 'restricted_mode' || td.level === 're_tiering_review',
+      restricted: actions.restricted,
+      fullScoring: actions.fullScoring,
       nowMs,
     };
   }
@@ -133,7 +141,7 @@ export class StewardEngine {
     let ctq: ReturnType<typeof decideCtq> | undefined;
     const fbPolicy = fallbackPolicy(agent.tier, bp.fallbackOnTimeout ?? this.o.config.fallbackOnTimeout);
     if (!decision.halted) {
-      metrics = await this.runMetrics(trace, bp, agent, decision, nowMs);
+      metrics = await this.runMetrics(trace, bp, agent, decision, nowMs, decision.fullScoring === true);
       const cacheKey = `${agent.tenant}:${agent.id}:${bp.id}`;
       ctq = decideCtq(metrics, th, { policy: fbPolicy, cached: this.lastCtq.get(cacheKey) });
       if (ctq.risk !== null && ctq.intervention !== null && !ctq.fallback) this.lastCtq.set(cacheKey, ctq.intervention);
@@ -175,6 +183,8 @@ export class StewardEngine {
       metrics,
       verdict,
       latencyMs: performance.now() - t0,
+      trustDebt: decision.trustDebt,
+      fullScoring: decision.fullScoring === true,
     };
   }
 
@@ -196,20 +206,21 @@ export class StewardEngine {
    */
   private async normalizeDecision(d: DecisionRecord, agent: AgentInfo, trace: Trace, nowMs: number): Promise<DecisionRecord> {
     const raw = d as DecisionRecord & { latency_ms?: number };
-    if (typeof d.restricted === 'boolean' && typeof d.latencyMs === 'number') return d;
-    let restricted = d.restricted;
+    const hasDebt = !!d.trustDebt && typeof d.trustDebt.debt === 'number' && typeof d.trustDebt.level === 'string';
+    if (typeof d.restricted === 'boolean' && typeof d.latencyMs === 'number' && hasDebt && typeof d.fullScoring === 'boolean') return d;
     let trustDebt = d.trustDebt;
-    if (typeof restricted !== 'boolean') {
+    if (!hasDebt) {
       const bp = this.blueprintFor(d, agent, trace);
       trustDebt = await this.o.trustDebt.current(agent.tenant, agent.id, nowMs, bp.trustDebt);
-      restricted = trustDebt.level === 'restricted_mode' || trustDebt.level === 're_tiering_review';
     }
+    const actions = levelActions(trustDebt.level);
     return {
       ...d,
       tripwires: d.tripwires ?? [],
       rules: d.rules ?? [],
       latencyMs: typeof d.latencyMs === 'number' ? d.latencyMs : typeof raw.latency_ms === 'number' ? raw.latency_ms : 0,
-      restricted,
+      restricted: typeof d.restricted === 'boolean' ? d.restricted : actions.restricted,
+      fullScoring: typeof d.fullScoring === 'boolean' ? d.fullScoring : actions.fullScoring,
       trustDebt,
     };
   }
@@ -220,12 +231,25 @@ export class StewardEngine {
     return set.blueprints.find((b) => b.id === decision.blueprint && b.version === decision.blueprintVersion) ?? set.select(agent, trace);
   }
 
-  private async runMetrics(trace: Trace, bp: CompiledBlueprint, agent: AgentInfo, decision: DecisionRecord, nowMs: number): Promise<MetricOutcome[]> {
+  /**
+   * Every metric whose `when` matches is evaluated: `when` is applicability (§6.1), never a sampling or
+   * cost filter, and there is no sampling. `fresh` (full scoring, §10.6) forbids scorers from answering
+   * with a cached or shared result (the llm-judge prompt cache), so each trace gets its own judgement.
+   */
+  private async runMetrics(trace: Trace, bp: CompiledBlueprint, agent: AgentInfo, decision: DecisionRecord, nowMs: number, fresh: boolean): Promise<MetricOutcome[]> {
     const matched = bp.metrics.filter((m) => safeWhen(m, trace));
-    return Promise.all(matched.map((m) => this.runMetric(trace, m, bp, agent, decision, nowMs)));
+    return Promise.all(matched.map((m) => this.runMetric(trace, m, bp, agent, decision, nowMs, fresh)));
   }
 
-  private async runMetric(trace: Trace, m: CompiledMetric, bp: CompiledBlueprint, agent: AgentInfo, decision: DecisionRecord, nowMs: number): Promise<MetricOutcome> {
+  private async runMetric(
+    trace: Trace,
+    m: CompiledMetric,
+    bp: CompiledBlueprint,
+    agent: AgentInfo,
+    decision: DecisionRecord,
+    nowMs: number,
+    fresh: boolean,
+  ): Promise<MetricOutcome> {
     const base = { name: m.name, weight: m.weight, scorer: m.scorer };
     const ac = new AbortController();
     const limit = this.o.metricTimeoutMs ?? 30_000;
@@ -242,6 +266,7 @@ export class StewardEngine {
         sourceRegistry: this.o.sourceRegistry,
         registry: this.scorers,
         signal: ac.signal,
+        fresh,
       };
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {

@@ -89,12 +89,13 @@ export class LlmJudgeScorer implements Scorer {
     const key = createHash('sha256')
       .update(JSON.stringify([req.model ?? '', req.system, req.prompt, req.temperature, req.maxTokens]))
       .digest('hex');
-    let judged = this.cache.get(key);
+    // Full scoring (ctx.fresh) never reuses a judgement: neither the cache nor an identical call in flight.
+    let judged = ctx.fresh ? undefined : this.cache.get(key);
     const cached = judged !== undefined;
     if (!judged) {
       // Only deterministic sampling is worth caching or sharing; at temperature > 0 each call is a new sample.
       const deterministic = req.temperature === 0;
-      let call = deterministic ? this.inflight.get(key) : undefined;
+      let call = deterministic && !ctx.fresh ? this.inflight.get(key) : undefined;
       if (!call) {
         call = this.callWithRetries(llm, req, Math.max(0, Math.floor(num(parameters.retries, this.opts.retries))), ctx.signal);
         if (deterministic) {

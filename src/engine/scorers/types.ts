@@ -43,6 +43,11 @@ export interface ScorerContext {
   sourceRegistry?: SourceRegistry;
   registry: ScorerRegistry;
   signal?: AbortSignal;
+  /**
+   * Full scoring (trust debt ≥ elevated_monitoring, ACGP-1004 §10.6): answer from a fresh evaluation,
+   * never from a cached or shared result (llm-judge prompt cache / identical in-flight call).
+   */
+  fresh?: boolean;
 }
 
 export interface Scorer {

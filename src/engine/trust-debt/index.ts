@@ -21,6 +21,7 @@ export {
   levelActions,
   levelFor,
   levelRank,
+  maxLevel,
   runAudits,
   type AgentDebtState,
   type Crossing,

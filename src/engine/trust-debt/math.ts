@@ -217,9 +217,14 @@ export function debtAt(s: AgentDebtState | undefined, atMs: number, cfg: TrustDe
 // ───────────────────────────── threshold actions (§10.6) ─────────────────────────────
 
 export interface LevelActions {
-  /** elevated_monitoring and above: score every trace fully (no sampling/short-cuts) and log at debug. */
+  /**
+   * elevated_monitoring and above: every trace of the agent is scored fully — every metric whose `when`
+   * matches is evaluated with a fresh scorer call (no cached or shared LLM judgement is reused); see
+   * docs/spec-decisions.md (§10.6 full scoring).
+   */
   fullScoring: boolean;
-  logLevel: 'info' | 'debug';
+  /** Level of the per-trace log line: `info` from elevated_monitoring (increased logging, §10.6), else `debug`. */
+  traceLogLevel: 'info' | 'debug';
   /** restricted_mode and above: stricter intervention thresholds (DESIGN §5.6). */
   restricted: boolean;
   /** re_tiering_review: the agent is queued for ARS re-evaluation (the queue entry is made on the up-crossing). */
@@ -227,6 +232,11 @@ export interface LevelActions {
 }
 
 export function levelActions(level: TrustDebtLevel): LevelActions {
-  const r = LEVEL_RANK[level];
-  return { fullScoring: r >= 1, logLevel: r >= 1 ? 'debug' : 'info', restricted: r >= 2, reTieringReview: r >= 3 };
+  const r = LEVEL_RANK[level] ?? 0;
+  return { fullScoring: r >= 1, traceLogLevel: r >= 1 ? 'info' : 'debug', restricted: r >= 2, reTieringReview: r >= 3 };
+}
+
+/** The more severe of two levels. */
+export function maxLevel(a: TrustDebtLevel, b: TrustDebtLevel): TrustDebtLevel {
+  return (LEVEL_RANK[a] ?? 0) >= (LEVEL_RANK[b] ?? 0) ? a : b;
 }

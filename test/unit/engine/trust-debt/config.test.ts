@@ -63,8 +63,8 @@ describe('levels and weights (§10.5, §10.6)', () => {
 
 describe('threshold actions (§10.6)', () => {
   it('each level adds its action to the ones below', () => {
-    expect(levelActions('normal')).toEqual({ fullScoring: false, logLevel: 'info', restricted: false, reTieringReview: false });
-    expect(levelActions('elevated_monitoring')).toEqual({ fullScoring: true, logLevel: 'debug', restricted: false, reTieringReview: false });
+    expect(levelActions('normal')).toEqual({ fullScoring: false, traceLogLevel: 'debug', restricted: false, reTieringReview: false });
+    expect(levelActions('elevated_monitoring')).toEqual({ fullScoring: true, traceLogLevel: 'info', restricted: false, reTieringReview: false });
     expect(levelActions('restricted_mode')).toMatchObject({ fullScoring: true, restricted: true, reTieringReview: false });
     expect(levelActions('re_tiering_review')).toMatchObject({ fullScoring: true, restricted: true, reTieringReview: true });
   });
