@@ -12,6 +12,7 @@ import { StewardMetrics } from '../observability/metrics.js';
 import { StageRunner, type StageProcessor } from './common.js';
 import type { DecideScoreEngine } from './common-engine.js';
 import { TripwireProcessor } from './tripwire.js';
+import type { ReplyTarget } from '../adapters/kafka/request-reply.js';
 import { ScorerProcessor } from './scorer.js';
 import { TrustDebtProcessor, type TrustDebtStoreLike } from './trust-debt.js';
 import type { TrustDebtConfig } from '../engine/types.js';
@@ -50,13 +51,32 @@ export async function startPipeline(
   const registry = cfg.schemaRegistryUrl ? createRegistry(cfg.schemaRegistryUrl) : undefined;
   const decoder = new TraceDecoder({ registry, maxBytes: cfg.limits.maxTraceBytes });
   const procs: StageProcessor[] = [];
+  let replies: ReplyTarget | undefined;
+  if (stages.includes('tripwire')) {
+    const admin = await adapter.admin();
+    try {
+      replies = { topic: topics.replies, partitions: await admin.partitionCount(topics.replies) };
+    } finally {
+      await admin.disconnect();
+    }
+    if (replies.partitions === 0) opts.logger.warn({ topic: topics.replies }, 'replies topic missing: synchronous decide() calls will time out (run steward topics create)');
+  }
+  const routeLog = opts.logger.child({ stage: 'tripwire' });
   const extra: { stop(): Promise<void>; isReady?(): boolean }[] = [];
   for (const s of stages) {
     if (s === 'tripwire' || s === 'scorer') {
       if (!deps.engine) throw new Error(`stage ${s} needs an engine`);
       procs.push(
         s === 'tripwire'
-          ? new TripwireProcessor({ engine: deps.engine, decoder, topics, metrics, engineVersion: deps.engineVersion })
+          ? new TripwireProcessor({
+              engine: deps.engine,
+              decoder,
+              topics,
+              metrics,
+              engineVersion: deps.engineVersion,
+              replies: replies!,
+              onRejectedRoute: (m) => routeLog.warn({ topic: m.topic, partition: m.partition, offset: m.offset, key: m.key?.toString('utf8') }, 'reply route outside the replies topic ignored'),
+            })
           : new ScorerProcessor({ engine: deps.engine, topics, metrics }),
       );
     } else if (s === 'trust-debt') {

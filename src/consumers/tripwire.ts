@@ -7,7 +7,8 @@ import type { InMessage } from '../adapters/kafka/client.js';
 import type { TopicNames } from '../adapters/kafka/topics.js';
 import type { TraceDecoder } from '../adapters/kafka/serde.js';
 import type { ScoringMessage } from '../adapters/kafka/messages.js';
-import { replyRoute, replyMessage } from '../adapters/kafka/request-reply.js';
+import { replyRoute, replyMessage, REPLY_HEADERS, type ReplyTarget } from '../adapters/kafka/request-reply.js';
+import { headerText } from '../adapters/kafka/client.js';
 import { StewardError, isRetryable } from '../errors.js';
 import type { StewardMetrics } from '../observability/metrics.js';
 import type { StageOutput, StageProcessor } from './common.js';
@@ -21,6 +22,10 @@ export interface TripwireStageDeps {
   metrics: StewardMetrics;
   engineVersion?: string;
   nowMs?: () => number;
+  /** The only topic/partitions replies may go to (headers asking for anything else are ignored). */
+  replies: ReplyTarget;
+  /** Told when a trace asked for a reply route outside `replies` (logged by the runtime). */
+  onRejectedRoute?: (m: InMessage) => void;
 }
 
 export class TripwireProcessor implements StageProcessor {
@@ -45,7 +50,8 @@ export class TripwireProcessor implements StageProcessor {
     this.d.metrics.interventions.inc({ stage: this.stage, intervention: decision.intervention });
     const json = JSON.stringify(decision);
     const outs: StageOutput[] = [];
-    const route = replyRoute(m);
+    const route = replyRoute(m, this.d.replies);
+    if (!route && headerText(m, REPLY_HEADERS.topic) !== undefined) this.d.onRejectedRoute?.(m);
     if (route) outs.push(replyMessage(route, 'decision', trace.agent_id, json));
     outs.push({ topic: this.d.topics.decisions, message: { key: trace.agent_id, value: json } });
     if (!decision.halted) {

@@ -21,14 +21,28 @@ export function replyHeaders(route: ReplyRoute): Record<string, string> {
   return { [REPLY_HEADERS.topic]: route.topic, [REPLY_HEADERS.partition]: String(route.partition), [REPLY_HEADERS.correlation]: route.correlation_id };
 }
 
-/** The route a trace asked for, or undefined (fire-and-forget trace, or malformed routing headers). */
-export function replyRoute(m: InMessage): ReplyRoute | undefined {
+/** Where replies may go: the configured replies topic and its partition count (read from the broker). */
+export interface ReplyTarget {
+  topic: string;
+  partitions: number;
+}
+
+const MAX_CORRELATION_LENGTH = 256;
+
+/**
+ * The route a trace asked for, or undefined: fire-and-forget trace, malformed routing headers, or a route
+ * outside `allowed`. Headers come from the agent, so they are never trusted to name a topic: a foreign
+ * topic would let an agent inject records into internal topics (acgp.reviews, acgp.ledger), and an
+ * unknown one or a partition past the end would fail the stage's send and stall its partition.
+ */
+export function replyRoute(m: InMessage, allowed: ReplyTarget): ReplyRoute | undefined {
   const topic = headerText(m, REPLY_HEADERS.topic);
   const p = headerText(m, REPLY_HEADERS.partition);
   const correlation = headerText(m, REPLY_HEADERS.correlation);
   if (!topic || p === undefined || !correlation) return undefined;
+  if (topic !== allowed.topic || correlation.length > MAX_CORRELATION_LENGTH || !/^\d{1,9}$/.test(p)) return undefined;
   const partition = Number(p);
-  if (!Number.isInteger(partition) || partition < 0) return undefined;
+  if (partition >= allowed.partitions) return undefined;
   return { topic, partition, correlation_id: correlation };
 }
 

@@ -4,6 +4,7 @@ import { describe, it, expect } from 'vitest';
 import { StewardClient } from '../../../src/client/steward-client.js';
 import { startPipeline } from '../../../src/consumers/common-runtime.js';
 import { readDlqHeaders } from '../../../src/adapters/kafka/dlq.js';
+import { REPLY_HEADERS } from '../../../src/adapters/kafka/request-reply.js';
 import { DEFAULT_TRUST_DEBT_CONFIG_FOR_TESTS } from './fixtures.js';
 import { Collector, MapTrustDebtStore, TestEngine, quietLogger, trace, withPipelineEnv } from './harness.js';
 import { waitFor } from '../setup/helpers.js';
@@ -52,6 +53,34 @@ describe('pipeline mechanics', () => {
       } finally {
         await json.close();
         await avro.close();
+        await out.stop();
+        await pipe.stop();
+      }
+    });
+  });
+
+  it('reply routes from trace headers outside the replies topic are ignored: no injection, no stalled partition', async () => {
+    await withPipelineEnv('pl-route', async ({ cfg, topics, adapter }) => {
+      const pipe = await startPipeline(cfg, ['tripwire'], { engine: new TestEngine() }, { logger: quietLogger() });
+      const out = await new Collector(adapter, [topics.decisions, topics.reviews, topics.replies]).start();
+      const client = new StewardClient({ kafka: adapter, topicPrefix: cfg.topics.prefix });
+      const p = await adapter.producer();
+      try {
+        const routed = (n: number, topic: string, partition: string) => ({
+          key: 'evil',
+          value: JSON.stringify(trace(n, 'evil')),
+          headers: { [REPLY_HEADERS.topic]: topic, [REPLY_HEADERS.partition]: partition, [REPLY_HEADERS.correlation]: `c-${n}` },
+        });
+        await p.send([{ topic: topics.traces, messages: [routed(1, topics.reviews, '0'), routed(2, `${cfg.topics.prefix}.no-such-topic`, '0'), routed(3, topics.replies, '999')] }]);
+        // The stage keeps answering: a legitimate synchronous decision for the same agent comes back.
+        const d = await client.decide(trace(4, 'evil'), { timeoutMs: 15000 });
+        expect(d.fallback).toBeUndefined();
+        await waitFor(() => out.byId(topics.decisions).size === 4, { timeoutMs: 15000, message: 'decisions' });
+        expect(out.on(topics.reviews)).toHaveLength(0);
+        expect(out.on(topics.replies).map((m) => JSON.parse(m.value!.toString()).trace_id)).toEqual(['t-evil-4']);
+      } finally {
+        await p.disconnect();
+        await client.close();
         await out.stop();
         await pipe.stop();
       }

@@ -49,12 +49,22 @@ describe('DLQ and reply routing', () => {
     expect(readDlqHeaders(back)).toEqual({ code: 'STEWARD_TRACE_JSON', message: 'bad', sourceTopic: 'p.traces', sourcePartition: 2, sourceOffset: '41', stage: 'tripwire' });
     expect(back.headers.keep.toString()).toBe('me');
   });
-  it('parses reply routes and ignores malformed ones', () => {
+  it('parses reply routes and ignores malformed ones or any outside the replies topic', () => {
+    const allowed = { topic: 'p.replies', partitions: 4 };
     const h = replyHeaders({ topic: 'p.replies', partition: 3, correlation_id: 'c:1' });
     const withH = (hh: Record<string, string>): InMessage => ({ ...m, headers: Object.fromEntries(Object.entries(hh).map(([k, v]) => [k, Buffer.from(v)])) });
-    expect(replyRoute(withH(h))).toEqual({ topic: 'p.replies', partition: 3, correlation_id: 'c:1' });
-    expect(replyRoute(withH({ ...h, 'x-steward-reply-partition': '-1' }))).toBeUndefined();
-    expect(replyRoute(m)).toBeUndefined();
+    expect(replyRoute(withH(h), allowed)).toEqual({ topic: 'p.replies', partition: 3, correlation_id: 'c:1' });
+    expect(replyRoute(m, allowed)).toBeUndefined();
+    const bads: Record<string, string>[] = [
+      { 'x-steward-reply-partition': '-1' },
+      { 'x-steward-reply-partition': '4' }, // past the last partition: the send would fail and stall the stage
+      { 'x-steward-reply-partition': '1e0' },
+      { 'x-steward-reply-partition': ' 1' },
+      { 'x-steward-reply-topic': 'p.reviews' }, // an agent must not inject records into internal topics
+      { 'x-steward-reply-topic': 'no-such-topic' },
+      { 'x-steward-correlation-id': 'x'.repeat(257) },
+    ];
+    for (const bad of bads) expect(replyRoute(withH({ ...h, ...bad }), allowed), JSON.stringify(bad)).toBeUndefined();
   });
   it('names topics under a prefix', () => {
     const n = topicNames('acme.prod.');
