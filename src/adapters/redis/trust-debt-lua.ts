@@ -6,12 +6,15 @@
  *
  * One call applies a batch of events in order (the store batches concurrent applies: one script call
  * and one round trip for many events). The whole batch is atomic.
- * KEYS: 1 re-tiering queue (list), 2 known-agents set, then per event: agent hash, dedup key.
+ * KEYS: 1 re-tiering queue (list), 2 known-agents set, 3 audit outbox (list), then per event: agent hash, dedup key.
  * ARGV: 1 mode ('apply' | 'sweep'), 2 rate, 3 periodHours, 4 floor, 5 elevated, 6 restricted,
  *   7 retier, 8 auditEnabled (0/1), 9 auditThresholdMs, 10 auditCredit, 11 dedupTtlSeconds,
  *   then per event 8 values: atMs, delta, resetsWindow (0/1), agentsMember, cause, tenant, agentId, eventId.
  * Reply: per event { dup ('0'|'1'), payload } where payload = '|'-joined: the cause, then per change
  *   atMs, before, after, level, previousLevel; the last change is the event's own (absent in sweep mode).
+ * Sweep mode also appends every granted credit to the audit outbox (JSON {tenant, agent, p = payload})
+ * in the same atomic step, so a credit is published even when the sweeping process dies before it could
+ * send it (RedisTrustDebtStore.drainAuditOutbox removes an entry only after it was published).
  */
 export const APPLY_LUA = `
 local mode = ARGV[1]
@@ -127,7 +130,11 @@ local function one(kAgent, kDedup, a)
     if changed then
       redis.call('HSET', kAgent, 'd', fmt(debt), 't', lastStr, 'w', winStr, 'lv', lv, 'la', la)
     end
-    return '0', table.concat(out, '|')
+    local payload = table.concat(out, '|')
+    if #out > 1 then
+      redis.call('RPUSH', KEYS[3], cjson.encode({ tenant = ARGV[a + 5], agent = ARGV[a + 6], p = payload }))
+    end
+    return '0', payload
   end
 
   local before = decay(debt, last, at)
@@ -157,9 +164,9 @@ local function one(kAgent, kDedup, a)
 end
 
 local reply = {}
-local nEv = (#KEYS - 2) / 2
+local nEv = (#KEYS - 3) / 2
 for i = 0, nEv - 1 do
-  local dup, payload = one(KEYS[3 + 2 * i], KEYS[4 + 2 * i], 12 + 8 * i)
+  local dup, payload = one(KEYS[4 + 2 * i], KEYS[5 + 2 * i], 12 + 8 * i)
   reply[#reply + 1] = dup
   reply[#reply + 1] = payload
 end
@@ -199,4 +206,30 @@ elseif st ~= ARGV[2] then
   return redis.error_reply('CONFLICT:' .. st)
 end
 return redis.call('HGETALL', KEYS[1])
+`;
+
+/**
+ * Resolve an agent's re-tiering requests: removes every queued entry of tenant+agent atomically and
+ * returns them (oldest first). KEYS: 1 re-tiering queue. ARGV: tenant, agentId.
+ */
+export const RESOLVE_RETIER_LUA = `
+local items = redis.call('LRANGE', KEYS[1], 0, -1)
+local out = {}
+for _, s in ipairs(items) do
+  local ok, o = pcall(cjson.decode, s)
+  if ok and type(o) == 'table' and o.tenant == ARGV[1] and o.agentId == ARGV[2] then
+    redis.call('LREM', KEYS[1], 1, s)
+    out[#out + 1] = s
+  end
+end
+return out
+`;
+
+/**
+ * Sweep lock: one instance sweeps at a time (the apply script alone already prevents double credit).
+ * ACQUIRE: SET NX PX. RELEASE: delete only when the token is still ours. KEYS: lock. ARGV: token[, ttl ms].
+ */
+export const RELEASE_LOCK_LUA = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
 `;

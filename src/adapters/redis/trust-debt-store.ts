@@ -28,7 +28,7 @@ import {
   type TrustDebtStore,
 } from '../../engine/trust-debt/index.js';
 import type { TrustDebtConfig, TrustDebtLevel } from '../../engine/types.js';
-import { APPLY_LUA, DECIDE_REMEDIATION_LUA, REQUEST_REMEDIATION_LUA } from './trust-debt-lua.js';
+import { APPLY_LUA, DECIDE_REMEDIATION_LUA, RELEASE_LOCK_LUA, REQUEST_REMEDIATION_LUA, RESOLVE_RETIER_LUA } from './trust-debt-lua.js';
 
 export interface RedisTrustDebtStoreOptions {
   /** Key prefix, e.g. `steward:` (tests use a unique one). */
@@ -123,6 +123,13 @@ export class RedisTrustDebtStore implements TrustDebtStore {
   get retierKey(): string {
     return `${this.prefix}retier-queue`;
   }
+  /** Audit credits granted by `sweep`, kept until published (drainAuditOutbox). */
+  get auditOutboxKey(): string {
+    return `${this.prefix}td-audit-outbox`;
+  }
+  get sweepLockKey(): string {
+    return `${this.prefix}td-sweep-lock`;
+  }
   private remKey(requestId: string): string {
     return `${this.prefix}td-rem:${requestId}`;
   }
@@ -169,7 +176,7 @@ export class RedisTrustDebtStore implements TrustDebtStore {
 
   /** Runs one script call for a batch of items that share a config; returns per item [dup, payload]. */
   private async runBatch(mode: 'apply' | 'sweep', cfg: TrustDebtConfig, items: BatchItem[]): Promise<[string, string][]> {
-    const keys: string[] = [this.retierKey, this.agentsKey];
+    const keys: string[] = [this.retierKey, this.agentsKey, this.auditOutboxKey];
     const argv = this.configArgs(mode, cfg);
     for (const it of items) {
       keys.push(this.agentKey(it.tenant, it.agentId), this.dedupKey(it.tenant, it.agentId, it.eventId));
@@ -363,11 +370,54 @@ export class RedisTrustDebtStore implements TrustDebtStore {
 
   async retierQueue(limit = 1000): Promise<RetierRequest[]> {
     const items = await this.redis.lrange(this.retierKey, 0, limit - 1);
-    return items.map((s) => {
-      const o = JSON.parse(s) as Record<string, string>;
-      return { tenant: o.tenant!, agentId: o.agentId!, eventId: o.eventId!, atMs: Number(o.atMs), debt: Number(o.debt) };
-    });
+    return items.map(parseRetier);
   }
+
+  async resolveRetier(tenant: string, agentId: string): Promise<RetierRequest[]> {
+    let items: string[];
+    try {
+      items = (await this.redis.eval(RESOLVE_RETIER_LUA, 1, this.retierKey, tenant, agentId)) as string[];
+    } catch (e) {
+      throw redisError(e, 'resolve re-tiering request');
+    }
+    return items.map(parseRetier);
+  }
+
+  /**
+   * Publishes the audit credits `sweep` left in the outbox (oldest first, up to `limit`) and removes each
+   * entry only after `publish` resolved: a credit is published at least once even when a sweeping process
+   * dies in between. Concurrent drains may publish an entry twice (same event id; the sink keeps one row).
+   */
+  async drainAuditOutbox(publish: (changes: TrustDebtChange[]) => Promise<void> | void, limit = 1000): Promise<TrustDebtChange[]> {
+    const raw = await this.redis.lrange(this.auditOutboxKey, 0, limit - 1);
+    if (raw.length === 0) return [];
+    const changes: TrustDebtChange[] = [];
+    for (const s of raw) {
+      const o = JSON.parse(s) as { tenant: string; agent: string; p: string };
+      changes.push(...this.parse(['0', o.p], { eventId: '', tenant: o.tenant, agentId: o.agent }, false));
+    }
+    await publish(changes);
+    const tx = this.redis.multi();
+    for (const s of raw) tx.lrem(this.auditOutboxKey, 1, s);
+    await tx.exec();
+    return changes;
+  }
+
+  /** One sweeper at a time across instances (an optimisation: the script alone prevents double credit). */
+  async tryLockSweep(ttlMs: number): Promise<string | undefined> {
+    const token = `${process.pid}:${Math.random().toString(36).slice(2)}`;
+    const ok = await this.redis.set(this.sweepLockKey, token, 'PX', Math.max(1, Math.floor(ttlMs)), 'NX');
+    return ok === 'OK' ? token : undefined;
+  }
+
+  async unlockSweep(token: string): Promise<void> {
+    await this.redis.eval(RELEASE_LOCK_LUA, 1, this.sweepLockKey, token);
+  }
+}
+
+function parseRetier(s: string): RetierRequest {
+  const o = JSON.parse(s) as Record<string, string>;
+  return { tenant: o.tenant!, agentId: o.agentId!, eventId: o.eventId!, atMs: Number(o.atMs), debt: Number(o.debt) };
 }
 
 export interface AuditSweepOptions {
@@ -378,6 +428,8 @@ export interface AuditSweepOptions {
    * from before its end may still be in the Kafka backlog (time is event time, DESIGN §5.7).
    */
   lagMs?: number;
+  /** How long one instance holds the sweep lock (default intervalMs); expires if that instance dies. */
+  lockMs?: number;
   cfgFor: (tenant: string, agentId: string) => TrustDebtConfig;
   /** Receives the credits granted (publish them to acgp.trust-debt like any other change). */
   onChanges: (changes: TrustDebtChange[]) => Promise<void> | void;
@@ -385,17 +437,42 @@ export interface AuditSweepOptions {
   now?: () => number;
 }
 
+/** What the periodic sweep needs; the Redis store adds the lock and the outbox, the memory store has neither. */
+export type SweepableStore = Pick<TrustDebtStore, 'sweep'> &
+  Partial<Pick<RedisTrustDebtStore, 'drainAuditOutbox' | 'tryLockSweep' | 'unlockSweep'>>;
+
+export interface AuditSweep {
+  stop: () => Promise<void>;
+  /** One sweep now: returns the credits it granted (`skipped` when another instance holds the lock). */
+  runOnce: () => Promise<TrustDebtChange[]>;
+}
+
 /**
  * Periodic good-behaviour audit (§10.4.2) over all known agents. Safe on every instance at once: each
- * agent's credit is atomic and advances its window, so a window is credited once whoever sweeps.
+ * agent's credit is atomic and advances its window, so a window is credited once whoever sweeps; a lock
+ * lets one instance do the work per interval. With the Redis store, credits go through the outbox
+ * (published, then removed), so a crash between granting and publishing loses no event.
  */
-export function startAuditSweep(store: TrustDebtStore, o: AuditSweepOptions): { stop: () => Promise<void>; runOnce: () => Promise<TrustDebtChange[]> } {
+export function startAuditSweep(store: SweepableStore, o: AuditSweepOptions): AuditSweep {
   const now = o.now ?? Date.now;
+  const intervalMs = o.intervalMs ?? 15 * 60_000;
   let running: Promise<unknown> = Promise.resolve();
-  const runOnce = async () => {
-    const changes = await store.sweep(now() - (o.lagMs ?? HOUR_MS), o.cfgFor);
-    if (changes.length > 0) await o.onChanges(changes);
-    return changes;
+  const runOnce = async (): Promise<TrustDebtChange[]> => {
+    let token: string | undefined;
+    if (store.tryLockSweep) {
+      token = await store.tryLockSweep(o.lockMs ?? intervalMs);
+      if (token === undefined) return [];
+    }
+    try {
+      const changes = await store.sweep(now() - (o.lagMs ?? HOUR_MS), o.cfgFor);
+      if (store.drainAuditOutbox) {
+        // also publishes credits an earlier sweep granted but could not publish
+        while ((await store.drainAuditOutbox(o.onChanges)).length > 0);
+      } else if (changes.length > 0) await o.onChanges(changes);
+      return changes;
+    } finally {
+      if (token !== undefined) await store.unlockSweep?.(token).catch(() => undefined);
+    }
   };
   let busy = false;
   const timer = setInterval(() => {
@@ -406,7 +483,7 @@ export function startAuditSweep(store: TrustDebtStore, o: AuditSweepOptions): { 
       .finally(() => {
         busy = false;
       });
-  }, o.intervalMs ?? 15 * 60_000);
+  }, intervalMs);
   timer.unref();
   return {
     runOnce,

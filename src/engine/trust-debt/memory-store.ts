@@ -172,4 +172,14 @@ export class MemoryTrustDebtStore implements TrustDebtStore {
   async retierQueue(limit = 1000): Promise<RetierRequest[]> {
     return this.retier.slice(0, limit).map((r) => ({ ...r }));
   }
+
+  async resolveRetier(tenant: string, agentId: string): Promise<RetierRequest[]> {
+    const out: RetierRequest[] = [];
+    for (let i = 0; i < this.retier.length; ) {
+      const r = this.retier[i]!;
+      if (r.tenant === tenant && r.agentId === agentId) out.push(...this.retier.splice(i, 1));
+      else i++;
+    }
+    return out;
+  }
 }

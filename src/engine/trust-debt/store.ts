@@ -99,6 +99,8 @@ export interface TrustDebtStore {
   pendingRemediations(tenant?: string): Promise<RemediationRequest[]>;
   /** Queued re-tiering requests, oldest first, without removing them. */
   retierQueue(limit?: number): Promise<RetierRequest[]>;
+  /** A reviewer resolved the agent's re-tiering review: removes its queued requests atomically and returns them. */
+  resolveRetier(tenant: string, agentId: string): Promise<RetierRequest[]>;
 }
 
 /** The debt delta an event carries (positive = debt, negative = credit); 0 when disabled by config. */

@@ -52,6 +52,25 @@ export function describeTrustDebtStore(name: string, factory: () => Promise<Trus
       expect(q[0]!.debt).toBeCloseTo(0.75, 15);
     });
 
+    it('queues one re-tiering request per up-crossing and resolves an agent\'s requests once (§10.6)', async () => {
+      const s = await factory();
+      await s.apply(ev('r1', T0, 'halt', { severity: 'critical' }), cfg); // 1.0: crosses re_tiering_review
+      await s.apply(ev('r2', T0, 'halt', { severity: 'critical' }), cfg);
+      await s.apply(ev('r1', T0 + 1, 'halt'), cfg); // already at the level: no second request
+      await s.apply(ev('r1', T0 + 2, 'ok', { eventId: 'credit', kind: 'review_approved', credit: -0.5 }), cfg); // down to 0.5
+      await s.apply(ev('r1', T0 + 3, 'halt'), cfg); // crosses up again: a second request
+      expect((await s.retierQueue()).map((r) => r.agentId)).toEqual(['r1', 'r2', 'r1']);
+      const resolved = await s.resolveRetier('acme', 'r1');
+      expect(resolved.map((r) => [r.agentId, r.atMs])).toEqual([
+        ['r1', T0],
+        ['r1', T0 + 3],
+      ]);
+      expect((await s.retierQueue()).map((r) => r.agentId)).toEqual(['r2']);
+      expect(await s.resolveRetier('acme', 'r1')).toEqual([]);
+      expect(await s.resolveRetier('other-tenant', 'r2')).toEqual([]);
+      expect((await s.retierQueue()).map((r) => r.agentId)).toEqual(['r2']);
+    });
+
     it('escalate adds nothing by default and unknown severities weigh 1.0', async () => {
       const s = await factory();
       expect((await s.apply(ev('a', T0, 'escalate'), cfg)).after).toBe(0);
