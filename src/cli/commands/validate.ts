@@ -1,12 +1,12 @@
 /**
  * `steward validate PATH...` (DESIGN §4.4): directories recurse; every problem is printed as
- * `FILE:LINE:COL: CODE: message`, sorted; exit 0 when valid, 1 on problems, 2 on bad arguments.
+ * `FILE:LINE:COL: CODE: message`, sorted; exit 0 when valid, 1 on problems (an unreadable PATH included), 2 on bad usage.
  * Agent registries (agents.yaml) found under the paths are validated too. Warnings go to stderr.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { readdir } from 'node:fs/promises';
-import { sortProblems, type StewardError } from '../../errors.js';
+import { sortProblems, StewardError } from '../../errors.js';
 import { compileBlueprintSet, parseAgentRegistry } from '../../engine/blueprint/index.js';
 import { defaultEngineConfig } from '../../engine/config.js';
 import { readBlueprintFiles } from '../../adapters/fs/blueprint-files.js';
@@ -46,18 +46,23 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`steward validate: no PATH given\n${USAGE}\n`);
     return 2;
   }
+  // A path that cannot be read is a problem of that path like any other (§4.4: exit 1, one positioned
+  // line each); the readable paths are still validated so every problem is reported in one run.
+  const problems: StewardError[] = [];
+  const readable: string[] = [];
   for (const p of paths) {
     try {
       await stat(p);
-    } catch {
-      process.stderr.write(`steward validate: no such file or directory: ${p}\n`);
-      return 2;
+      readable.push(p);
+    } catch (e) {
+      const why = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (e as Error).message;
+      problems.push(new StewardError('STEWARD_BLUEPRINT_SYNTAX', `cannot read: ${why}`, { position: { file: p, line: 1, col: 1 } }));
     }
   }
-  const regFiles = await registries(paths);
-  const files = (await readBlueprintFiles(paths)).filter((f) => !regFiles.includes(f.file));
+  const regFiles = await registries(readable);
+  const files = (await readBlueprintFiles(readable)).filter((f) => !regFiles.includes(f.file));
   const res = compileBlueprintSet(files, { config: defaultEngineConfig() });
-  const problems: StewardError[] = [...res.errors];
+  problems.push(...res.errors);
   for (const r of regFiles) problems.push(...parseAgentRegistry(await readFile(r, 'utf8'), r).errors);
   const sorted = sortProblems(problems);
   if (sorted.length) process.stdout.write(sorted.map((e) => e.format()).join('\n') + '\n');

@@ -43,7 +43,13 @@ describe('steward validate', () => {
   it('exits 2 on bad arguments', () => {
     expect(steward(['validate']).status).toBe(2);
     expect(steward(['validate', '--frobnicate', 'blueprints']).status).toBe(2);
-    expect(steward(['validate', join(tmp, 'does-not-exist')]).status).toBe(2);
+  });
+
+  it('reports a missing PATH as a positioned problem (exit 1) and still validates the other paths', () => {
+    const missing = join(tmp, 'does-not-exist');
+    const r = steward(['validate', missing, 'blueprints']);
+    expect(r.status).toBe(1);
+    expect(r.stdout.trim().split('\n')).toEqual([`${missing}:1:1: STEWARD_BLUEPRINT_SYNTAX: cannot read: no such file or directory`]);
   });
 });
 
