@@ -25,6 +25,8 @@ export interface StewardConfig {
   llm?: { baseUrl: string; apiKey?: string; model?: string; timeoutMs: number; maxInFlight: number };
   limits: { maxTraceBytes: number; chunkSize: number; partitionsConcurrently: number; shutdownTimeoutMs: number };
   consumer: { groupPrefix: string; sessionTimeoutMs: number; autoCommitIntervalMs: number };
+  /** Periodic good-behaviour audit of the trust-debt stage (ACGP-1004 §10.4.2); interval 0 = lazy credits only. */
+  trustDebt: { auditSweepIntervalMs: number; auditSweepLagMs: number };
   observability: { enabled: boolean; host: string; port: number };
   signing?: { key: string; keyId?: string };
   logLevel: string;
@@ -199,6 +201,10 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
       groupPrefix: raw.consumer?.group_prefix ?? 'steward',
       sessionTimeoutMs: raw.consumer?.session_timeout_ms ?? 10_000,
       autoCommitIntervalMs: raw.consumer?.auto_commit_interval_ms ?? 1000,
+    },
+    trustDebt: {
+      auditSweepIntervalMs: raw.trust_debt?.audit_sweep_interval_ms ?? 15 * 60_000,
+      auditSweepLagMs: raw.trust_debt?.audit_sweep_lag_ms ?? 3_600_000,
     },
     observability: { enabled: raw.observability?.enabled ?? true, host: raw.observability?.host ?? '127.0.0.1', port: raw.observability?.port ?? 9464 },
     signing: raw.signing?.key ? { key: raw.signing.key, keyId: raw.signing.key_id } : undefined,

@@ -10,7 +10,7 @@ import { StewardEngine } from '../engine/steward-engine.js';
 import { watchBlueprints, type BlueprintHolder } from '../adapters/fs/blueprint-watcher.js';
 import { watchAgentRegistry, type AgentRegistryHolder } from '../adapters/fs/agent-registry-watcher.js';
 import { createAgentRegistry, parseAgentRegistry, type AgentRegistry } from '../engine/blueprint/index.js';
-import { DEFAULT_TRUST_DEBT_CONFIG } from '../engine/trust-debt/index.js';
+import { DEFAULT_TRUST_DEBT_CONFIG, trustDebtConfigForAgent } from '../engine/trust-debt/index.js';
 import { createRedis, type Redis } from '../adapters/redis/client.js';
 import { RedisTrustDebtStore } from '../adapters/redis/trust-debt-store.js';
 import type { StewardConfig } from '../config/steward-config.js';
@@ -137,6 +137,8 @@ export async function bootstrapEngine(cfg: StewardConfig, stages: readonly Stage
       engineVersion,
       trustDebtStore: trustDebt,
       trustDebtConfigFor: (bp) => (bp ? holder.current().get(bp)?.trustDebt : undefined) ?? DEFAULT_TRUST_DEBT_CONFIG,
+      trustDebtSweepStore: trustDebt,
+      trustDebtConfigForAgent: (_tenant, agentId) => trustDebtConfigForAgent(holder.current(), registry, agentId).config,
       tenantOf: (agentId) => registry.lookup(agentId).tenant,
     },
     async close() {

@@ -5,6 +5,7 @@
  * speaks Avro), and a live summary read from the output topics. Bounded by `durationMs`.
  */
 import { KafkaAdapter } from '../adapters/kafka/client.js';
+import { ClickHouseStore, sqlString } from '../adapters/clickhouse/client.js';
 import { createTopics, topicNames } from '../adapters/kafka/topics.js';
 import type { DecisionMessage, TrustDebtMessage, VerdictMessage } from '../adapters/kafka/messages.js';
 import { registerAll } from '../cli/commands/schemas.js';
@@ -55,7 +56,43 @@ function render(t: Tally, elapsedS: number, final: boolean): string {
   return lines.join('\n') + '\n';
 }
 
-export async function runDemo(cfg0: StewardConfig, opts: DemoOptions, logger: Logger): Promise<number> {
+/** What a run produced, from the Kafka outputs and (with the sink) counted back from ClickHouse. */
+export interface DemoResult {
+  runId: string;
+  decisions: number;
+  verdicts: number;
+  fallbacks: number;
+  clickhouse?: { decisions: number; verdicts: number; ledger: number };
+}
+
+const sum = (r: Record<Intervention, number>) => Object.values(r).reduce((a, b) => a + b, 0);
+
+/** Waits (bounded) until the sink has landed what Kafka saw for this run, then reads the counts. */
+async function clickhouseCounts(cfg: StewardConfig, runId: string, want: { decisions: number; verdicts: number }): Promise<DemoResult['clickhouse']> {
+  const store = new ClickHouseStore(cfg.clickhouse);
+  const like = sqlString(`${runId}-%`);
+  const read = async () => {
+    const n = async (sql: string) => Number((await store.query<{ n: string }>(sql))[0]?.n ?? 0);
+    return {
+      decisions: await n(`SELECT count() AS n FROM ${store.table('v_decisions')} WHERE trace_id LIKE ${like}`),
+      verdicts: await n(`SELECT count() AS n FROM ${store.table('v_verdicts')} WHERE trace_id LIKE ${like}`),
+      ledger: await n(`SELECT count() AS n FROM ${store.table('ledger')} WHERE entry_id LIKE ${sqlString(`pd:${runId}-%`)}`),
+    };
+  };
+  try {
+    const until = Date.now() + 20_000;
+    let c = await read();
+    while (Date.now() < until && (c.decisions < want.decisions || c.verdicts < want.verdicts || c.ledger < want.decisions)) {
+      await new Promise((r) => setTimeout(r, 500));
+      c = await read();
+    }
+    return c;
+  } finally {
+    await store.close();
+  }
+}
+
+export async function runDemo(cfg0: StewardConfig, opts: DemoOptions, logger: Logger): Promise<DemoResult> {
   const runId = `demo-${Date.now().toString(36)}`;
   const cfg: StewardConfig = {
     ...cfg0,
@@ -130,6 +167,7 @@ export async function runDemo(cfg0: StewardConfig, opts: DemoOptions, logger: Lo
       await new Promise((r) => setTimeout(r, Math.max(0, 1000 / opts.rate - (Date.now() - t0))));
     }
   };
+  let result: DemoResult = { runId, decisions: 0, verdicts: 0, fallbacks: 0 };
   try {
     await Promise.all(DEMO_AGENTS.map(agentLoop));
     // Let the asynchronous stages finish the tail before the final summary.
@@ -142,6 +180,14 @@ export async function runDemo(cfg0: StewardConfig, opts: DemoOptions, logger: Lo
     }
     clearInterval(summary);
     opts.out.write(render(tally, (Date.now() - started) / 1000, true));
+    result = { runId, decisions: sum(tally.decisions), verdicts: sum(tally.verdicts), fallbacks: tally.fallbacks };
+    if (opts.withSink) {
+      result.clickhouse = await clickhouseCounts(cfg, runId, result);
+      const c = result.clickhouse!;
+      opts.out.write(
+        `  clickhouse ${cfg.clickhouse.database}: ${c.decisions}/${result.decisions} decisions, ${c.verdicts}/${result.verdicts} verdicts, ${c.ledger} ledger entries (v_decisions, v_verdicts, ledger; try \`steward report\`)\n`,
+      );
+    }
   } finally {
     clearInterval(summary);
     await Promise.all([...clients.values()].map((c) => c.close()));
@@ -150,5 +196,5 @@ export async function runDemo(cfg0: StewardConfig, opts: DemoOptions, logger: Lo
     if (!opts.keepTopics) await admin.deleteTopics(Object.values(names)).catch(() => undefined);
     await admin.disconnect();
   }
-  return 0;
+  return result;
 }

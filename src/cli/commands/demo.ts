@@ -1,7 +1,8 @@
 /**
- * `steward demo [--duration 45s] [--rate N] [--with-sink] [--keep-topics] [--config FILE]`
+ * `steward demo [--duration 45s] [--rate N] [--no-sink] [--keep-topics] [--config FILE]`
  * Runs Steward and the sample agents end to end on real services (scripts/services.sh starts them in
- * `npm run demo`), printing a live summary; exits 0 when the run completed.
+ * `npm run demo`), printing a live summary; with the sink (default) the run's decisions, verdicts and ledger
+ * entries are counted back from ClickHouse at the end. Exits 0 when the run completed.
  */
 import { parseArgs } from 'node:util';
 import { loadStewardConfig } from '../../config/steward-config.js';
@@ -23,7 +24,8 @@ export async function run(argv: string[]): Promise<number> {
       duration: { type: 'string', default: '45s' },
       rate: { type: 'string', default: '2' },
       seed: { type: 'string', default: '1' },
-      'with-sink': { type: 'boolean', default: false },
+      'no-sink': { type: 'boolean', default: false },
+      'with-sink': { type: 'boolean', default: true }, // kept for old scripts: the sink is on by default
       'keep-topics': { type: 'boolean', default: false },
       config: { type: 'string' },
     },
@@ -36,5 +38,6 @@ export async function run(argv: string[]): Promise<number> {
   // The demo's own output is the summary on stdout; logs stay quiet unless asked for.
   const logger = createLogger({ level: process.env.STEWARD_LOG_LEVEL ?? 'error' });
   const observability = { ...cfg.observability, enabled: false };
-  return runDemo({ ...cfg, observability }, { durationMs, rate, withSink: values['with-sink']!, keepTopics: values['keep-topics']!, seed: Number(values.seed), out: process.stdout }, logger);
+  await runDemo({ ...cfg, observability }, { durationMs, rate, withSink: !values['no-sink'], keepTopics: values['keep-topics']!, seed: Number(values.seed), out: process.stdout }, logger);
+  return 0;
 }

@@ -20,7 +20,7 @@ import type { StewardConfig } from '../../config/steward-config.js';
 import type { Logger } from '../../logger.js';
 
 export function parseStages(s: string | undefined): StageName[] {
-  const list = (s ?? 'tripwire,scorer,trust-debt').split(',').map((x) => x.trim()).filter(Boolean);
+  const list = (s ?? STAGES.join(',')).split(',').map((x) => x.trim()).filter(Boolean);
   for (const x of list) if (!(STAGES as readonly string[]).includes(x)) throw new StewardError('STEWARD_USAGE', `unknown stage '${x}' (expected ${STAGES.join(', ')})`);
   return [...new Set(list)] as StageName[];
 }
