@@ -7,6 +7,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import type { StewardError } from '../../errors.js';
 import type { EngineConfig } from '../../engine/config.js';
 import { compileBlueprintSet, type BlueprintSet } from '../../engine/blueprint/index.js';
+import type { FunctionRegistry } from '../../engine/dsl/index.js';
 import { isBlueprintFile, readBlueprintFiles } from './blueprint-files.js';
 
 export interface ReloadEvent {
@@ -30,11 +31,13 @@ export interface WatchOptions {
   includeBuiltinBaseline?: boolean;
   /** false: load once, no file watching (reload() still works). Default true. */
   watch?: boolean;
+  /** Custom DSL functions of the embedding application; every reload compiles against the same registry. */
+  functions?: FunctionRegistry;
 }
 
 async function compileDir(dir: string, opts: WatchOptions) {
   const files = await readBlueprintFiles([dir], { base: dir });
-  return compileBlueprintSet(files, { config: opts.config, includeBuiltinBaseline: opts.includeBuiltinBaseline });
+  return compileBlueprintSet(files, { config: opts.config, includeBuiltinBaseline: opts.includeBuiltinBaseline, functions: opts.functions });
 }
 
 /** Loads `dir` once (rejects when it is invalid: there is no last good set yet), then watches it. */

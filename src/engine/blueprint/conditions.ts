@@ -5,13 +5,15 @@
 import { StewardError, type StewardErrorCode } from '../../errors.js';
 import { compileCondition, compileWhen, dslOptionsFromConfig } from '../dsl/index.js';
 import type { EngineConfig } from '../config.js';
+import type { FunctionRegistry } from '../dsl/functions.js';
 import type { CompiledCondition, WhenMatcher } from '../types.js';
 import type { PathSeg, SourceDoc } from './source.js';
 
 export type DslOptions = ReturnType<typeof dslOptionsFromConfig>;
 
-export function dslOptions(config: EngineConfig, lists: Record<string, string[]>): DslOptions {
-  return dslOptionsFromConfig(config, lists);
+/** `functions`: the embedding application's custom DSL functions (ACGP-1004 §9.4.6 extension registry). */
+export function dslOptions(config: EngineConfig, lists: Record<string, string[]>, functions?: FunctionRegistry): DslOptions {
+  return dslOptionsFromConfig(config, lists, functions);
 }
 
 /** "all[2].any[0]" → ['all', 2, 'any', 0]; "" → []. */

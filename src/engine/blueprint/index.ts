@@ -4,6 +4,7 @@
  */
 import { sortProblems, StewardError } from '../../errors.js';
 import type { EngineConfig } from '../config.js';
+import type { FunctionRegistry } from '../dsl/functions.js';
 import type { CompiledBlueprint } from '../types.js';
 import { dslOptions } from './conditions.js';
 import { assemble, compileOwnItems, fileChecks, type OwnItems } from './compile.js';
@@ -31,6 +32,11 @@ export interface CompileOptions {
   config: EngineConfig;
   /** Add the built-in clarity.baseline@1.0 unless a file provides the same id+version (default true). */
   includeBuiltinBaseline?: boolean;
+  /**
+   * Custom DSL functions (ACGP-1004 §9.4.6) that conditions may call next to the standard ones. Calls are
+   * checked at load (name, arity, literal argument types) like standard ones; docs/dsl.md "Custom functions".
+   */
+  functions?: FunctionRegistry;
 }
 
 export interface CompileResult {
@@ -148,7 +154,7 @@ export function compileBlueprintSet(files: { file: string; text: string }[], opt
     }
     const resolved = mergeAuthored(parent?.resolved, a.value, p.key);
     const lists = { ...opts.config.lists, ...((isObj(resolved.lists) ? resolved.lists : {}) as Record<string, string[]>) };
-    const own = compileOwnItems(a.doc, a.value, dslOptions(opts.config, lists), errors);
+    const own = compileOwnItems(a.doc, a.value, dslOptions(opts.config, lists, opts.functions), errors);
     const checkOrigin = new Map(parent?.checkOrigin);
     const tripwireOrigin = new Map(parent?.tripwireOrigin);
     const dupCheck = (kind: 'checks' | 'tripwires', origin: Map<string, string>): void => {

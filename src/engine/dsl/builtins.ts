@@ -4,7 +4,7 @@ import type { EvalContext } from '../types.js';
 import type { CallNode, DslProblem } from './ast.js';
 import { compileNode, problem, andThen, type CNode, type Fn } from './compiler.js';
 import { ENTITY_DETECTORS, ENTITY_TYPES, isEntityType } from './entities.js';
-import { BUILTIN_FUNCTIONS, type DslFunction, type DslParam, type DslType, type FunctionRegistry } from './functions.js';
+import { BUILTIN_FUNCTIONS, suggestFunction, type DslFunction, type DslParam, type DslType, type FunctionRegistry } from './functions.js';
 import { parseDuration } from './literals.js';
 import { extractHost, type NetworkMatcher } from './network.js';
 import { PATTERN_NAME_RE } from './patterns.js';
@@ -35,10 +35,12 @@ export function compileCall(node: CallNode, env: CompileEnv, neg = false): CNode
   const builtin = BUILTIN_FUNCTIONS[node.name];
   const custom = builtin ? undefined : env.registry?.get(node.name);
   const sig = builtin ?? custom;
-  const fail = (): CNode => ({ type: 'boolean', async: false, fn: FALSE, node });
+  // Typed 'any' so a call already reported (unknown, arity, argument) does not also fail the comparison around it.
+  const fail = (): CNode => ({ type: 'any', async: false, fn: FALSE, node });
   if (!sig) {
-    const known = [...Object.keys(BUILTIN_FUNCTIONS), ...(env.registry?.names() ?? [])].sort().join(', ');
-    problem(env, node, 'STEWARD_DSL_UNKNOWN_FUNCTION', `unknown function '${node.name}' (known: ${known})`);
+    const names = [...Object.keys(BUILTIN_FUNCTIONS), ...(env.registry?.names() ?? [])].sort();
+    const hint = suggestFunction(node.name, names);
+    problem(env, node, 'STEWARD_DSL_UNKNOWN_FUNCTION', `unknown function '${node.name}' (${hint ? `did you mean '${hint}'? ` : ''}known: ${names.join(', ')})`);
     return fail();
   }
   env.functions.add(node.name);

@@ -82,3 +82,36 @@ export class FunctionRegistry {
     return [...this.fns.keys()];
   }
 }
+
+/**
+ * The closest known name by edit distance, for "did you mean" on an unknown function (typos are the
+ * usual cause). Same rule as the blueprint schema's key suggestions, kept here so the DSL does not
+ * depend on the blueprint layer: at most 2 edits, or a third of the name's length for long names.
+ */
+export function suggestFunction(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  const a = name.toLowerCase();
+  for (const k of [...known].sort()) {
+    const d = editDistance(a, k.toLowerCase());
+    if (d < bestD) {
+      bestD = d;
+      best = k;
+    }
+  }
+  return best !== undefined && bestD <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  const dp = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = dp[0]!;
+    dp[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = dp[j]!;
+      dp[j] = Math.min(dp[j]! + 1, dp[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return dp[b.length]!;
+}
