@@ -38,8 +38,19 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`steward: unknown command '${cmd}'\n${usage()}\n`);
     return 2;
   }
-  const mod = (await import(`./commands/${cmd}.js`)) as { run(argv: string[]): Promise<number> };
-  return mod.run(rest);
+  const mod = (await import(`./commands/${cmd}.js`)) as { run(argv: string[]): Promise<number>; USAGE?: string };
+  if (mod.USAGE && (rest.includes('--help') || rest.includes('-h'))) {
+    process.stdout.write(mod.USAGE + '\n');
+    return 0;
+  }
+  try {
+    return await mod.run(rest);
+  } catch (e) {
+    // node:util parseArgs rejects unknown or malformed options with a TypeError: a usage error (exit 2), not a crash.
+    const code = (e as { code?: unknown })?.code;
+    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) throw new StewardError('STEWARD_USAGE', `${(e as Error).message}${mod.USAGE ? `\n${mod.USAGE}` : ''}`);
+    throw e;
+  }
 }
 
 main(process.argv.slice(2)).then(

@@ -10,6 +10,8 @@ import { StewardError } from '../../errors.js';
 import { createLogger } from '../../logger.js';
 import { runDemo } from '../../demo/run-demo.js';
 
+export const USAGE = 'usage: steward demo [--duration 45s] [--rate N] [--seed N] [--no-sink] [--keep-topics] [--config FILE]';
+
 export function parseDuration(s: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(s.trim());
   if (!m) throw new StewardError('STEWARD_USAGE', `bad duration '${s}' (e.g. 45s, 2m, 30000ms)`);

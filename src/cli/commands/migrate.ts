@@ -8,6 +8,8 @@ import { MIGRATIONS, appliedMigrations, migrate } from '../../adapters/clickhous
 import { loadStewardConfig } from '../../config/steward-config.js';
 import { StewardError } from '../../errors.js';
 
+export const USAGE = 'usage: steward migrate [--config FILE] [--url URL] [--database DB] [--status]';
+
 export function clickhouseStoreFromArgs(values: { config?: string; url?: string; database?: string }): ClickHouseStore {
   const cfg = loadStewardConfig(values.config);
   return new ClickHouseStore({

@@ -19,6 +19,8 @@ import { createLogger } from '../../logger.js';
 import type { StewardConfig } from '../../config/steward-config.js';
 import type { Logger } from '../../logger.js';
 
+export const USAGE = 'usage: steward run [--stages tripwire,scorer,trust-debt,sink] [--config steward.yaml] [--metrics-port N]';
+
 export function parseStages(s: string | undefined): StageName[] {
   const list = (s ?? STAGES.join(',')).split(',').map((x) => x.trim()).filter(Boolean);
   for (const x of list) if (!(STAGES as readonly string[]).includes(x)) throw new StewardError('STEWARD_USAGE', `unknown stage '${x}' (expected ${STAGES.join(', ')})`);

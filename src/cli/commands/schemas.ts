@@ -8,6 +8,8 @@ import { topicNames, type TopicKey } from '../../adapters/kafka/topics.js';
 import { loadStewardConfig } from '../../config/steward-config.js';
 import { StewardError } from '../../errors.js';
 
+export const USAGE = 'usage: steward schemas register [--config FILE] [--prefix P]';
+
 export const SCHEMA_TOPIC: Record<AvroSchemaName, TopicKey> = {
   trace: 'traces',
   decision: 'decisions',

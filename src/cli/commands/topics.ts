@@ -9,6 +9,8 @@ import { loadStewardConfig } from '../../config/steward-config.js';
 import { StewardError } from '../../errors.js';
 import { createLogger } from '../../logger.js';
 
+export const USAGE = 'usage: steward topics create|list [--config FILE] [--prefix P] [--partitions N] [--replication N]';
+
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
