@@ -14,7 +14,8 @@ import type { DecideScoreEngine } from './common-engine.js';
 import { TripwireProcessor } from './tripwire.js';
 import type { ReplyTarget } from '../adapters/kafka/request-reply.js';
 import { ScorerProcessor } from './scorer.js';
-import { TrustDebtProcessor, type TrustDebtStoreLike } from './trust-debt.js';
+import { TrustDebtProcessor, startTrustDebtAuditSweep, type TrustDebtStoreLike } from './trust-debt.js';
+import type { AuditSweep, SweepableStore } from '../adapters/redis/trust-debt-store.js';
 import type { TrustDebtConfig } from '../engine/types.js';
 
 export const STAGES = ['tripwire', 'scorer', 'trust-debt', 'sink'] as const;
@@ -26,6 +27,12 @@ export interface PipelineDeps {
   trustDebtStore?: TrustDebtStoreLike;
   trustDebtConfigFor?: (blueprintId: string | undefined, tenant: string, agentId: string) => TrustDebtConfig;
   tenantOf?: (agentId: string) => string;
+  /** The store the trust-debt stage's periodic good-behaviour audit sweeps (absent: lazy audit credits only). */
+  trustDebtSweepStore?: SweepableStore;
+  /** The trust_debt settings of the blueprint selected for an agent (the sweep has no trace to select by). */
+  trustDebtConfigForAgent?: (tenant: string, agentId: string) => TrustDebtConfig;
+  /** Clock of the audit sweep (tests inject event time); default wall clock. */
+  sweepNow?: () => number;
   /** Starts the sink stage (ClickHouse engineer's src/consumers/sink.ts); absent → sink not available. */
   startSink?: () => Promise<{ stop(): Promise<void>; isReady?(): boolean }>;
 }
@@ -34,6 +41,8 @@ export interface RunningPipeline {
   topics: TopicNames;
   metrics: StewardMetrics;
   runners: StageRunner[];
+  /** The trust-debt stage's audit sweep when it runs in this process (trust_debt.audit_sweep_interval_ms > 0). */
+  auditSweep?: AuditSweep;
   isReady(): boolean;
   /** Graceful: stop consuming, drain in-flight chunks, commit, disconnect. */
   stop(): Promise<void>;
@@ -82,7 +91,14 @@ export async function startPipeline(
     } else if (s === 'trust-debt') {
       if (!deps.trustDebtStore || !deps.trustDebtConfigFor) throw new Error('stage trust-debt needs a trust-debt store');
       procs.push(
-        new TrustDebtProcessor({ store: deps.trustDebtStore, configFor: deps.trustDebtConfigFor, tenantOf: deps.tenantOf ?? (() => 'default'), topics, metrics }),
+        new TrustDebtProcessor({
+          store: deps.trustDebtStore,
+          configFor: deps.trustDebtConfigFor,
+          tenantOf: deps.tenantOf ?? (() => 'default'),
+          topics,
+          metrics,
+          logger: opts.logger.child({ stage: 'trust-debt' }),
+        }),
       );
     } else if (s === 'sink') {
       if (!deps.startSink) throw new Error('stage sink is not available in this build');
@@ -108,15 +124,33 @@ export async function startPipeline(
       }),
   );
   await Promise.all(runners.map((r) => r.start()));
+  // The good-behaviour audit sweep runs beside the trust-debt stage and publishes with its producer.
+  const tdIndex = procs.findIndex((p) => p.stage === 'trust-debt');
+  let auditSweep: AuditSweep | undefined;
+  if (tdIndex >= 0 && deps.trustDebtSweepStore && deps.trustDebtConfigForAgent && cfg.trustDebt.auditSweepIntervalMs > 0) {
+    auditSweep = startTrustDebtAuditSweep({
+      store: deps.trustDebtSweepStore,
+      producer: producers[tdIndex]!,
+      topics,
+      cfgFor: deps.trustDebtConfigForAgent,
+      metrics,
+      logger: opts.logger.child({ stage: 'trust-debt', task: 'audit-sweep' }),
+      intervalMs: cfg.trustDebt.auditSweepIntervalMs,
+      lagMs: cfg.trustDebt.auditSweepLagMs,
+      now: deps.sweepNow,
+    });
+  }
   let stopped = false;
   return {
     topics,
     metrics,
     runners,
+    auditSweep,
     isReady: () => runners.every((r) => r.isReady()) && extra.every((e) => e.isReady?.() ?? true),
     async stop() {
       if (stopped) return;
       stopped = true;
+      await auditSweep?.stop();
       await Promise.all([...runners.map((r) => r.stop()), ...extra.map((e) => e.stop())]);
       await Promise.all(producers.map((p) => p.disconnect()));
     },

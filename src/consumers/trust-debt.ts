@@ -3,11 +3,20 @@
  * trace_id) → acgp.trust-debt. Inputs: acgp.verdicts (every scored trace), acgp.decisions with
  * `halted: true` (halted traces are never scored, so their decision is final), and acgp.reviews.
  * Redis outages are retryable: the partition waits and the update is applied once Redis returns.
+ *
+ * §10.6 threshold actions taken here: every trace gets one log line with the agent, level and debt —
+ * at `info` from elevated_monitoring (increased logging), at `debug` below; threshold crossings are logged
+ * (`warn` up, `info` down) besides being events. The periodic good-behaviour audit
+ * (`startTrustDebtAuditSweep`) runs next to the stage and publishes its credits to acgp.trust-debt.
  */
 import type { InMessage } from '../adapters/kafka/client.js';
 import type { TopicNames } from '../adapters/kafka/topics.js';
 import type { DecisionMessage, ReviewMessage, TrustDebtMessage, VerdictMessage } from '../adapters/kafka/messages.js';
+import type { StewardProducer } from '../adapters/kafka/client.js';
+import { startAuditSweep, type AuditSweep, type SweepableStore } from '../adapters/redis/trust-debt-store.js';
+import { levelActions, levelFor, maxLevel } from '../engine/trust-debt/index.js';
 import { StewardError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import type { Intervention, TrustDebtConfig, TrustDebtLevel } from '../engine/types.js';
 import type { StewardMetrics } from '../observability/metrics.js';
 import type { StageOutput, StageProcessor } from './common.js';
@@ -49,6 +58,8 @@ export interface TrustDebtStageDeps {
   tenantOf: (agentId: string) => string;
   topics: TopicNames;
   metrics: StewardMetrics;
+  /** Per-trace and crossing log lines (§10.6 increased logging); silent when absent. */
+  logger?: Logger;
 }
 
 function parseJson<T>(m: InMessage, what: string): T {
@@ -110,10 +121,19 @@ export class TrustDebtProcessor implements StageProcessor {
     }
     if (m.topic === t.reviews) {
       const r = parseJson<ReviewMessage>(m, 'review');
-      const kinds = ['review_approved', 'remediation_granted', 'audit_credit'];
+      const kinds = ['review_approved', 'remediation_granted', 'audit_credit', 'retier_resolved'];
       if (!r || typeof r.event_id !== 'string' || typeof r.agent_id !== 'string' || !kinds.includes(r.kind)) {
         throw new StewardError('STEWARD_TRACE_SCHEMA', `review needs event_id, agent_id and kind (${kinds.join('|')})`);
       }
+      if (r.kind === 'retier_resolved') {
+        // A re-tiering review outcome (steward review retier resolve): an audit record, no debt movement.
+        this.d.logger?.info(
+          { event_id: r.event_id, tenant: r.tenant, agent_id: r.agent_id, decision: r.decision, reviewer: r.reviewer, note: r.note },
+          're-tiering review resolved',
+        );
+        return undefined;
+      }
+      if (r.kind !== 'review_approved' && r.kind !== 'remediation_granted' && r.kind !== 'audit_credit') return undefined;
       return { ev: { eventId: r.event_id, tenant: r.tenant ?? this.d.tenantOf(r.agent_id), agentId: r.agent_id, atMs: timeOf(r.timestamp, m), kind: r.kind, credit: r.credit } };
     }
     return undefined;
@@ -122,10 +142,81 @@ export class TrustDebtProcessor implements StageProcessor {
   async process(m: InMessage): Promise<StageOutput[]> {
     const e = this.toEvent(m);
     if (!e) return [];
-    const change = await this.d.store.apply(e.ev, this.d.configFor(e.blueprint, e.ev.tenant, e.ev.agentId));
+    const cfg = this.d.configFor(e.blueprint, e.ev.tenant, e.ev.agentId);
+    const change = await this.d.store.apply(e.ev, cfg);
     this.d.metrics.trustDebt.set({ tenant: change.tenant, agent_id: change.agentId }, change.after);
     // Good-behaviour audit credits that fell due first are events of their own (own event ids).
     const all = [...(change.audits ?? []), change];
-    return all.map((c) => ({ topic: this.d.topics.trustDebt, message: { key: c.agentId, value: JSON.stringify(trustDebtMessage(c)) } }));
+    if (this.d.logger && !change.duplicate) {
+      for (const c of all) logCrossings(this.d.logger, c);
+      if (e.ev.kind === 'intervention') {
+        // The level the trace met (its decayed `before`) or reached, whichever is more severe.
+        const level = maxLevel(levelFor(change.before, cfg), change.level);
+        this.d.logger[levelActions(level).traceLogLevel](
+          {
+            trace_id: e.ev.eventId,
+            tenant: change.tenant,
+            agent_id: change.agentId,
+            intervention: e.ev.intervention,
+            debt_level: level,
+            debt: change.after,
+            debt_before: change.before,
+            blueprint: e.blueprint,
+          },
+          level === 'normal' ? 'trace' : `trace of an agent under ${level}`,
+        );
+      }
+    }
+    return all.map((c) => toTrustDebtOutput(this.d.topics, c));
   }
+}
+
+function toTrustDebtOutput(topics: TopicNames, c: TrustDebtChangeLike): StageOutput {
+  return { topic: topics.trustDebt, message: { key: c.agentId, value: JSON.stringify(trustDebtMessage(c)) } };
+}
+
+function logCrossings(logger: Logger, c: TrustDebtChangeLike): void {
+  for (const x of c.crossings) {
+    const o = { event_id: c.eventId, tenant: c.tenant, agent_id: c.agentId, threshold: x.threshold, direction: x.direction, debt: c.after, cause: c.cause };
+    if (x.direction === 'up') logger.warn(o, `trust debt crossed ${x.threshold} upwards`);
+    else logger.info(o, `trust debt fell below ${x.threshold}`);
+  }
+}
+
+export interface TrustDebtSweepDeps {
+  store: SweepableStore;
+  producer: Pick<StewardProducer, 'send'>;
+  topics: TopicNames;
+  /** The trust-debt settings of the blueprint selected for the agent (registry + blueprints, as decisions do). */
+  cfgFor: (tenant: string, agentId: string) => TrustDebtConfig;
+  metrics?: StewardMetrics;
+  logger?: Logger;
+  /** trust_debt.audit_sweep_interval_ms */
+  intervalMs: number;
+  /** trust_debt.audit_sweep_lag_ms: credit only windows that ended at least this long ago (event time). */
+  lagMs: number;
+  now?: () => number;
+}
+
+/**
+ * The periodic good-behaviour audit (§10.4.2) of the trust-debt stage. Every credit it grants is published
+ * to acgp.trust-debt in the same message shape as any other debt change (the sink lands it in ClickHouse).
+ * Any number of instances may run it: the store's script credits each window once.
+ */
+export function startTrustDebtAuditSweep(d: TrustDebtSweepDeps): AuditSweep {
+  return startAuditSweep(d.store, {
+    intervalMs: d.intervalMs,
+    lagMs: d.lagMs,
+    now: d.now,
+    cfgFor: d.cfgFor,
+    onChanges: async (changes) => {
+      await d.producer.send([{ topic: d.topics.trustDebt, messages: changes.map((c) => toTrustDebtOutput(d.topics, c).message) }]);
+      for (const c of changes) {
+        d.metrics?.trustDebt.set({ tenant: c.tenant, agent_id: c.agentId }, c.after);
+        d.logger?.info({ event_id: c.eventId, tenant: c.tenant, agent_id: c.agentId, before: c.before, after: c.after, debt_level: c.level }, 'good-behaviour audit credit');
+        if (d.logger) logCrossings(d.logger, c);
+      }
+    },
+    onError: (e) => d.logger?.warn({ err: e instanceof Error ? e.message : String(e) }, 'trust-debt audit sweep failed; retried next interval'),
+  });
 }

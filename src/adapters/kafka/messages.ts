@@ -86,11 +86,16 @@ export interface ReviewMessage {
   event_id: string;
   agent_id: string;
   tenant?: string;
-  kind: 'review_approved' | 'remediation_granted' | 'audit_credit';
+  /** `retier_resolved`: a re-tiering review outcome (audit record only, moves no debt). */
+  kind: 'review_approved' | 'remediation_granted' | 'audit_credit' | 'retier_resolved';
   /** Optional explicit credit; the blueprint's recovery settings apply otherwise. */
   credit?: number;
   /** ISO-8601 or epoch ms. */
   timestamp: string | number;
   trace_id?: string;
   reviewer?: string;
+  /** retier_resolved: the reviewer's decision, note and the queued requests it resolved. */
+  decision?: 'keep' | 'retier';
+  note?: string;
+  requests?: { event_id: string; at_ms: number; debt: number }[];
 }

@@ -3,7 +3,7 @@
  * The blueprint compiler calls `trustDebtConfigFrom` on the resolved `trust_debt` block.
  */
 import { StewardError } from '../../errors.js';
-import { INTERVENTIONS, type Intervention, type TrustDebtConfig } from '../types.js';
+import { INTERVENTIONS, type AgentInfo, type Intervention, type Trace, type TrustDebtConfig } from '../types.js';
 
 /** §10.1 defaults; escalate adds nothing unless configured (DESIGN §5.7). */
 export const DEFAULT_TRUST_DEBT_CONFIG: TrustDebtConfig = Object.freeze({
@@ -108,4 +108,19 @@ export function trustDebtConfigFrom(authored: unknown, base: TrustDebtConfig = D
   }
 
   return { enabled: bool(authored, 'enabled', '', d.enabled), accumulation, decay, recovery, thresholds, severityWeights };
+}
+
+/**
+ * The trust-debt settings that apply to an agent outside any trace (audit sweep, `steward debt show`):
+ * those of the blueprint selected for it from the trusted registry, as a decision would select it
+ * (selection reads only the registry's AgentInfo, never trace content). Unknown agents get the globals'.
+ */
+export function trustDebtConfigForAgent(
+  blueprints: { select(agent: AgentInfo, trace: Trace): { id: string; trustDebt: TrustDebtConfig } },
+  registry: { lookup(agentId: string): AgentInfo },
+  agentId: string,
+): { blueprint: string; config: TrustDebtConfig; tenant: string } {
+  const agent = registry.lookup(agentId);
+  const bp = blueprints.select(agent, { trace_id: '', agent_id: agentId, timestamp: '', hook: '' });
+  return { blueprint: bp.id, config: bp.trustDebt, tenant: agent.tenant };
 }

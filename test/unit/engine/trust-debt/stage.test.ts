@@ -1,0 +1,139 @@
+// The trust-debt stage's §10.6/§10.4.2 duties without services: per-trace log level by debt level,
+// crossing logs, re-tiering review outcomes on acgp.reviews, the audit sweep's published credits, and
+// the steward.yaml settings of the sweep.
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import type { InMessage, OutRecord } from '../../../../src/adapters/kafka/client.js';
+import { topicNames } from '../../../../src/adapters/kafka/topics.js';
+import { buildConfig } from '../../../../src/config/steward-config.js';
+import { TrustDebtProcessor, startTrustDebtAuditSweep } from '../../../../src/consumers/trust-debt.js';
+import { DEFAULT_TRUST_DEBT_CONFIG, HOUR_MS, MemoryTrustDebtStore, trustDebtConfigFrom } from '../../../../src/engine/trust-debt/index.js';
+import { StewardMetrics } from '../../../../src/observability/metrics.js';
+
+const topics = topicNames('t');
+const T0 = Date.parse('2026-02-01T00:00:00Z');
+
+function capture(level = 'info') {
+  const lines: Record<string, any>[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, cb) {
+      for (const l of String(chunk).split('\n')) if (l.trim()) lines.push(JSON.parse(l));
+      cb();
+    },
+  });
+  return { logger: pino({ level }, stream), lines };
+}
+
+let offset = 0;
+const msg = (topic: string, value: object, key: string): InMessage => ({
+  topic,
+  partition: 0,
+  offset: String(offset++),
+  key: Buffer.from(key),
+  value: Buffer.from(JSON.stringify(value)),
+  headers: {},
+  timestampMs: T0,
+});
+const verdict = (trace: string, agent: string, intervention: string, atMs = T0) =>
+  msg(topics.verdicts, { trace_id: trace, agent_id: agent, tenant: 'acme', blueprint: 'b@1.0', intervention, event_time_ms: atMs }, agent);
+const PINO_INFO = 30;
+const PINO_WARN = 40;
+const PINO_DEBUG = 20;
+
+describe('trust-debt stage: threshold actions', () => {
+  it('logs each trace at debug while normal and at info (agent, level, debt) from elevated_monitoring; crossings are logged', async () => {
+    const { logger, lines } = capture('debug');
+    const store = new MemoryTrustDebtStore();
+    const p = new TrustDebtProcessor({ store, configFor: () => DEFAULT_TRUST_DEBT_CONFIG, tenantOf: () => 'acme', topics, metrics: new StewardMetrics(), logger });
+    await p.process(verdict('t1', 'bot', 'block')); // 0.15: normal
+    const traceLines = () => lines.filter((l) => l.trace_id !== undefined);
+    expect(traceLines()).toEqual([expect.objectContaining({ level: PINO_DEBUG, trace_id: 't1', agent_id: 'bot', debt_level: 'normal' })]);
+    expect(traceLines()[0]).toMatchObject({ debt: 0.15 });
+
+    await p.process(verdict('t2', 'bot', 'block')); // 0.30: crosses elevated_monitoring
+    await p.process(verdict('t3', 'bot', 'ok')); // stays elevated
+    const [, l2, l3] = traceLines();
+    expect(l2).toMatchObject({ level: PINO_INFO, trace_id: 't2', agent_id: 'bot', tenant: 'acme', intervention: 'block', debt_level: 'elevated_monitoring' });
+    expect(l2!.debt).toBeCloseTo(0.3, 12);
+    expect(l3).toMatchObject({ level: PINO_INFO, trace_id: 't3', intervention: 'ok', msg: 'trace of an agent under elevated_monitoring' });
+    const crossing = lines.filter((l) => l.threshold !== undefined);
+    expect(crossing).toEqual([expect.objectContaining({ level: PINO_WARN, agent_id: 'bot', threshold: 'elevated_monitoring', direction: 'up', event_id: 't2' })]);
+
+    // a redelivered trace moves nothing and is not logged again
+    const n = lines.length;
+    const dup = await p.process(verdict('t3', 'bot', 'ok'));
+    expect(JSON.parse(String(dup[0]!.message.value)).duplicate).toBe(true);
+    expect(lines.length).toBe(n);
+  });
+
+  it('uses the blueprint\'s thresholds: a lower elevated_monitoring makes the same debt log at info', async () => {
+    const { logger, lines } = capture('info');
+    const strict = trustDebtConfigFrom({ thresholds: { elevated_monitoring: 0.1 } });
+    const p = new TrustDebtProcessor({ store: new MemoryTrustDebtStore(), configFor: (bp) => (bp === 'b@1.0' ? strict : DEFAULT_TRUST_DEBT_CONFIG), tenantOf: () => 'acme', topics, metrics: new StewardMetrics(), logger });
+    await p.process(verdict('s1', 'strict-bot', 'block'));
+    expect(lines.filter((l) => l.trace_id === 's1')).toEqual([expect.objectContaining({ level: PINO_INFO, debt_level: 'elevated_monitoring', debt: 0.15 })]);
+  });
+
+  it('a re-tiering review outcome on acgp.reviews is accepted (not dead-lettered) and moves no debt', async () => {
+    const { logger, lines } = capture('info');
+    const store = new MemoryTrustDebtStore();
+    const p = new TrustDebtProcessor({ store, configFor: () => DEFAULT_TRUST_DEBT_CONFIG, tenantOf: () => 'acme', topics, metrics: new StewardMetrics(), logger });
+    await p.process(verdict('h1', 'bad', 'halt'));
+    const out = await p.process(
+      msg(topics.reviews, { event_id: 'retier:acme:bad:1', agent_id: 'bad', tenant: 'acme', kind: 'retier_resolved', decision: 'keep', reviewer: 'carol', note: 'fine', timestamp: T0 }, 'bad'),
+    );
+    expect(out).toEqual([]);
+    expect((await store.current('acme', 'bad', T0, DEFAULT_TRUST_DEBT_CONFIG)).debt).toBe(0.5);
+    expect(lines.find((l) => l.event_id === 'retier:acme:bad:1')).toMatchObject({ decision: 'keep', reviewer: 'carol', agent_id: 'bad' });
+    await expect(p.process(msg(topics.reviews, { event_id: 'x', agent_id: 'bad', kind: 'made_up', timestamp: T0 }, 'bad'))).rejects.toMatchObject({ code: 'STEWARD_TRACE_SCHEMA' });
+  });
+});
+
+describe('trust-debt stage: audit sweep', () => {
+  it('publishes each credit it grants once, as a trust-debt event, with the agent\'s own settings', async () => {
+    const store = new MemoryTrustDebtStore();
+    const cfgA = trustDebtConfigFrom({ recovery: { good_behavior_audit: { threshold_hours: 24, credit: -0.1 } } });
+    await store.apply({ eventId: 'a-0', tenant: 'acme', agentId: 'a', atMs: T0, kind: 'intervention', intervention: 'halt' }, cfgA);
+    await store.apply({ eventId: 'b-0', tenant: 'acme', agentId: 'b', atMs: T0, kind: 'intervention', intervention: 'halt' }, DEFAULT_TRUST_DEBT_CONFIG);
+    const sent: OutRecord[] = [];
+    let clock = T0 + 24 * HOUR_MS + HOUR_MS; // lag 1 h: a's first window (24 h) has just become due
+    const sweep = startTrustDebtAuditSweep({
+      store,
+      producer: { send: async (r) => void sent.push(...r) },
+      topics,
+      cfgFor: (_t, agent) => (agent === 'a' ? cfgA : DEFAULT_TRUST_DEBT_CONFIG),
+      intervalMs: 3_600_000,
+      lagMs: HOUR_MS,
+      now: () => clock,
+    });
+    try {
+      const granted = await sweep.runOnce();
+      expect(granted.map((c) => c.eventId)).toEqual([`audit:acme:a:${T0 + 24 * HOUR_MS}`]);
+      const msgs = sent.flatMap((r) => r.messages.map((m) => ({ topic: r.topic, key: m.key, v: JSON.parse(String(m.value)) })));
+      expect(msgs).toHaveLength(1);
+      expect(msgs[0]).toMatchObject({ topic: topics.trustDebt, key: 'a', v: { event_id: `audit:acme:a:${T0 + 24 * HOUR_MS}`, cause: 'good_behavior_audit', agent_id: 'a', tenant: 'acme', duplicate: false } });
+      expect(msgs[0]!.v.after).toBeCloseTo(msgs[0]!.v.before - 0.1, 12);
+      expect(await sweep.runOnce()).toEqual([]); // same window: nothing more
+      expect(sent.flatMap((r) => r.messages)).toHaveLength(1);
+      clock = T0 + 168 * HOUR_MS + HOUR_MS; // b's 168 h window (default) and a's further windows
+      const next = await sweep.runOnce();
+      expect(next.filter((c) => c.agentId === 'b')).toHaveLength(1);
+      // a: one credit per further 24 h window until the debt reaches the floor (then windows are skipped)
+      const a = next.filter((c) => c.agentId === 'a');
+      expect(a.length).toBeGreaterThan(1);
+      expect(a.slice(0, -1).every((c) => c.after > 0)).toBe(true);
+      expect(a[a.length - 1]!.after).toBe(0);
+      expect(sent.flatMap((r) => r.messages)).toHaveLength(1 + next.length);
+    } finally {
+      await sweep.stop();
+    }
+  });
+
+  it('steward.yaml trust_debt block: interval and lag with defaults, 0 turns the sweep off, negatives rejected', () => {
+    expect(buildConfig({}, {}).trustDebt).toEqual({ auditSweepIntervalMs: 900_000, auditSweepLagMs: 3_600_000 });
+    expect(buildConfig({ trust_debt: { audit_sweep_interval_ms: 0, audit_sweep_lag_ms: 5 } }, {}).trustDebt).toEqual({ auditSweepIntervalMs: 0, auditSweepLagMs: 5 });
+    expect(() => buildConfig({ trust_debt: { audit_sweep_interval_ms: -1 } }, {})).toThrow(/audit_sweep_interval_ms/);
+    expect(() => buildConfig({ trust_debt: { sweep: 1 } }, {})).toThrow(/unknown key 'sweep'/);
+  });
+});
