@@ -18,7 +18,11 @@ export interface StewardConfig {
   kafka: KafkaSettings;
   schemaRegistryUrl?: string;
   topics: { prefix: string; partitions: number; replicationFactor: number; replyPartitions: number };
-  redis: { url: string; keyPrefix: string };
+  /**
+   * trustDebtReadCacheMs: how long the decision path reuses an agent's raw trust-debt state read from
+   * Redis (decay is still computed at each event's time); 0 reads Redis for every decision.
+   */
+  redis: { url: string; keyPrefix: string; trustDebtReadCacheMs: number };
   clickhouse: { url: string; database: string; username?: string; password?: string };
   blueprints: { dir: string; agents?: string; watch: boolean };
   engine: EngineConfig;
@@ -180,7 +184,7 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
       replicationFactor: raw.topics?.replication_factor ?? 1,
       replyPartitions: raw.topics?.reply_partitions ?? 12,
     },
-    redis: { url: raw.redis?.url ?? 'redis://127.0.0.1:16379', keyPrefix: raw.redis?.key_prefix ?? 'steward:' },
+    redis: { url: raw.redis?.url ?? 'redis://127.0.0.1:16379', keyPrefix: raw.redis?.key_prefix ?? 'steward:', trustDebtReadCacheMs: raw.redis?.trust_debt_read_cache_ms ?? 250 },
     clickhouse: { url: raw.clickhouse?.url ?? 'http://127.0.0.1:18123', database: raw.clickhouse?.database ?? 'steward', username: raw.clickhouse?.username, password: raw.clickhouse?.password },
     blueprints: {
       dir: resolve(base, bp.dir ?? 'blueprints'),

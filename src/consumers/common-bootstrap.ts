@@ -13,6 +13,7 @@ import { createAgentRegistry, parseAgentRegistry, type AgentRegistry } from '../
 import { DEFAULT_TRUST_DEBT_CONFIG, trustDebtConfigForAgent } from '../engine/trust-debt/index.js';
 import { createRedis, type Redis } from '../adapters/redis/client.js';
 import { RedisTrustDebtStore } from '../adapters/redis/trust-debt-store.js';
+import { TrustDebtReadCache, cachedTrustDebtReads, invalidatingTrustDebtWrites } from '../adapters/redis/trust-debt-read-cache.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import { StewardAggregateError, StewardError, isRetryable } from '../errors.js';
 import type { TrustDebtStore } from '../engine/trust-debt/index.js';
@@ -92,7 +93,11 @@ export async function bootstrapEngine(cfg: StewardConfig, stages: readonly Stage
       });
     });
   }
-  const trustDebt = redis ? new RedisTrustDebtStore(redis, { prefix: cfg.redis.keyPrefix }) : undefined;
+  const rawTrustDebt = redis ? new RedisTrustDebtStore(redis, { prefix: cfg.redis.keyPrefix }) : undefined;
+  // Decisions read trust debt through a short-lived cache of the raw state (docs/spec-decisions.md);
+  // this process's own debt writes drop the agent's entry.
+  const readCache = rawTrustDebt && cfg.redis.trustDebtReadCacheMs > 0 ? new TrustDebtReadCache(rawTrustDebt, { ttlMs: cfg.redis.trustDebtReadCacheMs }) : undefined;
+  const trustDebt = rawTrustDebt && readCache ? invalidatingTrustDebtWrites(rawTrustDebt, readCache) : rawTrustDebt;
 
   const state = redis ? new RedisStateStore(redis, cfg.redis.keyPrefix) : undefined;
   const llm = cfg.llm
@@ -119,7 +124,7 @@ export async function bootstrapEngine(cfg: StewardConfig, stages: readonly Stage
       registry,
       config: cfg.engine,
       state,
-      trustDebt: resilientTrustDebt(trustDebt, logger),
+      trustDebt: resilientTrustDebt(readCache ? cachedTrustDebtReads(trustDebt, readCache) : trustDebt, logger),
       llm,
       signer,
       engineVersion,
