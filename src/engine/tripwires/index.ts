@@ -1,13 +1,17 @@
 /**
  * The tripwire stage (ACGP-1004 §9.2, §6.2): tripwires in order (halt short-circuits everything
  * after it), then the rule checks whose `when` matches. The result is synchronous unless a condition
- * is async (state lookups); async conditions race their latency budget and, like any condition that
- * cannot be evaluated, fail closed through the governance-contract fallback (DESIGN §5.5).
+ * is async (state lookups). The agent tier's max latency (DESIGN §5.3) bounds the whole stage: an async
+ * condition races its own budget capped by what is left of the stage's, and once the stage budget is
+ * spent pending conditions are not awaited. Any condition that cannot be evaluated fails closed
+ * (DESIGN §5.5, §5.11): block, or escalate when the contract says so — never an approved outcome.
  */
 import { StewardError, type StewardErrorCode } from '../../errors.js';
+import type { TierSettings } from '../config.js';
 import { STATEFUL_FUNCTIONS } from '../dsl/functions.js';
 import {
   severityRank,
+  type AclTier,
   type CompiledBlueprint,
   type CompiledCondition,
   type CompiledRule,
@@ -18,27 +22,25 @@ import {
   type TripwireSeverity,
   type TripwireStageResult,
 } from '../types.js';
+import { failClosedDecision, REAL_TIMER, stageBudgetMs, timeoutError, withBudget, type StageTimer } from './budget.js';
+
+export { failClosedDecision, REAL_TIMER, stageBudgetMs, type StageTimer } from './budget.js';
 
 export interface TripwireStageOptions {
-  /** Governance-contract fallback for conditions that time out or fail; default deny (block). */
+  /** Governance-contract fallback; only `escalate` changes the fail-closed block (failClosedDecision). */
   fallbackOnTimeout?: FallbackOnTimeout;
   /** Budget for async rule conditions (rules have no latency_budget_ms of their own). Default 300. */
   ruleLatencyBudgetMs?: number;
+  /** Tier settings whose `latencyBudgetMs.max` for ctx.agent.tier bounds the stage; default DESIGN §5.3. */
+  tiers?: Record<AclTier, TierSettings>;
+  /** Explicit stage budget in ms (instead of the tier's). */
+  stageBudgetMs?: number;
+  /** Clock and timer for budgets and latencies; default performance.now/setTimeout. */
+  timer?: StageTimer;
 }
 
+/** §9.1 defaults of latency_budget_ms per eval_tier. */
 export const DEFAULT_TRIPWIRE_BUDGET_MS = { 0: 100, 1: 300 } as const;
-
-/** deny→block, escalate→escalate, allow_and_log→flag; cached_decision has no cache yet → block. */
-export function fallbackDecision(f: FallbackOnTimeout | undefined): Intervention {
-  switch (f) {
-    case 'escalate':
-      return 'escalate';
-    case 'allow_and_log':
-      return 'flag';
-    default:
-      return 'block';
-  }
-}
 
 export interface TripwireTierProblem {
   code: StewardErrorCode;
@@ -63,7 +65,8 @@ export function checkTripwireTier(t: { id: string; evalTier: number; requiresSta
 type Result = TripwireStageResult | Promise<TripwireStageResult>;
 
 export function runTripwireStage(bp: CompiledBlueprint, ctx: EvalContext, opts?: TripwireStageOptions): Result {
-  const t0 = performance.now();
+  const timer = opts?.timer ?? REAL_TIMER;
+  const t0 = timer.now();
   const res: TripwireStageResult = {
     traceId: ctx.trace.trace_id,
     agentId: ctx.trace.agent_id,
@@ -77,7 +80,19 @@ export function runTripwireStage(bp: CompiledBlueprint, ctx: EvalContext, opts?:
     severity: undefined,
     latencyMs: 0,
   };
-  const run: Run = { bp, ctx, res, t0, last: t0, fallback: fallbackDecision(opts?.fallbackOnTimeout ?? bp.fallbackOnTimeout), ruleBudget: opts?.ruleLatencyBudgetMs ?? 300 };
+  const budget = stageBudgetMs(ctx.agent.tier, opts?.tiers, opts?.stageBudgetMs);
+  const run: Run = {
+    bp,
+    ctx,
+    res,
+    timer,
+    t0,
+    last: t0,
+    deadline: t0 + budget,
+    budgetText: `the tripwire stage budget of ${budget} ms${opts?.stageBudgetMs === undefined ? ` (${ctx.agent.tier} max)` : ''}`,
+    fallback: failClosedDecision(opts?.fallbackOnTimeout ?? bp.fallbackOnTimeout),
+    ruleBudget: opts?.ruleLatencyBudgetMs ?? 300,
+  };
   return tripwiresFrom(run, 0);
 }
 
@@ -85,24 +100,45 @@ interface Run {
   bp: CompiledBlueprint;
   ctx: EvalContext;
   res: TripwireStageResult;
+  timer: StageTimer;
   t0: number;
   /** End of the previous evaluated item: one clock read per item (the clock is the main per-item cost). */
   last: number;
+  /** t0 + the stage budget: async conditions pending after this are not awaited. */
+  deadline: number;
+  budgetText: string;
   fallback: Intervention;
   ruleBudget: number;
 }
 
 function finish(run: Run): TripwireStageResult {
-  run.res.latencyMs = performance.now() - run.t0;
+  run.res.latencyMs = run.timer.now() - run.t0;
   return run.res;
 }
 
 /** Latency of the item that just finished: since the previous item ended (includes its `when` check). */
 function lap(run: Run): number {
-  const now = performance.now();
+  const now = run.timer.now();
   const d = now - run.last;
   run.last = now;
   return d;
+}
+
+/**
+ * Waits for an async condition at most min(own budget, what is left of the stage budget). With the
+ * stage budget already spent it is not awaited at all (its late result or error is dropped).
+ * Sync conditions are in-memory and never cut short; they only use up the budget.
+ */
+function budgeted(run: Run, p: Promise<boolean>, id: string, ownMs: number): Promise<boolean> {
+  const left = run.deadline - run.timer.now();
+  if (!(left > 0)) {
+    p.then(undefined, () => undefined);
+    return Promise.reject(timeoutError(`'${id}' not awaited: ${run.budgetText} is spent`));
+  }
+  const capped = left < ownMs;
+  return withBudget(p, capped ? left : ownMs, run.timer, () =>
+    timeoutError(capped ? `'${id}' timed out: ${run.budgetText} ran out` : `'${id}' exceeded its latency budget of ${ownMs} ms`),
+  );
 }
 
 function tripwiresFrom(run: Run, from: number): Result {
@@ -119,7 +155,7 @@ function tripwiresFrom(run: Run, from: number): Result {
       continue;
     }
     if (r instanceof Promise) {
-      return withBudget(r, tw.latencyBudgetMs, tw.id).then(
+      return budgeted(run, r, tw.id, tw.latencyBudgetMs).then(
         (v) => {
           tripwireResult(run, tw, v);
           return run.res.halted ? finish(run) : tripwiresFrom(run, i + 1);
@@ -150,7 +186,7 @@ function rulesFrom(run: Run, from: number): Result {
       continue;
     }
     if (r instanceof Promise) {
-      return withBudget(r, run.ruleBudget, rule.id).then(
+      return budgeted(run, r, rule.id, run.ruleBudget).then(
         (v) => {
           ruleResult(run, rule, v);
           return rulesFrom(run, i + 1);
@@ -197,9 +233,13 @@ function errorInfo(e: unknown): { code: string; message: string } {
 function tripwireError(run: Run, tw: CompiledTripwire, e: unknown): void {
   const error = errorInfo(e);
   const d = run.fallback;
-  const reason = `${tw.onFail.reason} (not evaluable: ${error.code}; fallback ${d})`;
+  const reason = notEvaluable(tw.onFail.reason, error, d);
   run.res.tripwires.push({ id: tw.id, fired: true, decision: d, reason, severity: tw.severity, error, latencyMs: lap(run) });
   apply(run.res, d, reason, 'tripwire', tw.severity);
+}
+
+function notEvaluable(reason: string, error: { code: string; message: string }, d: Intervention): string {
+  return `${reason} (not evaluable: ${error.code}: ${error.message}; fails closed: ${d})`;
 }
 
 function ruleDecision(rule: CompiledRule): Intervention {
@@ -221,23 +261,7 @@ function ruleResult(run: Run, rule: CompiledRule, holds: boolean): void {
 function ruleError(run: Run, rule: CompiledRule, e: unknown): void {
   const error = errorInfo(e);
   const d = run.fallback;
-  const reason = `${rule.onFail.reason} (not evaluable: ${error.code}; fallback ${d})`;
+  const reason = notEvaluable(rule.onFail.reason, error, d);
   run.res.rules.push({ id: rule.id, passed: false, decision: d, reason, error, latencyMs: lap(run) });
   apply(run.res, d, reason, 'rule', undefined);
-}
-
-function withBudget(p: Promise<boolean>, ms: number, id: string): Promise<boolean> {
-  return new Promise<boolean>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new StewardError('STEWARD_STATE_TIMEOUT', `'${id}' exceeded its latency budget of ${ms} ms`, { retryable: true })), ms);
-    p.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
 }

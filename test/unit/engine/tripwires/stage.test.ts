@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileCondition, compileWhen, FunctionRegistry, type DslCompileOptions } from '../../../../src/engine/dsl/index.js';
 import { MemoryStateStore } from '../../../../src/engine/state/memory-state-store.js';
-import { checkTripwireTier, fallbackDecision, runTripwireStage } from '../../../../src/engine/tripwires/index.js';
+import { checkTripwireTier, failClosedDecision, runTripwireStage } from '../../../../src/engine/tripwires/index.js';
 import type { CompiledBlueprint, CompiledRule, CompiledTripwire, EvalContext, Intervention, StateStore, Trace } from '../../../../src/engine/types.js';
 
 const registry = new FunctionRegistry()
@@ -120,8 +120,9 @@ describe('runTripwireStage', () => {
     expect(res.rules.map((x) => x.passed)).toEqual([true]);
     const esc = await runTripwireStage(b, ctx({}), { fallbackOnTimeout: 'escalate' });
     expect(esc.intervention).toBe('escalate');
-    const flag = await runTripwireStage(b, ctx({}), { fallbackOnTimeout: 'allow_and_log' });
-    expect(flag.intervention).toBe('flag');
+    // Fail closed (DESIGN §5.5): allow_and_log must not turn an unchecked tripwire into an approved flag.
+    const logged = await runTripwireStage(b, ctx({}), { fallbackOnTimeout: 'allow_and_log' });
+    expect(logged.intervention).toBe('block');
   });
 
   it('a missing state store fails closed', async () => {
@@ -140,9 +141,9 @@ describe('runTripwireStage', () => {
   });
 });
 
-describe('fallbackDecision and tier checks', () => {
-  it('maps the governance-contract fallbacks', () => {
-    expect([undefined, 'deny', 'escalate', 'allow_and_log', 'cached_decision'].map((f) => fallbackDecision(f as never))).toEqual(['block', 'block', 'escalate', 'flag', 'block']);
+describe('failClosedDecision and tier checks', () => {
+  it('maps the governance-contract fallbacks to a fail-closed decision (never approved)', () => {
+    expect([undefined, 'deny', 'escalate', 'allow_and_log', 'cached_decision'].map((f) => failClosedDecision(f as never))).toEqual(['block', 'block', 'escalate', 'block', 'block']);
   });
   it('rejects stateful functions in tier 0 and eval_tier > 1; requires_state is implied', () => {
     const c = cond('NOT exceeds_rate(agent_id, 5, "1m")');
