@@ -117,7 +117,7 @@ export class StewardEngine {
       stateNamespace: `${agent.tenant}:${agent.id}`,
       state: this.o.state,
     };
-    const res = await runTripwireStage(bp, ctx, { fallbackOnTimeout: bp.fallbackOnTimeout ?? this.o.config.fallbackOnTimeout });
+    const res = await runTripwireStage(bp, ctx, { fallbackOnTimeout: bp.fallbackOnTimeout ?? this.o.config.fallbackOnTimeout, tiers: this.o.config.tiers });
     return {
       ...res,
       blueprintVersion: bp.version,
