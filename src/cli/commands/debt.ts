@@ -4,20 +4,27 @@
  *   and pending remediation requests.
  * `steward debt history AGENT [--tenant T] [--limit N] [--json] [--config FILE] [--url URL] [--database DB]`
  *   the debt changes from ClickHouse (trust_debt_events) when CLICKHOUSE_URL/--url/--config is given.
+ * Both use the trust_debt settings of the blueprint selected for the agent, as `steward run` selects it:
+ * the agent registry and blueprint directory of the steward config (or --agents FILE / --blueprints DIR).
+ * Without a blueprint directory the §10 defaults apply (and the output says so).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createRedis } from '../../adapters/redis/client.js';
 import { RedisTrustDebtStore } from '../../adapters/redis/trust-debt-store.js';
 import { loadStewardConfig } from '../../config/steward-config.js';
-import { parseAgentRegistry } from '../../engine/blueprint/registry.js';
-import { DEFAULT_TRUST_DEBT_CONFIG, levelFor } from '../../engine/trust-debt/index.js';
+import { watchBlueprints } from '../../adapters/fs/blueprint-watcher.js';
+import { createAgentRegistry, parseAgentRegistry, type AgentRegistry } from '../../engine/blueprint/index.js';
+import { DEFAULT_TRUST_DEBT_CONFIG, levelFor, trustDebtConfigForAgent } from '../../engine/trust-debt/index.js';
+import type { TrustDebtConfig } from '../../engine/types.js';
+import { StewardAggregateError } from '../../errors.js';
 import { StewardError } from '../../errors.js';
 import { CLICKHOUSE_OPTIONS, clickhouseStoreFromArgs } from './migrate.js';
 
 const USAGE = [
   'usage: steward debt show AGENT [--tenant T] [--at TIME] [--json] [--config FILE] [--redis URL] [--prefix P]',
   '       steward debt history AGENT [--tenant T] [--limit N] [--json] [--config FILE] [--url URL] [--database DB]',
+  '       (both: [--blueprints DIR] [--agents FILE]: where the agent\'s blueprint and its trust_debt settings come from)',
 ].join('\n');
 
 const OPTIONS = {
@@ -28,6 +35,8 @@ const OPTIONS = {
   redis: { type: 'string' },
   prefix: { type: 'string' },
   limit: { type: 'string' },
+  blueprints: { type: 'string' },
+  agents: { type: 'string' },
 } as const;
 
 /** ISO-8601 or epoch ms. */
@@ -55,14 +64,63 @@ export function tenantFor(agentId: string, values: { tenant?: string; config?: s
   return registry?.lookup(agentId).tenant ?? 'default';
 }
 
+export interface AgentTrustDebtSettings {
+  tenant: string;
+  /** The blueprint selected for the agent, or undefined when no blueprint directory exists (§10 defaults). */
+  blueprint?: string;
+  config: TrustDebtConfig;
+}
+
+function loadRegistryFile(file: string | undefined, defaultTier: Parameters<typeof createAgentRegistry>[1]): AgentRegistry {
+  if (!file || !existsSync(file)) return createAgentRegistry([], defaultTier);
+  const r = parseAgentRegistry(readFileSync(file, 'utf8'), file, { defaultTier });
+  if (!r.registry) throw new StewardAggregateError('STEWARD_CONFIG', r.errors);
+  return r.registry;
+}
+
+/**
+ * The agent's tenant and the trust_debt settings of the blueprint selected for it, as `steward run`
+ * selects it (trusted registry + blueprint directory; flags override the steward config).
+ */
+export async function agentTrustDebtSettings(
+  agentId: string,
+  values: { tenant?: string; config?: string; blueprints?: string; agents?: string },
+): Promise<AgentTrustDebtSettings> {
+  const cfg = loadStewardConfig(values.config);
+  const registry = loadRegistryFile(values.agents ?? cfg.blueprints.agents, cfg.engine.defaultTier);
+  const dir = values.blueprints ?? cfg.blueprints.dir;
+  if (!existsSync(dir)) {
+    if (values.blueprints !== undefined) throw new StewardError('STEWARD_USAGE', `no such blueprint directory: ${dir}`);
+    return { tenant: values.tenant ?? registry.lookup(agentId).tenant, config: DEFAULT_TRUST_DEBT_CONFIG };
+  }
+  const holder = await watchBlueprints(dir, { config: cfg.engine, watch: false });
+  try {
+    const sel = trustDebtConfigForAgent(holder.current(), registry, agentId);
+    return { tenant: values.tenant ?? sel.tenant, blueprint: sel.blueprint, config: sel.config };
+  } finally {
+    holder.close();
+  }
+}
+
+const thresholdsJson = (c: TrustDebtConfig) => ({
+  elevated_monitoring: c.thresholds.elevatedMonitoring,
+  restricted_mode: c.thresholds.restrictedMode,
+  re_tiering_review: c.thresholds.reTieringReview,
+});
+const settingsLine = (s: AgentTrustDebtSettings) => {
+  const t = s.config.thresholds;
+  return `settings   ${s.blueprint ? `blueprint ${s.blueprint}` : 'ACGP-1004 §10 defaults (no blueprint directory)'}: thresholds ${t.elevatedMonitoring}/${t.restrictedMode}/${t.reTieringReview}, decay ${s.config.decay.rate} per ${s.config.decay.periodHours} h`;
+};
+
 async function show(agent: string, values: Record<string, string | boolean | undefined>): Promise<number> {
-  const tenant = tenantFor(agent, values as { tenant?: string; config?: string });
+  const settings = await agentTrustDebtSettings(agent, values as { tenant?: string; config?: string; blueprints?: string; agents?: string });
+  const tenant = settings.tenant;
   const at = parseTime(values.at as string | undefined, Date.now());
   const { url, prefix } = redisTarget(values as { config?: string; redis?: string; prefix?: string });
   const redis = createRedis(url, { maxRetriesPerRequest: 1 });
   try {
     const store = new RedisTrustDebtStore(redis, { prefix });
-    const cfg = DEFAULT_TRUST_DEBT_CONFIG;
+    const cfg = settings.config;
     const state = await store.state(tenant, agent);
     const { debt } = await store.current(tenant, agent, at, cfg);
     const pending = (await store.pendingRemediations(tenant)).filter((r) => r.agentId === agent);
@@ -72,6 +130,8 @@ async function show(agent: string, values: Record<string, string | boolean | und
       at: iso(at),
       debt,
       level: levelFor(debt, cfg),
+      blueprint: settings.blueprint ?? null,
+      thresholds: thresholdsJson(cfg),
       known: state !== undefined,
       stored: state ? { debt: state.debt, at: iso(state.lastMs), level: state.level, events: state.applied } : null,
       good_behavior_window_since: state ? iso(state.windowMs) : null,
@@ -82,7 +142,8 @@ async function show(agent: string, values: Record<string, string | boolean | und
     else {
       const lines = [
         `agent      ${tenant}/${agent}${state ? '' : '  (no trust-debt history)'}`,
-        `debt       ${debt.toFixed(6)} at ${out.at}  (default §10 decay; level ${out.level})`,
+        `debt       ${debt.toFixed(6)} at ${out.at}  (level ${out.level})`,
+        settingsLine(settings),
       ];
       if (state) {
         lines.push(`stored     ${state.debt.toFixed(6)} at ${iso(state.lastMs)}, level ${state.level}, ${state.applied} event(s)`);
@@ -111,6 +172,7 @@ async function history(agent: string, values: Record<string, string | boolean | 
   }
   const limit = v.limit === undefined ? 100 : Number(v.limit);
   if (!(Number.isInteger(limit) && limit >= 1)) throw new StewardError('STEWARD_USAGE', `--limit must be a positive integer\n${USAGE}`);
+  const settings = await agentTrustDebtSettings(agent, { ...v, blueprints: values.blueprints as string | undefined, agents: values.agents as string | undefined });
   const store = clickhouseStoreFromArgs(v);
   try {
     const where = [`agent_id = ${sqlString(agent)}`, ...(v.tenant ? [`tenant = ${sqlString(v.tenant)}`] : [])].join(' AND ');
@@ -127,6 +189,8 @@ async function history(agent: string, values: Record<string, string | boolean | 
     rows.reverse();
     if (v.json) for (const r of rows) process.stdout.write(JSON.stringify(r) + '\n');
     else {
+      // Levels in the rows are those the engine recorded; the header names the settings it used.
+      process.stdout.write(`${settingsLine(settings)}\n`);
       if (rows.length === 0) process.stdout.write(`no trust-debt changes recorded for ${agent}\n`);
       for (const r of rows) {
         const crossings = Array.isArray(r.crossings) && r.crossings.length ? `  [${(r.crossings as string[]).join(', ')}]` : '';

@@ -8,6 +8,10 @@
  *   steward review deny --request REQ --reviewer R [--at TIME]                   deny it
  *   steward review request --agent A --reason TEXT [--tenant T] [--id REQ] [--at TIME]   file a remediation request
  *   steward review pending [--tenant T] [--json]
+ *   steward review retier list [--tenant T] [--json]          queued re-tiering reviews (§10.6 re_tiering_review)
+ *   steward review retier resolve AGENT --decision keep|retier --by NAME [--note TEXT] [--tenant T] [--at TIME]
+ *       resolves the agent's queued re-tiering requests: removes them from the Redis queue and publishes a
+ *       `retier_resolved` review event on acgp.reviews (Kafka from the config / KAFKA_BROKERS, --topic-prefix)
  * Common: [--config FILE] [--redis URL] [--prefix P]. Changes are printed as JSON (the debt-change event).
  * The CLI applies the default §10 credit unless --credit is given; the stream stage (acgp.reviews) uses
  * the agent's blueprint settings.
@@ -16,7 +20,11 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createRedis } from '../../adapters/redis/client.js';
 import { RedisTrustDebtStore } from '../../adapters/redis/trust-debt-store.js';
-import { DEFAULT_TRUST_DEBT_CONFIG, type TrustDebtChange } from '../../engine/trust-debt/index.js';
+import { KafkaAdapter } from '../../adapters/kafka/client.js';
+import type { ReviewMessage } from '../../adapters/kafka/messages.js';
+import { topicNames } from '../../adapters/kafka/topics.js';
+import { loadStewardConfig } from '../../config/steward-config.js';
+import { DEFAULT_TRUST_DEBT_CONFIG, type RetierRequest, type TrustDebtChange } from '../../engine/trust-debt/index.js';
 import { StewardError } from '../../errors.js';
 import { parseTime, redisTarget, tenantFor } from './debt.js';
 
@@ -25,6 +33,8 @@ const USAGE = [
   '       steward review approve|deny --request REQ --reviewer R [--credit C] [--at TIME]',
   '       steward review request --agent A --reason TEXT [--tenant T] [--id REQ] [--at TIME]',
   '       steward review pending [--tenant T] [--json]',
+  '       steward review retier list [--tenant T] [--json]',
+  '       steward review retier resolve AGENT --decision keep|retier --by NAME [--note TEXT] [--tenant T] [--at TIME] [--topic-prefix P]',
   '       (all: [--config FILE] [--redis URL] [--prefix P])',
 ].join('\n');
 
@@ -42,6 +52,10 @@ const OPTIONS = {
   config: { type: 'string' },
   redis: { type: 'string' },
   prefix: { type: 'string' },
+  decision: { type: 'string' },
+  by: { type: 'string' },
+  note: { type: 'string' },
+  'topic-prefix': { type: 'string' },
 } as const;
 
 function usage(msg?: string): StewardError {
@@ -67,6 +81,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const { values: v, positionals } = parsed;
   const [sub, ...extra] = positionals;
+  if (sub === 'retier') return retier(extra, v);
   if (!sub || extra.length > 0 || !['approve', 'deny', 'request', 'pending'].includes(sub)) throw usage();
   const now = Date.now();
   const at = parseTime(v.at, now);
@@ -108,6 +123,66 @@ export async function run(argv: string[]): Promise<number> {
       cfg,
     );
     print(changeJson(change));
+    return 0;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+type Values = Record<string, string | boolean | undefined> & { tenant?: string; config?: string; redis?: string; prefix?: string; json?: boolean; at?: string };
+
+const retierJson = (r: RetierRequest) => ({ tenant: r.tenant, agent_id: r.agentId, event_id: r.eventId, at: new Date(r.atMs).toISOString(), at_ms: r.atMs, debt: r.debt });
+
+/** §10.6 re_tiering_review: list the queue, or resolve an agent's requests with an auditable review event. */
+async function retier(args: string[], v: Values): Promise<number> {
+  const [action, agent, ...extra] = args;
+  if (action === 'list') {
+    if (agent !== undefined) throw usage('retier list takes no AGENT (use --tenant to filter)');
+  } else if (action === 'resolve') {
+    if (!agent || extra.length > 0) throw usage('retier resolve needs exactly one AGENT');
+    if (v.decision !== 'keep' && v.decision !== 'retier') throw usage('retier resolve needs --decision keep|retier');
+    if (typeof v.by !== 'string' || v.by.trim() === '') throw usage('retier resolve needs --by NAME (the reviewer)');
+  } else throw usage();
+  const { url, prefix } = redisTarget(v);
+  const redis = createRedis(url, { maxRetriesPerRequest: 1 });
+  const store = new RedisTrustDebtStore(redis, { prefix });
+  try {
+    if (action === 'list') {
+      const list = (await store.retierQueue(1_000_000)).filter((r) => v.tenant === undefined || r.tenant === v.tenant);
+      if (v.json) for (const r of list) print(retierJson(r));
+      else {
+        if (list.length === 0) process.stdout.write('no queued re-tiering reviews\n');
+        for (const r of list) process.stdout.write(`${r.tenant}/${r.agentId}  ${new Date(r.atMs).toISOString()}  debt ${r.debt.toFixed(4)}  ${r.eventId}\n`);
+      }
+      return 0;
+    }
+    const tenant = tenantFor(agent!, v);
+    const queued = (await store.retierQueue(1_000_000)).filter((r) => r.tenant === tenant && r.agentId === agent);
+    if (queued.length === 0) throw new StewardError('STEWARD_REMEDIATION', `no queued re-tiering review for ${tenant}/${agent}`, { details: { tenant, agentId: agent } });
+    const atMs = parseTime(v.at, Date.now());
+    const review: ReviewMessage = {
+      event_id: `retier:${tenant}:${agent}:${atMs}`,
+      agent_id: agent!,
+      tenant,
+      kind: 'retier_resolved',
+      decision: v.decision as 'keep' | 'retier',
+      reviewer: String(v.by),
+      note: typeof v.note === 'string' ? v.note : undefined,
+      timestamp: new Date(atMs).toISOString(),
+      requests: queued.map((r) => ({ event_id: r.eventId, at_ms: r.atMs, debt: r.debt })),
+    };
+    // Audit record first: if publishing fails the requests stay queued and the command can be repeated.
+    const cfg = loadStewardConfig(v.config);
+    const adapter = new KafkaAdapter(cfg.kafka);
+    const producer = await adapter.producer();
+    try {
+      const topics = topicNames(typeof v['topic-prefix'] === 'string' ? v['topic-prefix'] : cfg.topics.prefix);
+      await producer.send([{ topic: topics.reviews, messages: [{ key: agent!, value: JSON.stringify(review) }] }]);
+    } finally {
+      await producer.disconnect();
+    }
+    const resolved = await store.resolveRetier(tenant, agent!);
+    print({ review, resolved: resolved.map(retierJson) });
     return 0;
   } finally {
     redis.disconnect();
