@@ -1,20 +1,24 @@
 /**
  * Sink benchmark (one bounded run) on the real ClickHouse of scripts/services.sh.
  *  - sink path: Kafka record bytes → JSON.parse → decisionRow() → ClickHouseSink.write() (serialises each write
- *    with one JSON.stringify, batches by size/time, up to 2 inserts in flight, several partitions writing
- *    concurrently) → ClickHouseStore.insertJsonEachRow (HTTP POST), awaited like the consumer does. Not
+ *    to TabSeparated at once, batches by size/time, inserts in flight, several partitions writing
+ *    concurrently) → ClickHouseStore.insertEncoded (HTTP POST), awaited like the consumer does. Not
  *    included: Kafka fetch/commit and the POLICY_DECISION draft the stage also builds and produces per decision;
- *  - baseline: the same pre-mapped rows inserted with a raw @clickhouse/client insert in chunks of the same size.
+ *  - baseline: the same pre-mapped rows inserted with a raw @clickhouse/client JSONEachRow insert in chunks of
+ *    the same size (the ratio is against this one); second baseline: the same client inserting the same rows
+ *    as TabSeparated (encoded by the sink's encoder inside the timing).
  * Both into the same table layout (fresh databases, dropped afterwards), alternating over rounds (medians);
  * the parse+map cost alone is printed too. Prints the ratio and
  * `sink_rows_per_sec=<n>` last.
  */
 import { execFileSync } from 'node:child_process';
+import { Readable } from 'node:stream';
 import { createClient } from '@clickhouse/client';
 import { ClickHouseStore } from '../../src/adapters/clickhouse/client.js';
 import { migrate } from '../../src/adapters/clickhouse/migrations.js';
-import { decisionRow } from '../../src/adapters/clickhouse/rows.js';
+import { DECISION_COLUMNS, decisionRow } from '../../src/adapters/clickhouse/rows.js';
 import { ClickHouseSink } from '../../src/adapters/clickhouse/sink.js';
+import { tsvEncoder } from '../../src/adapters/clickhouse/tsv.js';
 
 const N = Number(process.env.BENCH_SINK_ROWS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_SINK_ROUNDS ?? 3);
@@ -70,8 +74,12 @@ async function main(): Promise<void> {
     await raw.insert({ table: rawStore.table('decisions'), values: rows.slice(0, 1000), format: 'JSONEachRow' });
     await sinkStore.insert('decisions', rows.slice(0, 1000));
 
-    // Alternate the two paths over ROUNDS rounds and take medians: the machine is shared, load drifts.
+    const tsv = tsvEncoder(DECISION_COLUMNS);
+    const columns = Object.keys(DECISION_COLUMNS) as [string, ...string[]];
+    await raw.insert({ table: rawStore.table('decisions'), values: Readable.from([tsv.encode(rows.slice(0, 1000))], { objectMode: false }), format: 'TabSeparated', columns });
+    // Alternate the paths over ROUNDS rounds and take medians: the machine is shared, load drifts.
     const rawSecs: number[] = [];
+    const rawTsvSecs: number[] = [];
     const sinkSecs: number[] = [];
     const mapSecs: number[] = [];
     let batches = 0;
@@ -79,6 +87,11 @@ async function main(): Promise<void> {
       let t = performance.now();
       for (let i = 0; i < N; i += BATCH) await raw.insert({ table: rawStore.table('decisions'), values: rows.slice(i, i + BATCH), format: 'JSONEachRow' });
       rawSecs.push((performance.now() - t) / 1000);
+
+      t = performance.now();
+      for (let i = 0; i < N; i += BATCH)
+        await raw.insert({ table: rawStore.table('decisions'), values: Readable.from([tsv.encode(rows.slice(i, i + BATCH))], { objectMode: false }), format: 'TabSeparated', columns });
+      rawTsvSecs.push((performance.now() - t) / 1000);
 
       t = performance.now();
       for (const m of msgs) decisionRow(JSON.parse(m.toString('utf8')), 1);
@@ -106,10 +119,13 @@ async function main(): Promise<void> {
     const counted = await sinkStore.query<{ n: string }>(`SELECT count() AS n FROM ${sinkStore.table('v_decisions')}`);
     if (Number(counted[0].n) !== N) throw new Error(`sink inserted ${counted[0].n} distinct rows, expected ${N}`);
     const rawRate = Math.round(N / rawSec);
+    const rawTsvRate = Math.round(N / median(rawTsvSecs));
     const sinkRate = Math.round(N / sinkSec);
     process.stdout.write(`rows=${N} rounds=${ROUNDS} batch=${BATCH} partitions=${PARTITIONS} in_flight=${IN_FLIGHT} inserts_per_round=${Math.round(batches / ROUNDS)}\n`);
     process.stdout.write(`parse_and_map_rows_per_sec=${Math.round(N / mapSec)}\n`);
     process.stdout.write(`baseline_raw_insert_rows_per_sec=${rawRate}\n`);
+    process.stdout.write(`baseline_raw_tsv_insert_rows_per_sec=${rawTsvRate}\n`);
+    process.stdout.write(`sink_vs_raw_tsv_insert=${(sinkRate / rawTsvRate).toFixed(3)}\n`);
     process.stdout.write(`sink_vs_raw_insert=${(sinkRate / rawRate).toFixed(3)}\n`);
     process.stdout.write(`sink_rows_per_sec=${sinkRate}\n`);
   } finally {

@@ -1,5 +1,6 @@
 /**
- * Thin edge over @clickhouse/client: qualified table names, JSONEachRow inserts, and errors mapped to
+ * Thin edge over @clickhouse/client: qualified table names, inserts (TabSeparated for the sink tables,
+ * JSONEachRow for anything else), and errors mapped to
  * StewardError with a `retryable` flag the sink relies on (server down → retry; bad row → poison).
  * ClickHouse 18.16 has no query parameters, so literals go through `sqlString`.
  */
@@ -7,6 +8,8 @@ import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickh
 import http from 'node:http';
 import https from 'node:https';
 import { StewardError } from '../../errors.js';
+import { TABLE_COLUMNS } from './rows.js';
+import { tsvEncoder, type TsvEncoder } from './tsv.js';
 
 export interface ClickHouseSettings {
   url: string;
@@ -17,6 +20,9 @@ export interface ClickHouseSettings {
 }
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** TSV encoders of the sink tables (rows.ts column specs); other tables are written as JSONEachRow. */
+const TSV: ReadonlyMap<string, TsvEncoder> = new Map(Object.entries(TABLE_COLUMNS).map(([t, cols]) => [t, tsvEncoder(cols)]));
 
 export function assertIdentifier(name: string): string {
   if (!IDENT.test(name)) throw new StewardError('STEWARD_CONFIG', `invalid ClickHouse identifier '${name}'`);
@@ -30,9 +36,10 @@ export function sqlString(s: string): string {
 
 /**
  * Server error codes caused by the data itself: retrying cannot help, so the row is poison.
- * (CANNOT_PARSE_*, TYPE_MISMATCH, CANNOT_CONVERT_TYPE, INCORRECT_DATA, TOO_LARGE_STRING_SIZE, unknown field, NULL into non-Nullable, ...)
+ * (CANNOT_PARSE_*, TYPE_MISMATCH, CANNOT_CONVERT_TYPE, INCORRECT_DATA, CANNOT_READ_ARRAY_FROM_TEXT,
+ * TOO_LARGE_STRING_SIZE, unknown field, NULL into non-Nullable, ...)
  */
-const DATA_ERROR_CODES = new Set([6, 8, 16, 26, 27, 32, 33, 38, 41, 53, 69, 70, 72, 117, 131, 349, 1001]);
+const DATA_ERROR_CODES = new Set([6, 8, 16, 26, 27, 32, 33, 38, 41, 53, 69, 70, 72, 117, 130, 131, 349, 1001]);
 
 export function serverErrorCode(e: unknown): number | undefined {
   const code = (e as { code?: unknown })?.code;
@@ -79,8 +86,10 @@ export class ClickHouseStore {
     return `${this.database}.${assertIdentifier(name)}`;
   }
 
+  /** Inserts row objects (TabSeparated for the sink tables, else JSONEachRow through the client). */
   async insert(table: string, rows: readonly object[]): Promise<void> {
     if (rows.length === 0) return;
+    if (TSV.has(table)) return this.insertEncoded(table, [this.encodeRows(table, rows)]);
     try {
       await this.client.insert({ table: this.table(table), values: rows as object[], format: 'JSONEachRow' });
     } catch (e) {
@@ -89,15 +98,29 @@ export class ClickHouseStore {
   }
 
   /**
-   * Inserts rows the sink already serialised: each part is one or more JSON objects separated by commas
-   * (JSONEachRow accepts `,` between rows on 18.16 and current releases); parts are newline-separated.
-   * Plain HTTP POST on a keep-alive agent: every part is handed to the socket at once (no stream
-   * backpressure round trips through an event loop that is busy mapping the next batch).
+   * Rows serialised for `insertEncoded` (the sink does this at write time, overlapping inserts in flight):
+   * TSV lines for the sink tables, else JSON objects separated by commas (JSONEachRow accepts `,` between
+   * rows on 18.16 and current releases). Either way the text ends with a newline, so parts concatenate.
    */
-  async insertJsonEachRow(table: string, parts: readonly string[]): Promise<void> {
+  encodeRows(table: string, rows: readonly object[]): string {
+    const tsv = TSV.get(table);
+    if (tsv) return tsv.encode(rows);
+    return `${JSON.stringify(rows).slice(1, -1)}\n`;
+  }
+
+  /**
+   * Inserts parts made by `encodeRows(table, …)`, in order, as one INSERT. Plain HTTP POST on a keep-alive
+   * agent: every part is handed to the socket at once (no stream backpressure round trips through an event
+   * loop that is busy mapping the next batch).
+   */
+  async insertEncoded(table: string, parts: readonly string[]): Promise<void> {
     if (parts.length === 0) return;
+    const tsv = TSV.get(table);
+    const query = tsv
+      ? `INSERT INTO ${this.table(table)} ${tsv.columnList} FORMAT TabSeparated`
+      : `INSERT INTO ${this.table(table)} FORMAT JSONEachRow`;
     try {
-      await this.postInsert(`INSERT INTO ${this.table(table)} FORMAT JSONEachRow`, parts);
+      await this.postInsert(query, parts);
     } catch (e) {
       throw clickhouseError(e, `insert into ${table} failed`);
     }
@@ -109,7 +132,7 @@ export class ClickHouseStore {
     const secure = url.protocol === 'https:';
     const user = this.settings.username ?? 'default';
     const headers: http.OutgoingHttpHeaders = {
-      'Content-Type': 'application/x-ndjson',
+      'Content-Type': 'text/plain; charset=utf-8',
       Authorization: `Basic ${Buffer.from(`${user}:${this.settings.password ?? ''}`).toString('base64')}`,
     };
     return new Promise<void>((resolve, reject) => {
@@ -127,10 +150,7 @@ export class ClickHouseStore {
           reject(new Error(code && !/Code:\s*\d+/.test(text) ? `Code: ${String(code)}. ${text}` : text || `HTTP ${res.statusCode}`));
         });
       });
-      for (let i = 0; i < parts.length; i++) {
-        if (i > 0) req.write('\n');
-        req.write(parts[i]);
-      }
+      for (const part of parts) req.write(part);
       req.end();
     });
   }

@@ -6,6 +6,7 @@
  */
 import { StewardError } from '../../errors.js';
 import type { LedgerDraft, LedgerEntry } from '../../engine/ledger/index.js';
+import type { Columns } from './tsv.js';
 
 // ───────────────────────────── consumed messages ─────────────────────────────
 
@@ -153,6 +154,61 @@ export interface GateRow {
 }
 
 export type TableName = 'decisions' | 'verdicts' | 'trust_debt_events' | 'ledger' | 'dlq_events' | 'gate_events';
+
+// ──────────────────────── columns (insert order and types) ────────────────────────
+// One spec per table, typed against its row interface (a missing or extra column fails to compile) and
+// checked against the migrated tables (system.columns) by test/integration/clickhouse/tsv.int.test.ts.
+
+export const DECISION_COLUMNS: Columns<DecisionRow> = {
+  trace_id: 'String', agent_id: 'String', tenant: 'String', blueprint: 'String',
+  intervention: 'String', approved: 'UInt8', stage: 'String', halted: 'UInt8', severity: 'String',
+  reasons: 'Array(String)', tripwires_fired: 'Array(String)', rules_failed: 'Array(String)',
+  tripwires_json: 'String', rules_json: 'String',
+  latency_ms: 'Float64', event_time_ms: 'UInt64', decided_at_ms: 'UInt64',
+  hook: 'String', tool: 'String', session_id: 'String', engine_version: 'String', fallback: 'UInt8',
+  ingested_at_ms: 'UInt64',
+};
+
+export const VERDICT_COLUMNS: Columns<VerdictRow> = {
+  trace_id: 'String', agent_id: 'String', tenant: 'String', blueprint: 'String',
+  intervention: 'String', approved: 'UInt8', stage: 'String',
+  ctq: 'Nullable(Float64)', risk: 'Nullable(Float64)', confidence: 'Float64',
+  policy_violations: 'Array(String)',
+  metric_names: 'Array(String)', metric_scores: 'Array(Nullable(Float64))', metric_statuses: 'Array(String)',
+  metrics_json: 'String', verdict_json: 'String', signature: 'String',
+  event_time_ms: 'UInt64', scored_at_ms: 'UInt64', ingested_at_ms: 'UInt64',
+};
+
+export const TRUST_DEBT_COLUMNS: Columns<TrustDebtRow> = {
+  event_id: 'String', tenant: 'String', agent_id: 'String', ts_ms: 'UInt64', cause: 'String',
+  before: 'Float64', after: 'Float64', level: 'String', previous_level: 'String', crossings: 'Array(String)',
+  trace_id: 'String', ingested_at_ms: 'UInt64',
+};
+
+export const LEDGER_COLUMNS: Columns<LedgerRow> = {
+  entry_id: 'String', agent_id: 'String', tenant: 'String', seq: 'UInt64', ts_ms: 'UInt64', type: 'String',
+  payload: 'String', prev_hash: 'String', hash: 'String', signature: 'String', kid: 'String', ingested_at_ms: 'UInt64',
+};
+
+export const DLQ_COLUMNS: Columns<DlqRow> = {
+  dlq_topic: 'String', dlq_partition: 'UInt32', dlq_offset: 'UInt64',
+  source_topic: 'String', source_partition: 'Int32', source_offset: 'String', source_ts_ms: 'UInt64', stage: 'String',
+  code: 'String', message: 'String', failed_at_ms: 'UInt64', key: 'String', value_bytes: 'UInt64', ingested_at_ms: 'UInt64',
+};
+
+export const GATE_COLUMNS: Columns<GateRow> = {
+  trace_id: 'String', agent_id: 'String', tenant: 'String', intervention: 'String', approved: 'UInt8',
+  ts_ms: 'UInt64', payload: 'String', ingested_at_ms: 'UInt64',
+};
+
+export const TABLE_COLUMNS: { readonly [T in TableName]: Columns<object> } = {
+  decisions: DECISION_COLUMNS,
+  verdicts: VERDICT_COLUMNS,
+  trust_debt_events: TRUST_DEBT_COLUMNS,
+  ledger: LEDGER_COLUMNS,
+  dlq_events: DLQ_COLUMNS,
+  gate_events: GATE_COLUMNS,
+};
 
 // ───────────────────────────── mappers ─────────────────────────────
 

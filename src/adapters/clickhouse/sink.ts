@@ -12,11 +12,12 @@ import { StewardError, isRetryable } from '../../errors.js';
 export interface SinkTarget {
   insert(table: string, rows: readonly object[]): Promise<void>;
   /**
-   * Optional fast path: rows pre-serialised by the sink at write time (overlapping the inserts in flight).
-   * Each part holds one or more JSON objects separated by commas (JSONEachRow accepts `,` between rows);
-   * the parts are sent in order, separated by newlines, as one INSERT.
+   * Optional fast path (both or neither): the sink serialises each write's rows with `encodeRows` at once
+   * (overlapping the inserts in flight) and later sends a batch's parts, in order, with `insertEncoded` as
+   * one INSERT. Parts must concatenate (ClickHouseStore: TSV lines, each ending with a newline).
    */
-  insertJsonEachRow?(table: string, parts: readonly string[]): Promise<void>;
+  encodeRows?(table: string, rows: readonly object[]): string;
+  insertEncoded?(table: string, parts: readonly string[]): Promise<void>;
 }
 
 export interface SinkItem {
@@ -61,11 +62,11 @@ interface Waiter {
   reject(e: unknown): void;
 }
 
-/** Part of one write() (at most maxRows rows), serialised once at write time when the target takes JSON. */
+/** Part of one write() (at most maxRows rows), serialised once at write time when the target can. */
 interface Segment {
   items: readonly SinkItem[];
-  /** The rows as JSON objects separated by commas (JSON.stringify of the array without its brackets). */
-  json: string | undefined;
+  /** The rows as `target.encodeRows` made them. */
+  body: string | undefined;
   waiter: Waiter;
 }
 
@@ -90,6 +91,8 @@ export class ClickHouseSink {
   private readonly maxBackoffMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
+  /** The target's serialised-rows fast path (both methods), bound; undefined when it takes row objects. */
+  private readonly codec: { encode: (table: string, rows: readonly object[]) => string; insert: (table: string, parts: readonly string[]) => Promise<void> } | undefined;
   readonly stats: SinkStats = { inserted: 0, batches: 0, retries: 0, poison: 0 };
 
   constructor(
@@ -103,6 +106,10 @@ export class ClickHouseSink {
     this.maxBackoffMs = opts.retry?.maxMs ?? 10_000;
     this.sleep = opts.sleep ?? defaultSleep;
     this.random = opts.random ?? Math.random;
+    this.codec =
+      target.encodeRows && target.insertEncoded
+        ? { encode: target.encodeRows.bind(target), insert: target.insertEncoded.bind(target) }
+        : undefined;
   }
 
   /** Queues rows for `table`; resolves when every one of them is inserted or dead-lettered. */
@@ -110,13 +117,13 @@ export class ClickHouseSink {
     if (this.aborted) return Promise.reject(this.aborted);
     if (items.length === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      const serialise = this.target.insertJsonEachRow !== undefined;
+      const serialise = this.codec !== undefined;
       const waiter: Waiter = { remaining: 0, resolve, reject };
       const segments: Segment[] = [];
-      // Serialised here, while earlier inserts are in flight; one JSON.stringify per segment (not per row).
+      // Serialised here, while earlier inserts are in flight.
       for (let i = 0; i < items.length; i += this.maxRows) {
         const part = i === 0 && items.length <= this.maxRows ? items : items.slice(i, i + this.maxRows);
-        segments.push({ items: part, json: serialise ? encodeRows(part) : undefined, waiter });
+        segments.push({ items: part, body: serialise ? this.encode(table, part) : undefined, waiter });
       }
       waiter.remaining = segments.length;
       const t = this.state(table);
@@ -223,13 +230,13 @@ export class ClickHouseSink {
     }
   }
 
-  /** The chunk as sent at first: the segments' pre-serialised JSON (or the row objects). */
+  /** The chunk as sent at first: the segments' pre-serialised bodies (or the row objects). */
   private async insertParts(table: string, chunk: Segment[], poison: PoisonRow[]): Promise<void> {
     const rows = chunk.reduce((n, s) => n + s.items.length, 0);
     try {
       await this.withRetry(table, () =>
-        this.target.insertJsonEachRow
-          ? this.target.insertJsonEachRow(table, chunk.map((s) => s.json ?? encodeRows(s.items)))
+        this.codec
+          ? this.codec.insert(table, chunk.map((s) => s.body ?? this.encode(table, s.items)))
           : this.target.insert(table, chunk.flatMap((s) => s.items.map((i) => i.row))),
       );
       this.stats.inserted += rows;
@@ -248,9 +255,7 @@ export class ClickHouseSink {
   private async insertIsolating(table: string, items: readonly SinkItem[], poison: PoisonRow[]): Promise<void> {
     try {
       await this.withRetry(table, () =>
-        this.target.insertJsonEachRow
-          ? this.target.insertJsonEachRow(table, [encodeRows(items)])
-          : this.target.insert(table, items.map((i) => i.row)),
+        this.codec ? this.codec.insert(table, [this.encode(table, items)]) : this.target.insert(table, items.map((i) => i.row)),
       );
       this.stats.inserted += items.length;
       this.stats.batches++;
@@ -261,6 +266,12 @@ export class ClickHouseSink {
       await this.insertIsolating(table, items.slice(0, mid), poison);
       await this.insertIsolating(table, items.slice(mid), poison);
     }
+  }
+
+  private encode(table: string, items: readonly SinkItem[]): string {
+    const rows = new Array<object>(items.length);
+    for (let i = 0; i < items.length; i++) rows[i] = items[i].row;
+    return this.codec ? this.codec.encode(table, rows) : '';
   }
 
   private poisoned(table: string, item: SinkItem, e: unknown, poison: PoisonRow[]): void {
@@ -286,12 +297,4 @@ export class ClickHouseSink {
       }
     }
   }
-}
-
-/** Rows as JSON objects separated by commas: one native JSON.stringify for the lot is ~2x cheaper than one per row. */
-function encodeRows(items: readonly SinkItem[]): string {
-  const rows = new Array<object>(items.length);
-  for (let i = 0; i < items.length; i++) rows[i] = items[i].row;
-  const json = JSON.stringify(rows);
-  return json.slice(1, -1);
 }

@@ -159,16 +159,21 @@ describe('ClickHouseSink', () => {
     expect(done).toBe(true);
   });
 
-  it('JSON fast path: rows serialised once per write, comma-separated; a rejected batch is bisected on re-serialised halves', async () => {
+  it('encoded fast path: rows serialised once per write; parts concatenated in order; a rejected batch is bisected on re-encoded halves', async () => {
     const bodies: string[] = [];
+    const encodedAt: number[] = [];
     const t: SinkTarget = {
       insert: async () => {
         throw new Error('object path must not be used');
       },
-      insertJsonEachRow: async (_table, parts) => {
-        const body = parts.join('\n');
-        // JSONEachRow: objects separated by commas and/or newlines.
-        const rows = JSON.parse(`[${body.replace(/\n/g, ',')}]`) as { id: number; bad?: boolean }[];
+      // One line per row, like the store's TSV encoder.
+      encodeRows: (_table, rows) => {
+        encodedAt.push(rows.length);
+        return rows.map((r) => `${JSON.stringify(r)}\n`).join('');
+      },
+      insertEncoded: async (_table, parts) => {
+        const body = parts.join('');
+        const rows = body.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { id: number; bad?: boolean });
         if (rows.some((r) => r.bad)) throw new StewardError('STEWARD_CLICKHOUSE', 'Code: 27. Cannot parse input', { retryable: false });
         bodies.push(body);
       },
@@ -176,8 +181,9 @@ describe('ClickHouseSink', () => {
     const dlq: PoisonRow[] = [];
     const sink = new ClickHouseSink(t, { maxRows: 8, maxDelayMs: 5, onPoison: async (p) => void dlq.push(...p) });
     await Promise.all([sink.write('t', items(1, 3)), sink.write('t', items(4, 3, [5]))]);
+    expect(encodedAt.slice(0, 2)).toEqual([3, 3]); // each write encoded at once, as a whole
     expect(dlq.map((p) => p.source)).toEqual(['msg-5']);
-    const ids = bodies.flatMap((b) => (JSON.parse(`[${b.replace(/\n/g, ',')}]`) as { id: number }[]).map((r) => r.id));
+    const ids = bodies.flatMap((b) => b.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { id: number }).id));
     expect(ids.sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 6]);
     expect(sink.stats.poison).toBe(1);
   });
