@@ -73,6 +73,7 @@ export async function setupOffline(o: OfflineOptions): Promise<OfflineSetup> {
   let config = defaultEngineConfig();
   let cfgLlm: { baseUrl: string; apiKey?: string; model?: string; maxInFlight?: number; timeoutMs?: number } | undefined;
   let cfgSigning: string | undefined;
+  let cfgSources: string | undefined;
   if (o.config) {
     try {
       const { loadStewardConfig } = await import('../config/steward-config.js');
@@ -80,6 +81,7 @@ export async function setupOffline(o: OfflineOptions): Promise<OfflineSetup> {
       config = c.engine;
       cfgLlm = c.llm;
       cfgSigning = c.signing?.key;
+      cfgSources = c.sources;
     } catch (e) {
       throw new SetupError(e instanceof StewardError ? e.format() : `bad config ${o.config}: ${(e as Error).message}`);
     }
@@ -100,7 +102,8 @@ export async function setupOffline(o: OfflineOptions): Promise<OfflineSetup> {
   const set = res.set;
 
   let sourceRegistry: SourceRegistry | undefined;
-  const sourcesFile = o.sources ?? env.STEWARD_SOURCE_REGISTRY;
+  // Same precedence as `steward run`: flag, then STEWARD_SOURCES (STEWARD_SOURCE_REGISTRY is the older name), then steward.yaml `sources:`.
+  const sourcesFile = o.sources ?? env.STEWARD_SOURCES ?? env.STEWARD_SOURCE_REGISTRY ?? cfgSources;
   if (sourcesFile) {
     try {
       sourceRegistry = parseSourceRegistry(readText(sourcesFile, 'source registry'), sourcesFile);

@@ -25,6 +25,8 @@ export interface StewardConfig {
   redis: { url: string; keyPrefix: string; trustDebtReadCacheMs: number };
   clickhouse: { url: string; database: string; username?: string; password?: string };
   blueprints: { dir: string; agents?: string; watch: boolean };
+  /** Certified Source Registry file for source-match metrics (ACGP-1004 §7.2.3, §8); the file `steward eval --sources` reads. */
+  sources?: string;
   engine: EngineConfig;
   llm?: { baseUrl: string; apiKey?: string; model?: string; timeoutMs: number; maxInFlight: number };
   limits: { maxTraceBytes: number; chunkSize: number; partitionsConcurrently: number; shutdownTimeoutMs: number };
@@ -122,6 +124,7 @@ function envOverrides(raw: Raw, env: NodeJS.ProcessEnv): Raw {
   if (env.STEWARD_LLM_MODEL) set(['llm', 'model'], env.STEWARD_LLM_MODEL);
   if (env.STEWARD_SIGNING_KEY) set(['signing', 'key'], env.STEWARD_SIGNING_KEY);
   if (env.STEWARD_LOG_LEVEL) set(['log_level'], env.STEWARD_LOG_LEVEL);
+  if (env.STEWARD_SOURCES) set(['sources'], env.STEWARD_SOURCES);
   if (env.STEWARD_METRICS_PORT) set(['observability', 'port'], Number(env.STEWARD_METRICS_PORT));
   return out;
 }
@@ -191,6 +194,7 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
       agents: bp.agents ? resolve(base, bp.agents) : existsSync(resolve(base, bp.dir ?? 'blueprints', 'agents.yaml')) ? resolve(base, bp.dir ?? 'blueprints', 'agents.yaml') : undefined,
       watch: bp.watch ?? true,
     },
+    sources: typeof raw.sources === 'string' ? resolve(base, raw.sources) : undefined,
     engine: engineFrom(raw.engine),
     llm: raw.llm?.base_url
       ? { baseUrl: raw.llm.base_url, apiKey: raw.llm.api_key, model: raw.llm.model, timeoutMs: raw.llm.timeout_ms ?? 10_000, maxInFlight: raw.llm.max_in_flight ?? 8 }

@@ -11,6 +11,7 @@ import { watchBlueprints, type BlueprintHolder } from '../adapters/fs/blueprint-
 import { watchAgentRegistry, type AgentRegistryHolder } from '../adapters/fs/agent-registry-watcher.js';
 import { createAgentRegistry, parseAgentRegistry, type AgentRegistry } from '../engine/blueprint/index.js';
 import { DEFAULT_TRUST_DEBT_CONFIG, trustDebtConfigForAgent } from '../engine/trust-debt/index.js';
+import { parseSourceRegistry, type SourceRegistry } from '../engine/scorers/index.js';
 import { createRedis, type Redis } from '../adapters/redis/client.js';
 import { RedisTrustDebtStore } from '../adapters/redis/trust-debt-store.js';
 import { TrustDebtReadCache, cachedTrustDebtReads, invalidatingTrustDebtWrites } from '../adapters/redis/trust-debt-read-cache.js';
@@ -35,6 +36,13 @@ export function loadRegistry(cfg: StewardConfig): AgentRegistry {
   const r = parseAgentRegistry(readFileSync(cfg.blueprints.agents, 'utf8'), cfg.blueprints.agents, { defaultTier: cfg.engine.defaultTier });
   if (!r.registry) throw new StewardAggregateError('STEWARD_CONFIG', r.errors);
   return r.registry;
+}
+
+/** steward.yaml `sources:` (or STEWARD_SOURCES), parsed like `steward eval --sources`; undefined when not configured. */
+export function loadSourceRegistry(cfg: StewardConfig): SourceRegistry | undefined {
+  if (!cfg.sources) return undefined;
+  if (!existsSync(cfg.sources)) throw new StewardError('STEWARD_CONFIG', `source registry not found: ${cfg.sources}`);
+  return parseSourceRegistry(readFileSync(cfg.sources, 'utf8'), cfg.sources);
 }
 
 /**
@@ -127,6 +135,7 @@ export async function bootstrapEngine(cfg: StewardConfig, stages: readonly Stage
       trustDebt: resilientTrustDebt(readCache ? cachedTrustDebtReads(trustDebt, readCache) : trustDebt, logger),
       llm,
       signer,
+      sourceRegistry: loadSourceRegistry(cfg),
       engineVersion,
       llmJudge: cfg.llm ? { maxInFlight: cfg.llm.maxInFlight, timeoutMs: cfg.llm.timeoutMs } : undefined,
       onWarning: (m) => logger.warn(m),
