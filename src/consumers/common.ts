@@ -4,6 +4,8 @@
  * Delivery: each partition's batch is processed in chunks (per key in order, keys concurrently); a chunk's outputs (including
  * DLQ records) go out in one idempotent send, and only after the broker acknowledged them are the
  * chunk's offsets resolved (kafkajs commits resolved offsets on its interval, on rebalance and on stop).
+ * The next chunk is processed while the previous one's send is being acknowledged; its own send waits
+ * for that acknowledgement, so outputs keep offset order.
  * A crash therefore replays at most the unacknowledged tail: at-least-once, made idempotent downstream by
  * trace_id / event_id. Non-retryable errors dead-letter the message; retryable ones (Redis, registry
  * outages) are retried with backoff while the partition waits, so nothing is skipped.
@@ -97,22 +99,46 @@ export class StageRunner {
     this.consumer = undefined;
   }
 
+  /**
+   * Chunks of one partition in offset order. Chunk n+1 is processed while chunk n's outputs are being
+   * acknowledged; chunk n+1's outputs are sent only after that acknowledgement and its offsets resolved
+   * only after its own, so outputs leave in offset order and offsets never run ahead of acknowledged
+   * outputs. A failed send throws here (the batch is redone from the last resolved offset).
+   */
   private async onBatch(batch: InBatch, ctl: BatchControl): Promise<void> {
     const msgs = batch.messages;
-    for (let i = 0; i < msgs.length; i += this.chunkSize) {
-      if (!ctl.isRunning() || ctl.isStale()) return;
-      const chunk = msgs.slice(i, i + this.chunkSize);
-      const results = await this.processChunk(chunk, ctl);
-      const stoppedAt = results.findIndex((r) => r === 'stopped');
-      const done = stoppedAt < 0 ? results.length : stoppedAt;
-      // Outputs in offset order; on a stop, only the prefix before the first unfinished message counts
-      // (later ones are redone after the restart: at-least-once, idempotent downstream).
-      await this.flush(results.slice(0, done).flatMap((r) => r as StageOutput[]));
-      if (done > 0) ctl.resolveOffset(chunk[done - 1].offset);
-      if (stoppedAt >= 0) return;
-      const lag = BigInt(batch.highWatermark) - BigInt(chunk[chunk.length - 1].offset) - 1n;
-      this.opts.metrics.consumerLag.set({ stage: this.stage, topic: batch.topic, partition: String(batch.partition) }, Number(lag < 0n ? 0n : lag));
-      await ctl.heartbeat().catch(() => undefined);
+    let acking: Promise<void> | undefined;
+    const settle = async () => {
+      const a = acking;
+      acking = undefined;
+      if (a) await a;
+    };
+    try {
+      for (let i = 0; i < msgs.length; i += this.chunkSize) {
+        if (!ctl.isRunning() || ctl.isStale()) break;
+        const chunk = msgs.slice(i, i + this.chunkSize);
+        const results = await this.processChunk(chunk, ctl);
+        const stoppedAt = results.findIndex((r) => r === 'stopped');
+        const done = stoppedAt < 0 ? results.length : stoppedAt;
+        // Outputs in offset order; on a stop, only the prefix before the first unfinished message counts
+        // (later ones are redone after the restart: at-least-once, idempotent downstream).
+        const outs = results.slice(0, done).flatMap((r) => r as StageOutput[]);
+        await settle();
+        const last = done > 0 ? chunk[done - 1].offset : undefined;
+        const sent = this.flush(outs).then(() => {
+          if (last !== undefined) ctl.resolveOffset(last);
+        });
+        // Awaited before the next flush or on exit; the no-op handler only keeps a failure that happens
+        // while the next chunk is processed from being reported as unhandled in between.
+        sent.catch(() => undefined);
+        acking = sent;
+        if (stoppedAt >= 0) break;
+        const lag = BigInt(batch.highWatermark) - BigInt(chunk[chunk.length - 1].offset) - 1n;
+        this.opts.metrics.consumerLag.set({ stage: this.stage, topic: batch.topic, partition: String(batch.partition) }, Number(lag < 0n ? 0n : lag));
+        await ctl.heartbeat().catch(() => undefined);
+      }
+    } finally {
+      await settle();
     }
   }
 

@@ -194,24 +194,17 @@ export class KafkaAdapter {
     this.kafka = new Kafka(cfg);
   }
 
-  /** Idempotent producer, one request in flight (per-partition order survives retries), acks=all. */
+  /**
+   * Idempotent producer, acks=all, one request in flight. Sends issued while a request is in flight are
+   * merged into the next request (in call order), so concurrent callers (partitions of a stage, chunks
+   * overlapping their acknowledgement) share round trips, and no later send can overtake an earlier one
+   * that kafkajs is still retrying (per-partition order holds across callers). A failed request fails
+   * every send merged into it; nothing after it was sent meanwhile.
+   */
   async producer(): Promise<StewardProducer> {
     const p: KProducer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
     await p.connect();
-    return {
-      async send(records) {
-        const topicMessages = records
-          .filter((r) => r.messages.length > 0)
-          .map((r) => ({ topic: r.topic, messages: r.messages as KMessage[] }));
-        if (topicMessages.length === 0) return;
-        try {
-          await p.sendBatch({ topicMessages, acks: -1 });
-        } catch (e) {
-          throw kafkaError(e, 'produce failed');
-        }
-      },
-      disconnect: () => p.disconnect(),
-    };
+    return coalescingProducer((topicMessages) => p.sendBatch({ topicMessages: topicMessages as { topic: string; messages: KMessage[] }[], acks: -1 }).then(() => undefined), () => p.disconnect());
   }
 
   consumer(opts: ConsumerOptions): StewardConsumer {
@@ -329,6 +322,58 @@ export class KafkaAdapter {
       disconnect: () => a.disconnect(),
     };
   }
+}
+
+interface Waiting {
+  records: OutRecord[];
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+/**
+ * The send queue of `KafkaAdapter.producer()`: at most one `sendBatch` in flight; everything handed to
+ * `send` meanwhile goes out together next, records of one topic concatenated in call order.
+ */
+export function coalescingProducer(sendBatch: (topicMessages: OutRecord[]) => Promise<void>, disconnect: () => Promise<void>): StewardProducer {
+  let queue: Waiting[] = [];
+  let busy = false;
+  const pump = (): void => {
+    if (busy || queue.length === 0) return;
+    const group = queue;
+    queue = [];
+    busy = true;
+    const byTopic = new Map<string, OutMessage[]>();
+    for (const w of group) {
+      for (const r of w.records) {
+        if (r.messages.length === 0) continue;
+        const list = byTopic.get(r.topic);
+        if (list) for (const m of r.messages) list.push(m);
+        else byTopic.set(r.topic, r.messages.slice());
+      }
+    }
+    const done = (err?: unknown) => {
+      busy = false;
+      for (const w of group) {
+        if (err === undefined) w.resolve();
+        else w.reject(err);
+      }
+      pump();
+    };
+    if (byTopic.size === 0) return done();
+    sendBatch([...byTopic].map(([topic, messages]) => ({ topic, messages }))).then(
+      () => done(),
+      (e: unknown) => done(kafkaError(e, 'produce failed')),
+    );
+  };
+  return {
+    send(records) {
+      return new Promise<void>((resolve, reject) => {
+        queue.push({ records, resolve, reject });
+        pump();
+      });
+    },
+    disconnect,
+  };
 }
 
 /** Header value as text (undefined when absent). */

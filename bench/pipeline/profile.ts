@@ -1,0 +1,110 @@
+/**
+ * Profiling aid for the pipeline bench (not a benchmark; prints no ratio): runs only the tripwire-stage
+ * throughput phase (PROFILE_MODE=stage, default) or the in-process engine-only phase (PROFILE_MODE=engine)
+ * on the same traffic, so `node --cpu-prof --import tsx bench/pipeline/profile.ts` profiles just that.
+ */
+import { execFileSync } from 'node:child_process';
+import { Session } from 'node:inspector/promises';
+import { writeFileSync } from 'node:fs';
+import { Kafka, logLevel } from 'kafkajs';
+import { KafkaAdapter } from '../../src/adapters/kafka/client.js';
+import { createTopics, topicNames } from '../../src/adapters/kafka/topics.js';
+import { buildConfig } from '../../src/config/steward-config.js';
+import { startPipeline, type PipelineDeps } from '../../src/consumers/common-runtime.js';
+import { StewardMetrics } from '../../src/observability/metrics.js';
+import { createLogger } from '../../src/logger.js';
+import type { Trace } from '../../src/engine/types.js';
+import { benchEngineDeps, BENCH_AGENTS } from './engine.js';
+import { demoTrace } from '../../src/demo/agents.js';
+
+process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
+const N = Number(process.env.BENCH_THROUGHPUT_N ?? 20000);
+const MODE = process.env.PROFILE_MODE ?? 'stage';
+const RUN = Date.now().toString(36);
+function benchTrace(i: number): Trace {
+  const a = BENCH_AGENTS[i % BENCH_AGENTS.length];
+  return demoTrace(a.type, i, 3, Date.UTC(2026, 0, 1) + i * 60_000, `p${RUN}`, a.id);
+}
+function env(): Record<string, string> {
+  if (process.env.KAFKA_BROKERS) return process.env as Record<string, string>;
+  const out = execFileSync('bash', ['scripts/services.sh', 'env'], { encoding: 'utf8' });
+  const vars: Record<string, string> = {};
+  for (const m of out.matchAll(/export (\w+)=(\S+)/g)) vars[m[1]] = m[2];
+  return { ...process.env, ...vars } as Record<string, string>;
+}
+
+/** With PROFILE_OUT=file.cpuprofile, a CPU profile of the measured phase alone (setup excluded). */
+async function profiled<T>(fn: () => Promise<T>): Promise<T> {
+  const out = process.env.PROFILE_OUT;
+  if (!out) return fn();
+  const s = new Session();
+  s.connect();
+  await s.post('Profiler.enable');
+  await s.post('Profiler.setSamplingInterval', { interval: 200 });
+  await s.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await s.post('Profiler.stop');
+    writeFileSync(out, JSON.stringify(profile));
+    s.disconnect();
+  }
+}
+
+async function main(): Promise<void> {
+  const prefix = `prof-${RUN}`;
+  const cfg = buildConfig({ topics: { prefix, partitions: 3, reply_partitions: 1 }, consumer: { group_prefix: prefix }, limits: { partitions_concurrently: 3, chunk_size: Number(process.env.BENCH_CHUNK ?? 500) }, observability: { enabled: false } }, env());
+  const { deps, close } = await benchEngineDeps(cfg);
+  const adapter = new KafkaAdapter(cfg.kafka);
+  const admin = await adapter.admin();
+  const names = topicNames(prefix);
+  try {
+    if (MODE === 'engine') {
+      const lanes = new Map<string, Trace[]>();
+      for (let i = 0; i < N; i++) {
+        const t = benchTrace(100_000 + i);
+        lanes.set(t.agent_id, [...(lanes.get(t.agent_id) ?? []), t]);
+      }
+      const t0 = performance.now();
+      const c0 = process.cpuUsage();
+      await profiled(() => Promise.all([...lanes.values()].map(async (ts) => {
+        for (const t of ts) await deps.engine!.decide(t, Date.parse(t.timestamp));
+      })));
+      const cpu = process.cpuUsage(c0);
+      console.log(`engine_only_decide_per_s=${(N / ((performance.now() - t0) / 1000)).toFixed(0)} cpu_us_per_decide=${((cpu.user + cpu.system) / N).toFixed(1)}`);
+      return;
+    }
+    await createTopics(admin, names, { partitions: 3, replicationFactor: 1, replyPartitions: 1, replyRetentionMs: 600_000 });
+    const kafka = new Kafka({ clientId: 'prof', brokers: cfg.kafka.brokers, logLevel: logLevel.NOTHING });
+    const p = kafka.producer();
+    await p.connect();
+    for (let i = 0; i < N; i += 1000) {
+      await p.send({ topic: names.traces, messages: Array.from({ length: Math.min(1000, N - i) }, (_, j) => {
+        const t = benchTrace(i + j);
+        return { key: t.agent_id, value: JSON.stringify(t) };
+      }) });
+    }
+    await p.disconnect();
+    const metrics = new StewardMetrics();
+    const t0 = performance.now();
+    const c0 = process.cpuUsage();
+    const pipe = await profiled(async () => {
+      const pipe = await startPipeline(cfg, ['tripwire'], deps as PipelineDeps, { logger: createLogger({ level: 'silent' }), metrics });
+      for (;;) {
+        const v = (await metrics.messages.get()).values.filter((x) => x.labels.stage === 'tripwire').reduce((a, x) => a + x.value, 0);
+        if (v >= N) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return pipe;
+    });
+    const cpu = process.cpuUsage(c0);
+    console.log(`steward_tripwire_msgs_per_s=${(N / ((performance.now() - t0) / 1000)).toFixed(0)} cpu_us_per_msg=${((cpu.user + cpu.system) / N).toFixed(1)} (user ${(cpu.user / N).toFixed(1)}, system ${(cpu.system / N).toFixed(1)})`);
+    await pipe.stop();
+  } finally {
+    await close();
+    await admin.deleteTopics(Object.values(names)).catch(() => undefined);
+    await admin.disconnect();
+  }
+}
+
+main().then(() => process.exit(0), (e: unknown) => { console.error(e); process.exit(1); });

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { coalescingProducer, type OutRecord } from '../../../../src/adapters/kafka/client.js';
+
+function deferred() {
+  let resolve!: () => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+const rec = (topic: string, ...values: string[]): OutRecord => ({ topic, messages: values.map((value) => ({ key: 'k', value })) });
+const flat = (calls: OutRecord[][]) => calls.map((c) => c.map((r) => `${r.topic}:${r.messages.map((m) => m.value).join(',')}`));
+
+describe('coalescingProducer', () => {
+  it('sends at once when idle; sends made while a request is in flight go together next, in call order', async () => {
+    const calls: OutRecord[][] = [];
+    const acks: ReturnType<typeof deferred>[] = [];
+    const p = coalescingProducer(
+      (tm) => {
+        calls.push(tm);
+        const d = deferred();
+        acks.push(d);
+        return d.promise;
+      },
+      async () => undefined,
+    );
+    const done: string[] = [];
+    const s1 = p.send([rec('a', '1'), rec('b', 'x')]).then(() => done.push('s1'));
+    const s2 = p.send([rec('a', '2')]).then(() => done.push('s2'));
+    const s3 = p.send([rec('b', 'y'), rec('a', '3')]).then(() => done.push('s3'));
+    expect(flat(calls)).toEqual([['a:1', 'b:x']]);
+    acks[0].resolve();
+    await s1;
+    expect(done).toEqual(['s1']);
+    expect(flat(calls)).toEqual([['a:1', 'b:x'], ['a:2,3', 'b:y']]);
+    acks[1].resolve();
+    await Promise.all([s2, s3]);
+    expect(done).toEqual(['s1', 's2', 's3']);
+  });
+
+  it('a failed request rejects every send merged into it; later sends go out afterwards', async () => {
+    const calls: OutRecord[][] = [];
+    const acks: ReturnType<typeof deferred>[] = [];
+    const p = coalescingProducer(
+      (tm) => {
+        calls.push(tm);
+        const d = deferred();
+        acks.push(d);
+        return d.promise;
+      },
+      async () => undefined,
+    );
+    const s1 = p.send([rec('a', '1')]);
+    const s2 = p.send([rec('a', '2')]);
+    const s3 = p.send([rec('a', '3')]);
+    acks[0].resolve();
+    await s1;
+    acks[1].reject(Object.assign(new Error('broker down'), { retriable: true }));
+    await expect(s2).rejects.toMatchObject({ code: 'STEWARD_KAFKA', retryable: true });
+    await expect(s3).rejects.toThrow('broker down');
+    const s4 = p.send([rec('a', '4')]);
+    expect(flat(calls)).toEqual([['a:1'], ['a:2,3'], ['a:4']]);
+    acks[2].resolve();
+    await s4;
+  });
+
+  it('records without messages are not sent', async () => {
+    const calls: OutRecord[][] = [];
+    const p = coalescingProducer(
+      async (tm) => {
+        calls.push(tm);
+      },
+      async () => undefined,
+    );
+    await p.send([rec('a')]);
+    expect(calls).toEqual([]);
+  });
+});
