@@ -28,6 +28,18 @@ export interface TripwireStageDeps {
   onRejectedRoute?: (m: InMessage) => void;
 }
 
+/**
+ * The ScoringMessage `{trace, decision, decision_record, reply?}` as JSON, built from JSON texts already
+ * at hand (the trace as received, the decision as sent) instead of serialising them a second time.
+ */
+export function scoringJson(traceJson: string, decisionJson: string, record: unknown, reply: ScoringMessage['reply']): string {
+  const rec = record === undefined ? undefined : JSON.stringify(record);
+  let out = `{"trace":${traceJson},"decision":${decisionJson}`;
+  if (rec !== undefined) out += `,"decision_record":${rec}`;
+  if (reply !== undefined) out += `,"reply":${JSON.stringify(reply)}`;
+  return out + '}';
+}
+
 export class TripwireProcessor implements StageProcessor {
   readonly stage = 'tripwire';
   readonly inputTopics: string[];
@@ -37,7 +49,7 @@ export class TripwireProcessor implements StageProcessor {
   }
 
   async process(m: InMessage): Promise<StageOutput[]> {
-    const { trace } = await this.d.decoder.decode(m.value);
+    const { trace, json: traceJson } = await this.d.decoder.decode(m.value);
     const evTime = eventTimeMs(trace.timestamp, m);
     let record: unknown;
     try {
@@ -54,10 +66,7 @@ export class TripwireProcessor implements StageProcessor {
     if (!route && headerText(m, REPLY_HEADERS.topic) !== undefined) this.d.onRejectedRoute?.(m);
     if (route) outs.push(replyMessage(route, 'decision', trace.agent_id, json));
     outs.push({ topic: this.d.topics.decisions, message: { key: trace.agent_id, value: json } });
-    if (!decision.halted) {
-      const scoring: ScoringMessage = { trace, decision, decision_record: record, reply: route };
-      outs.push({ topic: this.d.topics.scoring, message: { key: trace.agent_id, value: JSON.stringify(scoring) } });
-    }
+    if (!decision.halted) outs.push({ topic: this.d.topics.scoring, message: { key: trace.agent_id, value: scoringJson(traceJson ?? JSON.stringify(trace), json, record, route) } });
     return outs;
   }
 }

@@ -156,6 +156,8 @@ export interface DecodedTrace {
   trace: Trace;
   format: 'json' | 'avro';
   schemaId?: number;
+  /** For JSON input: the message text the trace was parsed from (valid JSON of the same trace). */
+  json?: string;
 }
 
 export interface TraceDecoderOptions {
@@ -176,13 +178,14 @@ export class TraceDecoder {
       const rec = await this.decodeAvro(value, schemaId);
       return { trace: validateTrace(avroRecordToTrace(rec)), format: 'avro', schemaId };
     }
+    const text = value.toString('utf8');
     let obj: unknown;
     try {
-      obj = JSON.parse(value.toString('utf8'));
+      obj = JSON.parse(text);
     } catch (e) {
       throw new StewardError('STEWARD_TRACE_JSON', `malformed JSON: ${(e as Error).message}`);
     }
-    return { trace: validateTrace(obj), format: 'json' };
+    return { trace: validateTrace(obj), format: 'json', json: text };
   }
 
   private async decodeAvro(value: Buffer, schemaId: number): Promise<Record<string, unknown>> {
