@@ -18,6 +18,7 @@ import type {
   RiskThresholds,
   TrustDebtConfig,
 } from '../types.js';
+import { DEFAULT_TRIPWIRE_BUDGET_MS } from '../tripwires/index.js';
 import { compileConditionAt, compileWhenAt, type DslOptions } from './conditions.js';
 import { PROFILES } from './profiles.js';
 import type { PathSeg, SourceDoc } from './source.js';
@@ -155,7 +156,8 @@ export function compileOwnItems(doc: SourceDoc, v: Obj, dsl: DslOptions, errors:
       when: compileWhenAt(t.when),
       condition,
       evalTier,
-      latencyBudgetMs: num(t.latency_budget_ms) ?? (evalTier === 0 ? 100 : 300),
+      // §9.1 defaults; the tripwire stage caps them further by the agent tier's max latency (DESIGN §5.3).
+      latencyBudgetMs: num(t.latency_budget_ms) ?? DEFAULT_TRIPWIRE_BUDGET_MS[evalTier],
       requiresState: t.requires_state === true || condition.async,
       severity: typeof t.severity === 'string' ? t.severity : 'standard',
       onFail: { decision: onFail.decision, reason: onFail.reason },
