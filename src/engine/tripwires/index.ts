@@ -89,7 +89,8 @@ export function runTripwireStage(bp: CompiledBlueprint, ctx: EvalContext, opts?:
     t0,
     last: t0,
     deadline: t0 + budget,
-    budgetText: `the tripwire stage budget of ${budget} ms${opts?.stageBudgetMs === undefined ? ` (${ctx.agent.tier} max)` : ''}`,
+    budgetMs: budget,
+    budgetFromTier: opts?.stageBudgetMs === undefined,
     fallback: failClosedDecision(opts?.fallbackOnTimeout ?? bp.fallbackOnTimeout),
     ruleBudget: opts?.ruleLatencyBudgetMs ?? 300,
   };
@@ -106,7 +107,8 @@ interface Run {
   last: number;
   /** t0 + the stage budget: async conditions pending after this are not awaited. */
   deadline: number;
-  budgetText: string;
+  budgetMs: number;
+  budgetFromTier: boolean;
   fallback: Intervention;
   ruleBudget: number;
 }
@@ -129,15 +131,18 @@ function lap(run: Run): number {
  * stage budget already spent it is not awaited at all (its late result or error is dropped).
  * Sync conditions are in-memory and never cut short; they only use up the budget.
  */
+// Built only when a budget runs out: the per-decision hot path allocates nothing for it.
+const budgetText = (run: Run): string => `the tripwire stage budget of ${run.budgetMs} ms${run.budgetFromTier ? ` (${run.ctx.agent.tier} max)` : ''}`;
+
 function budgeted(run: Run, p: Promise<boolean>, id: string, ownMs: number): Promise<boolean> {
   const left = run.deadline - run.timer.now();
   if (!(left > 0)) {
     p.then(undefined, () => undefined);
-    return Promise.reject(timeoutError(`'${id}' not awaited: ${run.budgetText} is spent`));
+    return Promise.reject(timeoutError(`'${id}' not awaited: ${budgetText(run)} is spent`));
   }
   const capped = left < ownMs;
   return withBudget(p, capped ? left : ownMs, run.timer, () =>
-    timeoutError(capped ? `'${id}' timed out: ${run.budgetText} ran out` : `'${id}' exceeded its latency budget of ${ownMs} ms`),
+    timeoutError(capped ? `'${id}' timed out: ${budgetText(run)} ran out` : `'${id}' exceeded its latency budget of ${ownMs} ms`),
   );
 }
 
