@@ -1,6 +1,7 @@
 /**
  * Profiling aid for the pipeline bench (not a benchmark; prints no ratio): runs only the tripwire-stage
- * throughput phase (PROFILE_MODE=stage, default) or the in-process engine-only phase (PROFILE_MODE=engine)
+ * throughput phase (PROFILE_MODE=stage, default), the in-process engine-only phase (PROFILE_MODE=engine), or a raw
+ * kafkajs passthrough (PROFILE_MODE=pass; pass2 = passthrough producing the stage's output volume)
  * on the same traffic, so `node --cpu-prof --import tsx bench/pipeline/profile.ts` profiles just that.
  */
 import { execFileSync } from 'node:child_process';
@@ -75,7 +76,7 @@ async function main(): Promise<void> {
       return;
     }
     await createTopics(admin, names, { partitions: 3, replicationFactor: 1, replyPartitions: 1, replyRetentionMs: 600_000 });
-    const kafka = new Kafka({ clientId: 'prof', brokers: cfg.kafka.brokers, logLevel: logLevel.NOTHING });
+    const kafka = new Kafka({ clientId: 'prof', brokers: cfg.kafka.brokers, logLevel: process.env.PROFILE_KAFKA_LOG ? logLevel.ERROR : logLevel.NOTHING });
     const p = kafka.producer();
     await p.connect();
     for (let i = 0; i < N; i += 1000) {
@@ -85,6 +86,43 @@ async function main(): Promise<void> {
       }) });
     }
     await p.disconnect();
+    if (MODE === 'pass' || MODE === 'pass2') {
+      // Raw kafkajs consume → produce as in bench/pipeline/run.ts; 'pass2' produces what the tripwire
+      // stage produces per trace (a decision-sized and a scoring-sized message) to price the output volume alone.
+      const dec = 'd'.repeat(Number(process.env.PASS2_DECISION_BYTES ?? 496));
+      const sco = 's'.repeat(Number(process.env.PASS2_SCORING_BYTES ?? 1447));
+      const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+      const consumer = kafka.consumer({ groupId: `${prefix}-pass`, maxWaitTimeInMs: 100 });
+      await Promise.all([producer.connect(), consumer.connect()]);
+      await consumer.subscribe({ topic: names.traces, fromBeginning: true });
+      let seen = 0;
+      let resolveDone!: () => void;
+      const done = new Promise<void>((r) => (resolveDone = r));
+      const t0 = performance.now();
+      const c0 = process.cpuUsage();
+      await profiled(async () => {
+        await consumer.run({
+          partitionsConsumedConcurrently: 3,
+          eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
+            if (MODE === 'pass') await producer.sendBatch({ topicMessages: [{ topic: names.decisions, messages: batch.messages.map((m) => ({ key: m.key, value: m.value })) }], acks: -1 });
+            // in the stage's chunks (one request per 500, as the stage sends): a whole batch would exceed max.message.bytes
+            else for (let i = 0; i < batch.messages.length; i += 500) {
+              const ms = batch.messages.slice(i, i + 500);
+              await producer.sendBatch({ topicMessages: [{ topic: names.decisions, messages: ms.map((m) => ({ key: m.key, value: dec })) }, { topic: names.scoring, messages: ms.map((m) => ({ key: m.key, value: sco })) }], acks: -1 });
+            }
+            resolveOffset(batch.lastOffset());
+            await heartbeat();
+            seen += batch.messages.length;
+            if (seen >= N) resolveDone();
+          },
+        });
+        await done;
+      });
+      const cpu = process.cpuUsage(c0);
+      console.log(`${MODE}_msgs_per_s=${(N / ((performance.now() - t0) / 1000)).toFixed(0)} cpu_us_per_msg=${((cpu.user + cpu.system) / N).toFixed(1)}`);
+      await Promise.all([producer.disconnect(), consumer.disconnect()]);
+      return;
+    }
     const metrics = new StewardMetrics();
     const t0 = performance.now();
     const c0 = process.cpuUsage();

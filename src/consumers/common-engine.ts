@@ -19,24 +19,50 @@ function pick<T>(...vals: unknown[]): T | undefined {
   return undefined;
 }
 
+/** pick() for the per-trace hot path: fixed arity, no rest array. */
+function first<T>(a: unknown, b?: unknown, c?: unknown): T | undefined {
+  if (a !== undefined && a !== null) return a as T;
+  if (b !== undefined && b !== null) return b as T;
+  if (c !== undefined && c !== null) return c as T;
+  return undefined;
+}
+
+function tripwireOutcomes(list: Rec[]): DecisionMessage['tripwires'] {
+  const out: DecisionMessage['tripwires'] = new Array(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const t = list[i]!;
+    out[i] = { id: t.id, fired: t.fired, decision: t.decision, reason: t.reason, error: t.error };
+  }
+  return out;
+}
+
+function ruleOutcomes(list: Rec[]): DecisionMessage['rules'] {
+  const out: DecisionMessage['rules'] = new Array(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const t = list[i]!;
+    out[i] = { id: t.id, passed: t.passed, decision: t.decision, reason: t.reason, error: t.error };
+  }
+  return out;
+}
+
 export function decisionMessage(record: unknown, trace: Trace, eventTimeMs: number, decidedAtMs: number, engineVersion?: string): DecisionMessage {
   const r = (record ?? {}) as Rec;
   const tw = (r.tripwireStage ?? r.result ?? r) as Rec;
-  const intervention = pick<Intervention>(r.intervention, tw.intervention) ?? 'ok';
+  const intervention = first<Intervention>(r.intervention, tw.intervention) ?? 'ok';
   return {
     trace_id: trace.trace_id,
     agent_id: trace.agent_id,
-    tenant: pick<string>(r.tenant, r.agent?.tenant) ?? '',
-    blueprint: pick<string>(r.blueprint, tw.blueprint) ?? '',
+    tenant: first<string>(r.tenant, r.agent?.tenant) ?? '',
+    blueprint: first<string>(r.blueprint, tw.blueprint) ?? '',
     intervention,
-    approved: pick<boolean>(r.approved) ?? isApproved(intervention),
-    stage: pick<DecisionMessage['stage']>(r.stage, tw.stage) ?? 'none',
-    halted: pick<boolean>(r.halted, tw.halted) ?? intervention === 'halt',
-    reasons: pick<string[]>(r.reasons, tw.reasons) ?? [],
-    severity: pick<string>(r.severity, tw.severity),
-    tripwires: ((pick<Rec[]>(r.tripwires, tw.tripwires) ?? []) as Rec[]).map((t) => ({ id: t.id, fired: t.fired, decision: t.decision, reason: t.reason, error: t.error })),
-    rules: ((pick<Rec[]>(r.rules, tw.rules) ?? []) as Rec[]).map((t) => ({ id: t.id, passed: t.passed, decision: t.decision, reason: t.reason, error: t.error })),
-    latency_ms: pick<number>(r.latencyMs, r.latency_ms, tw.latencyMs) ?? 0,
+    approved: first<boolean>(r.approved) ?? isApproved(intervention),
+    stage: first<DecisionMessage['stage']>(r.stage, tw.stage) ?? 'none',
+    halted: first<boolean>(r.halted, tw.halted) ?? intervention === 'halt',
+    reasons: first<string[]>(r.reasons, tw.reasons) ?? [],
+    severity: first<string>(r.severity, tw.severity),
+    tripwires: tripwireOutcomes(first<Rec[]>(r.tripwires, tw.tripwires) ?? []),
+    rules: ruleOutcomes(first<Rec[]>(r.rules, tw.rules) ?? []),
+    latency_ms: first<number>(r.latencyMs, r.latency_ms, tw.latencyMs) ?? 0,
     event_time_ms: eventTimeMs,
     decided_at_ms: decidedAtMs,
     hook: trace.hook,

@@ -326,21 +326,33 @@ export class KafkaAdapter {
 
 interface Waiting {
   records: OutRecord[];
+  bytes: number;
   resolve: () => void;
   reject: (e: unknown) => void;
 }
 
 /**
- * The send queue of `KafkaAdapter.producer()`: at most one `sendBatch` in flight; everything handed to
- * `send` meanwhile goes out together next, records of one topic concatenated in call order.
+ * The send queue of `KafkaAdapter.producer()`: at most one `sendBatch` in flight; what is handed to
+ * `send` meanwhile goes out together next (up to `maxMergedBytes`), records of one topic concatenated in
+ * call order.
  */
-export function coalescingProducer(sendBatch: (topicMessages: OutRecord[]) => Promise<void>, disconnect: () => Promise<void>): StewardProducer {
+export function coalescingProducer(sendBatch: (topicMessages: OutRecord[]) => Promise<void>, disconnect: () => Promise<void>, maxMergedBytes = 512 * 1024): StewardProducer {
   let queue: Waiting[] = [];
   let busy = false;
   const pump = (): void => {
     if (busy || queue.length === 0) return;
-    const group = queue;
-    queue = [];
+    // Merge whole sends while the request stays under maxMergedBytes (the broker's max.message.bytes
+    // applies to each partition's record batch); a larger send still goes alone, as it would unmerged.
+    let n = 0;
+    let bytes = 0;
+    while (n < queue.length) {
+      const b = queue[n]!.bytes;
+      if (n > 0 && bytes + b > maxMergedBytes) break;
+      bytes += b;
+      n++;
+    }
+    const group = queue.slice(0, n);
+    queue = queue.slice(n);
     busy = true;
     const byTopic = new Map<string, OutMessage[]>();
     for (const w of group) {
@@ -368,7 +380,9 @@ export function coalescingProducer(sendBatch: (topicMessages: OutRecord[]) => Pr
   return {
     send(records) {
       return new Promise<void>((resolve, reject) => {
-        queue.push({ records, resolve, reject });
+        let bytes = 0;
+        for (const r of records) for (const m of r.messages) bytes += (m.value?.length ?? 0) + (m.key?.length ?? 0);
+        queue.push({ records, bytes, resolve, reject });
         pump();
       });
     },

@@ -79,3 +79,28 @@ describe('coalescingProducer', () => {
     expect(calls).toEqual([]);
   });
 });
+
+describe('coalescingProducer size bound', () => {
+  it('merges queued sends only up to the byte bound; a larger send goes alone; order is kept', async () => {
+    const calls: OutRecord[][] = [];
+    const acks: ReturnType<typeof deferred>[] = [];
+    const p = coalescingProducer(
+      (tm) => {
+        calls.push(tm);
+        const d = deferred();
+        acks.push(d);
+        return d.promise;
+      },
+      async () => undefined,
+      10,
+    );
+    const sends = [p.send([rec('a', '0')]), p.send([rec('a', '1111')]), p.send([rec('a', '2222')]), p.send([rec('a', '333333333333')]), p.send([rec('a', '4')])];
+    for (let i = 0; i < 4; i++) {
+      acks[i].resolve();
+      await sends[i === 0 ? 0 : i === 1 ? 2 : i === 2 ? 3 : 4];
+    }
+    await Promise.all(sends);
+    // key 'k' counts 1 byte: '1111'+'2222' = 10 fit together; the 13-byte send goes alone
+    expect(flat(calls)).toEqual([['a:0'], ['a:1111,2222'], ['a:333333333333'], ['a:4']]);
+  });
+});

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { decisionMessage } from '../../../src/consumers/common-engine.js';
+import type { Trace } from '../../../src/engine/types.js';
+
+const trace: Trace = { trace_id: 't-1', agent_id: 'a1', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', tool: 'shell', session_id: 's1' };
+
+describe('decisionMessage', () => {
+  it('maps a DecisionRecord onto the acgp.decisions message', () => {
+    const record = {
+      traceId: 't-1',
+      agentId: 'a1',
+      blueprint: 'code/assistant@1.0',
+      intervention: 'block',
+      stage: 'rule',
+      halted: false,
+      tripwires: [{ id: 'tw', fired: false, latencyMs: 0.2 }],
+      rules: [{ id: 'r1', passed: false, decision: 'block', reason: 'no', latencyMs: 0.1 }],
+      reasons: ['no'],
+      severity: 'critical',
+      latencyMs: 1.5,
+      tenant: 'acme',
+      tier: 'ACL-2',
+      trustDebt: { debt: 0, level: 'normal' },
+      restricted: false,
+      nowMs: 1,
+    };
+    const m = decisionMessage(record, trace, 10, 20, '0.1.0');
+    expect(m).toEqual({
+      trace_id: 't-1',
+      agent_id: 'a1',
+      tenant: 'acme',
+      blueprint: 'code/assistant@1.0',
+      intervention: 'block',
+      approved: false,
+      stage: 'rule',
+      halted: false,
+      reasons: ['no'],
+      severity: 'critical',
+      tripwires: [{ id: 'tw', fired: false, decision: undefined, reason: undefined, error: undefined }],
+      rules: [{ id: 'r1', passed: false, decision: 'block', reason: 'no', error: undefined }],
+      latency_ms: 1.5,
+      event_time_ms: 10,
+      decided_at_ms: 20,
+      hook: 'tool_call',
+      tool: 'shell',
+      session_id: 's1',
+      engine_version: '0.1.0',
+    });
+    expect(JSON.parse(JSON.stringify(m)).tripwires).toEqual([{ id: 'tw', fired: false }]);
+  });
+
+  it('reads a nested tripwire-stage result and fills defaults for what is missing', () => {
+    const nested = decisionMessage({ agent: { tenant: 'acme' }, tripwireStage: { blueprint: 'b@1', intervention: 'halt', stage: 'tripwire', latencyMs: 2 } }, trace, 1, 2);
+    expect(nested).toMatchObject({ tenant: 'acme', blueprint: 'b@1', intervention: 'halt', approved: false, halted: true, stage: 'tripwire', latency_ms: 2, tripwires: [], rules: [], reasons: [] });
+    const empty = decisionMessage(undefined, trace, 1, 2);
+    expect(empty).toMatchObject({ tenant: '', blueprint: '', intervention: 'ok', approved: true, halted: false, stage: 'none', latency_ms: 0 });
+  });
+});
