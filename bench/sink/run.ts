@@ -24,7 +24,8 @@ const N = Number(process.env.BENCH_SINK_ROWS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_SINK_ROUNDS ?? 3);
 // maxRows must not exceed what the awaiting handlers can have outstanding (PARTITIONS × KAFKA_BATCH = 12 000),
 // or every insert waits for maxDelayMs.
-const BATCH = Number(process.env.BENCH_SINK_BATCH ?? 10_000);
+// The sink's default (6 000, half of that: one batch fills while the other is inserted).
+const BATCH = Number(process.env.BENCH_SINK_BATCH ?? 6_000);
 const KAFKA_BATCH = 2000; // records per kafkajs eachBatch call (one partition; ~1 MB of the default 4 MB fetch)
 const PARTITIONS = 6;
 const IN_FLIGHT = Number(process.env.BENCH_SINK_INFLIGHT ?? 2); // the sink's default

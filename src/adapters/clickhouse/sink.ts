@@ -34,7 +34,10 @@ export interface PoisonRow {
 }
 
 export interface SinkOptions {
-  /** Rows per insert (and the size that triggers a flush). Default 10 000. */
+  /**
+   * Rows per insert (and the size that triggers a flush). Default 6 000: about half of what the stage's
+   * awaiting partition handlers have outstanding (6 × ~2 000), so one batch fills while the other is inserted.
+   */
   maxRows?: number;
   /** Longest a row waits in the buffer. Default 200 ms. */
   maxDelayMs?: number;
@@ -99,7 +102,7 @@ export class ClickHouseSink {
     private readonly target: SinkTarget,
     private readonly opts: SinkOptions,
   ) {
-    this.maxRows = Math.max(1, opts.maxRows ?? 10_000);
+    this.maxRows = Math.max(1, opts.maxRows ?? 6_000);
     this.maxDelayMs = Math.max(0, opts.maxDelayMs ?? 200);
     this.maxInFlight = Math.max(1, opts.maxInFlight ?? 2);
     this.initialMs = opts.retry?.initialMs ?? 100;
