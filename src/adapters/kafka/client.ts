@@ -324,30 +324,65 @@ export class KafkaAdapter {
   }
 }
 
-interface Waiting {
-  records: OutRecord[];
-  bytes: number;
+/** One `send` call: settled when all its pieces were acknowledged, or at its first failed piece. */
+interface SendCall {
+  pieces: number;
+  failed: boolean;
   resolve: () => void;
   reject: (e: unknown) => void;
+}
+interface Piece {
+  call: SendCall;
+  records: OutRecord[];
+  bytes: number;
+}
+
+const messageBytes = (m: OutMessage) => (m.value?.length ?? 0) + (m.key?.length ?? 0);
+
+/** Splits one send's records, in order, into pieces of at most `max` bytes (a bigger message alone). */
+function splitRecords(records: OutRecord[], max: number): { records: OutRecord[]; bytes: number }[] {
+  const pieces: { records: OutRecord[]; bytes: number }[] = [];
+  let cur: { records: OutRecord[]; bytes: number } = { records: [], bytes: 0 };
+  for (const r of records) {
+    let slot: OutRecord | undefined;
+    for (const m of r.messages) {
+      const b = messageBytes(m);
+      if (cur.bytes > 0 && cur.bytes + b > max) {
+        pieces.push(cur);
+        cur = { records: [], bytes: 0 };
+        slot = undefined;
+      }
+      if (!slot) {
+        slot = { topic: r.topic, messages: [] };
+        cur.records.push(slot);
+      }
+      slot.messages.push(m);
+      cur.bytes += b;
+    }
+  }
+  if (cur.records.length > 0) pieces.push(cur);
+  return pieces;
 }
 
 /**
  * The send queue of `KafkaAdapter.producer()`: at most one `sendBatch` in flight; what is handed to
- * `send` meanwhile goes out together next (up to `maxMergedBytes`), records of one topic concatenated in
- * call order.
+ * `send` meanwhile goes out together next, records of one topic concatenated in call order. Requests stay
+ * under `maxRequestBytes` (the broker's max.message.bytes bounds each partition's record batch): a
+ * larger send is split, in order, into several requests, and once one of them fails the rest of that
+ * send is not sent (so nothing of it lands after a gap).
  */
-export function coalescingProducer(sendBatch: (topicMessages: OutRecord[]) => Promise<void>, disconnect: () => Promise<void>, maxMergedBytes = 512 * 1024): StewardProducer {
-  let queue: Waiting[] = [];
+export function coalescingProducer(sendBatch: (topicMessages: OutRecord[]) => Promise<void>, disconnect: () => Promise<void>, maxRequestBytes = 512 * 1024): StewardProducer {
+  let queue: Piece[] = [];
   let busy = false;
   const pump = (): void => {
-    if (busy || queue.length === 0) return;
-    // Merge whole sends while the request stays under maxMergedBytes (the broker's max.message.bytes
-    // applies to each partition's record batch); a larger send still goes alone, as it would unmerged.
+    if (busy) return;
+    queue = queue.filter((p) => !p.call.failed);
+    if (queue.length === 0) return;
     let n = 0;
     let bytes = 0;
     while (n < queue.length) {
       const b = queue[n]!.bytes;
-      if (n > 0 && bytes + b > maxMergedBytes) break;
+      if (n > 0 && bytes + b > maxRequestBytes) break;
       bytes += b;
       n++;
     }
@@ -357,7 +392,6 @@ export function coalescingProducer(sendBatch: (topicMessages: OutRecord[]) => Pr
     const byTopic = new Map<string, OutMessage[]>();
     for (const w of group) {
       for (const r of w.records) {
-        if (r.messages.length === 0) continue;
         const list = byTopic.get(r.topic);
         if (list) for (const m of r.messages) list.push(m);
         else byTopic.set(r.topic, r.messages.slice());
@@ -366,12 +400,15 @@ export function coalescingProducer(sendBatch: (topicMessages: OutRecord[]) => Pr
     const done = (err?: unknown) => {
       busy = false;
       for (const w of group) {
-        if (err === undefined) w.resolve();
-        else w.reject(err);
+        const c = w.call;
+        if (c.failed) continue;
+        if (err !== undefined) {
+          c.failed = true;
+          c.reject(err);
+        } else if (--c.pieces === 0) c.resolve();
       }
       pump();
     };
-    if (byTopic.size === 0) return done();
     sendBatch([...byTopic].map(([topic, messages]) => ({ topic, messages }))).then(
       () => done(),
       (e: unknown) => done(kafkaError(e, 'produce failed')),
@@ -380,9 +417,10 @@ export function coalescingProducer(sendBatch: (topicMessages: OutRecord[]) => Pr
   return {
     send(records) {
       return new Promise<void>((resolve, reject) => {
-        let bytes = 0;
-        for (const r of records) for (const m of r.messages) bytes += (m.value?.length ?? 0) + (m.key?.length ?? 0);
-        queue.push({ records, bytes, resolve, reject });
+        const pieces = splitRecords(records, maxRequestBytes);
+        if (pieces.length === 0) return resolve();
+        const call: SendCall = { pieces: pieces.length, failed: false, resolve, reject };
+        for (const p of pieces) queue.push({ call, records: p.records, bytes: p.bytes });
         pump();
       });
     },

@@ -104,3 +104,50 @@ describe('coalescingProducer size bound', () => {
     expect(flat(calls)).toEqual([['a:0'], ['a:1111,2222'], ['a:333333333333'], ['a:4']]);
   });
 });
+
+describe('coalescingProducer splitting', () => {
+  it('splits a send larger than the bound into ordered requests and resolves once all are acknowledged', async () => {
+    const calls: OutRecord[][] = [];
+    const acks: ReturnType<typeof deferred>[] = [];
+    const p = coalescingProducer(
+      (tm) => {
+        calls.push(tm);
+        const d = deferred();
+        acks.push(d);
+        return d.promise;
+      },
+      async () => undefined,
+      10,
+    );
+    let settled = false;
+    const s = p.send([rec('a', '1111', '2222', '3333'), rec('b', '55')]).then(() => (settled = true));
+    acks[0].resolve();
+    await new Promise((r) => setImmediate(r));
+    expect(settled).toBe(false);
+    acks[1].resolve();
+    await s;
+    expect(flat(calls)).toEqual([['a:1111,2222'], ['a:3333', 'b:55']]);
+  });
+
+  it('after a failed piece, the rest of that send is not sent; other sends go on', async () => {
+    const calls: OutRecord[][] = [];
+    const acks: ReturnType<typeof deferred>[] = [];
+    const p = coalescingProducer(
+      (tm) => {
+        calls.push(tm);
+        const d = deferred();
+        acks.push(d);
+        return d.promise;
+      },
+      async () => undefined,
+      10,
+    );
+    const big = p.send([rec('a', '1111', '2222', '3333', '4444', '5555')]);
+    acks[0].reject(new Error('broker down'));
+    await expect(big).rejects.toThrow('broker down');
+    const other = p.send([rec('b', 'x')]);
+    expect(flat(calls)).toEqual([['a:1111,2222'], ['b:x']]);
+    acks[1].resolve();
+    await other;
+  });
+});
