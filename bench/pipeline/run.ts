@@ -5,6 +5,8 @@
  *  2. tripwire-stage throughput (decode, engine, decisions + scoring + acks + offsets) vs a raw kafkajs
  *     consume→produce passthrough on the same number of traces;
  *  3. RSS.
+ * Diagnostics: CPU per message of the passthrough and the stage, and the raw passthrough producing the
+ * stage's output volume per trace (a decision and a scoring message of the measured average sizes).
  * Prints `sync_p99_vs_echo=<ratio>` and `throughput_vs_passthrough=<ratio>` last.
  */
 import { execFileSync } from 'node:child_process';
@@ -19,6 +21,8 @@ import { createLogger } from '../../src/logger.js';
 import type { Trace } from '../../src/engine/types.js';
 import { benchEngineDeps, BENCH_AGENTS } from './engine.js';
 import { demoTrace } from '../../src/demo/agents.js';
+import { decisionMessage } from '../../src/consumers/common-engine.js';
+import { scoringJson } from '../../src/consumers/tripwire.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 300);
@@ -82,7 +86,11 @@ async function rawEcho(kafka: Kafka, inTopic: string, replyTopic: string): Promi
   return lat;
 }
 
-async function rawPassthrough(kafka: Kafka, inTopic: string, outTopic: string, n: number): Promise<number> {
+/**
+ * Raw kafkajs consume → produce. With `shape`, each input is answered with the given outputs instead of a
+ * copy (the volume the tripwire stage produces), sent per 500 inputs like the stage's chunks.
+ */
+async function rawPassthrough(kafka: Kafka, inTopic: string, outTopic: string, n: number, shape?: { topic: string; value: string }[]): Promise<number> {
   const producer = kafka.producer();
   const consumer = kafka.consumer({ groupId: `${inTopic}-pass`, maxWaitTimeInMs: 100 });
   await Promise.all([producer.connect(), consumer.connect()]);
@@ -94,7 +102,13 @@ async function rawPassthrough(kafka: Kafka, inTopic: string, outTopic: string, n
   await consumer.run({
     partitionsConsumedConcurrently: PARTITIONS,
     eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
-      await producer.send({ topic: outTopic, messages: batch.messages.map((m) => ({ key: m.key, value: m.value })) });
+      if (!shape) await producer.send({ topic: outTopic, messages: batch.messages.map((m) => ({ key: m.key, value: m.value })) });
+      else {
+        for (let i = 0; i < batch.messages.length; i += 500) {
+          const ms = batch.messages.slice(i, i + 500);
+          await producer.sendBatch({ topicMessages: shape.map((o) => ({ topic: o.topic, messages: ms.map((m) => ({ key: m.key, value: o.value })) })) });
+        }
+      }
       resolveOffset(batch.lastOffset());
       await heartbeat();
       seen += batch.messages.length;
@@ -129,11 +143,11 @@ async function main(): Promise<void> {
   const names = topicNames(prefix);
   const adapter = new KafkaAdapter(cfg.kafka);
   const admin = await adapter.admin();
-  const extra = { echoIn: `${prefix}.echo-in`, echoReply: `${prefix}.echo-reply`, passIn: `${prefix}.pass-in`, passOut: `${prefix}.pass-out`, tputIn: `${prefix}t.traces` };
+  const extra = { echoIn: `${prefix}.echo-in`, echoReply: `${prefix}.echo-reply`, passIn: `${prefix}.pass-in`, passOut: `${prefix}.pass-out`, passOut2: `${prefix}.pass-out2`, pass2In: `${prefix}.pass2-in`, tputIn: `${prefix}t.traces` };
   const tputNames = topicNames(`${prefix}t`);
   await createTopics(admin, names, { partitions: PARTITIONS, replicationFactor: 1, replyPartitions: 4, replyRetentionMs: 600_000 });
   await createTopics(admin, tputNames, { partitions: PARTITIONS, replicationFactor: 1, replyPartitions: 1, replyRetentionMs: 600_000 });
-  await admin.createTopics([extra.echoIn, extra.echoReply, extra.passIn, extra.passOut].map((topic) => ({ topic, numPartitions: PARTITIONS, replicationFactor: 1 })));
+  await admin.createTopics([extra.echoIn, extra.echoReply, extra.passIn, extra.passOut, extra.passOut2, extra.pass2In].map((topic) => ({ topic, numPartitions: PARTITIONS, replicationFactor: 1 })));
   const kafka = new Kafka({ clientId: 'bench-raw', brokers: cfg.kafka.brokers, logLevel: logLevel.NOTHING });
   const logger = createLogger({ level: 'silent' });
   const { deps, engineName, close } = await benchEngineDeps(cfg);
@@ -169,12 +183,34 @@ async function main(): Promise<void> {
       for (const t of ts) await deps.engine!.decide(t, Date.parse(t.timestamp));
     }));
     const engineRate = engineN / ((performance.now() - e0) / 1000);
+    // What the tripwire stage produces per trace (decision + scoring JSON), averaged over a sample.
+    let decisionBytes = 0, scoringBytes = 0, scored = 0;
+    for (let i = 0; i < 300; i++) {
+      const t = benchTrace(200_000 + i);
+      const rec = await deps.engine!.decide(t, Date.parse(t.timestamp));
+      const d = JSON.stringify(decisionMessage(rec, t, 0, Date.now(), '0.1.0'));
+      decisionBytes += d.length;
+      if (!(rec as { halted?: boolean }).halted) {
+        scoringBytes += scoringJson(JSON.stringify(t), d, rec, undefined).length;
+        scored++;
+      }
+    }
+    const outShape = [
+      { topic: extra.passOut, value: 'd'.repeat(Math.round(decisionBytes / 300)) },
+      { topic: extra.passOut2, value: 's'.repeat(Math.round(scoringBytes / Math.max(1, scored))) },
+    ];
 
     // 2b. throughput
     await fill(kafka, extra.passIn, THROUGHPUT_N);
+    let c0 = process.cpuUsage();
     const passRate = await rawPassthrough(kafka, extra.passIn, extra.passOut, THROUGHPUT_N);
+    const passCpu = process.cpuUsage(c0);
+    // Diagnostic only (not the baseline): the same raw passthrough producing the stage's output volume.
+    await fill(kafka, extra.pass2In, THROUGHPUT_N);
+    const pass2Rate = await rawPassthrough(kafka, extra.pass2In, extra.passOut, THROUGHPUT_N, outShape);
     await fill(kafka, tputNames.traces, THROUGHPUT_N);
     const metrics = new StewardMetrics();
+    c0 = process.cpuUsage();
     const t0 = performance.now();
     const tcfg = { ...cfg, topics: { ...cfg.topics, prefix: `${prefix}t` }, consumer: { ...cfg.consumer, groupPrefix: `${prefix}t` } };
     const tpipe = await startPipeline(tcfg, ['tripwire'], deps as PipelineDeps, { logger, metrics });
@@ -185,6 +221,7 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 20));
     }
     const stewardRate = THROUGHPUT_N / ((performance.now() - t0) / 1000);
+    const stewardCpu = process.cpuUsage(c0);
     await tpipe.stop();
     const rssEnd = mb();
 
@@ -193,6 +230,11 @@ async function main(): Promise<void> {
     console.log(`echo_p50_ms=${echoP50.toFixed(2)} echo_p99_ms=${echoP99.toFixed(2)}`);
     console.log(`sync_p50_ms=${syncP50.toFixed(2)} sync_p99_ms=${syncP99.toFixed(2)} fallbacks=${fallbacks}`);
     console.log(`passthrough_msgs_per_s=${passRate.toFixed(0)} steward_tripwire_msgs_per_s=${stewardRate.toFixed(0)} engine_only_decide_per_s=${engineRate.toFixed(0)}`);
+    const us = (c: NodeJS.CpuUsage) => ((c.user + c.system) / THROUGHPUT_N).toFixed(1);
+    console.log(`cpu_us_per_msg passthrough=${us(passCpu)} steward_tripwire=${us(stewardCpu)}`);
+    console.log(
+      `passthrough_with_stage_output_msgs_per_s=${pass2Rate.toFixed(0)} (decision ${outShape[0].value.length} B + scoring ${outShape[1].value.length} B per trace) stage_output_only_vs_passthrough=${(pass2Rate / passRate).toFixed(3)}`,
+    );
     console.log(`throughput_vs_engine_only=${(stewardRate / engineRate).toFixed(3)}`);
     console.log(`rss_mb_start=${rssStart} rss_mb_after_sync=${rssSync} rss_mb_end=${rssEnd}`);
     console.log(`sync_p50_vs_echo=${(syncP50 / echoP50).toFixed(3)}`);
