@@ -54,7 +54,7 @@ async function profiled<T>(fn: () => Promise<T>): Promise<T> {
 
 async function main(): Promise<void> {
   const prefix = `prof-${RUN}`;
-  const cfg = buildConfig({ topics: { prefix, partitions: 3, reply_partitions: 1 }, consumer: { group_prefix: prefix }, limits: { partitions_concurrently: 3, chunk_size: Number(process.env.BENCH_CHUNK ?? 500) }, observability: { enabled: false } }, env());
+  const cfg = buildConfig({ topics: { prefix, partitions: 3, reply_partitions: 1 }, consumer: { group_prefix: prefix }, limits: { partitions_concurrently: 3, chunk_size: Number(process.env.BENCH_CHUNK ?? 500), max_event_time_skew_ms: null }, observability: { enabled: false } }, env());
   const { deps, close } = await benchEngineDeps(cfg);
   const adapter = new KafkaAdapter(cfg.kafka);
   const admin = await adapter.admin();

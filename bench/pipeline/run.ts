@@ -137,7 +137,7 @@ async function main(): Promise<void> {
   const e = env();
   const prefix = `bench-${Date.now().toString(36)}`;
   const cfg = buildConfig(
-    { topics: { prefix, partitions: PARTITIONS, reply_partitions: 4 }, consumer: { group_prefix: prefix }, limits: { partitions_concurrently: PARTITIONS, chunk_size: Number(process.env.BENCH_CHUNK ?? 500) }, observability: { enabled: false } },
+    { topics: { prefix, partitions: PARTITIONS, reply_partitions: 4 }, consumer: { group_prefix: prefix }, limits: { partitions_concurrently: PARTITIONS, chunk_size: Number(process.env.BENCH_CHUNK ?? 500), max_event_time_skew_ms: null }, observability: { enabled: false } },
     e,
   );
   const names = topicNames(prefix);

@@ -29,7 +29,12 @@ export interface StewardConfig {
   sources?: string;
   engine: EngineConfig;
   llm?: { baseUrl: string; apiKey?: string; model?: string; timeoutMs: number; maxInFlight: number };
-  limits: { maxTraceBytes: number; chunkSize: number; partitionsConcurrently: number; shutdownTimeoutMs: number };
+  /**
+   * maxEventTimeSkewMs: a trace's own timestamp is agent-controlled, yet it drives rate-limit windows and
+   * trust-debt decay; it is clamped to within this many ms of the Kafka record time (LogAppendTime on
+   * topics we create). null trusts trace timestamps (replays and simulations that move time on purpose).
+   */
+  limits: { maxTraceBytes: number; chunkSize: number; partitionsConcurrently: number; shutdownTimeoutMs: number; maxEventTimeSkewMs: number | null };
   consumer: { groupPrefix: string; sessionTimeoutMs: number; autoCommitIntervalMs: number };
   /** Periodic good-behaviour audit of the trust-debt stage (ACGP-1004 §10.4.2); interval 0 = lazy credits only. */
   trustDebt: { auditSweepIntervalMs: number; auditSweepLagMs: number };
@@ -204,6 +209,7 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
       chunkSize: raw.limits?.chunk_size ?? 500,
       partitionsConcurrently: raw.limits?.partitions_concurrently ?? 4,
       shutdownTimeoutMs: raw.limits?.shutdown_timeout_ms ?? 15_000,
+      maxEventTimeSkewMs: raw.limits?.max_event_time_skew_ms === null ? null : raw.limits?.max_event_time_skew_ms ?? 300_000,
     },
     consumer: {
       groupPrefix: raw.consumer?.group_prefix ?? 'steward',

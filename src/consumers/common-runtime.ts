@@ -83,6 +83,7 @@ export async function startPipeline(
               topics,
               metrics,
               engineVersion: deps.engineVersion,
+              maxEventTimeSkewMs: cfg.limits.maxEventTimeSkewMs,
               replies: replies!,
               onRejectedRoute: (m) => routeLog.warn({ topic: m.topic, partition: m.partition, offset: m.offset, key: m.key?.toString('utf8') }, 'reply route outside the replies topic ignored'),
             })

@@ -216,8 +216,14 @@ export function keyText(m: InMessage): string | null {
   return m.key === null ? null : m.key.toString('utf8');
 }
 
-/** Event time of a trace (its ISO timestamp) with the Kafka timestamp as fallback. */
-export function eventTimeMs(timestamp: unknown, m: InMessage): number {
+/**
+ * Event time of a trace (its ISO timestamp) with the Kafka timestamp as fallback. With `maxSkewMs` the
+ * agent's claim is clamped to within that distance of the record timestamp: an agent must not reset its
+ * own rate-limit windows or age its trust debt away by writing a timestamp days ahead.
+ */
+export function eventTimeMs(timestamp: unknown, m: InMessage, maxSkewMs: number | null = null): number {
   const t = typeof timestamp === 'string' ? Date.parse(timestamp) : typeof timestamp === 'number' ? timestamp : NaN;
-  return Number.isFinite(t) ? t : m.timestampMs;
+  if (!Number.isFinite(t)) return m.timestampMs;
+  if (maxSkewMs === null || !Number.isFinite(m.timestampMs)) return t;
+  return Math.min(Math.max(t, m.timestampMs - maxSkewMs), m.timestampMs + maxSkewMs);
 }

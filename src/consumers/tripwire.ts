@@ -22,6 +22,8 @@ export interface TripwireStageDeps {
   metrics: StewardMetrics;
   engineVersion?: string;
   nowMs?: () => number;
+  /** limits.max_event_time_skew_ms (null: trust trace timestamps). */
+  maxEventTimeSkewMs?: number | null;
   /** The only topic/partitions replies may go to (headers asking for anything else are ignored). */
   replies: ReplyTarget;
   /** Told when a trace asked for a reply route outside `replies` (logged by the runtime). */
@@ -50,7 +52,7 @@ export class TripwireProcessor implements StageProcessor {
 
   async process(m: InMessage): Promise<StageOutput[]> {
     const { trace, json: traceJson } = await this.d.decoder.decode(m.value);
-    const evTime = eventTimeMs(trace.timestamp, m);
+    const evTime = eventTimeMs(trace.timestamp, m, this.d.maxEventTimeSkewMs ?? null);
     let record: unknown;
     try {
       record = await this.d.engine.decide(trace, evTime);

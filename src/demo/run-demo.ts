@@ -100,6 +100,8 @@ export async function runDemo(cfg0: StewardConfig, opts: DemoOptions, logger: Lo
     consumer: { ...cfg0.consumer, groupPrefix: `steward-${runId}` },
     redis: { ...cfg0.redis, keyPrefix: `${cfg0.redis.keyPrefix}${runId}:` },
     observability: { ...cfg0.observability, enabled: cfg0.observability.enabled },
+    // The demo's agents run on a simulated clock (hours in a minute), so their timestamps are trusted here.
+    limits: { ...cfg0.limits, maxEventTimeSkewMs: null },
   };
   const names = topicNames(cfg.topics.prefix);
   const adapter = new KafkaAdapter(cfg.kafka, logger);

@@ -49,7 +49,10 @@ export function topicSpecs(names: TopicNames, layout: TopicLayout = DEFAULT_TOPI
           replicationFactor: layout.replicationFactor,
           configEntries: [{ name: 'retention.ms', value: String(layout.replyRetentionMs) }],
         }
-      : { topic: names[k], numPartitions: layout.partitions, replicationFactor: layout.replicationFactor },
+      : k === 'traces'
+        ? // The broker stamps each trace on arrival: the reference the event-time clamp trusts (agents set CreateTime).
+          { topic: names[k], numPartitions: layout.partitions, replicationFactor: layout.replicationFactor, configEntries: [{ name: 'message.timestamp.type', value: 'LogAppendTime' }] }
+        : { topic: names[k], numPartitions: layout.partitions, replicationFactor: layout.replicationFactor },
   );
 }
 

@@ -17,7 +17,8 @@ export function pipelineConfig(prefix: string, raw: Record<string, any> = {}): S
     topics: { prefix, partitions: 3, reply_partitions: 4 },
     redis: { url: s.redisUrl },
     consumer: { group_prefix: prefix, session_timeout_ms: 6000, auto_commit_interval_ms: 200 },
-    limits: { max_trace_bytes: 16384, chunk_size: 200, partitions_concurrently: 3 },
+    // Tests move time on purpose (fixed 2026 timestamps, hours apart): trust them unless a test opts in.
+    limits: { max_trace_bytes: 16384, chunk_size: 200, partitions_concurrently: 3, max_event_time_skew_ms: null },
     observability: { enabled: false },
   };
   for (const [k, v] of Object.entries(raw)) base[k] = v && typeof v === 'object' && !Array.isArray(v) ? { ...base[k], ...v } : v;

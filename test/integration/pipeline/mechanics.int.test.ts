@@ -155,4 +155,32 @@ describe('pipeline mechanics', () => {
       }
     });
   });
+
+  it('agent-written timestamps are clamped to the broker arrival time (LogAppendTime on acgp.traces)', async () => {
+    await withPipelineEnv('pl-clock', async ({ topics, cfg, adapter }) => {
+      const pipe = await startPipeline(cfg, ['tripwire'], { engine: new TestEngine() }, { logger: quietLogger() });
+      const out = await new Collector(adapter, [topics.decisions]).start();
+      const p = await adapter.producer();
+      try {
+        const before = Date.now();
+        const future = before + 10 * 86_400_000;
+        // The agent claims a time ten days ahead in both the trace and the record's CreateTime.
+        await p.send([{ topic: topics.traces, messages: [
+          { key: 'c1', value: JSON.stringify(trace(1, 'c1', { timestamp: new Date(future).toISOString() })), timestamp: String(future) },
+          { key: 'c1', value: JSON.stringify(trace(2, 'c1', { timestamp: new Date(before - 60_000).toISOString() })) },
+        ] }]);
+        await waitFor(() => out.byId(topics.decisions).size === 2, { timeoutMs: 15000, message: 'decisions' });
+        const after = Date.now();
+        const d = out.byId(topics.decisions);
+        const clamped = d.get('t-c1-1')!.event_time_ms as number;
+        expect(clamped).toBeGreaterThanOrEqual(before - 1000 + 300_000);
+        expect(clamped).toBeLessThanOrEqual(after + 1000 + 300_000);
+        expect(d.get('t-c1-2')!.event_time_ms).toBe(before - 60_000); // within the skew: kept as written
+      } finally {
+        await p.disconnect();
+        await out.stop();
+        await pipe.stop();
+      }
+    }, { limits: { max_event_time_skew_ms: 300_000 } });
+  });
 });

@@ -21,7 +21,7 @@ const cfg = buildConfig(
   {
     topics: { prefix: o.prefix, partitions: o.partitions, reply_partitions: 2 },
     consumer: { group_prefix: o.prefix, session_timeout_ms: 6000, auto_commit_interval_ms: 200 },
-    limits: { chunk_size: 50, partitions_concurrently: o.partitions },
+    limits: { chunk_size: 50, partitions_concurrently: o.partitions, max_event_time_skew_ms: null },
     observability: { enabled: false },
   },
   process.env,

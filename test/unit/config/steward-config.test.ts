@@ -15,6 +15,13 @@ describe('steward.yaml', () => {
     expect(groupId(cfg, 'tripwire')).toBe('steward-tripwire');
   });
 
+  it('clamps agent timestamps by default; null trusts them', () => {
+    expect(buildConfig({}, {}).limits.maxEventTimeSkewMs).toBe(300_000);
+    expect(buildConfig(parseConfigText('limits:\n  max_event_time_skew_ms: null\n'), {}).limits.maxEventTimeSkewMs).toBeNull();
+    expect(buildConfig(parseConfigText('limits:\n  max_event_time_skew_ms: 1000\n'), {}).limits.maxEventTimeSkewMs).toBe(1000);
+    expect(() => buildConfig(parseConfigText('limits:\n  max_event_time_skew_ms: -1\n'), {})).toThrow(/max_event_time_skew_ms/);
+  });
+
   it('maps engine settings (GT alias, tier overrides, lists)', () => {
     const raw = parseConfigText('engine:\n  default_tier: GT-3\n  tiers:\n    ACL-1: { thresholds: { ok: 0.2 } }\n  lists:\n    banned: [a, b]\n  fallback_on_timeout: deny\n');
     const cfg = buildConfig(raw, {});

@@ -70,5 +70,7 @@ describe('DLQ and reply routing', () => {
     const n = topicNames('acme.prod.');
     expect(n.trustDebt).toBe('acme.prod.trust-debt');
     expect(topicSpecs(n).find((s) => s.topic === n.replies)!.numPartitions).toBe(12);
+    // the broker's arrival time is the reference for clamping agent-written trace timestamps
+    expect(topicSpecs(n).find((s) => s.topic === n.traces)!.configEntries).toEqual([{ name: 'message.timestamp.type', value: 'LogAppendTime' }]);
   });
 });
