@@ -12,9 +12,12 @@
  *   steward review retier resolve AGENT --decision keep|retier --by NAME [--note TEXT] [--tenant T] [--at TIME]
  *       resolves the agent's queued re-tiering requests: removes them from the Redis queue and publishes a
  *       `retier_resolved` review event on acgp.reviews (Kafka from the config / KAFKA_BROKERS, --topic-prefix)
- * Common: [--config FILE] [--redis URL] [--prefix P]. Changes are printed as JSON (the debt-change event).
- * The CLI applies the default §10 credit unless --credit is given; the stream stage (acgp.reviews) uses
- * the agent's blueprint settings.
+ * Common: [--config FILE] [--redis URL] [--prefix P] [--blueprints DIR] [--agents FILE] [--topic-prefix P].
+ * Credits and thresholds are the trust_debt settings of the blueprint selected for the agent (as
+ * `steward run` selects it) unless --credit is given. Every debt change is printed as JSON and published
+ * on acgp.trust-debt (ACGP-1004 §10.7: every change is an event; the sink lands it in ClickHouse);
+ * `--no-publish` keeps it in Redis only. The Redis write comes first and is idempotent by event id, so
+ * after a failed publish the same command publishes the change again (the sink dedupes by event id).
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -24,9 +27,10 @@ import { KafkaAdapter } from '../../adapters/kafka/client.js';
 import type { ReviewMessage } from '../../adapters/kafka/messages.js';
 import { topicNames } from '../../adapters/kafka/topics.js';
 import { loadStewardConfig } from '../../config/steward-config.js';
-import { DEFAULT_TRUST_DEBT_CONFIG, type RetierRequest, type TrustDebtChange } from '../../engine/trust-debt/index.js';
+import type { RetierRequest, TrustDebtChange } from '../../engine/trust-debt/index.js';
+import { trustDebtMessage } from '../../consumers/trust-debt.js';
 import { StewardError } from '../../errors.js';
-import { parseTime, redisTarget, tenantFor } from './debt.js';
+import { agentTrustDebtSettings, parseTime, redisTarget } from './debt.js';
 
 const USAGE = [
   'usage: steward review approve|deny --trace ID --agent A [--tenant T] [--reviewer R] [--credit C] [--at TIME]',
@@ -35,7 +39,7 @@ const USAGE = [
   '       steward review pending [--tenant T] [--json]',
   '       steward review retier list [--tenant T] [--json]',
   '       steward review retier resolve AGENT --decision keep|retier --by NAME [--note TEXT] [--tenant T] [--at TIME] [--topic-prefix P]',
-  '       (all: [--config FILE] [--redis URL] [--prefix P])',
+  '       (all: [--config FILE] [--redis URL] [--prefix P] [--blueprints DIR] [--agents FILE] [--topic-prefix P] [--no-publish])',
 ].join('\n');
 
 const OPTIONS = {
@@ -56,6 +60,9 @@ const OPTIONS = {
   by: { type: 'string' },
   note: { type: 'string' },
   'topic-prefix': { type: 'string' },
+  'no-publish': { type: 'boolean' },
+  blueprints: { type: 'string' },
+  agents: { type: 'string' },
 } as const;
 
 function usage(msg?: string): StewardError {
@@ -71,6 +78,29 @@ function creditOf(s: string | undefined): number | undefined {
 
 const print = (o: unknown) => process.stdout.write(JSON.stringify(o) + '\n');
 const changeJson = (c: TrustDebtChange) => ({ ...c, audits: c.audits?.length ? c.audits : undefined });
+
+async function withProducer(v: Values, fn: (send: (topic: 'reviews' | 'trustDebt', key: string, values: unknown[]) => Promise<void>) => Promise<void>): Promise<void> {
+  const cfg = loadStewardConfig(v.config);
+  const topics = topicNames(typeof v['topic-prefix'] === 'string' ? v['topic-prefix'] : cfg.topics.prefix);
+  const producer = await new KafkaAdapter(cfg.kafka).producer();
+  try {
+    await fn(async (topic, key, values) => {
+      await producer.send([{ topic: topics[topic], messages: values.map((x) => ({ key, value: JSON.stringify(x) })) }]);
+    });
+  } finally {
+    await producer.disconnect();
+  }
+}
+
+/** The change and the audit credits that fell due before it, as acgp.trust-debt events (stage format). */
+async function publishChange(v: Values, change: TrustDebtChange): Promise<void> {
+  if (v['no-publish']) return;
+  try {
+    await withProducer(v, (send) => send('trustDebt', change.agentId, [...(change.audits ?? []), change].map(trustDebtMessage)));
+  } catch (e) {
+    throw new StewardError('STEWARD_KAFKA', `debt change ${change.eventId} applied in Redis but not published to acgp.trust-debt (${(e as Error).message}); run the same command again to publish it`, { cause: e, retryable: true });
+  }
+}
 
 export async function run(argv: string[]): Promise<number> {
   let parsed;
@@ -89,7 +119,6 @@ export async function run(argv: string[]): Promise<number> {
   const { url, prefix } = redisTarget(v);
   const redis = createRedis(url, { maxRetriesPerRequest: 1 });
   const store = new RedisTrustDebtStore(redis, { prefix });
-  const cfg = DEFAULT_TRUST_DEBT_CONFIG;
   try {
     if (sub === 'pending') {
       const list = await store.pendingRemediations(v.tenant);
@@ -102,14 +131,19 @@ export async function run(argv: string[]): Promise<number> {
     }
     if (sub === 'request') {
       if (!v.agent || !v.reason) throw usage('request needs --agent and --reason');
-      print(await store.requestRemediation(tenantFor(v.agent, v), v.agent, { requestId: v.id ?? randomUUID(), reason: v.reason, atMs: at }, cfg));
+      const s = await agentTrustDebtSettings(v.agent, v);
+      print(await store.requestRemediation(s.tenant, v.agent, { requestId: v.id ?? randomUUID(), reason: v.reason, atMs: at }, s.config));
       return 0;
     }
     if (v.request !== undefined) {
       if (v.trace !== undefined) throw usage('give --trace or --request, not both');
       if (!v.reviewer) throw usage('a remediation decision needs --reviewer');
-      const r = await store.decideRemediation(v.request, sub === 'approve' ? 'grant' : 'deny', { reviewer: v.reviewer, credit, atMs: at }, cfg);
+      const filed = await store.getRemediation(v.request);
+      if (!filed) throw new StewardError('STEWARD_REMEDIATION', `no remediation request ${v.request}`, { details: { requestId: v.request } });
+      const s = await agentTrustDebtSettings(filed.agentId, { ...v, tenant: filed.tenant });
+      const r = await store.decideRemediation(v.request, sub === 'approve' ? 'grant' : 'deny', { reviewer: v.reviewer, credit, atMs: at }, s.config);
       print({ request: r.request, change: r.change ? changeJson(r.change) : undefined });
+      if (r.change) await publishChange(v, r.change);
       return 0;
     }
     if (!v.trace || !v.agent) throw usage('a review outcome needs --trace and --agent (or --request for a remediation decision)');
@@ -118,18 +152,17 @@ export async function run(argv: string[]): Promise<number> {
       print({ trace_id: v.trace, agent_id: v.agent, outcome: 'denied', change: null });
       return 0;
     }
-    const change = await store.apply(
-      { eventId: `review:${v.trace}`, tenant: tenantFor(v.agent, v), agentId: v.agent, atMs: at, kind: 'review_approved', credit },
-      cfg,
-    );
+    const s = await agentTrustDebtSettings(v.agent, v);
+    const change = await store.apply({ eventId: `review:${v.trace}`, tenant: s.tenant, agentId: v.agent, atMs: at, kind: 'review_approved', credit }, s.config);
     print(changeJson(change));
+    await publishChange(v, change);
     return 0;
   } finally {
     redis.disconnect();
   }
 }
 
-type Values = Record<string, string | boolean | undefined> & { tenant?: string; config?: string; redis?: string; prefix?: string; json?: boolean; at?: string };
+type Values = Record<string, string | boolean | undefined> & { tenant?: string; config?: string; redis?: string; prefix?: string; json?: boolean; at?: string; blueprints?: string; agents?: string };
 
 const retierJson = (r: RetierRequest) => ({ tenant: r.tenant, agent_id: r.agentId, event_id: r.eventId, at: new Date(r.atMs).toISOString(), at_ms: r.atMs, debt: r.debt });
 
@@ -156,7 +189,7 @@ async function retier(args: string[], v: Values): Promise<number> {
       }
       return 0;
     }
-    const tenant = tenantFor(agent!, v);
+    const tenant = (await agentTrustDebtSettings(agent!, v)).tenant;
     const queued = (await store.retierQueue(1_000_000)).filter((r) => r.tenant === tenant && r.agentId === agent);
     if (queued.length === 0) throw new StewardError('STEWARD_REMEDIATION', `no queued re-tiering review for ${tenant}/${agent}`, { details: { tenant, agentId: agent } });
     const atMs = parseTime(v.at, Date.now());
@@ -172,15 +205,7 @@ async function retier(args: string[], v: Values): Promise<number> {
       requests: queued.map((r) => ({ event_id: r.eventId, at_ms: r.atMs, debt: r.debt })),
     };
     // Audit record first: if publishing fails the requests stay queued and the command can be repeated.
-    const cfg = loadStewardConfig(v.config);
-    const adapter = new KafkaAdapter(cfg.kafka);
-    const producer = await adapter.producer();
-    try {
-      const topics = topicNames(typeof v['topic-prefix'] === 'string' ? v['topic-prefix'] : cfg.topics.prefix);
-      await producer.send([{ topic: topics.reviews, messages: [{ key: agent!, value: JSON.stringify(review) }] }]);
-    } finally {
-      await producer.disconnect();
-    }
+    await withProducer(v, (send) => send('reviews', agent!, [review]));
     const resolved = await store.resolveRetier(tenant, agent!);
     print({ review, resolved: resolved.map(retierJson) });
     return 0;

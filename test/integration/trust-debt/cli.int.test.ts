@@ -4,7 +4,7 @@ import { ClickHouseStore } from '../../../src/adapters/clickhouse/client.js';
 import { migrate } from '../../../src/adapters/clickhouse/migrations.js';
 import { run as debt } from '../../../src/cli/commands/debt.js';
 import { run as review } from '../../../src/cli/commands/review.js';
-import { services, withClickHouseDatabase, withRedis } from '../setup/helpers.js';
+import { consumeMessages, services, uniqueName, withClickHouseDatabase, withRedis, withTopics } from '../setup/helpers.js';
 
 let out: string[] = [];
 let err: string[] = [];
@@ -18,9 +18,11 @@ afterEach(() => vi.restoreAllMocks());
 const json = () => out.join('').trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
 
 describe('steward review / debt show (Redis)', () => {
-  it('feeds review outcomes and remediation decisions, and shows the result', async () => {
-    await withRedis(async (redis, prefix) => {
-      const p = ['--prefix', prefix, '--redis', services().redisUrl];
+  it('feeds review outcomes and remediation decisions, publishes every debt change, and shows the result', async () => {
+    const topicPrefix = uniqueName('rv');
+    await withTopics([`${topicPrefix}.trust-debt`], () => withRedis(async (redis, prefix) => {
+      const r = ['--prefix', prefix, '--redis', services().redisUrl];
+      const p = [...r, '--topic-prefix', topicPrefix];
       // seed some debt through the store the stream uses
       const { RedisTrustDebtStore } = await import('../../../src/adapters/redis/trust-debt-store.js');
       const { DEFAULT_TRUST_DEBT_CONFIG } = await import('../../../src/engine/trust-debt/index.js');
@@ -39,7 +41,7 @@ describe('steward review / debt show (Redis)', () => {
       expect(json()[0]).toMatchObject({ requestId: 'rq-cli', status: 'pending' });
 
       out = [];
-      expect(await debt(['show', 'bot', '--tenant', 'acme', '--at', '2026-01-01T00:00:00Z', '--json', ...p])).toBe(0);
+      expect(await debt(['show', 'bot', '--tenant', 'acme', '--at', '2026-01-01T00:00:00Z', '--json', ...r])).toBe(0);
       const shown = json()[0]!;
       expect(shown.debt).toBeCloseTo(0.4, 15);
       expect(shown.level).toBe('elevated_monitoring');
@@ -54,7 +56,21 @@ describe('steward review / debt show (Redis)', () => {
 
       await expect(review(['deny', '--request', 'rq-cli', '--reviewer', 'bob', ...p])).rejects.toMatchObject({ code: 'STEWARD_REMEDIATION' });
       await expect(review(['approve', '--agent', 'bot', ...p])).rejects.toMatchObject({ code: 'STEWARD_USAGE' });
-    });
+
+      // Every change above is an acgp.trust-debt event (ACGP-1004 §10.7), in the stage's message format.
+      const events = (await consumeMessages(`${topicPrefix}.trust-debt`, 2)).map((m) => JSON.parse(m.value!.toString()) as Record<string, any>);
+      expect(events.map((e) => [e.event_id, e.cause, e.agent_id, e.tenant, e.duplicate])).toEqual([
+        ['review:t-0', 'review_approved', 'bot', 'acme', false],
+        ['remediation:rq-cli', 'remediation_granted', 'bot', 'acme', false],
+      ]);
+      expect(events[1]!.after).toBeCloseTo(0.15, 15);
+      expect(events[1]!.crossings).toEqual([{ threshold: 'elevated_monitoring', direction: 'down' }]);
+
+      // --no-publish: Redis only; a repeated approval is a duplicate (same event id) and moves nothing.
+      out = [];
+      expect(await review(['approve', '--trace', 't-0', '--agent', 'bot', '--tenant', 'acme', '--no-publish', ...p])).toBe(0);
+      expect(json()[0]).toMatchObject({ eventId: 'review:t-0', duplicate: true });
+    }));
   });
 });
 

@@ -93,6 +93,7 @@ scoring: { thresholds: { ok: 0.3, nudge: 0.45, escalate: 0.6, block: 0.75 } }
 trust_debt:
   decay: { rate: 0.5, period_hours: 24 }
   thresholds: { elevated_monitoring: 0.1, restricted_mode: 0.15, re_tiering_review: 0.9 }
+  recovery: { successful_review_credit: -0.05 }
 `;
   let dir: string;
   beforeEach(() => {
@@ -126,6 +127,19 @@ trust_debt:
       expect(await debt(['show', 'stranger', '--at', new Date(T0).toISOString(), '--json', ...p])).toBe(0);
       expect(json()[0]).toMatchObject({ tenant: 'default', thresholds: { elevated_monitoring: 0.3, restricted_mode: 0.5, re_tiering_review: 0.75 } });
       await expect(debt(['show', 'ops-bot', '--blueprints', join(dir, 'missing'), ...p.slice(0, 4)])).rejects.toMatchObject({ code: 'STEWARD_USAGE' });
+    });
+  });
+
+  it('review approve credits the blueprint\'s successful_review_credit to the registry\'s tenant', async () => {
+    await withRedis(async (redis, prefix) => {
+      const strict = trustDebtConfigFrom({ thresholds: { elevated_monitoring: 0.1, restricted_mode: 0.15, re_tiering_review: 0.9 } });
+      await new RedisTrustDebtStore(redis, { prefix }).apply({ eventId: 'b1', tenant: 'initech', agentId: 'ops-bot', atMs: T0, kind: 'intervention', intervention: 'block' }, strict);
+      const p = ['--prefix', prefix, '--redis', services().redisUrl, '--blueprints', dir, '--agents', join(dir, 'agents.yaml'), '--no-publish'];
+      expect(await review(['approve', '--trace', 'b1', '--agent', 'ops-bot', '--at', new Date(T0).toISOString(), ...p])).toBe(0);
+      const change = json()[0]!;
+      // -0.05 from the blueprint (the §10 default would be -0.1 → 0.05)
+      expect(change).toMatchObject({ tenant: 'initech', eventId: 'review:b1', before: 0.15, previousLevel: 'restricted_mode' });
+      expect(change.after).toBeCloseTo(0.1, 12);
     });
   });
 
