@@ -66,6 +66,81 @@ function sourceOffset(text: string, from: number, valueOffset: number, kind: 'do
   return s;
 }
 
+/**
+ * First RFC 8259 violation in `text` with its offset (Node's JSON.parse does not always say where).
+ * A small recursive scan; nesting is bounded so a hostile file cannot overflow the stack.
+ */
+export function strictJsonError(text: string): { message: string; offset: number } | undefined {
+  let i = 0;
+  const ws = () => {
+    while (i < text.length && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++;
+  };
+  const fail = (message: string): never => {
+    throw { message, offset: i };
+  };
+  const found = () => (i >= text.length ? 'end of input' : JSON.stringify(text[i]));
+  const str = () => {
+    i++;
+    while (i < text.length && text[i] !== '"') {
+      const c = text.charCodeAt(i);
+      if (c < 0x20) fail('control character in string');
+      if (text[i] === '\\') {
+        i++;
+        if (text[i] === 'u') {
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 1, i + 5))) fail('bad \\u escape');
+          i += 5;
+        } else if (text[i] !== undefined && '"\\/bfnrt'.includes(text[i]!)) i++;
+        else fail('bad escape');
+      } else i++;
+    }
+    if (i >= text.length) fail('unterminated string');
+    i++;
+  };
+  const value = (depth: number): void => {
+    if (depth > 512) fail('nested too deeply');
+    ws();
+    const c = text[i];
+    if (c === '{' || c === '[') {
+      const close = c === '{' ? '}' : ']';
+      i++;
+      ws();
+      if (text[i] === close) return void i++;
+      for (;;) {
+        if (c === '{') {
+          ws();
+          if (text[i] !== '"') fail(`expected a double-quoted property name, found ${found()}`);
+          str();
+          ws();
+          if (text[i] !== ':') fail(`expected ':', found ${found()}`);
+          i++;
+        }
+        value(depth + 1);
+        ws();
+        if (text[i] === ',') {
+          i++;
+          ws();
+          if (text[i] === close) fail(`trailing comma before ${close}`);
+          continue;
+        }
+        if (text[i] === close) return void i++;
+        fail(`expected ',' or '${close}', found ${found()}`);
+      }
+    }
+    if (c === '"') return str();
+    const lit = /^(?:true|false|null|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/.exec(text.slice(i, i + 400));
+    if (!lit) fail(`unexpected ${found()}`);
+    i += lit![0].length;
+  };
+  try {
+    value(0);
+    ws();
+    if (i < text.length) fail(`unexpected ${found()} after the JSON value`);
+    return undefined;
+  } catch (e) {
+    return e as { message: string; offset: number };
+  }
+}
+
 export function parseSource(file: string, text: string): { doc?: SourceDoc; errors: StewardError[] } {
   const lineCounter = new LineCounter();
   const ydoc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, version: '1.2', schema: 'core', keepSourceTokens: false });
@@ -77,6 +152,12 @@ export function parseSource(file: string, text: string): { doc?: SourceDoc; erro
     errors.push(new StewardError('STEWARD_BLUEPRINT_SYNTAX', `invalid YAML/JSON: ${msg}`, { position: { file, line, col } }));
   }
   if (errors.length) return { errors };
+  // YAML 1.2 reads JSON, but also what JSON forbids (trailing commas, comments, single quotes, bare words):
+  // a .json file must be JSON, or other JSON tools would disagree with us about the policy.
+  if (file.toLowerCase().endsWith('.json')) {
+    const bad = strictJsonError(text);
+    if (bad) return { errors: [new StewardError('STEWARD_BLUEPRINT_SYNTAX', `invalid JSON: ${bad.message}`, { position: { file, ...at(bad.offset) } })] };
+  }
   let value: unknown;
   try {
     value = ydoc.toJS({ maxAliasCount: 100 }) as unknown;
