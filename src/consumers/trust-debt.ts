@@ -144,7 +144,7 @@ export class TrustDebtProcessor implements StageProcessor {
     if (!e) return [];
     const cfg = this.d.configFor(e.blueprint, e.ev.tenant, e.ev.agentId);
     const change = await this.d.store.apply(e.ev, cfg);
-    this.d.metrics.trustDebt.set({ tenant: change.tenant, agent_id: change.agentId }, change.after);
+    this.d.metrics.setTrustDebt(change.tenant, change.agentId, change.after, change.level);
     // Good-behaviour audit credits that fell due first are events of their own (own event ids).
     const all = [...(change.audits ?? []), change];
     if (this.d.logger && !change.duplicate) {
@@ -212,7 +212,7 @@ export function startTrustDebtAuditSweep(d: TrustDebtSweepDeps): AuditSweep {
     onChanges: async (changes) => {
       await d.producer.send([{ topic: d.topics.trustDebt, messages: changes.map((c) => toTrustDebtOutput(d.topics, c).message) }]);
       for (const c of changes) {
-        d.metrics?.trustDebt.set({ tenant: c.tenant, agent_id: c.agentId }, c.after);
+        d.metrics?.setTrustDebt(c.tenant, c.agentId, c.after, c.level);
         d.logger?.info({ event_id: c.eventId, tenant: c.tenant, agent_id: c.agentId, before: c.before, after: c.after, debt_level: c.level }, 'good-behaviour audit credit');
         if (d.logger) logCrossings(d.logger, c);
       }

@@ -12,10 +12,17 @@ export class StewardMetrics {
   readonly dlq: Counter<'stage' | 'code'>;
   readonly consumerLag: Gauge<'stage' | 'topic' | 'partition'>;
   readonly trustDebt: Gauge<'tenant' | 'agent_id'>;
+  /** Agents per trust-debt level, from the changes this process applied (bounded cardinality). */
+  readonly trustDebtAgents: Gauge<'level'>;
   readonly blueprintReloads: Counter<'outcome'>;
   readonly registryReloads: Counter<'outcome'>;
 
-  constructor(opts: { defaultMetrics?: boolean } = {}) {
+  /** Series of steward_trust_debt kept, most recently updated first; older agents' series are dropped. */
+  readonly maxTrustDebtSeries: number;
+  private readonly debtSeries = new Map<string, { tenant: string; agentId: string; level: string }>();
+
+  constructor(opts: { defaultMetrics?: boolean; maxTrustDebtSeries?: number } = {}) {
+    this.maxTrustDebtSeries = opts.maxTrustDebtSeries ?? 10_000;
     this.registry = new Registry();
     if (opts.defaultMetrics) collectDefaultMetrics({ register: this.registry });
     const registers = [this.registry];
@@ -30,8 +37,32 @@ export class StewardMetrics {
     this.interventions = new Counter({ name: 'steward_interventions_total', help: 'Interventions emitted by stage and type', labelNames: ['stage', 'intervention'], registers });
     this.dlq = new Counter({ name: 'steward_dlq_total', help: 'Messages sent to the DLQ by stage and error code', labelNames: ['stage', 'code'], registers });
     this.consumerLag = new Gauge({ name: 'steward_consumer_lag', help: 'Messages behind the high watermark, per stage and partition', labelNames: ['stage', 'topic', 'partition'], registers });
-    this.trustDebt = new Gauge({ name: 'steward_trust_debt', help: 'Current trust debt per agent (last applied change)', labelNames: ['tenant', 'agent_id'], registers });
+    this.trustDebt = new Gauge({ name: 'steward_trust_debt', help: 'Current trust debt per agent (last applied change; the most recently changed agents only, see steward_trust_debt_agents)', labelNames: ['tenant', 'agent_id'], registers });
+    this.trustDebtAgents = new Gauge({ name: 'steward_trust_debt_agents', help: 'Agents by trust-debt level (last change per agent) among those steward_trust_debt keeps', labelNames: ['level'], registers });
     this.blueprintReloads = new Counter({ name: 'steward_blueprint_reloads_total', help: 'Blueprint hot reloads by outcome', labelNames: ['outcome'], registers });
     this.registryReloads = new Counter({ name: 'steward_agent_registry_reloads_total', help: 'Agent registry (agents.yaml) hot reloads by outcome', labelNames: ['outcome'], registers });
+  }
+
+  /**
+   * One agent's debt after a change. A Prometheus series per agent is unbounded with the agent count, so
+   * only the `maxTrustDebtSeries` most recently changed agents keep one (LRU), and the per-level counts
+   * describe the same agents. Alerting on one agent's debt is better served by acgp.trust-debt crossings.
+   */
+  setTrustDebt(tenant: string, agentId: string, debt: number, level: string): void {
+    const key = `${tenant}\u0000${agentId}`;
+    const prev = this.debtSeries.get(key);
+    if (prev) {
+      this.debtSeries.delete(key);
+      if (prev.level !== level) this.trustDebtAgents.dec({ level: prev.level });
+    }
+    if (!prev || prev.level !== level) this.trustDebtAgents.inc({ level });
+    this.debtSeries.set(key, { tenant, agentId, level });
+    this.trustDebt.set({ tenant, agent_id: agentId }, debt);
+    if (this.debtSeries.size > this.maxTrustDebtSeries) {
+      const [oldKey, old] = this.debtSeries.entries().next().value as [string, { tenant: string; agentId: string; level: string }];
+      this.debtSeries.delete(oldKey);
+      this.trustDebt.remove({ tenant: old.tenant, agent_id: old.agentId });
+      this.trustDebtAgents.dec({ level: old.level });
+    }
   }
 }
