@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { StewardMetrics } from '../../../src/observability/metrics.js';
 
-const series = async (m: StewardMetrics, name: string) => (await m.registry.getSingleMetric(name)!.get()).values.map((v) => ({ ...v.labels, value: v.value }));
+const series = async (m: StewardMetrics, name: string): Promise<Record<string, string | number>[]> =>
+  (await m.registry.getSingleMetric(name)!.get()).values.map((v) => ({ ...(v.labels as Record<string, string>), value: v.value }));
 
 describe('steward_trust_debt cardinality', () => {
   it('keeps one series per agent for the most recently changed agents only, and per-level counts of the same agents', async () => {
