@@ -2,32 +2,14 @@
 // mid-stream and restarted. Every trace must end with exactly one decision and one verdict after dedupe
 // by trace id (none missing), and trust debt must equal the value of applying each final intervention once.
 import { describe, it, expect } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { MemoryTrustDebtStore, DEFAULT_TRUST_DEBT_CONFIG } from '../../../src/engine/trust-debt/index.js';
 import { RedisTrustDebtStore } from '../../../src/adapters/redis/trust-debt-store.js';
 import { Collector, withPipelineEnv, trace, TestEngine } from './harness.js';
 import { services, waitFor, uniqueRedisPrefix, deleteRedisPrefix } from '../setup/helpers.js';
 import type { Trace } from '../../../src/engine/types.js';
-
-const CHILD = fileURLToPath(new URL('./stage-child.ts', import.meta.url));
-
-function startChild(opts: Record<string, unknown>): { proc: ChildProcess; ready: Promise<void> } {
-  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(opts)], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
-  const ready = new Promise<void>((resolve, reject) => {
-    let buf = '';
-    proc.stdout!.on('data', (d: Buffer) => {
-      buf += d.toString();
-      if (buf.includes('READY')) resolve();
-    });
-    proc.once('exit', (code) => reject(new Error(`child exited early (${code})`)));
-  });
-  ready.catch(() => undefined);
-  return { proc, ready };
-}
-
-const killed = (p: ChildProcess) => new Promise<void>((r) => (p.exitCode !== null || p.signalCode !== null ? r() : p.once('exit', () => r())));
+import { killed, startChild } from './children.js';
 
 describe('crash safety', () => {
   it('kill -9 of tripwire and scorer mid-stream: one decision and one verdict per trace, trust debt counted once', async () => {

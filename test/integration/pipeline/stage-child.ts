@@ -1,5 +1,9 @@
 // A Steward stage process for the crash tests: `node --import tsx stage-child.ts <json options>`.
-// Real Kafka and Redis; the deterministic TestEngine stands in for policy. Prints READY once joined.
+// Real Kafka and Redis; `engine: 'real'` runs the product's engine (repo blueprints + agents.yaml, Redis
+// state, as `steward run` bootstraps it), otherwise the deterministic TestEngine stands in for policy.
+// Prints READY once joined.
+import { fileURLToPath } from 'node:url';
+import { bootstrapEngine } from '../../../src/consumers/common-bootstrap.js';
 import { buildConfig } from '../../../src/config/steward-config.js';
 import { startPipeline, type StageName } from '../../../src/consumers/common-runtime.js';
 import { createRedis } from '../../../src/adapters/redis/client.js';
@@ -14,6 +18,7 @@ interface ChildOpts {
   redisPrefix: string;
   delayMs: number;
   partitions: number;
+  engine?: 'real' | 'test';
 }
 
 const o = JSON.parse(process.argv[2]) as ChildOpts;
@@ -23,20 +28,29 @@ const cfg = buildConfig(
     consumer: { group_prefix: o.prefix, session_timeout_ms: 6000, auto_commit_interval_ms: 200 },
     limits: { chunk_size: 50, partitions_concurrently: o.partitions, max_event_time_skew_ms: null },
     observability: { enabled: false },
+    blueprints: { dir: fileURLToPath(new URL('../../../blueprints', import.meta.url)), watch: false },
+    redis: { key_prefix: o.redisPrefix },
+    // Traces carry 2026-01-01 event times: a wall-clock audit sweep would credit those windows behind the test's back.
+    trust_debt: { audit_sweep_interval_ms: 0 },
   },
   process.env,
 );
-const engine = new TestEngine();
-engine.delayMs = o.delayMs;
-const redis = o.stages.includes('trust-debt') ? createRedis(cfg.redis.url, { maxRetriesPerRequest: 1, }) : undefined;
-redis?.on('error', () => undefined);
-const store = redis ? new RedisTrustDebtStore(redis, { prefix: o.redisPrefix }) : undefined;
-const pipe = await startPipeline(
-  cfg,
-  o.stages,
-  { engine, trustDebtStore: store, trustDebtConfigFor: () => DEFAULT_TRUST_DEBT_CONFIG, tenantOf: () => 'acme' },
-  { logger: createLogger({ level: process.env.STEWARD_TEST_LOG ?? 'silent' }) },
-);
+const logger = createLogger({ level: process.env.STEWARD_TEST_LOG ?? 'silent' });
+let redis: ReturnType<typeof createRedis> | undefined;
+let deps;
+if (o.engine === 'real') {
+  const rt = await bootstrapEngine(cfg, o.stages, logger);
+  redis = rt.redis;
+  deps = rt.deps;
+} else {
+  const engine = new TestEngine();
+  engine.delayMs = o.delayMs;
+  redis = o.stages.includes('trust-debt') ? createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 }) : undefined;
+  redis?.on('error', () => undefined);
+  const store = redis ? new RedisTrustDebtStore(redis, { prefix: o.redisPrefix }) : undefined;
+  deps = { engine, trustDebtStore: store, trustDebtConfigFor: () => DEFAULT_TRUST_DEBT_CONFIG, tenantOf: () => 'acme' };
+}
+const pipe = await startPipeline(cfg, o.stages, deps, { logger });
 const t = setInterval(() => {
   if (pipe.isReady()) {
     clearInterval(t);
