@@ -22,7 +22,7 @@ import type { Trace } from '../../src/engine/types.js';
 import { benchEngineDeps, BENCH_AGENTS } from './engine.js';
 import { demoTrace } from '../../src/demo/agents.js';
 import { decisionMessage } from '../../src/consumers/common-engine.js';
-import { scoringJson } from '../../src/consumers/tripwire.js';
+import { scoringJson } from '../../src/consumers/scoring-message.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 300);
@@ -191,7 +191,7 @@ async function main(): Promise<void> {
       const d = JSON.stringify(decisionMessage(rec, t, 0, Date.now(), '0.1.0'));
       decisionBytes += d.length;
       if (!(rec as { halted?: boolean }).halted) {
-        scoringBytes += scoringJson(JSON.stringify(t), d, rec, undefined).length;
+        scoringBytes += scoringJson(JSON.stringify(t), Date.parse(t.timestamp), rec, undefined).length;
         scored++;
       }
     }

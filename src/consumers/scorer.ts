@@ -4,34 +4,18 @@
  */
 import type { InMessage } from '../adapters/kafka/client.js';
 import type { TopicNames } from '../adapters/kafka/topics.js';
-import type { ScoringMessage } from '../adapters/kafka/messages.js';
 import { replyMessage } from '../adapters/kafka/request-reply.js';
-import { validateTrace } from '../adapters/kafka/serde.js';
 import { StewardError, isRetryable } from '../errors.js';
 import type { StewardMetrics } from '../observability/metrics.js';
 import type { StageOutput, StageProcessor } from './common.js';
 import { verdictMessage, type DecideScoreEngine } from './common-engine.js';
+import { parseScoring } from './scoring-message.js';
 
 export interface ScorerStageDeps {
   engine: Pick<DecideScoreEngine, 'score'>;
   topics: TopicNames;
   metrics: StewardMetrics;
   nowMs?: () => number;
-}
-
-function parseScoring(m: InMessage): ScoringMessage {
-  if (m.value === null) throw new StewardError('STEWARD_TRACE_JSON', 'empty scoring message');
-  let obj: ScoringMessage;
-  try {
-    obj = JSON.parse(m.value.toString('utf8')) as ScoringMessage;
-  } catch (e) {
-    throw new StewardError('STEWARD_TRACE_JSON', `malformed scoring message: ${(e as Error).message}`);
-  }
-  if (!obj || typeof obj !== 'object' || !obj.decision || typeof obj.decision.trace_id !== 'string') {
-    throw new StewardError('STEWARD_TRACE_SCHEMA', 'scoring message lacks trace/decision');
-  }
-  validateTrace(obj.trace);
-  return obj;
 }
 
 export class ScorerProcessor implements StageProcessor {
@@ -46,7 +30,7 @@ export class ScorerProcessor implements StageProcessor {
     const s = parseScoring(m);
     let record: unknown;
     try {
-      record = await this.d.engine.score(s.trace, s.decision_record ?? s.decision, s.decision.event_time_ms);
+      record = await this.d.engine.score(s.trace, s.decisionForScore, s.decision.event_time_ms);
     } catch (e) {
       if (isRetryable(e)) throw e;
       throw e instanceof StewardError ? e : new StewardError('STEWARD_EVAL', `score failed: ${(e as Error).message}`, { cause: e });

@@ -6,7 +6,6 @@
 import type { InMessage } from '../adapters/kafka/client.js';
 import type { TopicNames } from '../adapters/kafka/topics.js';
 import type { TraceDecoder } from '../adapters/kafka/serde.js';
-import type { ScoringMessage } from '../adapters/kafka/messages.js';
 import { replyRoute, replyMessage, REPLY_HEADERS, type ReplyTarget } from '../adapters/kafka/request-reply.js';
 import { headerText } from '../adapters/kafka/client.js';
 import { StewardError, isRetryable } from '../errors.js';
@@ -14,6 +13,7 @@ import type { StewardMetrics } from '../observability/metrics.js';
 import type { StageOutput, StageProcessor } from './common.js';
 import { eventTimeMs } from './common.js';
 import { decisionMessage, type DecideScoreEngine } from './common-engine.js';
+import { scoringJson } from './scoring-message.js';
 
 export interface TripwireStageDeps {
   engine: Pick<DecideScoreEngine, 'decide'>;
@@ -28,18 +28,6 @@ export interface TripwireStageDeps {
   replies: ReplyTarget;
   /** Told when a trace asked for a reply route outside `replies` (logged by the runtime). */
   onRejectedRoute?: (m: InMessage) => void;
-}
-
-/**
- * The ScoringMessage `{trace, decision, decision_record, reply?}` as JSON, built from JSON texts already
- * at hand (the trace as received, the decision as sent) instead of serialising them a second time.
- */
-export function scoringJson(traceJson: string, decisionJson: string, record: unknown, reply: ScoringMessage['reply']): string {
-  const rec = record === undefined ? undefined : JSON.stringify(record);
-  let out = `{"trace":${traceJson},"decision":${decisionJson}`;
-  if (rec !== undefined) out += `,"decision_record":${rec}`;
-  if (reply !== undefined) out += `,"reply":${JSON.stringify(reply)}`;
-  return out + '}';
 }
 
 export class TripwireProcessor implements StageProcessor {
@@ -68,7 +56,7 @@ export class TripwireProcessor implements StageProcessor {
     if (!route && headerText(m, REPLY_HEADERS.topic) !== undefined) this.d.onRejectedRoute?.(m);
     if (route) outs.push(replyMessage(route, 'decision', trace.agent_id, json));
     outs.push({ topic: this.d.topics.decisions, message: { key: trace.agent_id, value: json } });
-    if (!decision.halted) outs.push({ topic: this.d.topics.scoring, message: { key: trace.agent_id, value: scoringJson(traceJson ?? JSON.stringify(trace), json, record, route) } });
+    if (!decision.halted) outs.push({ topic: this.d.topics.scoring, message: { key: trace.agent_id, value: scoringJson(traceJson ?? JSON.stringify(trace), evTime, record, route) } });
     return outs;
   }
 }

@@ -72,11 +72,18 @@ export interface ReplyRoute {
   correlation_id: string;
 }
 
-/** acgp.scoring: the trace plus its tripwire-stage decision (the scorer never re-runs tripwires). */
+/**
+ * acgp.scoring: the trace plus its tripwire-stage decision (the scorer never re-runs tripwires). Written as
+ * `{trace, event_time_ms, decision_record, reply?}` (src/consumers/scoring-message.ts); `decision` (the whole
+ * acgp.decisions message) is what the earlier form carried instead of `event_time_ms`, still read.
+ */
 export interface ScoringMessage {
   trace: Trace;
-  decision: DecisionMessage;
-  /** Engine-native decision record, passed back to StewardEngine.score() unchanged. */
+  /** Event time (ms) the decision used. */
+  event_time_ms?: number;
+  /** Earlier form only. */
+  decision?: DecisionMessage;
+  /** Engine-native decision record (per-check latencies dropped), passed back to StewardEngine.score(). */
   decision_record?: unknown;
   reply?: ReplyRoute;
 }

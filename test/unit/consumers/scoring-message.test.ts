@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { compactRecord, parseScoring, scoringJson } from '../../../src/consumers/scoring-message.js';
+import { decisionMessage } from '../../../src/consumers/common-engine.js';
+import type { InMessage } from '../../../src/adapters/kafka/client.js';
+import type { Trace } from '../../../src/engine/types.js';
+
+const trace: Trace = { trace_id: 't-1', agent_id: 'a1', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', tool: 'shell', session_id: 's1', args: { cmd: 'ls' } };
+const record = {
+  traceId: 't-1',
+  agentId: 'a1',
+  blueprint: 'code/assistant@1.0',
+  intervention: 'block',
+  stage: 'rule',
+  halted: false,
+  tripwires: [{ id: 'tw', fired: false, latencyMs: 0.2 }, { id: 'tw2', fired: true, decision: 'flag', reason: 'r', severity: 'minor', error: { code: 'X', message: 'y' }, latencyMs: 3.1 }],
+  rules: [{ id: 'r1', passed: false, decision: 'block', reason: 'no', latencyMs: 0.1 }],
+  reasons: ['no'],
+  severity: 'minor',
+  latencyMs: 1.5,
+  blueprintVersion: '1.0.0',
+  tenant: 'acme',
+  tier: 'ACL-2',
+  trustDebt: { debt: 0.1, level: 'normal' },
+  restricted: false,
+  fullScoring: false,
+  nowMs: 1767225600000,
+};
+const inMsg = (value: string): InMessage => ({ topic: 'scoring', partition: 0, offset: '0', key: Buffer.from('a1'), value: Buffer.from(value), headers: {}, timestampMs: 0 });
+
+describe('acgp.scoring message', () => {
+  it('carries the trace text as received, the event time and the record without per-check latencies', () => {
+    const text = JSON.stringify(trace);
+    const reply = { topic: 'p.replies', partition: 2, correlation_id: 'c1' };
+    const obj = JSON.parse(scoringJson(text, 1767225600000, record, reply));
+    expect(obj.trace).toEqual(trace);
+    expect(obj.event_time_ms).toBe(1767225600000);
+    expect(obj.reply).toEqual(reply);
+    expect(obj.decision).toBeUndefined();
+    const { tripwires, rules, ...rest } = obj.decision_record;
+    const { tripwires: _t, rules: _r, ...expected } = record;
+    expect(rest).toEqual(expected);
+    expect(tripwires).toEqual([{ id: 'tw', fired: false }, { id: 'tw2', fired: true, decision: 'flag', reason: 'r', severity: 'minor', error: { code: 'X', message: 'y' } }]);
+    expect(rules).toEqual([{ id: 'r1', passed: false, decision: 'block', reason: 'no' }]);
+    expect(record.tripwires[0].latencyMs).toBe(0.2); // the engine's record is not modified
+  });
+
+  it('parses into the decision fields the verdict takes over and the record score() receives', () => {
+    const s = parseScoring(inMsg(scoringJson(JSON.stringify(trace), 1767225600000, record, undefined)));
+    expect(s.trace).toEqual(trace);
+    expect(s.decisionForScore).toEqual(compactRecord(record));
+    const d = decisionMessage(record, trace, 1767225600000, 0);
+    expect(s.decision).toEqual({ ...JSON.parse(JSON.stringify(d)), tripwires: d.tripwires.map((t) => JSON.parse(JSON.stringify(t))), rules: d.rules.map((r) => JSON.parse(JSON.stringify(r))) });
+    expect(s.decision.event_time_ms).toBe(1767225600000);
+    expect(s.reply).toBeUndefined();
+  });
+
+  it('without a record, score() receives the decision built from the trace (as the earlier form sent)', () => {
+    const s = parseScoring(inMsg(scoringJson(JSON.stringify(trace), 5, undefined, undefined)));
+    expect(s.decisionForScore).toBe(s.decision);
+    expect(s.decision).toMatchObject({ trace_id: 't-1', agent_id: 'a1', intervention: 'ok', event_time_ms: 5 });
+  });
+
+  it('still reads the earlier form {trace, decision, decision_record}', () => {
+    const decision = decisionMessage(record, trace, 42, 43, '0.1.0');
+    const s = parseScoring(inMsg(JSON.stringify({ trace, decision, decision_record: record })));
+    expect(s.decision.event_time_ms).toBe(42);
+    expect(s.decision.decided_at_ms).toBe(43);
+    expect(s.decisionForScore).toEqual(record);
+  });
+
+  it('rejects malformed messages with the DLQ codes', () => {
+    expect(() => parseScoring(inMsg('{'))).toThrow(expect.objectContaining({ code: 'STEWARD_TRACE_JSON' }));
+    expect(() => parseScoring(inMsg(JSON.stringify({ trace })))).toThrow(expect.objectContaining({ code: 'STEWARD_TRACE_SCHEMA' }));
+    expect(() => parseScoring(inMsg(JSON.stringify({ decision: { trace_id: 't' } })))).toThrow(expect.objectContaining({ code: 'STEWARD_TRACE_SCHEMA' }));
+    expect(() => parseScoring(inMsg(JSON.stringify({ trace, decision: {} })))).toThrow(expect.objectContaining({ code: 'STEWARD_TRACE_SCHEMA' }));
+    expect(() => parseScoring(inMsg(JSON.stringify({ trace: { trace_id: 't' }, event_time_ms: 1 })))).toThrow(expect.objectContaining({ code: 'STEWARD_TRACE_SCHEMA' }));
+  });
+});
