@@ -20,3 +20,58 @@ export function startChild(opts: Record<string, unknown>): { proc: ChildProcess;
 
 export const killed = (p: ChildProcess) => new Promise<void>((r) => (p.exitCode !== null || p.signalCode !== null ? r() : p.once('exit', () => r())));
 
+
+export interface CrashScenario {
+  /** stage-child options shared by every child (prefix, redisPrefix, partitions, engine, ...). */
+  base: Record<string, unknown>;
+  traces: { agent_id: string }[];
+  send: (messages: { key: string; value: string }[]) => Promise<unknown>;
+  /** Traces per send, and the pause between sends (the kill must land while traffic still flows). */
+  batch: number;
+  pauseMs: number;
+  /** When to kill: e.g. once some verdicts were seen. */
+  killWhen: () => boolean;
+  /** How many traces had a decision, read right after the kill. */
+  decided: () => number;
+  /** Every child started is pushed here, so the caller can stop them whatever happens. */
+  children: ChildProcess[];
+}
+
+/**
+ * Starts tripwire, scorer and trust-debt stage processes, produces the traces in throttled batches,
+ * SIGKILLs tripwire and scorer once `killWhen()` holds, restarts them, and returns after every trace was
+ * produced and the restarted processes joined, with the number of traces decided at the kill.
+ */
+export async function killMidStream(s: CrashScenario): Promise<number> {
+  const start = (stage: string) => {
+    const c = startChild({ ...s.base, stages: [stage] });
+    s.children.push(c.proc);
+    return c;
+  };
+  const [tw, sc, td] = [start('tripwire'), start('scorer'), start('trust-debt')];
+  await Promise.all([tw.ready, sc.ready, td.ready]);
+  const produceAll = (async () => {
+    for (let i = 0; i < s.traces.length; i += s.batch) {
+      await s.send(s.traces.slice(i, i + s.batch).map((t) => ({ key: t.agent_id, value: JSON.stringify(t) })));
+      await new Promise((r) => setTimeout(r, s.pauseMs));
+    }
+  })();
+  const deadline = Date.now() + 30_000;
+  while (!s.killWhen()) {
+    if (Date.now() > deadline) throw new Error('no progress before the kill');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  tw.proc.kill('SIGKILL');
+  sc.proc.kill('SIGKILL');
+  await Promise.all([killed(tw.proc), killed(sc.proc)]);
+  const decidedAtKill = s.decided();
+  const [tw2, sc2] = [start('tripwire'), start('scorer')];
+  await Promise.all([tw2.ready, sc2.ready, produceAll]);
+  return decidedAtKill;
+}
+
+/** SIGTERM to every child still running; resolves when all have exited. */
+export async function stopChildren(children: ChildProcess[]): Promise<void> {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
+  await Promise.all(children.map(killed));
+}

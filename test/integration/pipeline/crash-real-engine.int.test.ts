@@ -14,7 +14,7 @@ import { demoTrace, type DemoAgentId } from '../../../src/demo/agents.js';
 import { MemoryTrustDebtStore, DEFAULT_TRUST_DEBT_CONFIG } from '../../../src/engine/trust-debt/index.js';
 import type { Trace } from '../../../src/engine/types.js';
 import { Collector, withPipelineEnv } from './harness.js';
-import { killed, startChild } from './children.js';
+import { killMidStream, stopChildren } from './children.js';
 import { services, waitFor, uniqueRedisPrefix, deleteRedisPrefix } from '../setup/helpers.js';
 
 const BLUEPRINTS = fileURLToPath(new URL('../../../blueprints', import.meta.url));
@@ -42,32 +42,21 @@ describe('crash safety (real engine)', () => {
         const out = await new Collector(adapter, [topics.decisions, topics.verdicts, topics.trustDebt]).start();
         const producer = await adapter.producer();
         try {
-          let tw = startChild({ ...base, stages: ['tripwire'] });
-          let sc = startChild({ ...base, stages: ['scorer'] });
-          const td = startChild({ ...base, stages: ['trust-debt'] });
-          children.push(tw.proc, sc.proc, td.proc);
-          await Promise.all([tw.ready, sc.ready, td.ready]);
-
           const PER_AGENT = 200;
           const t0 = Date.UTC(2026, 0, 1, 8);
           const traces: Trace[] = [];
           for (let i = 0; i < PER_AGENT; i++) for (const [kind, id] of AGENTS) traces.push(demoTrace(kind, i, 7, t0 + i * 180_000, prefix, id));
           const N = traces.length;
-          const produceAll = (async () => {
-            for (let i = 0; i < N; i += 60) {
-              await producer.send([{ topic: topics.traces, messages: traces.slice(i, i + 60).map((t) => ({ key: t.agent_id, value: JSON.stringify(t) })) }]);
-              await new Promise((r) => setTimeout(r, 100));
-            }
-          })();
-          await waitFor(() => out.on(topics.verdicts).length > 200, { timeoutMs: 30000, message: 'first verdicts' });
-          tw.proc.kill('SIGKILL');
-          sc.proc.kill('SIGKILL');
-          await Promise.all([killed(tw.proc), killed(sc.proc)]);
-          const decidedAtKill = out.byId(topics.decisions).size;
-          tw = startChild({ ...base, stages: ['tripwire'] });
-          sc = startChild({ ...base, stages: ['scorer'] });
-          children.push(tw.proc, sc.proc);
-          await Promise.all([tw.ready, sc.ready, produceAll]);
+          const decidedAtKill = await killMidStream({
+            base,
+            traces,
+            send: (messages) => producer.send([{ topic: topics.traces, messages }]),
+            batch: 60,
+            pauseMs: 100,
+            killWhen: () => out.on(topics.verdicts).length > 200,
+            decided: () => out.byId(topics.decisions).size,
+            children,
+          });
 
           await waitFor(() => out.byId(topics.decisions).size === N, { timeoutMs: 90000, message: 'all decisions after restart' });
           const decisions = firstById(out.json(topics.decisions));
@@ -118,8 +107,7 @@ describe('crash safety (real engine)', () => {
           }
           process.stderr.write(`[crash-real] traces=${N} halted=${halted.length} decisions=${out.on(topics.decisions).length} verdicts=${out.on(topics.verdicts).length} at kill=${decidedAtKill}\n`);
         } finally {
-          for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
-          await Promise.all(children.map(killed));
+          await stopChildren(children);
           await producer.disconnect();
           await out.stop();
         }

@@ -9,7 +9,7 @@ import { RedisTrustDebtStore } from '../../../src/adapters/redis/trust-debt-stor
 import { Collector, withPipelineEnv, trace, TestEngine } from './harness.js';
 import { services, waitFor, uniqueRedisPrefix, deleteRedisPrefix } from '../setup/helpers.js';
 import type { Trace } from '../../../src/engine/types.js';
-import { killed, startChild } from './children.js';
+import { killMidStream, stopChildren } from './children.js';
 
 describe('crash safety', () => {
   it('kill -9 of tripwire and scorer mid-stream: one decision and one verdict per trace, trust debt counted once', async () => {
@@ -22,12 +22,6 @@ describe('crash safety', () => {
         const out = await new Collector(adapter, [topics.decisions, topics.verdicts, topics.trustDebt]).start();
         const producer = await adapter.producer();
         try {
-          let tw = startChild({ ...base, stages: ['tripwire'] });
-          let sc = startChild({ ...base, stages: ['scorer'] });
-          const td = startChild({ ...base, stages: ['trust-debt'] });
-          children.push(tw.proc, sc.proc, td.proc);
-          await Promise.all([tw.ready, sc.ready, td.ready]);
-
           const N = 1800;
           const agents = ['c1', 'c2', 'c3', 'c4', 'c5', 'c6'];
           const traces: Trace[] = [];
@@ -36,22 +30,16 @@ describe('crash safety', () => {
             const kind = i % 10;
             traces.push(trace(i, a, { timestamp: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(), ...(kind === 3 ? { args: { amount: 5000 } } : kind === 7 ? { content: 'password' } : kind === 9 && i % 40 === 9 ? { tool: 'rm_rf' } : {}) }));
           }
-          const produceAll = (async () => {
-            for (let i = 0; i < N; i += 100) {
-              await producer.send([{ topic: topics.traces, messages: traces.slice(i, i + 100).map((t) => ({ key: t.agent_id, value: JSON.stringify(t) })) }]);
-              await new Promise((r) => setTimeout(r, 150));
-            }
-          })();
-          // Kill both engine stages once work is flowing, then restart them.
-          await waitFor(() => out.on(topics.verdicts).length > 150, { timeoutMs: 30000, message: 'first verdicts' });
-          tw.proc.kill('SIGKILL');
-          sc.proc.kill('SIGKILL');
-          await Promise.all([killed(tw.proc), killed(sc.proc)]);
-          const decidedAtKill = out.byId(topics.decisions).size;
-          tw = startChild({ ...base, stages: ['tripwire'] });
-          sc = startChild({ ...base, stages: ['scorer'] });
-          children.push(tw.proc, sc.proc);
-          await Promise.all([tw.ready, sc.ready, produceAll]);
+          const decidedAtKill = await killMidStream({
+            base,
+            traces,
+            send: (messages) => producer.send([{ topic: topics.traces, messages }]),
+            batch: 100,
+            pauseMs: 150,
+            killWhen: () => out.on(topics.verdicts).length > 150,
+            decided: () => out.byId(topics.decisions).size,
+            children,
+          });
 
           const engine = new TestEngine();
           const finals = new Map<string, { intervention: string; severity?: string }>();
@@ -91,8 +79,7 @@ describe('crash safety', () => {
           const dupDecisions = out.on(topics.decisions).length - N;
           process.stderr.write(`[crash] decisions=${out.on(topics.decisions).length} (redelivered ${dupDecisions}), verdicts=${out.on(topics.verdicts).length}\n`);
         } finally {
-          for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
-          await Promise.all(children.map(killed));
+          await stopChildren(children);
           await producer.disconnect();
           await out.stop();
         }
