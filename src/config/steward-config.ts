@@ -40,6 +40,8 @@ export interface StewardConfig {
   trustDebt: { auditSweepIntervalMs: number; auditSweepLagMs: number };
   observability: { enabled: boolean; host: string; port: number };
   signing?: { key: string; keyId?: string };
+  /** signing.require_key / STEWARD_REQUIRE_SIGNING_KEY: refuse to run the scorer with an ephemeral key (production). */
+  requireSigningKey: boolean;
   logLevel: string;
   /** The file it came from (undefined for defaults + env only). */
   file?: string;
@@ -128,6 +130,11 @@ function envOverrides(raw: Raw, env: NodeJS.ProcessEnv): Raw {
   if (env.STEWARD_LLM_API_KEY) set(['llm', 'api_key'], env.STEWARD_LLM_API_KEY);
   if (env.STEWARD_LLM_MODEL) set(['llm', 'model'], env.STEWARD_LLM_MODEL);
   if (env.STEWARD_SIGNING_KEY) set(['signing', 'key'], env.STEWARD_SIGNING_KEY);
+  if (env.STEWARD_REQUIRE_SIGNING_KEY) {
+    // 1/true/0/false; anything else stays a string and fails the schema with its path.
+    const v = env.STEWARD_REQUIRE_SIGNING_KEY.trim().toLowerCase();
+    set(['signing', 'require_key'], v === '1' || v === 'true' ? true : v === '0' || v === 'false' ? false : env.STEWARD_REQUIRE_SIGNING_KEY);
+  }
   if (env.STEWARD_LOG_LEVEL) set(['log_level'], env.STEWARD_LOG_LEVEL);
   if (env.STEWARD_SOURCES) set(['sources'], env.STEWARD_SOURCES);
   if (env.STEWARD_METRICS_PORT) set(['observability', 'port'], Number(env.STEWARD_METRICS_PORT));
@@ -222,6 +229,7 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
     },
     observability: { enabled: raw.observability?.enabled ?? true, host: raw.observability?.host ?? '127.0.0.1', port: raw.observability?.port ?? 9464 },
     signing: raw.signing?.key ? { key: raw.signing.key, keyId: raw.signing.key_id } : undefined,
+    requireSigningKey: raw.signing?.require_key ?? false,
     logLevel: raw.log_level ?? 'info',
     file,
   };

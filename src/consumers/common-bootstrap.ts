@@ -70,6 +70,10 @@ export function resilientTrustDebt(store: TrustDebtStore, logger: Logger): Trust
 }
 
 export async function bootstrapEngine(cfg: StewardConfig, stages: readonly StageName[], logger: Logger, metrics?: StewardMetrics): Promise<EngineRuntime> {
+  // Checked before anything is opened: a production config must not fall back to unverifiable verdicts.
+  if (cfg.requireSigningKey && !cfg.signing && stages.includes('scorer')) {
+    throw new StewardError('STEWARD_CONFIG', 'signing.require_key is set but no signing key is configured (signing.key / STEWARD_SIGNING_KEY): refusing to emit verdicts nobody can verify');
+  }
   const holder = await watchBlueprints(cfg.blueprints.dir, { config: cfg.engine, watch: cfg.blueprints.watch });
   holder.onChange((ev) => {
     metrics?.blueprintReloads.inc({ outcome: ev.ok ? 'ok' : 'rejected' });

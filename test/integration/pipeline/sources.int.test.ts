@@ -1,6 +1,7 @@
 // `steward run` side of source-match: steward.yaml `sources:` reaches the stream engine (real Redis for
 // state and trust debt). The same trace scores knowledge_grounding with the registry and is skipped without.
 import { describe, it, expect } from 'vitest';
+import { generateKeyPairSync } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { buildConfig } from '../../../src/config/steward-config.js';
 import { bootstrapEngine } from '../../../src/consumers/common-bootstrap.js';
@@ -42,5 +43,18 @@ describe('source registry in the stream engine', () => {
   it('steward.yaml sources: scores source-match metrics; without it they are skipped', async () => {
     expect(await grounding(SOURCES, 'src-with')).toMatchObject({ scorer: 'source-match', status: 'ok', score: 1 });
     expect(await grounding(undefined, 'src-without')).toMatchObject({ status: 'skipped', score: null });
+  });
+});
+
+describe('signing.require_key', () => {
+  it('the scorer refuses to start with an ephemeral key; a configured key or a tripwire-only process is fine', async () => {
+    const base = { blueprints: { dir: BLUEPRINTS, watch: false }, redis: { key_prefix: uniqueRedisPrefix('signing') } };
+    const env = { REDIS_URL: services().redisUrl, STEWARD_REQUIRE_SIGNING_KEY: '1' };
+    await expect(bootstrapEngine(buildConfig(base, env), ['tripwire', 'scorer'], quietLogger())).rejects.toMatchObject({ code: 'STEWARD_CONFIG', message: expect.stringContaining('require_key') });
+    const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    for (const [cfg, stages] of [[buildConfig(base, { ...env, STEWARD_SIGNING_KEY: pem }), ['tripwire', 'scorer']], [buildConfig(base, env), ['tripwire']]] as const) {
+      const rt = await bootstrapEngine(cfg, stages, quietLogger());
+      await rt.close();
+    }
   });
 });

@@ -15,6 +15,14 @@ describe('steward.yaml', () => {
     expect(groupId(cfg, 'tripwire')).toBe('steward-tripwire');
   });
 
+  it('signing.require_key / STEWARD_REQUIRE_SIGNING_KEY', () => {
+    expect(buildConfig({}, {}).requireSigningKey).toBe(false);
+    expect(buildConfig(parseConfigText('signing:\n  require_key: true\n'), {}).requireSigningKey).toBe(true);
+    expect(buildConfig({}, { STEWARD_REQUIRE_SIGNING_KEY: '1' }).requireSigningKey).toBe(true);
+    expect(buildConfig({}, { STEWARD_REQUIRE_SIGNING_KEY: 'false' }).requireSigningKey).toBe(false);
+    expect(() => buildConfig({}, { STEWARD_REQUIRE_SIGNING_KEY: 'maybe' })).toThrow(/require_key/);
+  });
+
   it('clamps agent timestamps by default; null trusts them', () => {
     expect(buildConfig({}, {}).limits.maxEventTimeSkewMs).toBe(300_000);
     expect(buildConfig(parseConfigText('limits:\n  max_event_time_skew_ms: null\n'), {}).limits.maxEventTimeSkewMs).toBeNull();
