@@ -76,6 +76,28 @@ describe('exceeds_rate on real Redis', () => {
     expect(ttl).toBeLessThanOrEqual(60_000);
   });
 
+  it('hits issued in the same tick (one batched script call) count in call order, per key, and fail alone', async () => {
+    const t0 = 1_700_000_200_000;
+    const ns = 'acme:agent-batch';
+    // Same key five times (one a redelivery), another key, and a key holding a string (WRONGTYPE).
+    await a.set(`${prefix}rate:${ns}:broken`, 'x');
+    const calls = [
+      storeA.hit(ns, 'k', 60_000, t0, 'b-1'),
+      storeA.hit(ns, 'k', 60_000, t0 + 1, 'b-2'),
+      storeA.hit(ns, 'other', 60_000, t0, 'b-1'),
+      storeA.hit(ns, 'broken', 60_000, t0, 'b-1'),
+      storeA.hit(ns, 'k', 60_000, t0 + 2, 'b-2'),
+      storeA.hit(ns, 'k', 60_000, t0 + 3, 'b-3'),
+      storeA.hit(ns, 'k', 60_000, t0 + 60_001, 'b-4'),
+    ];
+    const settled = await Promise.allSettled(calls);
+    expect(settled.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as { code: string }).code))).toEqual([1, 2, 1, 'STEWARD_STATE_UNAVAILABLE', 2, 3, 2]);
+    expect(await a.zcard(`${prefix}rate:${ns}:k`)).toBe(2); // the last hit pruned b-1 (t0) and b-2 (t0 + 1): b-3, b-4 left
+    const ttl = await a.pttl(`${prefix}rate:${ns}:other`);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+  });
+
   it('storage.get reads namespaced JSON state', async () => {
     await storeA.set('acme:trader-1', 'trades_today', 49);
     await a.set(`${prefix}kv:acme:trader-1:mode`, 'paper');
