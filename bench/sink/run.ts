@@ -1,135 +1,226 @@
 /**
- * Sink benchmark (one bounded run) on the real ClickHouse of scripts/services.sh.
- *  - sink path: Kafka record bytes → JSON.parse → decisionRow() → ClickHouseSink.write() (serialises each write
- *    to TabSeparated at once, batches by size/time, inserts in flight, several partitions writing
- *    concurrently) → ClickHouseStore.insertEncoded (HTTP POST), awaited like the consumer does. Not
- *    included: Kafka fetch/commit and the POLICY_DECISION draft the stage also builds and produces per decision;
- *  - baseline: the same pre-mapped rows inserted with a raw @clickhouse/client JSONEachRow insert in chunks of
- *    the same size (the ratio is against this one); second baseline: the same client inserting the same rows
- *    as TabSeparated (encoded by the sink's encoder inside the timing).
- * Both into the same table layout (fresh databases, dropped afterwards), alternating over rounds (medians);
- * the parse+map cost alone is printed too. Prints the ratio and
- * `sink_rows_per_sec=<n>` last.
+ * Sink benchmark (one bounded run) on the real Kafka and ClickHouse of scripts/services.sh.
+ *
+ * Measured (`sink_rows_per_sec`, printed last): decision records already on a Kafka topic (6 partitions,
+ * keyed by agent) go through the sink stage's own consumer loop — kafkajs fetch with the stage's consumer
+ * settings → `SinkConsumerLoop` (the stage's pipelined handler) → `SinkProcessor.process` (JSON.parse →
+ * decisionRow, POLICY_DECISION draft) → `ClickHouseSink` (TabSeparated, batched, inserts in flight) →
+ * offsets committed after the insert. Clock: from the consumer's group join to the acknowledgement of the
+ * commit of the last offset of every partition (commits at most every BENCH_SINK_COMMIT_MS, 100 ms). The
+ * committed offsets are then checked to equal the high watermarks, and the table to hold exactly N distinct
+ * rows. A fresh consumer group per round (the same records are read again; the table dedupes by trace_id).
+ * `sink_node_cpu_us_per_row` is this process's CPU time (user + system) over the same window per row.
+ *
+ * Not in that number: the POLICY_DECISION draft the stage publishes to the ledger topic for every decision
+ * (built, but `publishDrafts` is a no-op there). Publishing them is measured separately each round
+ * (`sink_with_ledger_drafts_…`: the same path with the drafts produced to a real ledger topic, acks=all;
+ * BENCH_SINK_DRAFTS=0 skips it). Chaining and signing the drafts (the ledger topic's own path) is not run here.
+ *
+ * Context (same rows, same table layout, pre-mapped outside the timing): a raw @clickhouse/client
+ * JSONEachRow insert and a raw TabSeparated insert in chunks of the sink's batch size, one at a time.
+ * Rounds alternate the paths (medians): the machine is shared and load drifts.
+ * BENCH_SINK_PROFILE=<file.cpuprofile> writes a CPU profile of the measured sink windows only.
  */
 import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { Session } from 'node:inspector/promises';
 import { Readable } from 'node:stream';
+import { generateKeyPairSync } from 'node:crypto';
 import { createClient } from '@clickhouse/client';
+import { KafkaAdapter, type StewardProducer } from '../../src/adapters/kafka/client.js';
+import { topicNames } from '../../src/adapters/kafka/topics.js';
 import { ClickHouseStore } from '../../src/adapters/clickhouse/client.js';
+import { LedgerWriter } from '../../src/adapters/clickhouse/ledger-store.js';
 import { migrate } from '../../src/adapters/clickhouse/migrations.js';
 import { DECISION_COLUMNS, decisionRow } from '../../src/adapters/clickhouse/rows.js';
 import { ClickHouseSink } from '../../src/adapters/clickhouse/sink.js';
 import { tsvEncoder } from '../../src/adapters/clickhouse/tsv.js';
+import { SinkConsumerLoop, SinkProcessor } from '../../src/consumers/sink.js';
+import { ed25519Signer, type LedgerDraft } from '../../src/engine/ledger/index.js';
 
 const N = Number(process.env.BENCH_SINK_ROWS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_SINK_ROUNDS ?? 3);
-// maxRows must not exceed what the awaiting handlers can have outstanding (PARTITIONS × KAFKA_BATCH = 12 000),
-// or every insert waits for maxDelayMs.
-// The sink's default (6 000, half of that: one batch fills while the other is inserted).
-const BATCH = Number(process.env.BENCH_SINK_BATCH ?? 6_000);
-const KAFKA_BATCH = 2000; // records per kafkajs eachBatch call (one partition; ~1 MB of the default 4 MB fetch)
-const PARTITIONS = 6;
-const IN_FLIGHT = Number(process.env.BENCH_SINK_INFLIGHT ?? 2); // the sink's default
+const PARTITIONS = 6; // topic partitions = the stage's partitionsConcurrently default
+const RAW_BATCH = 6_000; // the sink's default maxRows, for the raw baselines
+const DRAFTS = process.env.BENCH_SINK_DRAFTS !== '0';
+const PROFILE = process.env.BENCH_SINK_PROFILE;
+// Offset commits at most every COMMIT_MS (the stage: consumer.autoCommitIntervalMs, default 1000): the clock
+// stops at the last commit's acknowledgement, so a long interval would add up to its length to the run.
+// BENCH_SINK_SERIAL=1: each batch inserted before its partition is fetched again (no pipelining), for A/B.
+const SERIAL = process.env.BENCH_SINK_SERIAL === '1';
+const COMMIT_MS = Number(process.env.BENCH_SINK_COMMIT_MS ?? 100);
 
-function clickhouseUrl(): string {
-  if (process.env.CLICKHOUSE_URL) return process.env.CLICKHOUSE_URL;
-  const out = execFileSync('bash', ['scripts/services.sh', 'env'], { encoding: 'utf8' });
-  return /CLICKHOUSE_URL=(\S+)/.exec(out)?.[1] ?? 'http://127.0.0.1:18123';
+function servicesEnv(): { clickhouse: string; brokers: string[] } {
+  let ch = process.env.CLICKHOUSE_URL;
+  let kafka = process.env.KAFKA_BROKERS;
+  if (!ch || !kafka) {
+    const out = execFileSync('bash', ['scripts/services.sh', 'env'], { encoding: 'utf8' });
+    ch ??= /CLICKHOUSE_URL=(\S+)/.exec(out)?.[1] ?? 'http://127.0.0.1:18123';
+    kafka ??= /KAFKA_BROKERS=(\S+)/.exec(out)?.[1] ?? '127.0.0.1:19092';
+  }
+  return { clickhouse: ch, brokers: kafka.split(',') };
 }
 
-function message(i: number): Buffer {
+function message(i: number): string {
   const block = i % 7 === 0;
-  return Buffer.from(
-    JSON.stringify({
-      trace_id: `bench-${i}`,
-      agent_id: `agent-${i % 200}`,
-      tenant: 'acme',
-      blueprint: 'finance/trading_bot@1.0',
-      intervention: block ? 'block' : 'ok',
-      approved: !block,
-      stage: block ? 'rule' : 'none',
-      halted: false,
-      reasons: block ? ['single trade over the cap'] : [],
-      tripwires: [{ id: 'trade_size_limit', fired: false }],
-      rules: [{ id: 'single_trade_volume_cap', passed: !block }],
-      latency_ms: 1.5,
-      event_time_ms: 1_700_000_000_000 + i,
-      decided_at_ms: 1_700_000_000_000 + i + 2,
-      hook: 'tool_call',
-      tool: 'execute_trade',
-    }),
-  );
+  return JSON.stringify({
+    trace_id: `bench-${i}`,
+    agent_id: `agent-${i % 200}`,
+    tenant: 'acme',
+    blueprint: 'finance/trading_bot@1.0',
+    intervention: block ? 'block' : 'ok',
+    approved: !block,
+    stage: block ? 'rule' : 'none',
+    halted: false,
+    reasons: block ? ['single trade over the cap'] : [],
+    tripwires: [{ id: 'trade_size_limit', fired: false }],
+    rules: [{ id: 'single_trade_volume_cap', passed: !block }],
+    latency_ms: 1.5,
+    event_time_ms: 1_700_000_000_000 + i,
+    decided_at_ms: 1_700_000_000_000 + i + 2,
+    hook: 'tool_call',
+    tool: 'execute_trade',
+  });
 }
 
 async function main(): Promise<void> {
-  const url = clickhouseUrl();
+  const env = servicesEnv();
   const suffix = `${Date.now().toString(36)}_${process.pid}`;
-  const sinkStore = new ClickHouseStore({ url, database: `steward_bench_sink_${suffix}` });
-  const rawStore = new ClickHouseStore({ url, database: `steward_bench_raw_${suffix}` });
-  const raw = createClient({ url, compression: { request: false, response: false } });
+  const prefix = `bench-sink-${suffix}`;
+  const topics = topicNames(prefix);
+  const kafka = new KafkaAdapter({ brokers: env.brokers, clientId: `bench-sink-${suffix}` });
+  const admin = await kafka.admin();
+  const sinkStore = new ClickHouseStore({ url: env.clickhouse, database: `steward_bench_sink_${suffix}` });
+  const rawStore = new ClickHouseStore({ url: env.clickhouse, database: `steward_bench_raw_${suffix}` });
+  const raw = createClient({ url: env.clickhouse, compression: { request: false, response: false } });
+  let producer: StewardProducer | undefined;
+  const profiler = PROFILE ? new Session() : undefined;
   try {
+    await admin.createTopics([topics.decisions, topics.ledger, topics.dlq].map((topic) => ({ topic, numPartitions: PARTITIONS, replicationFactor: 1 })));
     await migrate(sinkStore);
     await migrate(rawStore);
-    const msgs = Array.from({ length: N }, (_, i) => message(i));
-    const rows = msgs.map((m) => decisionRow(JSON.parse(m.toString('utf8')), 1));
-    // Warm-up both paths (connections, JIT) on a few rows outside the measurement.
-    await raw.insert({ table: rawStore.table('decisions'), values: rows.slice(0, 1000), format: 'JSONEachRow' });
-    await sinkStore.insert('decisions', rows.slice(0, 1000));
-
+    producer = await kafka.producer();
+    const texts = Array.from({ length: N }, (_, i) => message(i));
+    for (let i = 0; i < N; i += 5_000) {
+      await producer.send([{ topic: topics.decisions, messages: texts.slice(i, i + 5_000).map((value, j) => ({ key: `agent-${(i + j) % 200}`, value })) }]);
+    }
+    const high = await admin.topicOffsets(topics.decisions);
+    if (high.reduce((n, p) => n + Number(p.high), 0) !== N) throw new Error('decisions topic does not hold N records');
+    const rows = texts.map((t) => decisionRow(JSON.parse(t), 1));
     const tsv = tsvEncoder(DECISION_COLUMNS);
     const columns = Object.keys(DECISION_COLUMNS) as [string, ...string[]];
+    // Warm-up of the raw paths (connections, JIT) outside the measurement.
+    await raw.insert({ table: rawStore.table('decisions'), values: rows.slice(0, 1000), format: 'JSONEachRow' });
     await raw.insert({ table: rawStore.table('decisions'), values: Readable.from([tsv.encode(rows.slice(0, 1000))], { objectMode: false }), format: 'TabSeparated', columns });
-    // Alternate the paths over ROUNDS rounds and take medians: the machine is shared, load drifts.
+
+    const ledger = new LedgerWriter(sinkStore, ed25519Signer(generateKeyPairSync('ed25519').privateKey));
+    const deadLetter = (): Promise<void> => Promise.reject(new Error('bench: unexpected dead letter'));
+    const ledgerProducer = producer;
+    const publish = async (drafts: LedgerDraft[]) =>
+      ledgerProducer.send([{ topic: topics.ledger, messages: drafts.map((d) => ({ key: d.agent_id, value: JSON.stringify(d) })) }]);
+    if (profiler) {
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+    }
+
+    /** One pass of the stage's consumer loop over the whole topic; seconds from group join to the last offset resolved. */
+    const sinkRound = async (group: string, withDrafts: boolean): Promise<{ secs: number; inserts: number; cpuUs: number }> => {
+      const sink = new ClickHouseSink(sinkStore, { onPoison: async () => { throw new Error('bench: unexpected poison row'); } });
+      const proc = new SinkProcessor(topics, sink, ledger, deadLetter, withDrafts ? publish : async () => {}, Date.now);
+      const consumer = kafka.consumer({ groupId: group });
+      let t0 = 0;
+      let t1 = 0;
+      let cpu0: NodeJS.CpuUsage | undefined;
+      let cpuUs = 0;
+      let finished!: () => void;
+      const done = new Promise<void>((r) => (finished = r));
+      const loop = new SinkConsumerLoop(proc, { serialTopics: [topics.ledger, ...(SERIAL ? [topics.decisions] : [])], commitIntervalMs: COMMIT_MS, seek: (t, p, o) => consumer.seek(t, p, o) });
+      consumer.onGroupJoin(() => {
+        loop.onGroupJoin();
+        if (!t0) {
+          t0 = performance.now();
+          cpu0 = process.cpuUsage();
+        }
+        if (profiler) void profiler.post('Profiler.start');
+      });
+      await consumer.subscribe([topics.decisions], true);
+      // Clock stops when the committed offsets reach the end of every partition (the commit acknowledged).
+      const lastOffset = new Map(high.map((p) => [p.partition, BigInt(p.high) - 1n]));
+      let open = high.filter((p) => p.high !== '0').length;
+      await consumer.runBatches(
+        (batch, ctl) =>
+          loop.handler(batch, {
+            ...ctl,
+            async commitOffset(offset: string) {
+              await ctl.commitOffset?.(offset);
+              if (BigInt(offset) === lastOffset.get(batch.partition) && --open === 0) {
+                t1 = performance.now();
+                const c = process.cpuUsage(cpu0);
+                cpuUs = c.user + c.system;
+                finished();
+              }
+            },
+          }),
+        { partitionsConcurrently: PARTITIONS, autoCommit: false },
+      );
+      await done;
+      let profile: unknown;
+      if (profiler) profile = (await profiler.post('Profiler.stop')).profile;
+      if (profile && PROFILE) writeFileSync(PROFILE.replace(/(\.cpuprofile)?$/, `.${group.slice(-2)}.cpuprofile`), JSON.stringify(profile));
+      await loop.drain(10_000, () => sink.abort());
+      await consumer.stop();
+      await consumer.disconnect();
+      const committed = await admin.groupOffsets(group, topics.decisions);
+      for (const p of high) {
+        if (committed.find((c) => c.partition === p.partition)?.offset !== p.high) throw new Error(`group ${group} did not commit partition ${p.partition} to ${p.high}`);
+      }
+      return { secs: (t1 - t0) / 1000, inserts: sink.stats.batches, cpuUs };
+    };
+
     const rawSecs: number[] = [];
     const rawTsvSecs: number[] = [];
     const sinkSecs: number[] = [];
-    const mapSecs: number[] = [];
-    let batches = 0;
+    const draftSecs: number[] = [];
+    const cpuPerRow: number[] = [];
+    let inserts = 0;
     for (let round = 0; round < ROUNDS; round++) {
       let t = performance.now();
-      for (let i = 0; i < N; i += BATCH) await raw.insert({ table: rawStore.table('decisions'), values: rows.slice(i, i + BATCH), format: 'JSONEachRow' });
+      for (let i = 0; i < N; i += RAW_BATCH) await raw.insert({ table: rawStore.table('decisions'), values: rows.slice(i, i + RAW_BATCH), format: 'JSONEachRow' });
       rawSecs.push((performance.now() - t) / 1000);
-
       t = performance.now();
-      for (let i = 0; i < N; i += BATCH)
-        await raw.insert({ table: rawStore.table('decisions'), values: Readable.from([tsv.encode(rows.slice(i, i + BATCH))], { objectMode: false }), format: 'TabSeparated', columns });
+      for (let i = 0; i < N; i += RAW_BATCH)
+        await raw.insert({ table: rawStore.table('decisions'), values: Readable.from([tsv.encode(rows.slice(i, i + RAW_BATCH))], { objectMode: false }), format: 'TabSeparated', columns });
       rawTsvSecs.push((performance.now() - t) / 1000);
 
-      t = performance.now();
-      for (const m of msgs) decisionRow(JSON.parse(m.toString('utf8')), 1);
-      mapSecs.push((performance.now() - t) / 1000);
-
-      const sink = new ClickHouseSink(sinkStore, { maxRows: BATCH, maxDelayMs: 100, maxInFlight: IN_FLIGHT, onPoison: async () => {} });
-      t = performance.now();
-      // PARTITIONS concurrent "partition handlers", each awaiting its batch like the consumer does.
-      await Promise.all(
-        Array.from({ length: PARTITIONS }, async (_, p) => {
-          for (let start = p * KAFKA_BATCH; start < N; start += PARTITIONS * KAFKA_BATCH) {
-            const now = Date.now();
-            const items = msgs.slice(start, start + KAFKA_BATCH).map((m) => ({ row: decisionRow(JSON.parse(m.toString('utf8')), now), source: m }));
-            await sink.write('decisions', items);
-          }
-        }),
-      );
-      sinkSecs.push((performance.now() - t) / 1000);
-      batches += sink.stats.batches;
+      const r = await sinkRound(`${prefix}-r${round}`, false);
+      sinkSecs.push(r.secs);
+      cpuPerRow.push(r.cpuUs / N);
+      inserts += r.inserts;
+      if (DRAFTS) draftSecs.push((await sinkRound(`${prefix}-d${round}`, true)).secs);
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-    const rawSec = median(rawSecs);
-    const sinkSec = median(sinkSecs);
-    const mapSec = median(mapSecs);
-    const counted = await sinkStore.query<{ n: string }>(`SELECT count() AS n FROM ${sinkStore.table('v_decisions')}`);
+    // Every pass resolved (and committed) all N offsets only after their rows were inserted; each pass wrote the same N rows.
+    const counted = await sinkStore.query<{ n: string }>(`SELECT uniqExact(trace_id) AS n FROM ${sinkStore.table('decisions')}`);
     if (Number(counted[0].n) !== N) throw new Error(`sink inserted ${counted[0].n} distinct rows, expected ${N}`);
-    const rawRate = Math.round(N / rawSec);
+    const rawRate = Math.round(N / median(rawSecs));
     const rawTsvRate = Math.round(N / median(rawTsvSecs));
-    const sinkRate = Math.round(N / sinkSec);
-    process.stdout.write(`rows=${N} rounds=${ROUNDS} batch=${BATCH} partitions=${PARTITIONS} in_flight=${IN_FLIGHT} inserts_per_round=${Math.round(batches / ROUNDS)}\n`);
-    process.stdout.write(`parse_and_map_rows_per_sec=${Math.round(N / mapSec)}\n`);
+    const sinkRate = Math.round(N / median(sinkSecs));
+    const all = (xs: number[]) => xs.map((s) => Math.round(N / s)).join(',');
+    process.stdout.write(`rows=${N} rounds=${ROUNDS} partitions=${PARTITIONS} inserts_per_round=${Math.round(inserts / ROUNDS)}\n`);
     process.stdout.write(`baseline_raw_insert_rows_per_sec=${rawRate}\n`);
     process.stdout.write(`baseline_raw_tsv_insert_rows_per_sec=${rawTsvRate}\n`);
+    if (DRAFTS) process.stdout.write(`sink_with_ledger_drafts_rows_per_sec=${Math.round(N / median(draftSecs))} (rounds ${all(draftSecs)})\n`);
+    process.stdout.write(`sink_node_cpu_us_per_row=${median(cpuPerRow).toFixed(2)} (load ${loadavg()[0].toFixed(1)})\n`);
+    process.stdout.write(`sink_rounds_rows_per_sec=${all(sinkSecs)}\n`);
     process.stdout.write(`sink_vs_raw_tsv_insert=${(sinkRate / rawTsvRate).toFixed(3)}\n`);
     process.stdout.write(`sink_vs_raw_insert=${(sinkRate / rawRate).toFixed(3)}\n`);
     process.stdout.write(`sink_rows_per_sec=${sinkRate}\n`);
   } finally {
+    profiler?.disconnect();
+    await producer?.disconnect().catch(() => undefined);
+    await admin.deleteTopics([topics.decisions, topics.ledger, topics.dlq]).catch(() => undefined);
+    await admin.disconnect().catch(() => undefined);
     await sinkStore.command(`DROP DATABASE IF EXISTS ${sinkStore.database}`).catch(() => undefined);
     await rawStore.command(`DROP DATABASE IF EXISTS ${rawStore.database}`).catch(() => undefined);
     await Promise.allSettled([sinkStore.close(), rawStore.close(), raw.close()]);

@@ -65,6 +65,8 @@ export interface BatchControl {
   isRunning(): boolean;
   isStale(): boolean;
   commit(): Promise<void>;
+  /** Commits `offset` (the last processed record) of this batch's partition now, resolved or not (runBatches sets it). */
+  commitOffset?(offset: string): Promise<void>;
 }
 
 export interface InBatch {
@@ -78,6 +80,8 @@ export interface RunOptions {
   /** Partitions processed concurrently; each partition's batches stay sequential (per-agent order). */
   partitionsConcurrently?: number;
   autoCommitIntervalMs?: number;
+  /** Default true: kafkajs commits resolved offsets. False: only `commitOffset` commits (resolving just advances the fetch position). */
+  autoCommit?: boolean;
 }
 
 export interface StewardConsumer {
@@ -228,7 +232,7 @@ export class KafkaAdapter {
       async runBatches(handler, ro = {}) {
         await connect();
         await c.run({
-          autoCommit: true,
+          autoCommit: ro.autoCommit ?? true,
           autoCommitInterval: ro.autoCommitIntervalMs ?? 1000,
           eachBatchAutoResolve: false,
           partitionsConsumedConcurrently: ro.partitionsConcurrently ?? 4,
@@ -254,6 +258,8 @@ export class KafkaAdapter {
               isRunning: p.isRunning,
               isStale: p.isStale,
               commit: () => p.commitOffsetsIfNecessary(p.uncommittedOffsets()),
+              commitOffset: (offset) =>
+                p.commitOffsetsIfNecessary({ topics: [{ topic: b.topic, partitions: [{ partition: b.partition, offset: (BigInt(offset) + 1n).toString() }] }] }),
             });
           },
         });

@@ -57,8 +57,14 @@ describe('sink survives ClickHouse outages (private clickhouse-server)', () => {
     // Second outage, same instance this time: it retries until the server is back, then inserts.
     await ch.stop();
     const retriesBefore = sink2.sink.stats.retries;
-    await env.produce(env.topics.decisions, dec(300, 50));
+    await env.produce(env.topics.decisions, dec(300, 25));
     await waitFor(() => sink2.sink.stats.retries >= retriesBefore + 3, { timeoutMs: 30_000, message: 'sink retrying again' });
+    // A later batch of the same partitions is fetched and mapped while the first one waits (pipelining);
+    // neither may be committed while their rows are not in ClickHouse.
+    await env.produce(env.topics.decisions, dec(325, 25));
+    await waitFor(() => sink2.sink.pending > 0 || sink2.sink.stats.retries >= retriesBefore + 6, { timeoutMs: 30_000, message: 'second batch taken' });
+    await new Promise((r) => setTimeout(r, 500)); // more than the test's commit interval (200 ms)
+    expect(await caughtUp(group, [env.topics.decisions])).toBe(false);
     await ch.start();
     await waitFor(async () => (await env.count('v_decisions')).n >= 350, { timeoutMs: 60_000, message: 'wave 4' });
     await waitFor(() => caughtUp(group, [env.topics.decisions, env.topics.ledger]), { timeoutMs: 30_000, message: 'offsets committed after outage 2' });
