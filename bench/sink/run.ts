@@ -22,7 +22,7 @@
  * BENCH_SINK_PROFILE=<file.cpuprofile> writes a CPU profile of the measured sink windows only.
  */
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Session } from 'node:inspector/promises';
 import { Readable } from 'node:stream';
@@ -49,6 +49,21 @@ const PROFILE = process.env.BENCH_SINK_PROFILE;
 // stops at the last commit's acknowledgement, so a long interval would add up to its length to the run.
 // BENCH_SINK_SERIAL=1: each batch inserted before its partition is fetched again (no pipelining), for A/B.
 const SERIAL = process.env.BENCH_SINK_SERIAL === '1';
+// BENCH_SINK_PIDS=name=pid,…: also print those processes' CPU per row over the sink windows (Linux /proc), e.g.
+// BENCH_SINK_PIDS=clickhouse=$(pgrep -f clickhouse-server),kafka=<broker pid>.
+const PIDS = (process.env.BENCH_SINK_PIDS ?? '').split(',').filter(Boolean).map((x) => x.split('=') as [string, string]);
+const TICK_US = 1e6 / 100; // USER_HZ
+function procCpuUs(pid: string): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) * TICK_US;
+  } catch {
+    return Number.NaN;
+  }
+}
+// The sink's defaults unless set (for tuning runs).
+const MAX_ROWS = process.env.BENCH_SINK_MAXROWS ? Number(process.env.BENCH_SINK_MAXROWS) : undefined;
+const IN_FLIGHT = process.env.BENCH_SINK_INFLIGHT ? Number(process.env.BENCH_SINK_INFLIGHT) : undefined;
 const COMMIT_MS = Number(process.env.BENCH_SINK_COMMIT_MS ?? 100);
 
 function servicesEnv(): { clickhouse: string; brokers: string[] } {
@@ -125,14 +140,16 @@ async function main(): Promise<void> {
     }
 
     /** One pass of the stage's consumer loop over the whole topic; seconds from group join to the last offset resolved. */
-    const sinkRound = async (group: string, withDrafts: boolean): Promise<{ secs: number; inserts: number; cpuUs: number }> => {
-      const sink = new ClickHouseSink(sinkStore, { onPoison: async () => { throw new Error('bench: unexpected poison row'); } });
+    const sinkRound = async (group: string, withDrafts: boolean): Promise<{ secs: number; inserts: number; cpuUs: number; others: number[] }> => {
+      const sink = new ClickHouseSink(sinkStore, { maxRows: MAX_ROWS, maxInFlight: IN_FLIGHT, onPoison: async () => { throw new Error('bench: unexpected poison row'); } });
       const proc = new SinkProcessor(topics, sink, ledger, deadLetter, withDrafts ? publish : async () => {}, Date.now);
       const consumer = kafka.consumer({ groupId: group });
       let t0 = 0;
       let t1 = 0;
       let cpu0: NodeJS.CpuUsage | undefined;
       let cpuUs = 0;
+      let others0: number[] = [];
+      let others: number[] = [];
       let finished!: () => void;
       const done = new Promise<void>((r) => (finished = r));
       const loop = new SinkConsumerLoop(proc, { serialTopics: [topics.ledger, ...(SERIAL ? [topics.decisions] : [])], commitIntervalMs: COMMIT_MS, seek: (t, p, o) => consumer.seek(t, p, o) });
@@ -141,6 +158,7 @@ async function main(): Promise<void> {
         if (!t0) {
           t0 = performance.now();
           cpu0 = process.cpuUsage();
+          others0 = PIDS.map(([, pid]) => procCpuUs(pid));
         }
         if (profiler) void profiler.post('Profiler.start');
       });
@@ -158,6 +176,7 @@ async function main(): Promise<void> {
                 t1 = performance.now();
                 const c = process.cpuUsage(cpu0);
                 cpuUs = c.user + c.system;
+                others = PIDS.map(([, pid], i) => procCpuUs(pid) - others0[i]);
                 finished();
               }
             },
@@ -175,7 +194,7 @@ async function main(): Promise<void> {
       for (const p of high) {
         if (committed.find((c) => c.partition === p.partition)?.offset !== p.high) throw new Error(`group ${group} did not commit partition ${p.partition} to ${p.high}`);
       }
-      return { secs: (t1 - t0) / 1000, inserts: sink.stats.batches, cpuUs };
+      return { secs: (t1 - t0) / 1000, inserts: sink.stats.batches, cpuUs, others };
     };
 
     const rawSecs: number[] = [];
@@ -183,6 +202,7 @@ async function main(): Promise<void> {
     const sinkSecs: number[] = [];
     const draftSecs: number[] = [];
     const cpuPerRow: number[] = [];
+    const othersPerRow: number[][] = [];
     let inserts = 0;
     for (let round = 0; round < ROUNDS; round++) {
       let t = performance.now();
@@ -196,6 +216,7 @@ async function main(): Promise<void> {
       const r = await sinkRound(`${prefix}-r${round}`, false);
       sinkSecs.push(r.secs);
       cpuPerRow.push(r.cpuUs / N);
+      othersPerRow.push(r.others.map((us) => us / N));
       inserts += r.inserts;
       if (DRAFTS) draftSecs.push((await sinkRound(`${prefix}-d${round}`, true)).secs);
     }
@@ -212,6 +233,7 @@ async function main(): Promise<void> {
     process.stdout.write(`baseline_raw_tsv_insert_rows_per_sec=${rawTsvRate}\n`);
     if (DRAFTS) process.stdout.write(`sink_with_ledger_drafts_rows_per_sec=${Math.round(N / median(draftSecs))} (rounds ${all(draftSecs)})\n`);
     process.stdout.write(`sink_node_cpu_us_per_row=${median(cpuPerRow).toFixed(2)} (load ${loadavg()[0].toFixed(1)})\n`);
+    PIDS.forEach(([name], i) => process.stdout.write(`${name}_cpu_us_per_row=${median(othersPerRow.map((o) => o[i])).toFixed(2)}\n`));
     process.stdout.write(`sink_rounds_rows_per_sec=${all(sinkSecs)}\n`);
     process.stdout.write(`sink_vs_raw_tsv_insert=${(sinkRate / rawTsvRate).toFixed(3)}\n`);
     process.stdout.write(`sink_vs_raw_insert=${(sinkRate / rawRate).toFixed(3)}\n`);
