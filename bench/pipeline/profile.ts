@@ -1,6 +1,7 @@
 /**
  * Profiling aid for the pipeline bench (not a benchmark; prints no ratio): runs only the tripwire-stage
- * throughput phase (PROFILE_MODE=stage, default), the in-process engine-only phase (PROFILE_MODE=engine), or a raw
+ * throughput phase (PROFILE_MODE=stage, default; stage-fixed = the stage with a constant-answer engine), the
+ * in-process engine-only phase (PROFILE_MODE=engine), or a raw
  * kafkajs passthrough (PROFILE_MODE=pass; pass2 = passthrough producing the stage's output volume)
  * on the same traffic, so `node --cpu-prof --import tsx bench/pipeline/profile.ts` profiles just that.
  */
@@ -124,10 +125,32 @@ async function main(): Promise<void> {
       return;
     }
     const metrics = new StewardMetrics();
+    // PROFILE_MODE=stage-fixed: the same stage with an engine that answers each agent type's first real
+    // decision again (same output sizes, no tripwire work, no Redis): what Kafka and the stage cost alone.
+    let stageDeps = deps as PipelineDeps;
+    if (MODE === 'stage-fixed') {
+      const fixed = new Map<string, unknown>();
+      for (let i = 0; i < BENCH_AGENTS.length; i++) {
+        const t = benchTrace(300_000 + i);
+        const type = BENCH_AGENTS[i].type;
+        if (!fixed.has(type)) fixed.set(type, await deps.engine!.decide(t, Date.parse(t.timestamp)));
+      }
+      const typeOf = new Map(BENCH_AGENTS.map((a) => [a.id, a.type]));
+      // PROFILE_FIXED_WAIT_MS: each answer after a timer (waits like a Redis round trip, without its CPU).
+      const wait = Number(process.env.PROFILE_FIXED_WAIT_MS ?? 0);
+      const answer = (t: Trace) => fixed.get(typeOf.get(t.agent_id)!);
+      stageDeps = {
+        ...stageDeps,
+        engine: {
+          decide: (t: Trace) => (wait > 0 ? new Promise((r) => setTimeout(() => r(answer(t)), wait)) : Promise.resolve(answer(t))),
+          score: () => Promise.reject(new Error('unused')),
+        },
+      };
+    }
     const t0 = performance.now();
     const c0 = process.cpuUsage();
     const pipe = await profiled(async () => {
-      const pipe = await startPipeline(cfg, ['tripwire'], deps as PipelineDeps, { logger: createLogger({ level: 'silent' }), metrics });
+      const pipe = await startPipeline(cfg, ['tripwire'], stageDeps, { logger: createLogger({ level: 'silent' }), metrics });
       for (;;) {
         const v = (await metrics.messages.get()).values.filter((x) => x.labels.stage === 'tripwire').reduce((a, x) => a + x.value, 0);
         if (v >= N) break;
