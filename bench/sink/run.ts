@@ -45,6 +45,8 @@ const PARTITIONS = 6; // topic partitions = the stage's partitionsConcurrently d
 const RAW_BATCH = 6_000; // the sink's default maxRows, for the raw baselines
 const DRAFTS = process.env.BENCH_SINK_DRAFTS !== '0';
 const PROFILE = process.env.BENCH_SINK_PROFILE;
+// With BENCH_SINK_PROFILE: BENCH_SINK_HEAP=1 writes a sampling heap profile of all allocations (collected ones included) instead.
+const HEAP = process.env.BENCH_SINK_HEAP === '1';
 // Offset commits at most every COMMIT_MS (the stage: consumer.autoCommitIntervalMs, default 1000): the clock
 // stops at the last commit's acknowledgement, so a long interval would add up to its length to the run.
 // BENCH_SINK_SERIAL=1: each batch inserted before its partition is fetched again (no pipelining), for A/B.
@@ -160,7 +162,8 @@ async function main(): Promise<void> {
           cpu0 = process.cpuUsage();
           others0 = PIDS.map(([, pid]) => procCpuUs(pid));
         }
-        if (profiler) void profiler.post('Profiler.start');
+        if (profiler && HEAP) void profiler.post('HeapProfiler.startSampling', { samplingInterval: 8192, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
+        else if (profiler) void profiler.post('Profiler.start');
       });
       await consumer.subscribe([topics.decisions], true);
       // Clock stops when the committed offsets reach the end of every partition (the commit acknowledged).
@@ -185,7 +188,8 @@ async function main(): Promise<void> {
       );
       await done;
       let profile: unknown;
-      if (profiler) profile = (await profiler.post('Profiler.stop')).profile;
+      if (profiler && HEAP) profile = (await profiler.post('HeapProfiler.stopSampling')).profile;
+      else if (profiler) profile = (await profiler.post('Profiler.stop')).profile;
       if (profile && PROFILE) writeFileSync(PROFILE.replace(/(\.cpuprofile)?$/, `.${group.slice(-2)}.cpuprofile`), JSON.stringify(profile));
       await loop.drain(10_000, () => sink.abort());
       await consumer.stop();

@@ -228,15 +228,23 @@ function str(o: Record<string, unknown>, k: string, kind: string, required = tru
   return required ? bad(`${kind}: ${k} must be a string`) : String(v);
 }
 
-function num(v: unknown, what: string): number {
+/** A finite number (numeric strings accepted); the error names `kind: field` (built only on failure). */
+function num(v: unknown, kind: string, field?: string): number {
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
   const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isFinite(n)) bad(`${what} must be a finite number`);
+  if (typeof n !== 'number' || !Number.isFinite(n)) bad(`${field === undefined ? kind : `${kind}: ${field}`} must be a finite number`);
   return n;
 }
 
 /** Epoch ms from `<ms field>` or an ISO `timestamp`; UInt64 columns cannot take negatives. */
-function timeMs(o: Record<string, unknown>, msKeys: string[], kind: string, fallback?: number): number {
-  for (const k of msKeys) if (o[k] !== undefined && o[k] !== null) return clampMs(num(o[k], `${kind}: ${k}`), `${kind}: ${k}`);
+function timeMs(o: Record<string, unknown>, msKeys: readonly string[], kind: string, fallback?: number): number {
+  for (let i = 0; i < msKeys.length; i++) {
+    const k = msKeys[i];
+    const v = o[k];
+    if (v === undefined || v === null) continue;
+    if (typeof v === 'number' && v >= 0 && Number.isFinite(v)) return Math.trunc(v);
+    return clampMs(num(v, kind, k), `${kind}: ${k}`);
+  }
   if (typeof o.timestamp === 'string') {
     const t = Date.parse(o.timestamp);
     if (!Number.isNaN(t)) return clampMs(t, `${kind}: timestamp`);
@@ -245,42 +253,16 @@ function timeMs(o: Record<string, unknown>, msKeys: string[], kind: string, fall
   return bad(`${kind}: ${msKeys[0]} is required`);
 }
 
+// Field lists of timeMs, allocated once.
+const EVENT_TIME_KEYS: readonly string[] = ['event_time_ms'];
+const DECIDED_AT_KEYS: readonly string[] = ['decided_at_ms'];
+const SCORED_AT_KEYS: readonly string[] = ['scored_at_ms'];
+const TRUST_DEBT_TIME_KEYS: readonly string[] = ['ts_ms', 'at_ms'];
+const GATE_TIME_KEYS: readonly string[] = ['event_time_ms', 'ts_ms', 'decided_at_ms'];
+
 function clampMs(n: number, what: string): number {
   if (n < 0) bad(`${what} must not be negative`);
   return Math.trunc(n);
-}
-
-// Control characters are exactly what JSON.stringify escapes (with quotes, backslashes and lone surrogates).
-// eslint-disable-next-line no-control-regex
-const NEEDS_JSON_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
-
-/**
- * JSON.stringify of an array of flat objects (string, finite number, boolean or null values), byte for byte,
- * without the native call's per-call setup, which dominates for the one- or two-element `tripwires`,
- * `rules` and `metrics` arrays of every message (about half the mapping cost of a decision). Anything else
- * (nested values, undefined, non-finite numbers, non-objects) goes to JSON.stringify as a whole.
- */
-export function flatJsonArray(a: readonly unknown[]): string {
-  let s = '[';
-  for (let i = 0; i < a.length; i++) {
-    const o = a[i];
-    if (typeof o !== 'object' || o === null || Array.isArray(o) || typeof (o as { toJSON?: unknown }).toJSON === 'function') return JSON.stringify(a);
-    const keys = Object.keys(o);
-    s += i === 0 ? '{' : ',{';
-    for (let j = 0; j < keys.length; j++) {
-      const k = keys[j];
-      const v = (o as Record<string, unknown>)[k];
-      let t: string;
-      if (typeof v === 'string') t = NEEDS_JSON_ESCAPE.test(v) ? JSON.stringify(v) : `"${v}"`;
-      else if (typeof v === 'boolean') t = v ? 'true' : 'false';
-      else if (typeof v === 'number' && Number.isFinite(v)) t = String(v);
-      else if (v === null) t = 'null';
-      else return JSON.stringify(a);
-      s += `${j === 0 ? '' : ','}${NEEDS_JSON_ESCAPE.test(k) ? JSON.stringify(k) : `"${k}"`}:${t}`;
-    }
-    s += '}';
-  }
-  return `${s}]`;
 }
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))) : []);
@@ -293,7 +275,7 @@ export function decisionRow(m: unknown, ingestedAtMs: number): DecisionRow {
   const tripwires = Array.isArray(o.tripwires) ? (o.tripwires as { id?: unknown; fired?: unknown }[]) : [];
   const rules = Array.isArray(o.rules) ? (o.rules as { id?: unknown; passed?: unknown }[]) : [];
   const intervention = str(o, 'intervention', k);
-  const eventTime = timeMs(o, ['event_time_ms'], k, typeof o.decided_at_ms === 'number' ? Math.trunc(o.decided_at_ms) : undefined);
+  const eventTime = timeMs(o, EVENT_TIME_KEYS, k, typeof o.decided_at_ms === 'number' ? Math.trunc(o.decided_at_ms) : undefined);
   return {
     trace_id: str(o, 'trace_id', k),
     agent_id: str(o, 'agent_id', k),
@@ -307,11 +289,14 @@ export function decisionRow(m: unknown, ingestedAtMs: number): DecisionRow {
     reasons: strings(o.reasons),
     tripwires_fired: tripwires.filter((t) => t?.fired === true).map((t) => String(t.id)),
     rules_failed: rules.filter((r) => r?.passed === false).map((r) => String(r.id)),
-    tripwires_json: flatJsonArray(tripwires),
-    rules_json: flatJsonArray(rules),
-    latency_ms: o.latency_ms === undefined ? 0 : num(o.latency_ms, `${k}: latency_ms`),
+    // Native JSON.stringify: one flat string. A hand-rolled serialiser (fewer µs per call in isolation) built
+    // cons-string trees that the TSV escape check then flattened again: ~0.9 KB of garbage per row, and the
+    // whole mapping path measured ~1 µs/row slower with it (23 % more scavenges).
+    tripwires_json: JSON.stringify(tripwires),
+    rules_json: JSON.stringify(rules),
+    latency_ms: o.latency_ms === undefined ? 0 : num(o.latency_ms, k, 'latency_ms'),
     event_time_ms: eventTime,
-    decided_at_ms: timeMs(o, ['decided_at_ms'], k, eventTime),
+    decided_at_ms: timeMs(o, DECIDED_AT_KEYS, k, eventTime),
     hook: str(o, 'hook', k, false),
     tool: str(o, 'tool', k, false),
     session_id: str(o, 'session_id', k, false),
@@ -333,8 +318,8 @@ export function verdictRow(m: unknown, ingestedAtMs: number): VerdictRow {
   const v = obj(o.verdict, 'verdict.verdict');
   const metrics = Array.isArray(o.metrics) ? (o.metrics as Record<string, unknown>[]) : [];
   const intervention = str(o, 'intervention', k);
-  const nullable = (x: unknown, what: string) => (x === null || x === undefined ? null : num(x, what));
-  const eventTime = timeMs(o, ['event_time_ms'], k, typeof o.scored_at_ms === 'number' ? Math.trunc(o.scored_at_ms) : undefined);
+  const nullable = (x: unknown, field: string) => (x === null || x === undefined ? null : num(x, k, field));
+  const eventTime = timeMs(o, EVENT_TIME_KEYS, k, typeof o.scored_at_ms === 'number' ? Math.trunc(o.scored_at_ms) : undefined);
   const meta = (v.metadata ?? {}) as Record<string, unknown>;
   return {
     trace_id: str(o, 'trace_id', k),
@@ -344,19 +329,19 @@ export function verdictRow(m: unknown, ingestedAtMs: number): VerdictRow {
     intervention,
     approved: typeof o.approved === 'boolean' ? flag(o.approved) : typeof v.approved === 'boolean' ? flag(v.approved) : APPROVED.has(intervention) ? 1 : 0,
     stage: str(o, 'stage', k, false),
-    ctq: nullable(o.ctq, `${k}: ctq`),
-    risk: nullable(o.risk, `${k}: risk`),
-    confidence: v.confidence_score === undefined ? 0 : num(v.confidence_score, `${k}: verdict.confidence_score`),
+    ctq: nullable(o.ctq, 'ctq'),
+    risk: nullable(o.risk, 'risk'),
+    confidence: v.confidence_score === undefined ? 0 : num(v.confidence_score, k, 'verdict.confidence_score'),
     policy_violations: strings(v.policy_violations),
     metric_names: metrics.map((x) => String(x?.name ?? '')),
     // null marks "no score" (unavailable/skipped) so the arrays stay aligned; status says why.
     metric_scores: metrics.map((x) => (typeof x?.score === 'number' && Number.isFinite(x.score) ? x.score : null)),
     metric_statuses: metrics.map((x) => String(x?.status ?? '')),
-    metrics_json: flatJsonArray(metrics),
+    metrics_json: JSON.stringify(metrics),
     verdict_json: JSON.stringify(v),
     signature: signatureText(v),
     event_time_ms: eventTime,
-    scored_at_ms: timeMs(o, ['scored_at_ms'], k, eventTime),
+    scored_at_ms: timeMs(o, SCORED_AT_KEYS, k, eventTime),
     ingested_at_ms: ingestedAtMs,
   };
 }
@@ -373,10 +358,10 @@ export function trustDebtRow(m: unknown, ingestedAtMs: number): TrustDebtRow {
     event_id: str(o, 'event_id', k),
     tenant: str(o, 'tenant', k, false),
     agent_id: str(o, 'agent_id', k),
-    ts_ms: timeMs(o, ['ts_ms', 'at_ms'], k),
+    ts_ms: timeMs(o, TRUST_DEBT_TIME_KEYS, k),
     cause: str(o, 'cause', k, false),
-    before: num(o.before, `${k}: before`),
-    after: num(o.after, `${k}: after`),
+    before: num(o.before, k, 'before'),
+    after: num(o.after, k, 'after'),
     level: str(o, 'level', k),
     previous_level: str(o, 'previous_level', k, false),
     crossings,
@@ -395,7 +380,7 @@ export function gateRow(m: unknown, ingestedAtMs: number): GateRow {
     tenant: str(o, 'tenant', k, false),
     intervention,
     approved: typeof o.approved === 'boolean' ? flag(o.approved) : APPROVED.has(intervention) ? 1 : 0,
-    ts_ms: timeMs(o, ['event_time_ms', 'ts_ms', 'decided_at_ms'], k),
+    ts_ms: timeMs(o, GATE_TIME_KEYS, k),
     payload: JSON.stringify(o),
     ingested_at_ms: ingestedAtMs,
   };
