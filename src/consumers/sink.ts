@@ -95,10 +95,10 @@ export class SinkProcessor {
     const draftSources: InMessage[] = [];
     const decisionDrafts: LedgerDraft[] = [];
     const rejected: Promise<void>[] = [];
-    const push = (t: TableName, ...items: SinkItem[]) => {
-      const list = byTable.get(t) ?? [];
-      list.push(...items);
-      byTable.set(t, list);
+    const push = (t: TableName, item: SinkItem) => {
+      const list = byTable.get(t);
+      if (list) list.push(item);
+      else byTable.set(t, [item]);
     };
     for (const m of messages) {
       const kind = this.kindOf.get(m.topic);
@@ -128,7 +128,11 @@ export class SinkProcessor {
         if (kind === 'decisions') {
           const row = decisionRow(v, now);
           push('decisions', { row, source: m });
-          decisionDrafts.push(policyDecisionDraft({ ...(v as PolicyDecisionInput), event_time_ms: row.event_time_ms }));
+          // The draft's time is the row's event time (which also accepts an ISO timestamp): set on the draft
+          // rather than on a copy of the whole record (same result as passing event_time_ms: row.event_time_ms).
+          const draft = policyDecisionDraft(v as PolicyDecisionInput);
+          draft.ts_ms = Number.isSafeInteger(row.event_time_ms) ? row.event_time_ms : 0;
+          decisionDrafts.push(draft);
         } else if (kind === 'ledger') {
           drafts.push(ledgerDraftFrom(v));
           draftSources.push(m);
@@ -158,7 +162,7 @@ export class SinkProcessor {
     const ledgerRows = drafts.length > 0 ? await this.sink.withRetry('ledger', () => this.ledger.append(drafts)) : [];
     if (ledgerRows.length > 0) {
       const sourceOf = new Map(drafts.map((d, i) => [`${d.agent_id}\u0000${d.entry_id}`, draftSources[i]]));
-      push('ledger', ...ledgerRows.map((row) => ({ row, source: sourceOf.get(`${row.agent_id}\u0000${row.entry_id}`) })));
+      for (const row of ledgerRows) push('ledger', { row, source: sourceOf.get(`${row.agent_id}\u0000${row.entry_id}`) });
     }
     await Promise.all([...[...byTable].map(([t, items]) => this.sink.write(t, items)), ...rejected]);
   }
