@@ -5,8 +5,9 @@
  *  2. tripwire-stage throughput (decode, engine, decisions + scoring + acks + offsets) vs a raw kafkajs
  *     consume→produce passthrough on the same number of traces;
  *  3. RSS.
- * Diagnostics: CPU per message of the passthrough and the stage, and the raw passthrough producing the
- * stage's output volume per trace (a decision and a scoring message of the measured average sizes).
+ * Diagnostics: CPU per message of the passthrough and the stage, the raw passthrough producing the
+ * stage's output volume per trace (a decision and a scoring message of the measured average sizes), and
+ * the stage with a constant-answer engine (Kafka + stage machinery without tripwire work or Redis).
  * Prints `sync_p99_vs_echo=<ratio>` and `throughput_vs_passthrough=<ratio>` last.
  */
 import { execFileSync } from 'node:child_process';
@@ -145,8 +146,10 @@ async function main(): Promise<void> {
   const admin = await adapter.admin();
   const extra = { echoIn: `${prefix}.echo-in`, echoReply: `${prefix}.echo-reply`, passIn: `${prefix}.pass-in`, passOut: `${prefix}.pass-out`, passOut2: `${prefix}.pass-out2`, pass2In: `${prefix}.pass2-in`, tputIn: `${prefix}t.traces` };
   const tputNames = topicNames(`${prefix}t`);
+  const fixedNames = topicNames(`${prefix}f`);
   await createTopics(admin, names, { partitions: PARTITIONS, replicationFactor: 1, replyPartitions: 4, replyRetentionMs: 600_000 });
   await createTopics(admin, tputNames, { partitions: PARTITIONS, replicationFactor: 1, replyPartitions: 1, replyRetentionMs: 600_000 });
+  await createTopics(admin, fixedNames, { partitions: PARTITIONS, replicationFactor: 1, replyPartitions: 1, replyRetentionMs: 600_000 });
   await admin.createTopics([extra.echoIn, extra.echoReply, extra.passIn, extra.passOut, extra.passOut2, extra.pass2In].map((topic) => ({ topic, numPartitions: PARTITIONS, replicationFactor: 1 })));
   const kafka = new Kafka({ clientId: 'bench-raw', brokers: cfg.kafka.brokers, logLevel: logLevel.NOTHING });
   const logger = createLogger({ level: 'silent' });
@@ -225,6 +228,31 @@ async function main(): Promise<void> {
     await tpipe.stop();
     const rssEnd = mb();
 
+    // Diagnostic only: the same stage with an engine answering each agent type's real decision again
+    // (same outputs and sizes; no tripwire work, no Redis) — what Kafka and the stage machinery cost alone.
+    const fixed = new Map<string, unknown>();
+    for (let i = 0; i < BENCH_AGENTS.length; i++) {
+      const t = benchTrace(300_000 + i);
+      if (!fixed.has(BENCH_AGENTS[i].type)) fixed.set(BENCH_AGENTS[i].type, await deps.engine!.decide(t, Date.parse(t.timestamp)));
+    }
+    const typeOf = new Map(BENCH_AGENTS.map((a) => [a.id, a.type]));
+    const fixedEngine = { decide: (t: Trace) => Promise.resolve(fixed.get(typeOf.get(t.agent_id)!)), score: () => Promise.reject(new Error('unused')) };
+    await fill(kafka, fixedNames.traces, THROUGHPUT_N);
+    const fmetrics = new StewardMetrics();
+    c0 = process.cpuUsage();
+    const f0 = performance.now();
+    const fcfg = { ...cfg, topics: { ...cfg.topics, prefix: `${prefix}f` }, consumer: { ...cfg.consumer, groupPrefix: `${prefix}f` } };
+    const fpipe = await startPipeline(fcfg, ['tripwire'], { ...(deps as PipelineDeps), engine: fixedEngine }, { logger, metrics: fmetrics });
+    for (;;) {
+      const v = (await fmetrics.messages.get()).values.filter((x) => x.labels.stage === 'tripwire').reduce((a, x) => a + x.value, 0);
+      if (v >= THROUGHPUT_N) break;
+      if (performance.now() - f0 > 180_000) throw new Error(`fixed-engine phase timed out at ${v}/${THROUGHPUT_N}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const fixedRate = THROUGHPUT_N / ((performance.now() - f0) / 1000);
+    const fixedCpu = process.cpuUsage(c0);
+    await fpipe.stop();
+
     const echoP50 = pct(echo, 50), echoP99 = pct(echo, 99), syncP50 = pct(sync, 50), syncP99 = pct(sync, 99);
     console.log(`engine=${engineName} sync_stages=${process.env.BENCH_SYNC_STAGES ?? "tripwire"} round_trips=${ROUND_TRIPS} throughput_n=${THROUGHPUT_N} partitions=${PARTITIONS}`);
     console.log(`echo_p50_ms=${echoP50.toFixed(2)} echo_p99_ms=${echoP99.toFixed(2)}`);
@@ -235,6 +263,9 @@ async function main(): Promise<void> {
     console.log(
       `passthrough_with_stage_output_msgs_per_s=${pass2Rate.toFixed(0)} (decision ${outShape[0].value.length} B + scoring ${outShape[1].value.length} B per trace) stage_output_only_vs_passthrough=${(pass2Rate / passRate).toFixed(3)}`,
     );
+    console.log(
+      `stage_fixed_engine_msgs_per_s=${fixedRate.toFixed(0)} cpu_us_per_msg=${us(fixedCpu)} stage_machinery_only_vs_passthrough=${(fixedRate / passRate).toFixed(3)}`,
+    );
     console.log(`throughput_vs_engine_only=${(stewardRate / engineRate).toFixed(3)}`);
     console.log(`rss_mb_start=${rssStart} rss_mb_after_sync=${rssSync} rss_mb_end=${rssEnd}`);
     console.log(`sync_p50_vs_echo=${(syncP50 / echoP50).toFixed(3)}`);
@@ -242,7 +273,7 @@ async function main(): Promise<void> {
     console.log(`throughput_vs_passthrough=${(stewardRate / passRate).toFixed(3)}`);
   } finally {
     await close();
-    await admin.deleteTopics([...Object.values(names), ...Object.values(tputNames), ...Object.values(extra).filter((t) => !t.endsWith('.traces'))]).catch(() => undefined);
+    await admin.deleteTopics([...Object.values(names), ...Object.values(tputNames), ...Object.values(fixedNames), ...Object.values(extra).filter((t) => !t.endsWith('.traces'))]).catch(() => undefined);
     await admin.disconnect();
   }
 }
