@@ -99,13 +99,13 @@ export class ClickHouseStore {
 
   /**
    * Rows serialised for `insertEncoded` (the sink does this at write time, overlapping inserts in flight):
-   * TSV lines for the sink tables, else JSON objects separated by commas (JSONEachRow accepts `,` between
-   * rows on 18.16 and current releases). Either way the text ends with a newline, so parts concatenate.
+   * TSV lines for the sink tables, else one JSON object per line (JSONEachRow). Either way exactly one line
+   * per row, each ending with a newline: parts concatenate, and the sink can split a rejected batch by line.
    */
   encodeRows(table: string, rows: readonly object[]): string {
     const tsv = TSV.get(table);
     if (tsv) return tsv.encode(rows);
-    return `${JSON.stringify(rows).slice(1, -1)}\n`;
+    return rows.length === 0 ? '' : `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`;
   }
 
   /**

@@ -159,7 +159,7 @@ describe('ClickHouseSink', () => {
     expect(done).toBe(true);
   });
 
-  it('encoded fast path: rows serialised once per write; parts concatenated in order; a rejected batch is bisected on re-encoded halves', async () => {
+  it('encoded fast path: rows serialised once per write, never again; parts concatenated in order; a rejected batch is bisected by line', async () => {
     const bodies: string[] = [];
     const encodedAt: number[] = [];
     const t: SinkTarget = {
@@ -181,10 +181,26 @@ describe('ClickHouseSink', () => {
     const dlq: PoisonRow[] = [];
     const sink = new ClickHouseSink(t, { maxRows: 8, maxDelayMs: 5, onPoison: async (p) => void dlq.push(...p) });
     await Promise.all([sink.write('t', items(1, 3)), sink.write('t', items(4, 3, [5]))]);
-    expect(encodedAt.slice(0, 2)).toEqual([3, 3]); // each write encoded at once, as a whole
+    // Each write encoded at once, as a whole, and not again for the bisection: the rows are not kept.
+    expect(encodedAt).toEqual([3, 3]);
     expect(dlq.map((p) => p.source)).toEqual(['msg-5']);
+    expect(dlq[0]).toMatchObject({ row: undefined, line: '{"id":5,"bad":true}\n' });
     const ids = bodies.flatMap((b) => b.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { id: number }).id));
     expect(ids.sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 6]);
     expect(sink.stats.poison).toBe(1);
+  });
+
+  it('encoded fast path: a target that breaks one-line-per-row fails the write (offsets stay uncommitted) instead of guessing', async () => {
+    const t: SinkTarget = {
+      insert: async () => {},
+      encodeRows: (_table, rows) => `${rows.map((r) => JSON.stringify(r)).join(' ')}\n`,
+      insertEncoded: async () => {
+        throw new StewardError('STEWARD_CLICKHOUSE', 'Code: 27. Cannot parse input', { retryable: false });
+      },
+    };
+    const dlq: PoisonRow[] = [];
+    const sink = new ClickHouseSink(t, { maxRows: 8, maxDelayMs: 0, onPoison: async (p) => void dlq.push(...p) });
+    await expect(sink.write('t', items(1, 3))).rejects.toMatchObject({ code: 'STEWARD_INTERNAL', retryable: false });
+    expect(dlq).toEqual([]);
   });
 });
