@@ -15,6 +15,7 @@ import { parse } from 'yaml';
 import { StewardError } from '../errors.js';
 import type { BlueprintSet } from '../engine/blueprint/index.js';
 import type { EvalRecord, StewardEngine } from '../engine/steward-engine.js';
+import { parseTimestamp } from '../engine/time.js';
 import type { LlmClient, Trace } from '../engine/types.js';
 
 export interface BlueprintTest {
@@ -83,7 +84,7 @@ const BASE_MS = Date.parse('2025-01-01T09:00:00Z');
 export function fillTrace(raw: Record<string, unknown>, testIndex: number, i: number): { trace: Trace; nowMs: number } {
   const timestamp = typeof raw.timestamp === 'string' ? raw.timestamp : new Date(BASE_MS + i * 60_000).toISOString();
   const trace = { trace_id: `test-${testIndex}-${i}`, hook: 'output', ...raw, timestamp } as Trace;
-  return { trace, nowMs: Date.parse(timestamp) };
+  return { trace, nowMs: parseTimestamp(timestamp) };
 }
 
 /** Differences between expectation and outcome, one readable line each; empty = pass. */

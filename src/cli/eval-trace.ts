@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { StewardErrorCode } from '../errors.js';
+import { isTimestamp, parseTimestamp } from '../engine/time.js';
 import type { Trace } from '../engine/types.js';
 
 export type ParsedLine = { ok: true; trace: Trace; nowMs: number } | { ok: false; code: StewardErrorCode; message: string };
@@ -30,6 +31,8 @@ function validate(): ValidateFunction {
     const ajv = new Ajv2020({ allErrors: false, strict: false });
     const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (a: Ajv2020) => void;
     addFormats(ajv);
+    // ISO-8601 as DESIGN §4.1 says, not only RFC 3339 (src/engine/time.ts).
+    ajv.addFormat('date-time', { type: 'string', validate: isTimestamp });
     validator = ajv.compile(JSON.parse(readFileSync(schemaPath(), 'utf8')));
   }
   return validator;
@@ -56,7 +59,7 @@ export function parseTraceLine(text: string): ParsedLine {
     return { ok: false, code: 'STEWARD_TRACE_SCHEMA', message: `trace does not match the trace schema: ${what}` };
   }
   const trace = obj as Trace;
-  const nowMs = Date.parse(trace.timestamp);
+  const nowMs = parseTimestamp(trace.timestamp);
   if (!Number.isFinite(nowMs)) return { ok: false, code: 'STEWARD_TRACE_SCHEMA', message: `'timestamp' is not an ISO-8601 date-time` };
   return { ok: true, trace, nowMs };
 }

@@ -10,6 +10,7 @@ import { topicNames, type TopicNames } from '../adapters/kafka/topics.js';
 import { REPLY_HEADERS, replyHeaders } from '../adapters/kafka/request-reply.js';
 import { createRegistry, encodeTrace, registerAvro } from '../adapters/kafka/serde.js';
 import type { DecisionMessage, VerdictMessage } from '../adapters/kafka/messages.js';
+import { parseTimestamp } from '../engine/time.js';
 import { isApproved, type AclTier, type FallbackOnTimeout, type Intervention, type Trace } from '../engine/types.js';
 import { StewardError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -179,7 +180,7 @@ export class StewardClient {
       intervention = policy === 'deny' ? 'block' : policy === 'escalate' ? 'escalate' : 'flag';
       reason = `governance fallback ${policy === 'cached_decision' ? 'allow_and_log (no cached decision)' : policy}`;
     }
-    const ts = Date.parse(trace.timestamp);
+    const ts = parseTimestamp(trace.timestamp);
     return {
       trace_id: trace.trace_id,
       agent_id: trace.agent_id,

@@ -15,6 +15,7 @@ import { dlqMessage } from '../adapters/kafka/dlq.js';
 import { StewardError, isRetryable } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { StewardMetrics } from '../observability/metrics.js';
+import { parseTimestamp } from '../engine/time.js';
 
 export interface StageOutput {
   topic: string;
@@ -222,7 +223,7 @@ export function keyText(m: InMessage): string | null {
  * own rate-limit windows or age its trust debt away by writing a timestamp days ahead.
  */
 export function eventTimeMs(timestamp: unknown, m: InMessage, maxSkewMs: number | null = null): number {
-  const t = typeof timestamp === 'string' ? Date.parse(timestamp) : typeof timestamp === 'number' ? timestamp : NaN;
+  const t = typeof timestamp === 'string' ? parseTimestamp(timestamp) : typeof timestamp === 'number' ? timestamp : NaN;
   if (!Number.isFinite(t)) return m.timestampMs;
   if (maxSkewMs === null || !Number.isFinite(m.timestampMs)) return t;
   return Math.min(Math.max(t, m.timestampMs - maxSkewMs), m.timestampMs + maxSkewMs);

@@ -17,6 +17,7 @@ import { startAuditSweep, type AuditSweep, type SweepableStore } from '../adapte
 import { levelActions, levelFor, maxLevel } from '../engine/trust-debt/index.js';
 import { StewardError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { parseTimestamp } from '../engine/time.js';
 import type { Intervention, TrustDebtConfig, TrustDebtLevel } from '../engine/types.js';
 import type { StewardMetrics } from '../observability/metrics.js';
 import type { StageOutput, StageProcessor } from './common.js';
@@ -72,7 +73,7 @@ function parseJson<T>(m: InMessage, what: string): T {
 }
 
 function timeOf(ts: string | number | undefined, m: InMessage): number {
-  const t = typeof ts === 'number' ? ts : typeof ts === 'string' ? Date.parse(ts) : NaN;
+  const t = typeof ts === 'number' ? ts : typeof ts === 'string' ? parseTimestamp(ts) : NaN;
   return Number.isFinite(t) ? t : m.timestampMs;
 }
 

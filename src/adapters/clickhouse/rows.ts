@@ -6,6 +6,7 @@
  */
 import { StewardError } from '../../errors.js';
 import type { LedgerDraft, LedgerEntry } from '../../engine/ledger/index.js';
+import { parseTimestamp } from '../../engine/time.js';
 import type { Columns } from './tsv.js';
 
 // ───────────────────────────── consumed messages ─────────────────────────────
@@ -246,7 +247,7 @@ function timeMs(o: Record<string, unknown>, msKeys: readonly string[], kind: str
     return clampMs(num(v, kind, k), `${kind}: ${k}`);
   }
   if (typeof o.timestamp === 'string') {
-    const t = Date.parse(o.timestamp);
+    const t = parseTimestamp(o.timestamp);
     if (!Number.isNaN(t)) return clampMs(t, `${kind}: timestamp`);
   }
   if (fallback !== undefined) return fallback;

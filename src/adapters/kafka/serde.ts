@@ -12,6 +12,7 @@ import AjvDraft7 from 'ajv';
 import addFormatsMod from 'ajv-formats';
 import type { ValidateFunction } from 'ajv';
 import { StewardError } from '../../errors.js';
+import { isTimestamp } from '../../engine/time.js';
 import type { Trace } from '../../engine/types.js';
 
 /** Repository (or installed package) root: the first ancestor holding schemas/. */
@@ -63,8 +64,10 @@ export function traceValidator(): ValidateFunction {
   const AjvCtor = (is2020 ? Ajv2020 : ((AjvDraft7 as unknown as { default?: unknown }).default ?? AjvDraft7)) as new (o: object) => {
     compile(s: object): ValidateFunction;
   };
-  const ajv = new AjvCtor({ allErrors: false, strict: false });
+  const ajv = new AjvCtor({ allErrors: false, strict: false }) as unknown as { compile(s: object): ValidateFunction; addFormat(n: string, f: object): unknown };
   addFormats(ajv);
+  // ISO-8601 as DESIGN §4.1 says, not only RFC 3339 (src/engine/time.ts).
+  ajv.addFormat('date-time', { type: 'string', validate: isTimestamp });
   const { $id: _id, ...rest } = schema;
   cachedValidator = ajv.compile(rest);
   return cachedValidator;

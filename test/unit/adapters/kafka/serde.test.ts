@@ -29,6 +29,13 @@ describe('trace serde', () => {
     // Wire format without a registry is dead-lettered, not retried.
     expect(await code(dec.decode(Buffer.from([0, 0, 0, 0, 1, 2])))).toBe('STEWARD_TRACE_AVRO');
   });
+
+  it('accepts ISO-8601 timestamps beyond RFC 3339 (no offset, microseconds, no seconds) and rejects impossible dates', async () => {
+    for (const timestamp of ['2026-01-01T00:00:00', '2026-01-01T00:00:00.123456', '2026-01-01 00:00', '2026-01-01T01:00+01'])
+      expect((await dec.decode(Buffer.from(JSON.stringify({ ...t, timestamp })))).trace.timestamp).toBe(timestamp);
+    for (const timestamp of ['2026-02-30T00:00:00Z', 'yesterday', '2026-01-01T00:00:00 UTC'])
+      expect(await code(dec.decode(Buffer.from(JSON.stringify({ ...t, timestamp }))))).toBe('STEWARD_TRACE_SCHEMA');
+  });
   it('round-trips a trace through the Avro record shape (free-form objects and extra fields as JSON text)', () => {
     const rec = traceToAvroRecord(t);
     expect(typeof rec.args).toBe('string');
