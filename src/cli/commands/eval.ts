@@ -94,6 +94,10 @@ export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
     if (io.stderrIsTty && ++flushed % 500 === 0) process.stderr.write(`\r${flushed} lines…`);
   };
   let flushed = 0;
+  // DESIGN §4.1: trace_id is unique. A repeated id is the same trace to the idempotent state (a redelivery
+  // in the stream), so it moves trust debt and rate-limit windows once; say so rather than stay silent.
+  const firstLine = new Map<string, number>();
+  let repeated = 0;
   for await (const raw of rl) {
     lineNo++;
     if (raw.trim() === '') continue;
@@ -105,6 +109,10 @@ export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
       job = Promise.resolve(JSON.stringify(errorLine(n, p.code, p.message)));
     } else {
       const agent = p.trace.agent_id;
+      const first = firstLine.get(p.trace.trace_id);
+      if (first === undefined) firstLine.set(p.trace.trace_id, n);
+      else if (++repeated <= 10)
+        io.err(`warning: line ${n} repeats trace_id ${JSON.stringify(p.trace.trace_id)} of line ${first}: trace ids must be unique; trust debt and rate limits count the id once`);
       const prev = tails.get(agent) ?? Promise.resolve('');
       job = prev
         .then(() => setup.engine.evaluate(p.trace, p.nowMs))
@@ -134,7 +142,8 @@ export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
   const dist = INTERVENTIONS.filter((i) => counts[i] > 0).map((i) => `${i} ${counts[i]}`).join(', ');
   io.err(
     `steward eval: ${evaluated} trace(s) evaluated${dist ? ` (${dist})` : ''}, ${malformed} malformed line(s), ` +
-      `${secs.toFixed(2)} s${evaluated > 0 ? `, ${Math.round(evaluated / Math.max(secs, 1e-9))} traces/s` : ''}`,
+      `${secs.toFixed(2)} s${evaluated > 0 ? `, ${Math.round(evaluated / Math.max(secs, 1e-9))} traces/s` : ''}` +
+      (repeated > 0 ? `, ${repeated} repeated trace_id(s)` : ''),
   );
   return malformed > 0 ? 1 : 0;
 }
