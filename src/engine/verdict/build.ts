@@ -35,7 +35,9 @@ export function buildVerdict(i: VerdictInput): PvsVerdict {
   for (const t of i.tripwires) if (t.fired) violations.push(`${t.id}: ${t.reason ?? t.error?.message ?? 'tripwire fired'}`);
   for (const r of i.rules) if (!r.passed) violations.push(`${r.id}: ${r.reason ?? r.error?.message ?? 'rule failed'}`);
   if (i.stage === 'ctq' && !approved) {
-    if (i.risk !== null) violations.push(`ctq: risk ${r3(i.risk)} maps to ${i.intervention}`);
+    // When the fallback decided, the risk of the answered metrics did not map to this intervention.
+    const byFallback = i.fallback !== undefined && i.fallback.intervention === i.intervention;
+    if (i.risk !== null && !byFallback) violations.push(`ctq: risk ${r3(i.risk)} maps to ${i.intervention}`);
     if (i.fallback) violations.push(`scorers unavailable (${i.fallback.metrics.join(', ')}): fallback ${i.fallback.policy} → ${i.fallback.intervention}`);
   }
   if (!approved && violations.length === 0) violations.push(`${i.blueprint}: ${i.intervention}`);

@@ -46,6 +46,14 @@ describe('buildVerdict', () => {
     const v = buildVerdict({ ...base, intervention: 'escalate', ctq: 0.5, risk: 0.5 });
     expect(v.policy_violations.length).toBeGreaterThan(0);
   });
+  it('a fallback-decided CTQ verdict names the fallback, not the risk of the answered metrics', () => {
+    const fallback = { policy: 'deny', intervention: 'block' as const, metrics: ['accuracy'] };
+    const v = buildVerdict({ ...base, intervention: 'block', risk: 0, ctq: 1, fallback });
+    expect(v.policy_violations).toEqual(['scorers unavailable (accuracy): fallback deny → block']);
+    // The risk decided (escalate) and the fallback only agreed with a milder one: both are named.
+    const w = buildVerdict({ ...base, intervention: 'escalate', risk: 0.6, ctq: 0.4, fallback: { ...fallback, policy: 'allow_and_log', intervention: 'flag' } });
+    expect(w.policy_violations).toEqual(['ctq: risk 0.6 maps to escalate', 'scorers unavailable (accuracy): fallback allow_and_log → flag']);
+  });
   it('the schema rejects approved verdicts with violations and out-of-range confidence', () => {
     expect(validate({ ...buildVerdict(base), policy_violations: ['x'] })).toBe(false);
     expect(validate({ ...buildVerdict(base), confidence_score: 1.2 })).toBe(false);
