@@ -42,7 +42,7 @@ import { ed25519Signer, type LedgerDraft } from '../../src/engine/ledger/index.j
 const N = Number(process.env.BENCH_SINK_ROWS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_SINK_ROUNDS ?? 3);
 const PARTITIONS = 6; // topic partitions = the stage's partitionsConcurrently default
-const RAW_BATCH = 6_000; // the sink's default maxRows, for the raw baselines
+const RAW_BATCH = 12_000; // the sink's default maxRows, for the raw baselines
 const DRAFTS = process.env.BENCH_SINK_DRAFTS !== '0';
 const PROFILE = process.env.BENCH_SINK_PROFILE;
 // With BENCH_SINK_PROFILE: BENCH_SINK_HEAP=1 writes a sampling heap profile of all allocations (collected ones included) instead.
