@@ -1,29 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { decisionMessage } from '../../../src/consumers/common-engine.js';
-import type { Trace } from '../../../src/engine/types.js';
-
-const trace: Trace = { trace_id: 't-1', agent_id: 'a1', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', tool: 'shell', session_id: 's1' };
+import { blockedRecord, shellTrace as trace } from './fixtures.js';
 
 describe('decisionMessage', () => {
   it('maps a DecisionRecord onto the acgp.decisions message', () => {
-    const record = {
-      traceId: 't-1',
-      agentId: 'a1',
-      blueprint: 'code/assistant@1.0',
-      intervention: 'block',
-      stage: 'rule',
-      halted: false,
-      tripwires: [{ id: 'tw', fired: false, latencyMs: 0.2 }],
-      rules: [{ id: 'r1', passed: false, decision: 'block', reason: 'no', latencyMs: 0.1 }],
-      reasons: ['no'],
-      severity: 'critical',
-      latencyMs: 1.5,
-      tenant: 'acme',
-      tier: 'ACL-2',
-      trustDebt: { debt: 0, level: 'normal' },
-      restricted: false,
-      nowMs: 1,
-    };
+    const record = blockedRecord({ severity: 'critical', trustDebt: { debt: 0, level: 'normal' }, nowMs: 1 });
     const m = decisionMessage(record, trace, 10, 20, '0.1.0');
     expect(m).toEqual({
       trace_id: 't-1',

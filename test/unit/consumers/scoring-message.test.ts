@@ -3,28 +3,17 @@ import { compactRecord, parseScoring, scoringJson } from '../../../src/consumers
 import { decisionMessage } from '../../../src/consumers/common-engine.js';
 import type { InMessage } from '../../../src/adapters/kafka/client.js';
 import type { Trace } from '../../../src/engine/types.js';
+import { blockedRecord, shellTrace } from './fixtures.js';
 
-const trace: Trace = { trace_id: 't-1', agent_id: 'a1', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', tool: 'shell', session_id: 's1', args: { cmd: 'ls' } };
-const record = {
-  traceId: 't-1',
-  agentId: 'a1',
-  blueprint: 'code/assistant@1.0',
-  intervention: 'block',
-  stage: 'rule',
-  halted: false,
+const trace: Trace = { ...shellTrace, args: { cmd: 'ls' } };
+const record = blockedRecord({
   tripwires: [{ id: 'tw', fired: false, latencyMs: 0.2 }, { id: 'tw2', fired: true, decision: 'flag', reason: 'r', severity: 'minor', error: { code: 'X', message: 'y' }, latencyMs: 3.1 }],
-  rules: [{ id: 'r1', passed: false, decision: 'block', reason: 'no', latencyMs: 0.1 }],
-  reasons: ['no'],
   severity: 'minor',
-  latencyMs: 1.5,
   blueprintVersion: '1.0.0',
-  tenant: 'acme',
-  tier: 'ACL-2',
   trustDebt: { debt: 0.1, level: 'normal' },
-  restricted: false,
   fullScoring: false,
   nowMs: 1767225600000,
-};
+});
 const inMsg = (value: string): InMessage => ({ topic: 'scoring', partition: 0, offset: '0', key: Buffer.from('a1'), value: Buffer.from(value), headers: {}, timestampMs: 0 });
 
 describe('acgp.scoring message', () => {

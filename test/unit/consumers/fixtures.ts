@@ -1,0 +1,24 @@
+import type { Trace } from '../../../src/engine/types.js';
+
+/** A shell tool call of agent a1 (the consumers' message mapping tests). */
+export const shellTrace: Trace = { trace_id: 't-1', agent_id: 'a1', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', tool: 'shell', session_id: 's1' };
+
+/** A tripwire-stage DecisionRecord for shellTrace: rule r1 blocked it. */
+export function blockedRecord<T extends object>(overrides: T) {
+  return {
+    traceId: 't-1',
+    agentId: 'a1',
+    blueprint: 'code/assistant@1.0',
+    intervention: 'block',
+    stage: 'rule',
+    halted: false,
+    tripwires: [{ id: 'tw', fired: false, latencyMs: 0.2 }],
+    rules: [{ id: 'r1', passed: false, decision: 'block', reason: 'no', latencyMs: 0.1 }],
+    reasons: ['no'],
+    latencyMs: 1.5,
+    tenant: 'acme',
+    tier: 'ACL-2',
+    restricted: false,
+    ...overrides,
+  };
+}
