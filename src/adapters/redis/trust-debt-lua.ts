@@ -98,6 +98,8 @@ local function one(kAgent, kDedup, a)
   if exists then
     debt = tonumber(h[1]); lastStr = h[2]; last = tonumber(lastStr); winStr = h[3]; win = tonumber(winStr)
     lv = h[4]; la = h[5]; n = tonumber(h[6])
+    -- a NaN debt (left by the old severity-lookup bug) reads as the floor, as in math.ts (sane)
+    if debt ~= debt then debt = floor end
   else
     debt = 0; last = at; lastStr = atStr; win = at; winStr = atStr; lv = 'normal'; la = false; n = 0
   end

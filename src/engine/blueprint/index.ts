@@ -203,7 +203,8 @@ export function compileBlueprintSet(files: { file: string; text: string }[], opt
     for (const [i, t] of ((Array.isArray(a.value.tripwires) ? a.value.tripwires : []) as unknown[]).entries()) {
       const sev = isObj(t) ? t.severity : undefined;
       const weights = isObj(r.resolved.trust_debt) && isObj(r.resolved.trust_debt.severity_weights) ? r.resolved.trust_debt.severity_weights : {};
-      if (typeof sev === 'string' && !['standard', 'critical', 'severe'].includes(sev) && !(sev in weights))
+      // own keys only: `'constructor' in weights` is true for every object (Object.prototype)
+      if (typeof sev === 'string' && !['standard', 'critical', 'severe'].includes(sev) && !Object.hasOwn(weights, sev))
         warnings.push(new StewardError('STEWARD_BLUEPRINT_INVALID', `tripwire severity '${sev}' has no trust_debt.severity_weights entry; weight 1.0 applies`, { position: a.doc.pos(['tripwires', i, 'severity']) }));
     }
     if (!r.ok) continue;

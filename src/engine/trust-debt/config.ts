@@ -104,7 +104,8 @@ export function trustDebtConfigFrom(authored: unknown, base: TrustDebtConfig = D
   const severityWeights: Record<string, number> = { ...d.severityWeights };
   for (const [k, v] of Object.entries(swIn)) {
     if (typeof v !== 'number' || !Number.isFinite(v) || !nonNeg(v)) throw problem(`.severity_weights.${k}`, `${k} must be a non-negative number`);
-    severityWeights[k] = v;
+    // severities are user-chosen names: `severityWeights[k] = v` with k = '__proto__' would set the prototype
+    Object.defineProperty(severityWeights, k, { value: v, enumerable: true, writable: true, configurable: true });
   }
 
   return { enabled: bool(authored, 'enabled', '', d.enabled), accumulation, decay, recovery, thresholds, severityWeights };

@@ -16,6 +16,20 @@ export interface Crossing {
 export const LEVELS: readonly TrustDebtLevel[] = ['normal', 'elevated_monitoring', 'restricted_mode', 're_tiering_review'];
 const LEVEL_RANK: Record<TrustDebtLevel, number> = { normal: 0, elevated_monitoring: 1, restricted_mode: 2, re_tiering_review: 3 };
 
+/**
+ * Every map keyed by something a user or a message chose (tripwire severity, an intervention read off
+ * Kafka, a level read from storage) is read as an own property: `weights['constructor']` would otherwise
+ * be Object.prototype's function and turn the debt into NaN.
+ */
+function ownNumber(o: Readonly<Record<string, number | undefined>>, key: string): number | undefined {
+  return Object.hasOwn(o, key) ? o[key] : undefined;
+}
+
+/** Rank of a level; anything that is not one of the four levels ranks as `normal`. */
+function rankOf(level: string): number {
+  return ownNumber(LEVEL_RANK, level) ?? 0;
+}
+
 /** §10.6: a threshold is reached at `debt >= threshold` (DESIGN §5.6 says "≥"; §10.5's 0.75 example lands exactly on it). */
 export function levelFor(debt: number, cfg: TrustDebtConfig): TrustDebtLevel {
   const t = cfg.thresholds;
@@ -26,13 +40,13 @@ export function levelFor(debt: number, cfg: TrustDebtConfig): TrustDebtLevel {
 }
 
 export function levelRank(level: TrustDebtLevel): number {
-  return LEVEL_RANK[level];
+  return rankOf(level);
 }
 
 /** Every threshold between two levels, in the order it is crossed. */
 export function crossingsBetween(from: TrustDebtLevel, to: TrustDebtLevel): Crossing[] {
-  const a = LEVEL_RANK[from];
-  const b = LEVEL_RANK[to];
+  const a = rankOf(from);
+  const b = rankOf(to);
   const out: Crossing[] = [];
   if (b > a) for (let r = a + 1; r <= b; r++) out.push({ threshold: LEVELS[r] as ThresholdName, direction: 'up' });
   else for (let r = a; r > b; r--) out.push({ threshold: LEVELS[r] as ThresholdName, direction: 'down' });
@@ -100,11 +114,15 @@ export function decayBetween(debt: number, fromMs: number, toMs: number, cfg: Tr
   return applyDecay(debt, (toMs - fromMs) / HOUR_MS, cfg);
 }
 
-/** §10.2 + §10.5: base debt of the intervention × the severity weight (standard when none, DESIGN §5.15). */
+/**
+ * §10.2 + §10.5: base debt of the intervention × the severity weight (standard when none, DESIGN §5.15).
+ * A severity without a weight counts 1.0 (§10.2 `severity_weights.get(severity, 1.0)`; the blueprint
+ * compiler warns about it at load). An unknown intervention adds nothing.
+ */
 export function accumulationFor(intervention: Intervention, severity: string | undefined, cfg: TrustDebtConfig): number {
-  const base = cfg.accumulation[intervention] ?? 0;
+  const base = ownNumber(cfg.accumulation, intervention) ?? 0;
   if (base === 0) return 0;
-  const weight = cfg.severityWeights[severity ?? 'standard'] ?? 1.0;
+  const weight = ownNumber(cfg.severityWeights, severity ?? 'standard') ?? 1.0;
   return base * weight;
 }
 
@@ -152,6 +170,15 @@ export function initialState(atMs: number): AgentDebtState {
   return { debt: 0, lastMs: atMs, windowMs: atMs, level: 'normal', applied: 0 };
 }
 
+/**
+ * A NaN debt can only be a leftover of the severity-lookup bug (a severity named `constructor` made the
+ * increment NaN). Every decision read it as `normal` (all comparisons with NaN are false), so it is read
+ * as the floor: the agent keeps the level it had and accumulates again. The Lua script does the same.
+ */
+function sane(s: AgentDebtState, cfg: TrustDebtConfig): AgentDebtState {
+  return Number.isNaN(s.debt) ? { ...s, debt: cfg.decay.minDebt } : s;
+}
+
 function auditEnabled(cfg: TrustDebtConfig): boolean {
   return cfg.enabled && cfg.recovery.enabled && cfg.recovery.goodBehaviorAudit.credit < 0;
 }
@@ -165,6 +192,7 @@ function auditEnabled(cfg: TrustDebtConfig): boolean {
 export function runAudits(s: AgentDebtState, atMs: number, cfg: TrustDebtConfig): { state: AgentDebtState; changes: StepChange[] } {
   const changes: StepChange[] = [];
   if (!auditEnabled(cfg)) return { state: s, changes };
+  s = sane(s, cfg);
   const thr = cfg.recovery.goodBehaviorAudit.thresholdHours * HOUR_MS;
   const credit = cfg.recovery.goodBehaviorAudit.credit;
   let st = s;
@@ -191,7 +219,7 @@ export function advance(
   input: StepInput,
   cfg: TrustDebtConfig,
 ): { state: AgentDebtState; audits: StepChange[]; change: StepChange } {
-  const { state: s, changes: audits } = runAudits(prev ?? initialState(input.atMs), input.atMs, cfg);
+  const { state: s, changes: audits } = runAudits(sane(prev ?? initialState(input.atMs), cfg), input.atMs, cfg);
   const before = decayBetween(s.debt, s.lastMs, input.atMs, cfg);
   const after = combine(before, input.delta, cfg);
   const level = levelFor(after, cfg);
@@ -210,7 +238,7 @@ export function advance(
 /** Decayed read without a write: the debt an evaluation at `atMs` sees (pending audit credits included). */
 export function debtAt(s: AgentDebtState | undefined, atMs: number, cfg: TrustDebtConfig): number {
   if (!s) return Math.max(cfg.decay.minDebt, 0);
-  const { state } = runAudits(s, atMs, cfg);
+  const { state } = runAudits(sane(s, cfg), atMs, cfg);
   return decayBetween(state.debt, state.lastMs, atMs, cfg);
 }
 
@@ -232,11 +260,11 @@ export interface LevelActions {
 }
 
 export function levelActions(level: TrustDebtLevel): LevelActions {
-  const r = LEVEL_RANK[level] ?? 0;
+  const r = rankOf(level);
   return { fullScoring: r >= 1, traceLogLevel: r >= 1 ? 'info' : 'debug', restricted: r >= 2, reTieringReview: r >= 3 };
 }
 
 /** The more severe of two levels. */
 export function maxLevel(a: TrustDebtLevel, b: TrustDebtLevel): TrustDebtLevel {
-  return (LEVEL_RANK[a] ?? 0) >= (LEVEL_RANK[b] ?? 0) ? a : b;
+  return rankOf(a) >= rankOf(b) ? a : b;
 }

@@ -114,6 +114,9 @@ export function deltaFor(ev: TrustDebtEvent, cfg: TrustDebtConfig): number {
       return asCredit(ev.credit ?? cfg.recovery.successfulReviewCredit);
     case 'audit_credit':
       return asCredit(ev.credit ?? cfg.recovery.goodBehaviorAudit.credit);
+    default:
+      // a kind read off a message that is none of the above moves nothing (never `undefined` → NaN)
+      return 0;
   }
 }
 

@@ -69,6 +69,24 @@ describe('RedisTrustDebtStore agrees with MemoryTrustDebtStore', () => {
     expect(total).toBeGreaterThan(0);
   });
 
+  it('a NaN debt left in Redis by the old severity bug reads as the floor in both stores', async () => {
+    const red = await newStore();
+    const mem = new MemoryTrustDebtStore();
+    const cfg = trustDebtConfigFrom({ decay: { min_debt: 0.05 } });
+    const t0 = Date.UTC(2026, 0, 1);
+    const first = { eventId: 'n0', tenant: 't', agentId: 'nan', atMs: t0, kind: 'intervention', intervention: 'block' } as const;
+    await red.apply(first, cfg);
+    await mem.apply(first, cfg);
+    await redis.hset(red.agentKey('t', 'nan'), 'd', '-nan'); // what the Lua wrote for NaN (%.17g)
+    (mem as unknown as { agents: Map<string, { state: { debt: number } }> }).agents.get('t\u0000nan')!.state.debt = Number.NaN;
+    const next = { eventId: 'n1', tenant: 't', agentId: 'nan', atMs: t0 + HOUR_MS, kind: 'intervention', intervention: 'flag' } as const;
+    const a = await mem.apply(next, cfg);
+    const b = await red.apply(next, cfg);
+    expect(a.before).toBe(0.05);
+    expect(a.after).toBeCloseTo(0.1, 15);
+    expect([b.before, b.after]).toEqual([a.before, a.after]);
+  });
+
   it('the periodic audit sweep credits each window once and leaves a lag for the backlog', async () => {
     const store = await newStore();
     const cfg = trustDebtConfigFrom(undefined);

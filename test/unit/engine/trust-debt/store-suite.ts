@@ -77,6 +77,15 @@ export function describeTrustDebtStore(name: string, factory: () => Promise<Trus
       expect((await s.apply(ev('a', T0, 'flag', { severity: 'mystery' }), cfg)).after).toBe(0.05);
     });
 
+    it('severities named like Object.prototype members weigh 1.0; the debt stays finite (§10.2)', async () => {
+      const s = await factory();
+      const sevs = ['constructor', '__proto__', 'toString', 'hasOwnProperty'];
+      let after = 0;
+      for (const sev of sevs) after = (await s.apply(ev('proto', T0, 'block', { severity: sev }), cfg)).after;
+      expect(after).toBeCloseTo(0.6, 15);
+      expect((await s.current('acme', 'proto', T0, cfg)).level).toBe('restricted_mode');
+    });
+
     it('caps at 1.0', async () => {
       const s = await factory();
       await s.apply(ev('a', T0, 'halt', { severity: 'critical' }), cfg);
