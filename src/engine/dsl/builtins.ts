@@ -6,7 +6,7 @@ import { compileNode, problem, andThen, type CNode, type Fn } from './compiler.j
 import { ENTITY_DETECTORS, ENTITY_TYPES, isEntityType } from './entities.js';
 import { BUILTIN_FUNCTIONS, suggestFunction, type DslFunction, type DslParam, type DslType, type FunctionRegistry } from './functions.js';
 import { parseDuration } from './literals.js';
-import { extractHost, type NetworkMatcher } from './network.js';
+import { normaliseHostEntry, parseIPv4, parseIPv6, readHosts, type NetworkMatcher } from './network.js';
 import { PATTERN_NAME_RE } from './patterns.js';
 import { compileRegex, type CompiledRegex } from './regex.js';
 import { fuseInList, fusePredicate } from './fused.js';
@@ -99,7 +99,7 @@ function compileBuiltin(node: CallNode, args: CNode[], env: CompileEnv, neg: boo
     case 'in_allowlist':
     case 'in_denylist': {
       const name = a1!.literal!.value as string;
-      const list = listMatcher(name, env);
+      const list = listMatcher(name, env, node.name === 'in_allowlist');
       if (!list) {
         problem(env, a1!.node, 'STEWARD_DSL_UNKNOWN_LIST', `unknown list '${name}' (define it under lists: in the steward config or the blueprint)`);
         return undefined;
@@ -204,29 +204,72 @@ function compileCustom(def: DslFunction, args: CNode[], node: CallNode): CNode {
   return { type, async: true, fn: (ctx) => Promise.all(fns.map((f) => f(ctx))).then((vals) => call(vals, ctx)), node };
 }
 
-function listMatcher(name: string, env: CompileEnv): ListMatcher | undefined {
-  const cached = env.listCache.get(name);
+// Values an allowlist may match by host: an http(s)/ws(s)/ftp URL with an authority, or a bare
+// `host[:port]` whose host is a dotted name of letter-digit-hyphen labels, an IPv4 address or
+// `[IPv6]`. Identifiers never qualify: no other scheme (`EXEC:read_file`, `x://read_file`), no
+// userinfo (`rm_rf@read_file:1`), no path, no underscore (`read_file:1`).
+const URL_RE = /^(?:https?|wss?|ftp):\/\//i;
+const LABEL = '[\\p{L}\\p{N}](?:[\\p{L}\\p{N}-]*[\\p{L}\\p{N}])?';
+const BARE_HOST_RE = new RegExp(`^(?:\\[[0-9A-Fa-f:.]+\\]|(?:${LABEL}\\.)+${LABEL}\\.?)(?::\\d{1,5})?$`, 'u');
+// A host reading an allowlist accepts: an IP or a letter-digit-hyphen name (`_` is no hostname character).
+const LDH_HOST_RE = /^[a-z0-9-]+(?:\.[a-z0-9-]+)*$|^[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*$/u;
+
+function hostShaped(v: string): boolean {
+  if (v.indexOf('.') < 0 && v.indexOf(':') < 0) return false;
+  return URL_RE.test(v) || BARE_HOST_RE.test(v) || (v.indexOf(':') >= 0 && parseIPv6(v) !== undefined);
+}
+
+/**
+ * Exact match first. Otherwise the host readings of the value (network.ts readHosts) are compared
+ * with the entries read as hosts (case-insensitive, trailing dot ignored, IPs canonical, `*.domain`
+ * by suffix). The two lists fail safe in opposite directions when a value is ambiguous:
+ * - allowlist: host matching only for values that really are URLs/hosts (hostShaped), and only when
+ *   every reading is a proper host and allowed — parsers that disagree must all land on the list;
+ * - denylist: any reading of any value that hits an entry denies (`EXEC:shell`, `SHELL`,
+ *   `x@paste.bin`, `https://good.com\@paste.bin/`), since an agent must not escape a denylist by
+ *   decorating a name.
+ */
+function listMatcher(name: string, env: CompileEnv, allow: boolean): ListMatcher | undefined {
+  const key = `${allow ? 'allow' : 'deny'}:${name}`;
+  const cached = env.listCache.get(key);
   if (cached) return cached;
   if (!Object.prototype.hasOwnProperty.call(env.lists, name)) return undefined;
-  const entries = env.lists[name] ?? [];
-  const exact = new Set(entries.map(String));
-  const hosts = new Set(entries.map((e) => String(e).toLowerCase()));
-  const suffixes = entries.filter((e) => String(e).startsWith('*.')).map((e) => String(e).slice(1).toLowerCase());
-  // Exact match first; values that look like URLs or host:port also match by host (and *.domain entries by suffix).
-  const m: ListMatcher = {
-    exact,
-    has(v) {
-      if (typeof v === 'number' || typeof v === 'boolean') return exact.has(String(v));
-      if (typeof v !== 'string') return false;
-      if (exact.has(v)) return true;
-      if (v.indexOf('.') < 0 && v.indexOf(':') < 0 && v.indexOf('/') < 0) return false;
-      const host = extractHost(v);
-      if (host === undefined) return false;
-      if (hosts.has(host)) return true;
-      for (const s of suffixes) if (host.endsWith(s)) return true;
-      return false;
-    },
+  const entries = (env.lists[name] ?? []).map(String);
+  const exact = new Set(entries);
+  const hosts = new Set<string>();
+  const suffixes: string[] = [];
+  for (const e of entries) {
+    if (e.startsWith('*.')) for (const h of normaliseHostEntry(e.slice(2))) suffixes.push('.' + h);
+    else for (const h of normaliseHostEntry(e)) hosts.add(h);
+  }
+  const listed = (h: string): boolean => {
+    if (hosts.has(h)) return true;
+    for (const s of suffixes) if (h.endsWith(s)) return true;
+    return false;
   };
-  env.listCache.set(name, m);
+  const allowed = (h: string): boolean => listed(h) && (parseIPv4(h) !== undefined || h.includes(':') || LDH_HOST_RE.test(h));
+  const m: ListMatcher = allow
+    ? {
+        exact,
+        has(v) {
+          if (typeof v === 'number' || typeof v === 'boolean') return exact.has(String(v));
+          if (typeof v !== 'string') return false;
+          if (exact.has(v)) return true;
+          if (!hostShaped(v)) return false;
+          const r = readHosts(v);
+          return r !== undefined && !r.invalid && r.hosts.length > 0 && r.hosts.every(allowed);
+        },
+      }
+    : {
+        exact,
+        has(v) {
+          if (typeof v === 'number' || typeof v === 'boolean') return exact.has(String(v));
+          if (typeof v !== 'string') return false;
+          if (exact.has(v)) return true;
+          const r = readHosts(v);
+          return r !== undefined && r.hosts.some(listed);
+        },
+      };
+  env.listCache.set(key, m);
   return m;
 }
