@@ -16,8 +16,8 @@ import type {
   FallbackOnTimeout,
   Intervention,
   RiskThresholds,
-  TrustDebtConfig,
 } from '../types.js';
+import { compileTrustDebt } from '../trust-debt/config.js';
 import { DEFAULT_TRIPWIRE_BUDGET_MS } from '../tripwires/index.js';
 import { compileConditionAt, compileWhenAt, type DslOptions } from './conditions.js';
 import { PROFILES } from './profiles.js';
@@ -77,8 +77,7 @@ export function fileChecks(doc: SourceDoc, v: Obj, errors: StewardError[], warni
   }
   if (isObj(v.scoring)) checkOrder(doc, ['scoring', 'thresholds'], v.scoring.thresholds, ['ok', 'nudge', 'escalate', 'block'], 'asc', 'scoring.thresholds (risk space) must ascend', errors);
   if (isObj(v.ctq)) checkOrder(doc, ['ctq', 'thresholds'], v.ctq.thresholds, ['ok', 'nudge', 'flag', 'block'], 'desc', 'ctq.thresholds (CTQ space) must descend', errors);
-  if (isObj(v.trust_debt))
-    checkOrder(doc, ['trust_debt', 'thresholds'], v.trust_debt.thresholds, ['elevated_monitoring', 'restricted_mode', 're_tiering_review'], 'asc', 'trust_debt.thresholds must ascend', errors);
+  // trust_debt thresholds are checked on the resolved blueprint with the defaults filled in (index.ts).
   arr(v.tripwires).forEach((t, i) => {
     if (isObj(t) && typeof t.eval_tier === 'number' && t.eval_tier > 1) {
       errors.push(
@@ -101,6 +100,35 @@ export function fileChecks(doc: SourceDoc, v: Obj, errors: StewardError[], warni
   });
   if (isObj(v.ctq) && isObj(v.ctq.metrics))
     for (const [name, m] of Object.entries(v.ctq.metrics)) if (isObj(m) && m.scorer === 'pattern-match') checkPatternParams(doc, ['ctq', 'metrics', name, 'parameters'], m.parameters, errors);
+}
+
+/**
+ * Problems of the effective `trust_debt` settings of a resolved blueprint (ACGP-1004 §10.1): inherited
+ * keys and the §10.1 defaults are part of it, so a lone `re_tiering_review: 0.4` is out of order with the
+ * default restricted_mode 0.5. Each problem points at the key as authored by the most derived file of the
+ * chain that wrote it (`docs`: the chain's documents, root first).
+ */
+export function trustDebtProblems(resolvedTrustDebt: unknown, docs: readonly SourceDoc[]): StewardError[] {
+  const { problems } = compileTrustDebt(resolvedTrustDebt);
+  const authoredIn = (path: readonly string[]): number => {
+    for (let i = docs.length - 1; i >= 0; i--) {
+      let v: unknown = docs[i]!.value;
+      for (const k of ['trust_debt', ...path]) v = isObj(v) && Object.hasOwn(v, k) ? v[k] : undefined;
+      if (v !== undefined) return i;
+    }
+    return -1;
+  };
+  return problems.map((p) => {
+    let path = p.path;
+    let at = authoredIn(path);
+    if (p.alsoAuthored) {
+      const other = authoredIn(p.alsoAuthored);
+      if (other > at) [path, at] = [p.alsoAuthored, other];
+    }
+    // the key as written (or, for a key nobody wrote, the nearest ancestor in the blueprint itself)
+    const doc = docs[at] ?? docs[docs.length - 1]!;
+    return new StewardError(p.code, p.message, { position: doc.pos(['trust_debt', ...path]) });
+  });
 }
 
 export interface OwnItems {
@@ -187,45 +215,6 @@ export function compileOwnItems(doc: SourceDoc, v: Obj, dsl: DslOptions, errors:
   return out;
 }
 
-export const DEFAULT_TRUST_DEBT: TrustDebtConfig = {
-  enabled: true,
-  accumulation: { ok: 0, nudge: 0.02, flag: 0.05, escalate: 0, block: 0.15, halt: 0.5 },
-  decay: { rate: 0.95, periodHours: 24, minDebt: 0 },
-  recovery: { enabled: true, successfulReviewCredit: -0.1, goodBehaviorAudit: { thresholdHours: 168, credit: -0.2 }, agentRemediationRequest: true },
-  thresholds: { elevatedMonitoring: 0.3, restrictedMode: 0.5, reTieringReview: 0.75 },
-  severityWeights: { standard: 1, critical: 2, severe: 5 },
-};
-
-export function trustDebtFrom(td: unknown): TrustDebtConfig {
-  const d = DEFAULT_TRUST_DEBT;
-  if (!isObj(td)) return structuredClone(d);
-  const o = (x: unknown): Obj => (isObj(x) ? x : {});
-  const acc = o(td.accumulation);
-  const decay = o(td.decay);
-  const rec = o(td.recovery);
-  const gba = o(rec.good_behavior_audit);
-  const th = o(td.thresholds);
-  const accumulation: Partial<Record<Intervention, number>> = { ...d.accumulation };
-  for (const [k, v] of Object.entries(acc)) if (typeof v === 'number') accumulation[k as Intervention] = v;
-  return {
-    enabled: typeof td.enabled === 'boolean' ? td.enabled : d.enabled,
-    accumulation,
-    decay: { rate: num(decay.rate) ?? d.decay.rate, periodHours: num(decay.period_hours) ?? d.decay.periodHours, minDebt: num(decay.min_debt) ?? d.decay.minDebt },
-    recovery: {
-      enabled: typeof rec.enabled === 'boolean' ? rec.enabled : d.recovery.enabled,
-      successfulReviewCredit: num(rec.successful_review_credit) ?? d.recovery.successfulReviewCredit,
-      goodBehaviorAudit: { thresholdHours: num(gba.threshold_hours) ?? d.recovery.goodBehaviorAudit.thresholdHours, credit: num(gba.credit) ?? d.recovery.goodBehaviorAudit.credit },
-      agentRemediationRequest: typeof rec.agent_remediation_request === 'boolean' ? rec.agent_remediation_request : d.recovery.agentRemediationRequest,
-    },
-    thresholds: {
-      elevatedMonitoring: num(th.elevated_monitoring) ?? d.thresholds.elevatedMonitoring,
-      restrictedMode: num(th.restricted_mode) ?? d.thresholds.restrictedMode,
-      reTieringReview: num(th.re_tiering_review) ?? d.thresholds.reTieringReview,
-    },
-    severityWeights: { ...d.severityWeights, ...(Object.fromEntries(Object.entries(o(td.severity_weights)).filter(([, v]) => typeof v === 'number')) as Record<string, number>) },
-  };
-}
-
 function ctqMetrics(ctq: Obj, own: Map<string, SourceDoc>): { metrics: CompiledMetric[]; thresholds?: Partial<Record<'ok' | 'nudge' | 'flag' | 'block', number>>; profile?: string; requireHumanReview: boolean } {
   const profile = typeof ctq.profile === 'string' ? PROFILES[ctq.profile] : undefined;
   const byName = new Map<string, CompiledMetric>();
@@ -298,7 +287,8 @@ export function assemble(inp: AssembleInput): CompiledBlueprint {
     },
     ...(evidence && { evidence }),
     scoring: { ok: st.ok ?? 0, nudge: st.nudge ?? 0, escalate: st.escalate ?? 0, block: st.block ?? 0 },
-    trustDebt: trustDebtFrom(r.trust_debt),
+    // problems were reported by the caller (trustDebtProblems); invalid values compile to their defaults
+    trustDebt: compileTrustDebt(r.trust_debt).config,
     lists,
     ...(fallback && { fallbackOnTimeout: fallback }),
     resolved: r,

@@ -7,7 +7,7 @@ import type { EngineConfig } from '../config.js';
 import type { FunctionRegistry } from '../dsl/functions.js';
 import type { CompiledBlueprint } from '../types.js';
 import { dslOptions } from './conditions.js';
-import { assemble, compileOwnItems, fileChecks, type OwnItems } from './compile.js';
+import { assemble, compileOwnItems, fileChecks, trustDebtProblems, type OwnItems } from './compile.js';
 import { BASELINE_FILE, BASELINE_YAML } from './embedded.js';
 import { mergeAuthored } from './merge.js';
 import { BASELINE_NAME, createBlueprintSet, type BlueprintSet } from './select.js';
@@ -193,9 +193,19 @@ export function compileBlueprintSet(files: { file: string; text: string }[], opt
   };
 
   const compiled: CompiledBlueprint[] = [];
+  // A parent's trust_debt problem is found again for each child that inherits it: report it once.
+  const trustDebtReported = new Set<string>();
   for (const a of byKey.values()) {
     const r = resolve(a);
     if (!r) continue;
+    for (const e of trustDebtProblems(r.resolved.trust_debt, r.chain.map((k) => byKey.get(k)!.doc))) {
+      // value/type problems of a file with schema errors were reported by the schema check already
+      if (e.code === 'STEWARD_BLUEPRINT_INVALID' && !r.ok) continue;
+      const k = `${e.code}|${e.position?.file}|${e.position?.line}|${e.position?.col}`;
+      if (trustDebtReported.has(k)) continue;
+      trustDebtReported.add(k);
+      errors.push(e);
+    }
     // DESIGN §5.8: checks and scoring are required on the resolved blueprint (a child may inherit them).
     for (const field of ['checks', 'scoring'] as const)
       if (r.resolved[field] === undefined || (field === 'checks' && (r.resolved.checks as unknown[]).length === 0))

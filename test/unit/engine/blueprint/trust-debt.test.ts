@@ -62,3 +62,24 @@ describe('severity_weights keys that are Object.prototype names', () => {
     expect(accumulationFor('block', 'constructor', td)).toBe(0.15);
   });
 });
+
+describe('effective trust_debt thresholds (§10.1, §10.6)', () => {
+  it("the reviewer's file (only re_tiering_review: 0.4) is rejected at that key", () => {
+    const text = bp('t/r@1.0', 'trust_debt:\n  thresholds:\n    re_tiering_review: 0.4\n');
+    const res = compile({ 'r.yaml': text });
+    expect(res.set).toBeUndefined();
+    expect(res.errors.map((e) => [e.code, e.position?.file, e.position?.line, e.position?.col, e.position?.path])).toEqual([
+      ['STEWARD_BLUEPRINT_THRESHOLD_ORDER', 'r.yaml', 11, 24, '$.trust_debt.thresholds.re_tiering_review'],
+    ]);
+    expect(res.errors[0]!.format()).toMatch(/^r\.yaml:11:24/);
+  });
+
+  it('compiles the effective thresholds of a valid chain', () => {
+    const res = compile({
+      'p.yaml': bp('t/p@1.0', 'trust_debt:\n  thresholds: { restricted_mode: 0.6 }\n'),
+      'c.yaml': bp('t/c@1.0', 'inherits: t/p@1.0\ntrust_debt:\n  thresholds: { re_tiering_review: 0.8 }\n').replace('id: c\n', 'id: c2\n'),
+    });
+    expect(res.errors.map((e) => e.format())).toEqual([]);
+    expect(res.set!.get('t/c@1.0')!.trustDebt.thresholds).toEqual({ elevatedMonitoring: 0.3, restrictedMode: 0.6, reTieringReview: 0.8 });
+  });
+});

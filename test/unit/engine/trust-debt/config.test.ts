@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TRUST_DEBT_CONFIG, accumulationFor, crossingsBetween, levelActions, levelFor, trustDebtConfigFrom } from '../../../../src/engine/trust-debt/index.js';
+import { DEFAULT_TRUST_DEBT_CONFIG, accumulationFor, compileTrustDebt, crossingsBetween, levelActions, levelFor, trustDebtConfigFrom } from '../../../../src/engine/trust-debt/index.js';
 
 describe('trustDebtConfigFrom (§10.1)', () => {
   it('returns the spec defaults for a missing block', () => {
@@ -31,11 +31,43 @@ describe('trustDebtConfigFrom (§10.1)', () => {
     [{ decay: { period_hours: 0 } }, '$.trust_debt.decay.period_hours'],
     [{ recovery: { successful_review_credit: 0.1 } }, '$.trust_debt.recovery.successful_review_credit'],
     [{ accumulation: { bogus: 0.1 } }, '$.trust_debt.accumulation.bogus'],
-    [{ thresholds: { elevated_monitoring: 0.8 } }, '$.trust_debt.thresholds'],
+    [{ decay: { rate: 0 } }, '$.trust_debt.decay.rate'],
+    [{ decay: { min_debt: 1.5 } }, '$.trust_debt.decay.min_debt'],
+    [{ decay: { period_hours: -24 } }, '$.trust_debt.decay.period_hours'],
+    [{ recovery: { good_behavior_audit: { threshold_hours: 0 } } }, '$.trust_debt.recovery.good_behavior_audit.threshold_hours'],
+    [{ recovery: { good_behavior_audit: { credit: 0.2 } } }, '$.trust_debt.recovery.good_behavior_audit.credit'],
+    [{ thresholds: { restricted_mode: -0.1 } }, '$.trust_debt.thresholds.restricted_mode'],
+    [{ severity_weights: { severe: -1 } }, '$.trust_debt.severity_weights.severe'],
     [{ enabled: 'yes' }, '$.trust_debt.enabled'],
     ['nope', '$.trust_debt'],
   ])('rejects %j at %s', (authored, path) => {
     expect(() => trustDebtConfigFrom(authored)).toThrow(expect.objectContaining({ code: 'STEWARD_BLUEPRINT_INVALID', position: { path } }));
+  });
+
+  it.each([
+    // with the defaults .30/.50/.75 filled in, one authored key can break the order
+    [{ thresholds: { re_tiering_review: 0.4 } }, '$.trust_debt.thresholds.re_tiering_review', "'re_tiering_review' (0.4) must be >= 'restricted_mode' (0.5, default)"],
+    [{ thresholds: { elevated_monitoring: 0.8 } }, '$.trust_debt.thresholds.elevated_monitoring', "'elevated_monitoring' (0.8) must be <= 'restricted_mode' (0.5, default)"],
+    [{ thresholds: { restricted_mode: 0.2 } }, '$.trust_debt.thresholds.restricted_mode', "'restricted_mode' (0.2) must be >= 'elevated_monitoring' (0.3, default)"],
+    [{ thresholds: { restricted_mode: 0.6, re_tiering_review: 0.55 } }, '$.trust_debt.thresholds.re_tiering_review', "'re_tiering_review' (0.55) must be >= 'restricted_mode' (0.6)"],
+  ])('rejects unordered effective thresholds %j', (authored, path, message) => {
+    expect(() => trustDebtConfigFrom(authored)).toThrow(expect.objectContaining({ code: 'STEWARD_BLUEPRINT_THRESHOLD_ORDER', position: { path } }));
+    expect(() => trustDebtConfigFrom(authored)).toThrow(message);
+  });
+
+  it('accepts equal thresholds and an order that holds with the defaults', () => {
+    expect(trustDebtConfigFrom({ thresholds: { elevated_monitoring: 0.5, re_tiering_review: 0.5 } }).thresholds).toEqual({ elevatedMonitoring: 0.5, restrictedMode: 0.5, reTieringReview: 0.5 });
+    expect(trustDebtConfigFrom({ thresholds: { re_tiering_review: 0.9 } }).thresholds.reTieringReview).toBe(0.9);
+  });
+
+  it('compileTrustDebt reports every problem and still returns a usable config (invalid values → defaults)', () => {
+    const { config, problems } = compileTrustDebt({ decay: { rate: 2 }, thresholds: { elevated_monitoring: 0.9, re_tiering_review: 0.4 } });
+    expect(problems.map((p) => [p.code, p.path.join('.')])).toEqual([
+      ['STEWARD_BLUEPRINT_INVALID', 'decay.rate'],
+      ['STEWARD_BLUEPRINT_THRESHOLD_ORDER', 'thresholds.elevated_monitoring'],
+      ['STEWARD_BLUEPRINT_THRESHOLD_ORDER', 'thresholds.re_tiering_review'],
+    ]);
+    expect(config.decay.rate).toBe(0.95);
   });
 });
 
