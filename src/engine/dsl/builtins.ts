@@ -185,6 +185,16 @@ function compileExceedsRate(node: CallNode, key: CNode, limitArg: CNode, windowA
 function compileCustom(def: DslFunction, args: CNode[], node: CallNode): CNode {
   const fns = args.map((a) => a.fn);
   const argsAsync = args.some((a) => a.async);
+  const type = def.returns;
+  // The declared type is a contract the compiler relies on: a 'boolean' result feeds NOT and all/any
+  // directly, where undefined would pass as "not true" and `NOT f()` would let the action through.
+  // Anything else makes the condition un-evaluable, so the stage fails closed (DESIGN §5.11). Other
+  // declared types may be missing (undefined/null), which comparisons already treat as false.
+  const checked = (out: unknown): unknown => {
+    if (type === 'boolean' ? typeof out === 'boolean' : type === 'any' || out === undefined || out === null || (type === 'array' ? Array.isArray(out) : typeof out === type)) return out;
+    const got = out === null ? 'null' : Array.isArray(out) ? 'an array' : typeof out === 'object' ? 'an object' : out === undefined ? 'undefined' : `a ${typeof out}`;
+    throw new StewardError('STEWARD_DSL_EVAL', `${def.name}() returned ${got}, declared to return ${type === 'array' ? 'an array' : `a ${type}`}`);
+  };
   const call = (vals: unknown[], ctx: EvalContext): unknown => {
     let out: unknown;
     try {
@@ -193,13 +203,12 @@ function compileCustom(def: DslFunction, args: CNode[], node: CallNode): CNode {
       throw new StewardError('STEWARD_DSL_EVAL', `${def.name}() failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
     }
     if (isPromise(out)) {
-      return out.catch((e: unknown) => {
+      return out.then(checked, (e: unknown) => {
         throw e instanceof StewardError ? e : new StewardError('STEWARD_DSL_EVAL', `${def.name}() failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
       });
     }
-    return out;
+    return checked(out);
   };
-  const type = def.returns;
   if (!argsAsync) return { type, async: def.async === true, fn: (ctx) => call(fns.map((f) => f(ctx)), ctx), node };
   return { type, async: true, fn: (ctx) => Promise.all(fns.map((f) => f(ctx))).then((vals) => call(vals, ctx)), node };
 }

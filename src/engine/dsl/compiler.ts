@@ -10,6 +10,7 @@ import { compileRegex } from './regex.js';
 import { fuseCompare, fuseContainsAny, fuseEqualsAny } from './fused.js';
 import { compileGetter, contains, equals, isPromise, notEquals, ordered, simplePath } from './values.js';
 import type { EvalContext } from '../types.js';
+import { StewardError } from '../../errors.js';
 
 export type Fn = (ctx: EvalContext) => unknown;
 
@@ -59,9 +60,12 @@ function toBool(c: CNode, env: CompileEnv): CNode {
   return { ...c, type: 'boolean', fn: () => false, negApplied: false };
 }
 
+// Like compileLogical: NOT of a non-boolean is un-evaluable, never `true`.
+const not = (v: unknown): boolean => (v === false ? true : v === true ? false : notBoolean(v));
+
 function negate(c: CNode): CNode {
   const f = c.fn;
-  return { ...c, fn: c.async ? (ctx) => andThen(f(ctx), (v) => !v) : (ctx) => !f(ctx), negApplied: true };
+  return { ...c, fn: c.async ? (ctx) => andThen(f(ctx), not) : (ctx) => not(f(ctx)), negApplied: true };
 }
 
 /** any/NOT any over one field with string literals (`contains`) or primitives (`==`) → one closure. */
@@ -110,22 +114,63 @@ export function andThen<T>(v: unknown, f: (v: unknown) => T): T | Promise<T> {
   return isPromise(v) ? v.then(f) : f(v);
 }
 
+/**
+ * Items are booleans by construction (custom results are checked where they enter); an item that
+ * still yields anything else makes the whole condition un-evaluable rather than being read as true or
+ * false, since which one fails closed depends on the NOTs around it. Every arity behaves the same.
+ */
+function notBoolean(v: unknown): never {
+  throw new StewardError('STEWARD_DSL_EVAL', `a condition item yielded ${v === null ? 'null' : typeof v}, not a boolean`);
+}
+
 function compileLogical(kind: 'all' | 'any', items: CNode[], node: Node): CNode {
   const fns = items.map((i) => i.fn as (ctx: EvalContext) => boolean | Promise<boolean>);
   const async = items.some((i) => i.async);
   const stop = kind === 'any'; // the value that short-circuits
+  const go = !stop;
   if (!async) {
-    if (fns.length === 1) return { type: 'boolean', async, fn: fns[0]!, node };
+    if (fns.length === 1) {
+      const [a] = fns as [Fn];
+      return {
+        type: 'boolean',
+        async,
+        fn: (ctx) => {
+          const x = a(ctx);
+          return x === true || x === false ? x : notBoolean(x);
+        },
+        node,
+      };
+    }
     if (fns.length === 2) {
       const [a, b] = fns as [Fn, Fn];
-      return { type: 'boolean', async, fn: stop ? (ctx) => (a(ctx) as boolean) || (b(ctx) as boolean) : (ctx) => (a(ctx) as boolean) && (b(ctx) as boolean), node };
+      return {
+        type: 'boolean',
+        async,
+        fn: (ctx) => {
+          const x = a(ctx);
+          if (x === stop) return stop;
+          if (x !== go) notBoolean(x);
+          const y = b(ctx);
+          return y === stop || y === go ? y : notBoolean(y);
+        },
+        node,
+      };
     }
     if (fns.length === 3) {
       const [a, b, c] = fns as [Fn, Fn, Fn];
       return {
         type: 'boolean',
         async,
-        fn: stop ? (ctx) => (a(ctx) as boolean) || (b(ctx) as boolean) || (c(ctx) as boolean) : (ctx) => (a(ctx) as boolean) && (b(ctx) as boolean) && (c(ctx) as boolean),
+        fn: (ctx) => {
+          const x = a(ctx);
+          if (x === stop) return stop;
+          if (x !== go) notBoolean(x);
+          const y = b(ctx);
+          if (y === stop) return stop;
+          if (y !== go) notBoolean(y);
+          const z = c(ctx);
+          return z === stop || z === go ? z : notBoolean(z);
+        },
         node,
       };
     }
@@ -134,8 +179,12 @@ function compileLogical(kind: 'all' | 'any', items: CNode[], node: Node): CNode 
       type: 'boolean',
       async,
       fn: (ctx) => {
-        for (let i = 0; i < n; i++) if (fns[i]!(ctx) === stop) return stop;
-        return !stop;
+        for (let i = 0; i < n; i++) {
+          const r = fns[i]!(ctx);
+          if (r === stop) return stop;
+          if (r !== go) notBoolean(r);
+        }
+        return go;
       },
       node,
     };
@@ -144,10 +193,11 @@ function compileLogical(kind: 'all' | 'any', items: CNode[], node: Node): CNode 
   const run = (ctx: EvalContext, from: number): boolean | Promise<boolean> => {
     for (let i = from; i < fns.length; i++) {
       const r = fns[i]!(ctx);
-      if (isPromise(r)) return r.then((v) => (v === stop ? stop : run(ctx, i + 1)));
+      if (isPromise(r)) return r.then((v) => (v === stop ? stop : v === go ? run(ctx, i + 1) : notBoolean(v)));
       if (r === stop) return stop;
+      if (r !== go) notBoolean(r);
     }
-    return !stop;
+    return go;
   };
   return { type: 'boolean', async, fn: (ctx) => run(ctx, 0), node };
 }
