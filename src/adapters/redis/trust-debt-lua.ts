@@ -72,15 +72,18 @@ local function detPowRate(x)
   return detExp(x * lnRate)
 end
 
+-- roundDebt (math.ts): debt on a 1e-12 grid; the same correctly rounded operations as V8
+local function q(x) return math.floor(x * 1e12 + 0.5) / 1e12 end
+
 local function decay(debt, from, to)
   local h = (to - from) / 3600000
   local dec = debt
   if h > 0 then dec = debt * detPowRate(h / period) end
-  return math.max(floor, dec)
+  return math.max(floor, q(dec))
 end
 
 local function combine(dec, dl)
-  return math.min(1, math.max(floor, dec + dl))
+  return math.min(1, math.max(floor, q(dec + dl)))
 end
 
 local function one(kAgent, kDedup, a)

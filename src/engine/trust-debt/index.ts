@@ -4,6 +4,7 @@
  */
 export { DEFAULT_TRUST_DEBT_CONFIG, compileTrustDebt, trustDebtConfigForAgent, trustDebtConfigFrom, type TrustDebtProblem } from './config.js';
 export {
+  DEBT_PRECISION,
   HOUR_MS,
   LEVELS,
   accumulationFor,
@@ -22,6 +23,7 @@ export {
   levelFor,
   levelRank,
   maxLevel,
+  roundDebt,
   runAudits,
   type AgentDebtState,
   type Crossing,

@@ -103,10 +103,25 @@ export function detPow(base: number, x: number): number {
   return detExp(x * detLn(base));
 }
 
-/** §10.3: max(min_debt, debt · rate^(hours/period_hours)). Negative elapsed time does not decay. */
+// ───────────────────────────── precision ─────────────────────────────
+// Debt is kept on a grid of 1e-12: in plain doubles ten flags (0.05 each) sum to 0.49999999999999994 and
+// never reach restricted_mode 0.5, five blocks to 0.7499999999999999. Rounding every decayed and every
+// combined value makes those sums exact and keeps `debt >= threshold` meaning what an author expects
+// (thresholds themselves are compared unchanged). The operations (× 1e12, + 0.5, floor, ÷ 1e12) are
+// correctly rounded IEEE-754 in V8 and in Lua, so the Redis script (trust-debt-lua.ts `q`) gets the same
+// doubles. 1e-12 is far below anything debt means and far above the ~1e-16 error of the arithmetic.
+
+export const DEBT_PRECISION = 1e12;
+
+/** Nearest multiple of 1e-12 (halves up), as a double; idempotent and monotone. Same expression in Lua. */
+export function roundDebt(x: number): number {
+  return Math.floor(x * DEBT_PRECISION + 0.5) / DEBT_PRECISION;
+}
+
+/** §10.3: max(min_debt, debt · rate^(hours/period_hours)), on the 1e-12 grid. Negative elapsed time does not decay. */
 export function applyDecay(debt: number, hoursElapsed: number, cfg: TrustDebtConfig): number {
   const decayed = hoursElapsed > 0 ? debt * detPow(cfg.decay.rate, hoursElapsed / cfg.decay.periodHours) : debt;
-  return Math.max(cfg.decay.minDebt, decayed);
+  return Math.max(cfg.decay.minDebt, roundDebt(decayed));
 }
 
 /** Decay between two instants in ms; the operation order here is the one the Lua script repeats. */
@@ -126,9 +141,9 @@ export function accumulationFor(intervention: Intervention, severity: string | u
   return base * weight;
 }
 
-/** §10.2 (cap at 1.0) generalised to credits (never below the floor): min(1, max(floor, decayed + delta)). */
+/** §10.2 (cap at 1.0) generalised to credits (never below the floor): min(1, max(floor, decayed + delta)), on the 1e-12 grid. */
 export function combine(decayed: number, delta: number, cfg: TrustDebtConfig): number {
-  return Math.min(1, Math.max(cfg.decay.minDebt, decayed + delta));
+  return Math.min(1, Math.max(cfg.decay.minDebt, roundDebt(decayed + delta)));
 }
 
 /** Credits are written negative in §10.4; a positive number given by a reviewer means the same credit. */

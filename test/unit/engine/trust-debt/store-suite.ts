@@ -86,6 +86,25 @@ export function describeTrustDebtStore(name: string, factory: () => Promise<Trus
       expect((await s.current('acme', 'proto', T0, cfg)).level).toBe('restricted_mode');
     });
 
+    it('sums of increments land on the thresholds: 10 flags = 0.5, 5 blocks = 0.75, 15 nudges = 0.3 (stored debt rounded to 1e-12)', async () => {
+      const s = await factory();
+      // in plain doubles these sums are 0.49999999999999994, 0.7499999999999999 and 0.30000000000000004 / 0.29999999999999993
+      const runs: [string, Intervention, number, number, string][] = [
+        ['ten-flags', 'flag', 10, 0.5, 'restricted_mode'],
+        ['five-blocks', 'block', 5, 0.75, 're_tiering_review'],
+        ['fifteen-nudges', 'nudge', 15, 0.3, 'elevated_monitoring'],
+      ];
+      for (const [agent, intervention, times, want, level] of runs) {
+        let last;
+        for (let i = 0; i < times; i++) last = await s.apply(ev(agent, T0, intervention), cfg);
+        expect(last!.after).toBe(want);
+        expect(last!.level).toBe(level);
+        expect(last!.crossings.map((c) => `${c.threshold}:${c.direction}`)).toContain(`${level}:up`);
+        expect(await s.current('acme', agent, T0, cfg)).toEqual({ debt: want, level });
+      }
+      expect((await s.retierQueue()).map((r) => r.agentId)).toEqual(['five-blocks']);
+    });
+
     it('caps at 1.0', async () => {
       const s = await factory();
       await s.apply(ev('a', T0, 'halt', { severity: 'critical' }), cfg);
