@@ -65,6 +65,16 @@ local function detExp(y)
   if n < 0 then for j = 1, -n do p = p * 0.5 end else for j = 1, n do p = p * 2 end end
   return p
 end
+-- detExpm1: e^y - 1 by its series near 0, as math.ts
+local function detExpm1(y)
+  if y == 0 then return 0 end
+  if y > -0.34657359027997264 and y < 0.34657359027997264 then
+    local sum = 1
+    for i = 18, 2, -1 do sum = 1 + (y * sum) / i end
+    return y * sum
+  end
+  return detExp(y) - 1
+end
 -- detPow(rate, x) = detExp(x * detLn(rate)); ln(rate) is computed once per call (same value every time)
 local lnRate = detLn(rate)
 local function detPowRate(x)
@@ -109,24 +119,47 @@ local function one(kAgent, kDedup, a)
 
   local out = { ARGV[a + 4] }
   local changed = false
+  -- runAudits (math.ts): every window due by 'at' settled in one step, closed form + bisection
   if auditOn then
-    while win + thr <= at do
-      local due = win + thr
-      local before = decay(debt, last, due)
-      if before <= floor then
-        local k = math.floor((at - win) / thr)
-        win = win + k * thr
-        winStr = fmt(win); la = winStr
-        changed = true
-        break
+    local windows = math.floor((at - win) / thr)
+    if windows >= 1 then
+      local endW = win + windows * thr
+      local b1 = decay(debt, last, win + thr)
+      if b1 > floor then
+        local u = (thr / 3600000 / period) * lnRate
+        local A = detExp(u)
+        local em1u = detExpm1(u)
+        local function credited(i)
+          local g
+          if u == 0 then g = i else g = detExpm1(i * u) / em1u end
+          return q(detExp(i * u) * b1 + credit * (A * g)) > floor
+        end
+        local lo = 0
+        local hi = math.min(windows - 1, math.floor((b1 - floor) / -credit) + 1)
+        if hi > 0 and credited(hi) then lo = hi
+        else
+          while hi - lo > 1 do
+            local mid = math.floor((lo + hi) / 2)
+            if credited(mid) then lo = mid else hi = mid end
+          end
+        end
+        local pre = b1
+        if lo > 0 then
+          local g
+          if u == 0 then g = lo else g = detExpm1(lo * u) / em1u end
+          pre = detExp(lo * u) * b1 + credit * (A * g)
+        end
+        local due = win + (lo + 1) * thr
+        local before = decay(debt, last, due)
+        local after = combine(pre, credit)
+        local lvl = levelFor(after)
+        local dueStr = fmt(due)
+        out[#out + 1] = dueStr; out[#out + 1] = fmt(before); out[#out + 1] = fmt(after)
+        out[#out + 1] = lvl; out[#out + 1] = lv
+        debt = after; if due > last then last = due; lastStr = dueStr end
+        lv = lvl
       end
-      local after = combine(before, credit)
-      local lvl = levelFor(after)
-      local dueStr = fmt(due)
-      out[#out + 1] = dueStr; out[#out + 1] = fmt(before); out[#out + 1] = fmt(after)
-      out[#out + 1] = lvl; out[#out + 1] = lv
-      debt = after; if due > last then last = due; lastStr = dueStr end
-      win = due; winStr = dueStr; lv = lvl; la = dueStr
+      win = endW; winStr = fmt(endW); la = winStr
       changed = true
     end
   end

@@ -5,6 +5,7 @@
  */
 import { StewardError } from '../../errors.js';
 import { INTERVENTIONS, type AgentInfo, type Intervention, type Trace, type TrustDebtConfig } from '../types.js';
+import { roundDebt } from './math.js';
 
 /** §10.1 defaults; escalate adds nothing unless configured (DESIGN §5.7). */
 export const DEFAULT_TRUST_DEBT_CONFIG: TrustDebtConfig = Object.freeze({
@@ -100,7 +101,8 @@ export function compileTrustDebt(authored: unknown): { config: TrustDebtConfig; 
   const decay = {
     rate: num(decayIn, 'rate', ['decay'], d.decay.rate, (n) => n > 0 && n <= 1, 'a number in (0, 1]'),
     periodHours: num(decayIn, 'period_hours', ['decay'], d.decay.periodHours, pos, 'a positive number'),
-    minDebt: num(decayIn, 'min_debt', ['decay'], d.decay.minDebt, unit, 'a number in [0, 1]'),
+    // on the debt's 1e-12 grid (roundDebt): an off-grid floor would "decay" upwards, max(floor, round(floor)) > floor
+    minDebt: roundDebt(num(decayIn, 'min_debt', ['decay'], d.decay.minDebt, unit, 'a number in [0, 1]')),
   };
 
   const recIn = sub(authored, 'recovery', []);

@@ -16,6 +16,7 @@ export {
   debtAt,
   decayBetween,
   detExp,
+  detExpm1,
   detLn,
   detPow,
   initialState,

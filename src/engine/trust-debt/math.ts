@@ -97,6 +97,20 @@ export function detExp(y: number): number {
   return p;
 }
 
+/**
+ * e^y − 1 without the cancellation of detExp(y) − 1 near 0 (the audit's (1 − Aⁱ)/(1 − A) with A ≈ 1):
+ * for |y| < ln2/2 the series y·(1 + y/2·(1 + y/3·(…))) to 18 terms, else detExp(y) − 1. Same in Lua.
+ */
+export function detExpm1(y: number): number {
+  if (y === 0) return 0;
+  if (y > -0.34657359027997264 && y < 0.34657359027997264) {
+    let sum = 1;
+    for (let i = 18; i >= 2; i = i - 1) sum = 1 + (y * sum) / i;
+    return y * sum;
+  }
+  return detExp(y) - 1;
+}
+
 /** base^x for base > 0, computed identically in TypeScript and Redis Lua. */
 export function detPow(base: number, x: number): number {
   if (x === 0 || base === 1) return 1;
@@ -200,32 +214,63 @@ function auditEnabled(cfg: TrustDebtConfig): boolean {
 
 /**
  * §10.4.2 good-behaviour audit: every full `threshold_hours` without a non-ok intervention grants
- * `credit` at the moment the window completes (decay up to then, then the credit). Run lazily before
- * an event and by the periodic sweep; both advance `windowMs`, so a window is never credited twice.
- * Once the debt sits at the floor, remaining windows are skipped arithmetically (nothing to credit).
+ * `credit` at the moment the window completes (decay up to then, then the credit); once the debt is at
+ * the floor the remaining windows complete without credit. Run lazily before an event and by the
+ * periodic sweep; both advance `windowMs` past every window due, so a window is never credited twice.
+ *
+ * All windows due by `atMs` are settled in one step whose cost does not depend on how many there are
+ * (a tiny `threshold_hours` over a long gap used to loop once per window — millions of iterations, in
+ * the Redis script too). With A = rate^(window/period) = e^u, the first window's decayed debt b₁ and the
+ * credit c < 0, the debt just before the credit of window i+1 is, while no credit has hit the floor,
+ *   Z(i) = Aⁱ·b₁ + c·A·(1 − Aⁱ)/(1 − A)          (A = 1: b₁ + c·i)
+ * Window i+1 is credited iff Z(i), on the 1e-12 grid like every debt, is above the floor (the loop's test
+ * `before > floor`); Z decreases (each credit removes at least |c|), so the number
+ * of credited windows is found by bisection over at most ⌊(b₁ − floor)/|c|⌋ + 1 candidates (≤ 53 steps).
+ * The debt left is combine(Z(n − 1), c) — the loop's result, except that only this last value is rounded
+ * to the 1e-12 grid (test/unit/engine/trust-debt/audit-closed-form.test.ts compares it with the loop).
+ * (1 − Aⁱ)/(1 − A) uses expm1, so a window much shorter than the decay period loses no precision.
+ *
+ * The windows settled together are reported as one change, at the end of the last credited window:
+ * `before` is the stored debt decayed to that moment without any credit, `after` the debt with them.
+ * The Lua script (trust-debt-lua.ts) repeats these operations in this order.
  */
-export function runAudits(s: AgentDebtState, atMs: number, cfg: TrustDebtConfig): { state: AgentDebtState; changes: StepChange[] } {
-  const changes: StepChange[] = [];
-  if (!auditEnabled(cfg)) return { state: s, changes };
-  s = sane(s, cfg);
+export function runAudits(prev: AgentDebtState, atMs: number, cfg: TrustDebtConfig): { state: AgentDebtState; changes: StepChange[] } {
+  if (!auditEnabled(cfg)) return { state: prev, changes: [] };
+  const s = sane(prev, cfg);
   const thr = cfg.recovery.goodBehaviorAudit.thresholdHours * HOUR_MS;
   const credit = cfg.recovery.goodBehaviorAudit.credit;
-  let st = s;
-  while (st.windowMs + thr <= atMs) {
-    const due = st.windowMs + thr;
-    const before = decayBetween(st.debt, st.lastMs, due, cfg);
-    if (before <= cfg.decay.minDebt) {
-      const k = Math.floor((atMs - st.windowMs) / thr);
-      const w = st.windowMs + k * thr;
-      st = { ...st, windowMs: w, lastAuditMs: w };
-      break;
+  const floor = cfg.decay.minDebt;
+  const windows = Math.floor((atMs - s.windowMs) / thr); // whole windows completed by atMs
+  if (!(windows >= 1)) return { state: s, changes: [] };
+  const end = s.windowMs + windows * thr;
+  const b1 = decayBetween(s.debt, s.lastMs, s.windowMs + thr, cfg);
+  if (b1 <= floor) return { state: { ...s, windowMs: end, lastAuditMs: end }, changes: [] };
+
+  const u = (thr / HOUR_MS / cfg.decay.periodHours) * detLn(cfg.decay.rate);
+  const a = detExp(u);
+  const em1u = detExpm1(u);
+  const z = (i: number): number => {
+    const g = u === 0 ? i : detExpm1(i * u) / em1u;
+    return detExp(i * u) * b1 + credit * (a * g);
+  };
+  const credited = (i: number): boolean => roundDebt(z(i)) > floor;
+  // largest i in [0, windows − 1] with window i+1 credited (Z(0) = b₁ > floor): windows 1..i+1 are credited
+  let lo = 0;
+  let hi = Math.min(windows - 1, Math.floor((b1 - floor) / -credit) + 1);
+  if (hi > 0 && credited(hi)) lo = hi;
+  else
+    while (hi - lo > 1) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (credited(mid)) lo = mid;
+      else hi = mid;
     }
-    const after = combine(before, credit, cfg);
-    const level = levelFor(after, cfg);
-    changes.push({ atMs: due, before, after, level, previousLevel: st.level, crossings: crossingsBetween(st.level, level) });
-    st = { ...st, debt: after, lastMs: Math.max(st.lastMs, due), windowMs: due, level, lastAuditMs: due };
-  }
-  return { state: st, changes };
+  const pre = lo === 0 ? b1 : z(lo);
+  const due = s.windowMs + (lo + 1) * thr;
+  const before = decayBetween(s.debt, s.lastMs, due, cfg);
+  const after = combine(pre, credit, cfg);
+  const level = levelFor(after, cfg);
+  const change: StepChange = { atMs: due, before, after, level, previousLevel: s.level, crossings: crossingsBetween(s.level, level) };
+  return { state: { ...s, debt: after, lastMs: Math.max(s.lastMs, due), windowMs: end, level, lastAuditMs: end }, changes: [change] };
 }
 
 /** One event: pending audits, then decay to the event time, then the increment or credit (DESIGN §5.15). */

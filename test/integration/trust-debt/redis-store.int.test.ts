@@ -69,6 +69,48 @@ describe('RedisTrustDebtStore agrees with MemoryTrustDebtStore', () => {
     expect(total).toBeGreaterThan(0);
   });
 
+  it('many audit windows at once (closed form + bisection in Lua) → bit-identical, and fast', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          rate: fc.oneof(fc.constant(1), fc.double({ min: 0.5, max: 1, noNaN: true })),
+          floor: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 0.2, noNaN: true })),
+          hours: fc.constantFrom(0.001, 0.5, 3, 24),
+          credit: fc.oneof(fc.constantFrom(-0.2, -0.01), fc.double({ min: -0.3, max: -1e-9, noNaN: true })),
+        }),
+        fc.array(fc.record({ gap: fc.integer({ min: 0, max: 1000 * HOUR_MS }), intervention: fc.constantFrom(...INTERVENTIONS) }), { minLength: 1, maxLength: 12 }),
+        async (c, steps) => {
+          const cfg = trustDebtConfigFrom({ decay: { rate: c.rate, min_debt: c.floor }, recovery: { good_behavior_audit: { threshold_hours: c.hours, credit: c.credit } } });
+          const mem = new MemoryTrustDebtStore();
+          const red = await newStore();
+          let t = Date.UTC(2026, 0, 1);
+          let i = 0;
+          for (const s of steps) {
+            t += s.gap;
+            const ev: TrustDebtEvent = { eventId: `w${i++}`, tenant: 't', agentId: 'w', atMs: t, kind: 'intervention', intervention: s.intervention, severity: 'critical' };
+            const a = await mem.apply(ev, cfg);
+            const b = await red.apply(ev, cfg);
+            expect([b.before, b.after, b.level]).toEqual([a.before, a.after, a.level]);
+            expect((b.audits ?? []).map((x) => [x.eventId, x.atMs, x.before, x.after, x.level])).toEqual((a.audits ?? []).map((x) => [x.eventId, x.atMs, x.before, x.after, x.level]));
+            expect(a.audits?.length ?? 0).toBeLessThanOrEqual(1);
+          }
+          const end = t + 500 * HOUR_MS;
+          expect(await red.sweep(end, () => cfg)).toEqual(await mem.sweep(end, () => cfg));
+        },
+      ),
+      { numRuns: 40 },
+    );
+    // 3.6 ms windows over a year with a tiny credit: billions of windows, one script call
+    const cfg = trustDebtConfigFrom({ recovery: { good_behavior_audit: { threshold_hours: 0.000001, credit: -1e-9 } } });
+    const red = await newStore();
+    const t0 = Date.UTC(2026, 0, 1);
+    await red.apply({ eventId: 'y0', tenant: 't', agentId: 'y', atMs: t0, kind: 'intervention', intervention: 'halt', severity: 'critical' }, cfg);
+    const started = performance.now();
+    const c = await red.apply({ eventId: 'y1', tenant: 't', agentId: 'y', atMs: t0 + 365 * 24 * HOUR_MS, kind: 'intervention', intervention: 'ok' }, cfg);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(c.audits).toHaveLength(1);
+  });
+
   it('a NaN debt left in Redis by the old severity bug reads as the floor in both stores', async () => {
     const red = await newStore();
     const mem = new MemoryTrustDebtStore();

@@ -143,8 +143,9 @@ describe('stored debt precision (1e-12 grid, same in TypeScript and Lua)', () =>
         for (const st of steps) {
           t += st.gapMs;
           const c = await store.apply({ eventId: `e${i++}`, tenant: 't', agentId: 'a', atMs: t, kind: st.kind, intervention: st.intervention, severity: st.severity }, cfg);
-          // the floor is the author's number, kept as written
-          const onGrid = (v: number) => v === cfg.decay.minDebt || roundDebt(v) === v;
+          // min_debt is compiled onto the grid too (an off-grid floor would round upwards)
+          expect(roundDebt(cfg.decay.minDebt)).toBe(cfg.decay.minDebt);
+          const onGrid = (v: number) => roundDebt(v) === v;
           for (const x of [...(c.audits ?? []), c]) for (const v of [x.before, x.after]) expect(onGrid(v), String(v)).toBe(true);
           expect(onGrid((await store.current('t', 'a', t + st.gapMs, cfg)).debt)).toBe(true);
         }

@@ -119,11 +119,12 @@ describe('trust-debt stage: audit sweep', () => {
       clock = T0 + 168 * HOUR_MS + HOUR_MS; // b's 168 h window (default) and a's further windows
       const next = await sweep.runOnce();
       expect(next.filter((c) => c.agentId === 'b')).toHaveLength(1);
-      // a: one credit per further 24 h window until the debt reaches the floor (then windows are skipped)
+      // a: the further 24 h windows are settled in one step, reported as one change at the last credited
+      // window: 0.375 at 24 h → 0.256 (48 h) → 0.143 (72 h) → 0.036 (96 h) → 0.034 − 0.1 hits the floor at
+      // 120 h; the windows ending at 144 h and 168 h complete at the floor without credit
       const a = next.filter((c) => c.agentId === 'a');
-      expect(a.length).toBeGreaterThan(1);
-      expect(a.slice(0, -1).every((c) => c.after > 0)).toBe(true);
-      expect(a[a.length - 1]!.after).toBe(0);
+      expect(a.map((c) => [c.eventId, c.atMs, c.after])).toEqual([[`audit:acme:a:${T0 + 120 * HOUR_MS}`, T0 + 120 * HOUR_MS, 0]]);
+      expect(a[0]!.before).toBeCloseTo(0.375 * 0.95 ** 4, 12); // the debt those windows would have left without credit
       expect(sent.flatMap((r) => r.messages)).toHaveLength(1 + next.length);
     } finally {
       await sweep.stop();

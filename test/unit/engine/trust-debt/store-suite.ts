@@ -198,6 +198,21 @@ export function describeTrustDebtStore(name: string, factory: () => Promise<Trus
       expect(redelivered.audits?.map((x) => [x.eventId, x.after, x.duplicate])).toEqual([[audit.eventId, audit.after, true]]);
     });
 
+    it('settles every audit window due by an event in one change, at the last credited window (§10.4.2)', async () => {
+      const s = await factory();
+      const daily = trustDebtConfigFrom({ recovery: { good_behavior_audit: { threshold_hours: 24, credit: -0.1 } } });
+      await s.apply(ev('m', T0, 'halt', { severity: 'critical' }), daily); // 1.0
+      const c = await s.apply(ev('m', T0 + 3 * 24 * HOUR_MS + HOUR_MS, 'ok'), daily);
+      // 1 → 0.95 − 0.1 = 0.85 → 0.7075 → 0.572125, one change at the third window's end
+      expect(c.audits).toHaveLength(1);
+      const a = c.audits![0]!;
+      expect(a).toMatchObject({ eventId: `audit:acme:m:${T0 + 72 * HOUR_MS}`, atMs: T0 + 72 * HOUR_MS, cause: 'good_behavior_audit', previousLevel: 're_tiering_review', level: 'restricted_mode' });
+      expect(a.before).toBeCloseTo(0.95 ** 3, 12);
+      expect(a.after).toBeCloseTo(0.572125, 12);
+      expect(a.crossings).toEqual([{ threshold: 're_tiering_review', direction: 'down' }]);
+      expect(c.before).toBeCloseTo(0.572125 * 0.95 ** (1 / 24), 12);
+    });
+
     it('a non-ok intervention restarts the audit window', async () => {
       const s = await factory();
       await s.apply(ev('a', T0, 'halt'), cfg);
