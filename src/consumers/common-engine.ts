@@ -8,7 +8,7 @@ import type { DecisionMessage, VerdictMessage } from '../adapters/kafka/messages
 
 /** What the tripwire and scorer stages need from src/engine/steward-engine.ts. */
 export interface DecideScoreEngine {
-  decide(trace: Trace, nowMs: number): Promise<unknown>;
+  decide(trace: Trace, nowMs: number, eventId?: string): Promise<unknown>;
   score(trace: Trace, decision: any, nowMs: number): Promise<unknown>;
 }
 
@@ -69,6 +69,7 @@ export function decisionMessage(record: unknown, trace: Trace, eventTimeMs: numb
     tool: trace.tool,
     session_id: trace.session_id,
     engine_version: engineVersion,
+    event_id: first<string>(r.eventId, r.event_id),
   };
 }
 
@@ -105,5 +106,6 @@ export function verdictMessage(record: unknown, decision: DecisionMessage, score
     verdict,
     event_time_ms: decision.event_time_ms,
     scored_at_ms: scoredAtMs,
+    event_id: decision.event_id,
   };
 }

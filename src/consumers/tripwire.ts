@@ -3,6 +3,7 @@
  * client's reply partition, and acgp.scoring unless the tripwires halted (DESIGN §2). All outputs of a
  * chunk leave in one idempotent send; the reply is listed first so it is not queued behind the rest.
  */
+import { hash } from 'node:crypto';
 import type { InMessage } from '../adapters/kafka/client.js';
 import type { TopicNames } from '../adapters/kafka/topics.js';
 import type { TraceDecoder } from '../adapters/kafka/serde.js';
@@ -43,7 +44,7 @@ export class TripwireProcessor implements StageProcessor {
     const evTime = eventTimeMs(trace.timestamp, m, this.d.maxEventTimeSkewMs ?? null);
     let record: unknown;
     try {
-      record = await this.d.engine.decide(trace, evTime);
+      record = await this.d.engine.decide(trace, evTime, traceEventId(trace.trace_id, m.value));
     } catch (e) {
       if (isRetryable(e)) throw e;
       throw e instanceof StewardError ? e : new StewardError('STEWARD_EVAL', `decide failed: ${(e as Error).message}`, { cause: e });
@@ -59,4 +60,14 @@ export class TripwireProcessor implements StageProcessor {
     if (!decision.halted) outs.push({ topic: this.d.topics.scoring, message: { key: trace.agent_id, value: scoringJson(traceJson ?? JSON.stringify(trace), evTime, record, route) } });
     return outs;
   }
+}
+
+/**
+ * Idempotency id of a trace's state effects (rate-limit hits, trust debt): its trace_id plus a digest of
+ * the record's bytes. A redelivery (same bytes) is applied once; an agent that reuses a trace_id for a
+ * different trace cannot pass it off as a redelivery to skip its rate limits or its debt. 128 bits of
+ * SHA-256, so the agent cannot find a colliding second trace either.
+ */
+export function traceEventId(traceId: string, value: Buffer | null): string {
+  return value === null ? traceId : `${traceId}#${hash('sha256', value, 'hex').slice(0, 32)}`;
 }

@@ -77,9 +77,10 @@ function timeOf(ts: string | number | undefined, m: InMessage): number {
   return Number.isFinite(t) ? t : m.timestampMs;
 }
 
-export function trustDebtMessage(c: TrustDebtChangeLike): TrustDebtMessage {
+export function trustDebtMessage(c: TrustDebtChangeLike, traceId?: string): TrustDebtMessage {
   return {
     event_id: c.eventId,
+    trace_id: traceId,
     tenant: c.tenant,
     agent_id: c.agentId,
     at_ms: c.atMs,
@@ -102,22 +103,24 @@ export class TrustDebtProcessor implements StageProcessor {
   }
 
   /** The event a message stands for, or undefined when it moves nothing (a non-halted decision). */
-  toEvent(m: InMessage): { ev: TrustDebtEventLike; blueprint?: string } | undefined {
+  toEvent(m: InMessage): { ev: TrustDebtEventLike; blueprint?: string; traceId?: string } | undefined {
     const t = this.d.topics;
     if (m.topic === t.verdicts) {
       const v = parseJson<VerdictMessage>(m, 'verdict');
       if (!v || typeof v.trace_id !== 'string' || typeof v.agent_id !== 'string') throw new StewardError('STEWARD_TRACE_SCHEMA', 'verdict lacks trace_id/agent_id');
       return {
-        ev: { eventId: v.trace_id, tenant: v.tenant || this.d.tenantOf(v.agent_id), agentId: v.agent_id, atMs: v.event_time_ms ?? m.timestampMs, kind: 'intervention', intervention: v.intervention, severity: v.severity },
+        ev: { eventId: v.event_id ?? v.trace_id, tenant: v.tenant || this.d.tenantOf(v.agent_id), agentId: v.agent_id, atMs: v.event_time_ms ?? m.timestampMs, kind: 'intervention', intervention: v.intervention, severity: v.severity },
         blueprint: v.blueprint,
+        traceId: v.trace_id,
       };
     }
     if (m.topic === t.decisions) {
       const d = parseJson<DecisionMessage>(m, 'decision');
       if (!d || d.halted !== true || d.fallback) return undefined;
       return {
-        ev: { eventId: d.trace_id, tenant: d.tenant || this.d.tenantOf(d.agent_id), agentId: d.agent_id, atMs: d.event_time_ms ?? m.timestampMs, kind: 'intervention', intervention: d.intervention, severity: d.severity },
+        ev: { eventId: d.event_id ?? d.trace_id, tenant: d.tenant || this.d.tenantOf(d.agent_id), agentId: d.agent_id, atMs: d.event_time_ms ?? m.timestampMs, kind: 'intervention', intervention: d.intervention, severity: d.severity },
         blueprint: d.blueprint,
+        traceId: d.trace_id,
       };
     }
     if (m.topic === t.reviews) {
@@ -155,7 +158,7 @@ export class TrustDebtProcessor implements StageProcessor {
         const level = maxLevel(levelFor(change.before, cfg), change.level);
         this.d.logger[levelActions(level).traceLogLevel](
           {
-            trace_id: e.ev.eventId,
+            trace_id: e.traceId,
             tenant: change.tenant,
             agent_id: change.agentId,
             intervention: e.ev.intervention,
@@ -168,12 +171,12 @@ export class TrustDebtProcessor implements StageProcessor {
         );
       }
     }
-    return all.map((c) => toTrustDebtOutput(this.d.topics, c));
+    return all.map((c) => toTrustDebtOutput(this.d.topics, c, c === change ? e.traceId : undefined));
   }
 }
 
-function toTrustDebtOutput(topics: TopicNames, c: TrustDebtChangeLike): StageOutput {
-  return { topic: topics.trustDebt, message: { key: c.agentId, value: JSON.stringify(trustDebtMessage(c)) } };
+function toTrustDebtOutput(topics: TopicNames, c: TrustDebtChangeLike, traceId?: string): StageOutput {
+  return { topic: topics.trustDebt, message: { key: c.agentId, value: JSON.stringify(trustDebtMessage(c, traceId)) } };
 }
 
 function logCrossings(logger: Logger, c: TrustDebtChangeLike): void {

@@ -64,6 +64,8 @@ export interface DecisionRecord extends TripwireStageResult {
   /** §10.6 elevated_monitoring and above: the scorer evaluates every matched metric with fresh scorer calls. */
   fullScoring?: boolean;
   nowMs: number;
+  /** The idempotency id decide() was given (EvalContext.eventId), when it differs from the trace id. */
+  eventId?: string;
 }
 
 export interface ScoreRecord {
@@ -104,7 +106,8 @@ export class StewardEngine {
     this.scorers = o.scorers ?? createDefaultScorerRegistry(o.llmJudge);
   }
 
-  async decide(trace: Trace, nowMs: number): Promise<DecisionRecord> {
+  /** `eventId`: idempotency id of the trace's state effects (EvalContext.eventId); trace_id by default. */
+  async decide(trace: Trace, nowMs: number, eventId?: string): Promise<DecisionRecord> {
     const agent = this.o.registry.lookup(trace.agent_id);
     const bp = this.o.blueprints().select(agent, trace);
     const td = await this.o.trustDebt.current(agent.tenant, agent.id, nowMs, bp.trustDebt);
@@ -116,6 +119,7 @@ export class StewardEngine {
       nowMs,
       stateNamespace: `${agent.tenant}:${agent.id}`,
       state: this.o.state,
+      eventId,
     };
     const res = await runTripwireStage(bp, ctx, { fallbackOnTimeout: bp.fallbackOnTimeout ?? this.o.config.fallbackOnTimeout, tiers: this.o.config.tiers });
     // Field by field, not `{ ...res, … }`: that spread plus the added fields took ~10 us per decision in
@@ -139,6 +143,7 @@ export class StewardEngine {
       restricted: actions.restricted,
       fullScoring: actions.fullScoring,
       nowMs,
+      eventId: eventId === undefined || eventId === trace.trace_id ? undefined : eventId,
     };
   }
 
@@ -200,13 +205,13 @@ export class StewardEngine {
     };
   }
 
-  async evaluate(trace: Trace, nowMs: number): Promise<EvalRecord> {
-    const decision = await this.decide(trace, nowMs);
+  async evaluate(trace: Trace, nowMs: number, eventId?: string): Promise<EvalRecord> {
+    const decision = await this.decide(trace, nowMs, eventId);
     const score = await this.score(trace, decision, nowMs);
     const agent = this.o.registry.lookup(trace.agent_id);
     const bp = this.blueprintFor(decision, agent, trace);
     const change = await this.o.trustDebt.apply(
-      { eventId: trace.trace_id, tenant: agent.tenant, agentId: agent.id, atMs: nowMs, kind: 'intervention', intervention: score.intervention, severity: score.severity },
+      { eventId: eventId ?? trace.trace_id, tenant: agent.tenant, agentId: agent.id, atMs: nowMs, kind: 'intervention', intervention: score.intervention, severity: score.severity },
       bp.trustDebt,
     );
     return { decision, score, trustDebt: { before: change.before, after: change.after, level: change.level } };

@@ -110,6 +110,12 @@ export interface EvalContext {
   nowMs: number;
   /** Namespace for state keys: `${tenant}:${agent_id}`. */
   stateNamespace: string;
+  /**
+   * Identity of this trace for idempotent state effects (rate-limit hits, trust debt); trace_id when
+   * unset. The stream adds a digest of the record so a reused trace_id cannot make a different trace a
+   * "redelivery" (docs/spec-decisions.md).
+   */
+  eventId?: string;
   state?: StateStore;
 }
 

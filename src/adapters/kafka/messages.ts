@@ -26,6 +26,8 @@ export interface DecisionMessage {
   tool?: string;
   session_id?: string;
   engine_version?: string;
+  /** Idempotency id of the trace's trust-debt movement when it is not the trace_id (see EvalContext.eventId). */
+  event_id?: string;
   /** True when the client timed out and applied the governance fallback (DESIGN §5.5); never set by Steward itself. */
   fallback?: boolean;
   fallback_reason?: string;
@@ -48,11 +50,16 @@ export interface VerdictMessage {
   verdict: PvsVerdict;
   event_time_ms: number;
   scored_at_ms: number;
+  /** As DecisionMessage.event_id. */
+  event_id?: string;
   [k: string]: unknown;
 }
 
 export interface TrustDebtMessage {
+  /** Idempotency id: a review's event id, an audit's own id, or for a trace trace_id#digest (stream). */
   event_id: string;
+  /** The trace whose final intervention moved the debt (intervention events only). */
+  trace_id?: string;
   tenant: string;
   agent_id: string;
   at_ms: number;

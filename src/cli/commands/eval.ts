@@ -94,8 +94,8 @@ export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
     if (io.stderrIsTty && ++flushed % 500 === 0) process.stderr.write(`\r${flushed} lines…`);
   };
   let flushed = 0;
-  // DESIGN §4.1: trace_id is unique. A repeated id is the same trace to the idempotent state (a redelivery
-  // in the stream), so it moves trust debt and rate-limit windows once; say so rather than stay silent.
+  // DESIGN §4.1: trace_id is unique. Offline there are no redeliveries, so a repeated id is another trace:
+  // its state effects (trust debt, rate-limit hits) get their own idempotency id, and stderr says so.
   const firstLine = new Map<string, number>();
   let repeated = 0;
   for await (const raw of rl) {
@@ -110,12 +110,15 @@ export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
     } else {
       const agent = p.trace.agent_id;
       const first = firstLine.get(p.trace.trace_id);
+      let eventId: string | undefined;
       if (first === undefined) firstLine.set(p.trace.trace_id, n);
-      else if (++repeated <= 10)
-        io.err(`warning: line ${n} repeats trace_id ${JSON.stringify(p.trace.trace_id)} of line ${first}: trace ids must be unique; trust debt and rate limits count the id once`);
+      else {
+        eventId = `${p.trace.trace_id}#line${n}`;
+        if (++repeated <= 10) io.err(`warning: line ${n} repeats trace_id ${JSON.stringify(p.trace.trace_id)} of line ${first}: trace ids must be unique; evaluated as a separate trace`);
+      }
       const prev = tails.get(agent) ?? Promise.resolve('');
       job = prev
-        .then(() => setup.engine.evaluate(p.trace, p.nowMs))
+        .then(() => setup.engine.evaluate(p.trace, p.nowMs, eventId))
         .then(
           (rec) => {
             counts[rec.score.intervention]++;

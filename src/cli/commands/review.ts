@@ -96,7 +96,7 @@ async function withProducer(v: Values, fn: (send: (topic: 'reviews' | 'trustDebt
 async function publishChange(v: Values, change: TrustDebtChange): Promise<void> {
   if (v['no-publish']) return;
   try {
-    await withProducer(v, (send) => send('trustDebt', change.agentId, [...(change.audits ?? []), change].map(trustDebtMessage)));
+    await withProducer(v, (send) => send('trustDebt', change.agentId, [...(change.audits ?? []), change].map((c) => trustDebtMessage(c))));
   } catch (e) {
     throw new StewardError('STEWARD_KAFKA', `debt change ${change.eventId} applied in Redis but not published to acgp.trust-debt (${(e as Error).message}); run the same command again to publish it`, { cause: e, retryable: true });
   }

@@ -175,7 +175,7 @@ function compileExceedsRate(node: CallNode, key: CNode, limitArg: CNode, windowA
       const state = requireState(ctx, 'exceeds_rate');
       const ks = String(k);
       // The window is part of the key so limits with different windows never prune each other's hits.
-      return state.hit(ctx.stateNamespace, `rate:${windowMs}:${ks}`, windowMs, ctx.nowMs, `${ctx.trace.trace_id}:${ks}`).then((n) => n > limit);
+      return state.hit(ctx.stateNamespace, `rate:${windowMs}:${ks}`, windowMs, ctx.nowMs, `${ctx.eventId ?? ctx.trace.trace_id}:${ks}`).then((n) => n > limit);
     },
     'boolean',
     true,

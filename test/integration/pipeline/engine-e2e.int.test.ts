@@ -48,7 +48,7 @@ describe('pipeline with the real engine', () => {
             const d = await (i % 2 ? avro : json).decide(t, { timeoutMs: 10_000 });
             expect(d.fallback, t.trace_id).toBeUndefined();
             decided.set(t.trace_id, d.intervention);
-            await waitFor(() => out.byId(topics.trustDebt, 'event_id').has(t.trace_id), { timeoutMs: 10_000, message: `trust debt of ${t.trace_id}` });
+            await waitFor(() => out.byId(topics.trustDebt, 'trace_id').has(t.trace_id), { timeoutMs: 10_000, message: `trust debt of ${t.trace_id}` });
           }
 
           const files = await readBlueprintFiles([BLUEPRINTS], { base: BLUEPRINTS });
@@ -56,7 +56,7 @@ describe('pipeline with the real engine', () => {
           const offline = new StewardEngine({ blueprints: () => set, registry: loadRegistry(cfg), config: cfg.engine, state: new MemoryStateStore(), trustDebt: new MemoryTrustDebtStore(), engineVersion: 'test' });
           const decisions = out.byId(topics.decisions);
           const verdicts = out.byId(topics.verdicts);
-          const debts = out.byId(topics.trustDebt, 'event_id');
+          const debts = out.byId(topics.trustDebt, 'trace_id');
           const seen = new Set<string>();
           for (const t of traces) {
             const e = await offline.evaluate(t, Date.parse(t.timestamp));

@@ -50,6 +50,19 @@ describe('pipeline mechanics', () => {
         expect(store.debt.get('acme:a1')).toBeCloseTo(0.2, 10);
         await waitFor(() => verdicts.length === 3, { timeoutMs: 10000, message: 'onVerdict' });
         expect(verdicts.sort()).toEqual(['t-a1-1:ok', 't-a1-2:block', 't-a1-5:block']);
+        // A redelivered record (same bytes) moves debt once; a different trace reusing its trace_id is not
+        // passed off as a redelivery: it moves debt too (trust-debt events keyed by trace_id + record digest).
+        const reused = trace(6, 'a1', { args: { amount: 2000 } });
+        await json.publish(reused);
+        await json.publish(reused);
+        await json.publish({ ...reused, args: { amount: 3000 } });
+        const debtOf6 = () => out.json(topics.trustDebt).filter((e) => e.trace_id === 't-a1-6');
+        await waitFor(() => debtOf6().length === 3, { timeoutMs: 10000, message: 'debt events of t-a1-6' });
+        const ids = debtOf6().map((e) => e.event_id as string);
+        expect(ids.every((id) => id.startsWith('t-a1-6#'))).toBe(true);
+        expect(new Set(ids).size).toBe(2);
+        expect(debtOf6().map((e) => e.duplicate)).toEqual([false, true, false]);
+        expect(store.debt.get('acme:a1')).toBeCloseTo(0.5, 10);
       } finally {
         await json.close();
         await avro.close();

@@ -71,7 +71,7 @@ describe('Redis outage', () => {
               const d = await client.decide(refund(i, i === 2 ? 900 : 50), { timeoutMs: 10000 });
               expect(d.fallback).toBeUndefined();
             }
-            await waitFor(() => out.byId(topics.trustDebt, 'event_id').size === 6, { timeoutMs: 15000, message: 'debt before outage' });
+            await waitFor(() => out.byId(topics.trustDebt, 'trace_id').size === 6, { timeoutMs: 15000, message: 'debt before outage' });
 
             redisProc.kill('SIGTERM');
             await new Promise((r) => redisProc.once('exit', r));
@@ -87,12 +87,12 @@ describe('Redis outage', () => {
               during.push(d.trace_id);
             }
             await new Promise((r) => setTimeout(r, 1500));
-            const duringApplied = during.filter((id) => out.byId(topics.trustDebt, 'event_id').has(id));
+            const duringApplied = during.filter((id) => out.byId(topics.trustDebt, 'trace_id').has(id));
             expect(duringApplied, 'no trust-debt event while Redis is down').toEqual([]);
 
             redisProc = startRedis(port, dir);
             await waitFor(() => pingable(port), { timeoutMs: 15000, message: 'redis back' });
-            await waitFor(() => out.byId(topics.trustDebt, 'event_id').size === 10, { timeoutMs: 30000, message: 'debt after outage' });
+            await waitFor(() => out.byId(topics.trustDebt, 'trace_id').size === 10, { timeoutMs: 30000, message: 'debt after outage' });
 
             // Expected: every final intervention the stream produced, applied once in trace order.
             const finals = new Map<string, { intervention: string; severity?: string }>();

@@ -14,7 +14,7 @@ export class TestEngine implements DecideScoreEngine {
   delayMs = 0;
   scored = 0;
   failOn?: (t: Trace) => boolean;
-  async decide(trace: Trace, _now: number): Promise<unknown> {
+  async decide(trace: Trace, _now: number, eventId?: string): Promise<unknown> {
     this.decided++;
     if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
     if (this.failOn?.(trace)) throw new Error(`engine failure on ${trace.trace_id}`);
@@ -32,6 +32,7 @@ export class TestEngine implements DecideScoreEngine {
       tripwires: [{ id: 'no_rm', fired: halted }],
       rules: [{ id: 'amount_cap', passed: amount <= 1000 }],
       latencyMs: 0.1,
+      eventId, // as StewardEngine.decide: the stage's idempotency id travels with the record
     };
   }
   async score(trace: Trace, decision: any, _now: number): Promise<unknown> {

@@ -38,15 +38,15 @@ describe('steward eval / verify (process)', () => {
     rmSync(join(tmp, 'bad.yaml'));
   });
 
-  it('a repeated trace_id is evaluated, warned about, and moves trust debt once (idempotent like a redelivery)', () => {
+  it('a repeated trace_id is evaluated as a separate trace (its own debt movement) and warned about', () => {
     const t = (id: string, hour: number, amount: number) =>
       JSON.stringify({ trace_id: id, agent_id: 'a2', timestamp: `2025-03-01T0${hour}:00:00`, hook: 'tool_call', tool: 'transfer', args: { amount } });
     const r = steward(['eval', '--blueprints', join(GOLDEN, 'blueprints/core'), '-'], [t('t-1', 0, 1), t('t-1', 1, 20000), t('t-2', 2, 20000)].join('\n') + '\n');
     expect(r.status, r.stderr).toBe(0);
     const out = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { trace_id: string; intervention: string; trust_debt: { before: number; after: number } });
     expect(out.map((o) => [o.trace_id, o.intervention])).toEqual([['t-1', 'ok'], ['t-1', 'block'], ['t-2', 'block']]);
-    expect(out[1].trust_debt).toMatchObject({ before: 0, after: 0 });
-    expect(out[2].trust_debt.after).toBeGreaterThan(0);
+    expect(out[1].trust_debt).toEqual({ before: 0, after: 0.15, level: 'normal' });
+    expect(out[2].trust_debt.before).toBeCloseTo(0.15 * 0.95 ** (1 / 24), 6);
     expect(r.stderr).toMatch(/warning: line 2 repeats trace_id "t-1" of line 1/);
     expect(r.stderr).toMatch(/1 repeated trace_id\(s\)/);
   });

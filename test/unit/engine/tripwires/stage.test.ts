@@ -125,6 +125,15 @@ describe('runTripwireStage', () => {
     expect(logged.intervention).toBe('block');
   });
 
+  it('rate-limit hits are idempotent by eventId (default trace_id): a reused trace_id with another eventId still counts', async () => {
+    const state = new MemoryStateStore();
+    const b = bp([tw('rate', 'NOT exceeds_rate(agent_id, 2, "1m")', 'block', { evalTier: 1, requiresState: true })]);
+    const run = async (eventId?: string) => (await runTripwireStage(b, { ...ctx({}, state), eventId })).intervention;
+    // The same trace redelivered (same id) is one hit; three distinct event ids under one trace_id are three.
+    expect([await run(), await run(), await run()]).toEqual(['ok', 'ok', 'ok']);
+    expect([await run('tr-1#a'), await run('tr-1#b')]).toEqual(['ok', 'block']);
+  });
+
   it('a missing state store fails closed', async () => {
     const b = bp([tw('rate', 'NOT exceeds_rate(agent_id, 5, "1m")', 'nudge', { evalTier: 1, requiresState: true })]);
     const res = await runTripwireStage(b, ctx({}));
