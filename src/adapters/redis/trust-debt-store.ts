@@ -11,6 +11,7 @@ import { StewardError } from '../../errors.js';
 import {
   DEFAULT_TRUST_DEBT_CONFIG,
   HOUR_MS,
+  auditEnabled,
   auditEventId,
   causeOf,
   crossingsBetween,
@@ -157,7 +158,7 @@ export class RedisTrustDebtStore implements TrustDebtStore {
   }
 
   private configArgs(mode: 'apply' | 'sweep', cfg: TrustDebtConfig): string[] {
-    const audit = cfg.enabled && cfg.recovery.enabled && cfg.recovery.goodBehaviorAudit.credit < 0;
+    const audit = auditEnabled(cfg); // the same rule as math.ts: opt-in, see DEFAULT_TRUST_DEBT_CONFIG
     return [
       mode,
       String(cfg.decay.rate),

@@ -7,7 +7,19 @@ import { StewardError } from '../../errors.js';
 import { INTERVENTIONS, type AgentInfo, type Intervention, type Trace, type TrustDebtConfig } from '../types.js';
 import { roundDebt } from './math.js';
 
-/** §10.1 defaults; escalate adds nothing unless configured (DESIGN §5.7). */
+/**
+ * The §10.4.2 example values, used for what a configured `good_behavior_audit` block leaves out. The
+ * credit is also what an explicit `audit_credit` review event without its own credit grants.
+ */
+export const GOOD_BEHAVIOR_AUDIT_EXAMPLE = Object.freeze({ thresholdHours: 168, credit: -0.2 });
+
+/**
+ * §10.1 defaults; escalate adds nothing unless configured (DESIGN §5.7). The good-behaviour audit is
+ * opt-in: debt moves once per trace by its final intervention and otherwise only decays (DESIGN
+ * §5.7/§5.15, the §10.3 "after 7 days: debt × 0.95^7" example), so a blueprint without
+ * `recovery.good_behavior_audit` gets none. "None" is `thresholdHours: 0` (no window; `auditEnabled`
+ * reads it), keeping the example credit for explicit `audit_credit` events.
+ */
 export const DEFAULT_TRUST_DEBT_CONFIG: TrustDebtConfig = Object.freeze({
   enabled: true,
   accumulation: Object.freeze({ flag: 0.05, nudge: 0.02, block: 0.15, halt: 0.5 }),
@@ -15,7 +27,7 @@ export const DEFAULT_TRUST_DEBT_CONFIG: TrustDebtConfig = Object.freeze({
   recovery: Object.freeze({
     enabled: true,
     successfulReviewCredit: -0.1,
-    goodBehaviorAudit: Object.freeze({ thresholdHours: 168, credit: -0.2 }),
+    goodBehaviorAudit: Object.freeze({ thresholdHours: 0, credit: GOOD_BEHAVIOR_AUDIT_EXAMPLE.credit }),
     agentRemediationRequest: true,
   }),
   thresholds: Object.freeze({ elevatedMonitoring: 0.3, restrictedMode: 0.5, reTieringReview: 0.75 }),
@@ -111,10 +123,13 @@ export function compileTrustDebt(authored: unknown): { config: TrustDebtConfig; 
   const recovery = {
     enabled: bool(recIn, 'enabled', ['recovery'], d.recovery.enabled),
     successfulReviewCredit: num(recIn, 'successful_review_credit', ['recovery'], d.recovery.successfulReviewCredit, credit, 'a number in [-1, 0] (a credit is negative)'),
-    goodBehaviorAudit: {
-      thresholdHours: num(gbaIn ?? {}, 'threshold_hours', gbaPath, d.recovery.goodBehaviorAudit.thresholdHours, pos, 'a positive number'),
-      credit: num(gbaIn ?? {}, 'credit', gbaPath, d.recovery.goodBehaviorAudit.credit, credit, 'a number in [-1, 0] (a credit is negative)'),
-    },
+    // opt-in (see DEFAULT_TRUST_DEBT_CONFIG): only a configured block (here or in an ancestor) opens a window
+    goodBehaviorAudit: gbaIn
+      ? {
+          thresholdHours: num(gbaIn, 'threshold_hours', gbaPath, GOOD_BEHAVIOR_AUDIT_EXAMPLE.thresholdHours, pos, 'a positive number'),
+          credit: num(gbaIn, 'credit', gbaPath, GOOD_BEHAVIOR_AUDIT_EXAMPLE.credit, credit, 'a number in [-1, 0] (a credit is negative)'),
+        }
+      : { ...d.recovery.goodBehaviorAudit },
     agentRemediationRequest: bool(recIn, 'agent_remediation_request', ['recovery'], d.recovery.agentRemediationRequest),
   };
 

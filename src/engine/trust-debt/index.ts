@@ -2,7 +2,7 @@
  * Trust debt (ACGP-1004 §10): the contract other modules consume. Pure: stores that do I/O live in
  * src/adapters/redis (RedisTrustDebtStore) and implement the same `TrustDebtStore`.
  */
-export { DEFAULT_TRUST_DEBT_CONFIG, compileTrustDebt, trustDebtConfigForAgent, trustDebtConfigFrom, type TrustDebtProblem } from './config.js';
+export { DEFAULT_TRUST_DEBT_CONFIG, GOOD_BEHAVIOR_AUDIT_EXAMPLE, compileTrustDebt, trustDebtConfigForAgent, trustDebtConfigFrom, type TrustDebtProblem } from './config.js';
 export {
   DEBT_PRECISION,
   HOUR_MS,
@@ -10,6 +10,7 @@ export {
   accumulationFor,
   advance,
   applyDecay,
+  auditEnabled,
   asCredit,
   combine,
   crossingsBetween,

@@ -208,8 +208,14 @@ function sane(s: AgentDebtState, cfg: TrustDebtConfig): AgentDebtState {
   return Number.isNaN(s.debt) ? { ...s, debt: cfg.decay.minDebt } : s;
 }
 
-function auditEnabled(cfg: TrustDebtConfig): boolean {
-  return cfg.enabled && cfg.recovery.enabled && cfg.recovery.goodBehaviorAudit.credit < 0;
+/**
+ * Whether the §10.4.2 good-behaviour audit runs (lazily and in the sweep): only when the blueprint
+ * configures `recovery.good_behavior_audit` (compiled `thresholdHours` > 0; it is opt-in, see
+ * DEFAULT_TRUST_DEBT_CONFIG) with a credit, and neither trust debt nor recovery is disabled.
+ */
+export function auditEnabled(cfg: TrustDebtConfig): boolean {
+  const a = cfg.recovery.goodBehaviorAudit;
+  return cfg.enabled && cfg.recovery.enabled && a.thresholdHours > 0 && a.credit < 0;
 }
 
 /**

@@ -10,12 +10,13 @@ import { ClickHouseStore } from '../../../src/adapters/clickhouse/client.js';
 import { startPipeline } from '../../../src/consumers/common-runtime.js';
 import { startSinkStage } from '../../../src/consumers/sink.js';
 import { ed25519Signer } from '../../../src/engine/ledger/index.js';
-import { DEFAULT_TRUST_DEBT_CONFIG, HOUR_MS, decayBetween, MemoryTrustDebtStore, type TrustDebtChange, type TrustDebtEvent } from '../../../src/engine/trust-debt/index.js';
+import { DEFAULT_TRUST_DEBT_CONFIG, HOUR_MS, decayBetween, MemoryTrustDebtStore, trustDebtConfigFrom, type TrustDebtChange, type TrustDebtEvent } from '../../../src/engine/trust-debt/index.js';
 import type { Intervention } from '../../../src/engine/types.js';
 import { Collector, quietLogger, withPipelineEnv } from '../pipeline/harness.js';
 import { redisClient, services, uniqueIdent, waitFor, withRedis } from '../setup/helpers.js';
 
-const cfg = DEFAULT_TRUST_DEBT_CONFIG; // threshold_hours 168, credit −0.20
+// the audit is opt-in: configured explicitly (the §10.1 example, threshold_hours 168, credit −0.20)
+const cfg = trustDebtConfigFrom({ recovery: { good_behavior_audit: { threshold_hours: 168, credit: -0.2 } } });
 const T0 = Date.parse('2026-04-01T00:00:00Z');
 const WINDOW = 168 * HOUR_MS;
 
@@ -66,6 +67,8 @@ describe('audit sweep: concurrent sweepers (real Redis)', () => {
         expect(await redis.llen(stores[0]!.auditOutboxKey)).toBe(swept.length);
         // Sweeping again (any instance, any number of times) grants nothing more.
         expect((await Promise.all(stores.map((s) => s.sweep(sweepAt + HOUR_MS, () => cfg)))).flat()).toEqual([]);
+        // Agents whose blueprint configures no audit are never credited, however long they behave.
+        expect(await stores[0]!.sweep(sweepAt + 10 * WINDOW, () => DEFAULT_TRUST_DEBT_CONFIG)).toEqual([]);
       } finally {
         for (const c of conns.slice(1)) await c.quit().catch(() => c.disconnect());
       }

@@ -6,9 +6,9 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RedisTrustDebtStore } from '../../../src/adapters/redis/trust-debt-store.js';
-import { DEFAULT_TRUST_DEBT_CONFIG, MemoryTrustDebtStore } from '../../../src/engine/trust-debt/index.js';
+import { MemoryTrustDebtStore } from '../../../src/engine/trust-debt/index.js';
 import { deleteRedisPrefix, redisClient, services, uniqueRedisPrefix } from '../setup/helpers.js';
-import { eventStream } from './events.js';
+import { STREAM_CFG, eventStream } from './events.js';
 
 const WORKER = fileURLToPath(new URL('./worker.ts', import.meta.url));
 const SEED = 6006;
@@ -57,7 +57,7 @@ describe('trust debt under two concurrent processes (real Redis)', () => {
     expect(Math.min(ra.applied, rb.applied)).toBeGreaterThan(0);
 
     // single-threaded references: Redis (same Lua, sequential) and the in-memory store (JS math)
-    const cfg = DEFAULT_TRUST_DEBT_CONFIG;
+    const cfg = STREAM_CFG; // what the worker processes applied
     const concurrent = new RedisTrustDebtStore(redis, { prefix: prefixes[0]! });
     const reference = new RedisTrustDebtStore(redis, { prefix: prefixes[1]! });
     const mem = new MemoryTrustDebtStore();

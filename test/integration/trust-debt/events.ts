@@ -1,5 +1,5 @@
 /** Deterministic event streams for the multi-process trust-debt tests (same seed → same events in every process). */
-import type { TrustDebtEvent } from '../../../src/engine/trust-debt/index.js';
+import { trustDebtConfigFrom, type TrustDebtEvent } from '../../../src/engine/trust-debt/index.js';
 import type { Intervention } from '../../../src/engine/types.js';
 
 function mulberry32(seed: number): () => number {
@@ -12,6 +12,9 @@ function mulberry32(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** The settings the streams are applied with: §10.1 defaults plus the (opt-in) §10.1 example audit, so audits happen too. */
+export const STREAM_CFG = trustDebtConfigFrom({ recovery: { good_behavior_audit: { threshold_hours: 168, credit: -0.2 } } });
 
 const KINDS: Intervention[] = ['ok', 'ok', 'ok', 'nudge', 'flag', 'escalate', 'block', 'halt'];
 

@@ -131,7 +131,7 @@ describe('RedisTrustDebtStore agrees with MemoryTrustDebtStore', () => {
 
   it('the periodic audit sweep credits each window once and leaves a lag for the backlog', async () => {
     const store = await newStore();
-    const cfg = trustDebtConfigFrom(undefined);
+    const cfg = trustDebtConfigFrom({ recovery: { good_behavior_audit: {} } }); // opt-in; the §10.1 example values
     const t0 = Date.UTC(2026, 0, 1);
     await store.apply({ eventId: 's1', tenant: 't', agentId: 'sw', atMs: t0, kind: 'intervention', intervention: 'halt' }, cfg);
     let clock = t0 + 168 * HOUR_MS + HOUR_MS / 2; // window complete, but within the 1 h lag

@@ -7,13 +7,13 @@
  */
 import { createRedis } from '../../../src/adapters/redis/client.js';
 import { RedisTrustDebtStore } from '../../../src/adapters/redis/trust-debt-store.js';
-import { DEFAULT_TRUST_DEBT_CONFIG, type TrustDebtChange } from '../../../src/engine/trust-debt/index.js';
-import { eventStream } from './events.js';
+import { type TrustDebtChange } from '../../../src/engine/trust-debt/index.js';
+import { STREAM_CFG, eventStream } from './events.js';
 
 const [mode, url, prefix, ...rest] = process.argv.slice(2);
 const redis = createRedis(url);
 const store = new RedisTrustDebtStore(redis, { prefix: prefix! });
-const cfg = DEFAULT_TRUST_DEBT_CONFIG;
+const cfg = STREAM_CFG;
 
 async function applyMode(): Promise<void> {
   const [seed, total, dup, agents, parties, inflight, jitter] = rest.map(Number) as [number, number, number, number, number, number, number];

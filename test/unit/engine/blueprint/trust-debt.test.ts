@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileBlueprintSet } from '../../../../src/engine/blueprint/index.js';
 import { defaultEngineConfig } from '../../../../src/engine/config.js';
-import { accumulationFor } from '../../../../src/engine/trust-debt/index.js';
+import { accumulationFor, auditEnabled } from '../../../../src/engine/trust-debt/index.js';
 
 const compile = (files: Record<string, string>) =>
   compileBlueprintSet(
@@ -81,5 +81,25 @@ describe('effective trust_debt thresholds (§10.1, §10.6)', () => {
     });
     expect(res.errors.map((e) => e.format())).toEqual([]);
     expect(res.set!.get('t/c@1.0')!.trustDebt.thresholds).toEqual({ elevatedMonitoring: 0.3, restrictedMode: 0.6, reTieringReview: 0.8 });
+  });
+});
+
+describe('good-behaviour audit is opt-in (§10.4.2, DESIGN §5.7/§5.15)', () => {
+  it('is off without a trust_debt block, on when the blueprint or an ancestor configures it', () => {
+    const res = compile({
+      'plain.yaml': bp('t/plain@1.0', ''),
+      'p.yaml': bp('t/p@1.0', 'trust_debt:\n  recovery:\n    good_behavior_audit: { threshold_hours: 72 }\n'),
+      'c.yaml': bp('t/c@1.0', 'inherits: t/p@1.0\ntrust_debt:\n  decay: { rate: 0.9 }\n').replace('id: c\n', 'id: c2\n'),
+      'off.yaml': bp('t/off@1.0', 'inherits: t/p@1.0\ntrust_debt:\n  recovery: { enabled: false }\n').replace('id: c\n', 'id: c3\n'),
+    });
+    expect(res.errors.map((e) => e.format())).toEqual([]);
+    const td = (id: string) => res.set!.get(id)!.trustDebt;
+    expect(auditEnabled(td('t/plain@1.0'))).toBe(false);
+    expect(auditEnabled(td('t/p@1.0'))).toBe(true);
+    expect(td('t/p@1.0').recovery.goodBehaviorAudit).toEqual({ thresholdHours: 72, credit: -0.2 });
+    expect(auditEnabled(td('t/c@1.0'))).toBe(true);
+    expect(td('t/c@1.0').recovery.goodBehaviorAudit).toEqual({ thresholdHours: 72, credit: -0.2 });
+    expect(auditEnabled(td('t/off@1.0'))).toBe(false);
+    expect(td('t/off@1.0').recovery.successfulReviewCredit).toBe(-0.1);
   });
 });

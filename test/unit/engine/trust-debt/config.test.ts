@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TRUST_DEBT_CONFIG, accumulationFor, compileTrustDebt, crossingsBetween, levelActions, levelFor, trustDebtConfigFrom } from '../../../../src/engine/trust-debt/index.js';
+import { DEFAULT_TRUST_DEBT_CONFIG, accumulationFor, auditEnabled, compileTrustDebt, crossingsBetween, levelActions, levelFor, trustDebtConfigFrom } from '../../../../src/engine/trust-debt/index.js';
 
 describe('trustDebtConfigFrom (§10.1)', () => {
   it('returns the spec defaults for a missing block', () => {
@@ -7,6 +7,21 @@ describe('trustDebtConfigFrom (§10.1)', () => {
     expect(c).toEqual(DEFAULT_TRUST_DEBT_CONFIG);
     expect(c.accumulation.escalate).toBeUndefined();
     expect(c.decay).toEqual({ rate: 0.95, periodHours: 24, minDebt: 0 });
+  });
+
+  it('the good-behaviour audit is opt-in: off without a good_behavior_audit block (after inheritance)', () => {
+    expect(auditEnabled(DEFAULT_TRUST_DEBT_CONFIG)).toBe(false);
+    expect(auditEnabled(trustDebtConfigFrom(undefined))).toBe(false);
+    expect(auditEnabled(trustDebtConfigFrom({ recovery: { successful_review_credit: -0.2 } }))).toBe(false);
+    expect(DEFAULT_TRUST_DEBT_CONFIG.recovery.goodBehaviorAudit).toEqual({ thresholdHours: 0, credit: -0.2 });
+    // configured: the §10.1 example values fill what the block leaves out
+    expect(trustDebtConfigFrom({ recovery: { good_behavior_audit: {} } }).recovery.goodBehaviorAudit).toEqual({ thresholdHours: 168, credit: -0.2 });
+    expect(auditEnabled(trustDebtConfigFrom({ recovery: { good_behavior_audit: {} } }))).toBe(true);
+    expect(auditEnabled(trustDebtConfigFrom({ recovery: { good_behavior_audit: { credit: 0 } } }))).toBe(false);
+    expect(auditEnabled(trustDebtConfigFrom({ recovery: { enabled: false, good_behavior_audit: {} } }))).toBe(false);
+    expect(auditEnabled(trustDebtConfigFrom({ enabled: false, recovery: { good_behavior_audit: {} } }))).toBe(false);
+    // review and remediation credits keep their defaults: they act only on explicit review events
+    expect(trustDebtConfigFrom(undefined).recovery).toMatchObject({ enabled: true, successfulReviewCredit: -0.1, agentRemediationRequest: true });
   });
 
   it('merges an authored snake_case block over the defaults', () => {

@@ -94,15 +94,19 @@ describe('trust-debt stage: audit sweep', () => {
   it('publishes each credit it grants once, as a trust-debt event, with the agent\'s own settings', async () => {
     const store = new MemoryTrustDebtStore();
     const cfgA = trustDebtConfigFrom({ recovery: { good_behavior_audit: { threshold_hours: 24, credit: -0.1 } } });
+    const cfgB = trustDebtConfigFrom({ recovery: { good_behavior_audit: {} } }); // the §10.1 example: 168 h, −0.20
+    const cfgFor = (_t: string, agent: string) => (agent === 'a' ? cfgA : agent === 'b' ? cfgB : DEFAULT_TRUST_DEBT_CONFIG);
     await store.apply({ eventId: 'a-0', tenant: 'acme', agentId: 'a', atMs: T0, kind: 'intervention', intervention: 'halt' }, cfgA);
-    await store.apply({ eventId: 'b-0', tenant: 'acme', agentId: 'b', atMs: T0, kind: 'intervention', intervention: 'halt' }, DEFAULT_TRUST_DEBT_CONFIG);
+    await store.apply({ eventId: 'b-0', tenant: 'acme', agentId: 'b', atMs: T0, kind: 'intervention', intervention: 'halt' }, cfgB);
+    // c's blueprint configures no audit: never credited, however long it behaves
+    await store.apply({ eventId: 'c-0', tenant: 'acme', agentId: 'c', atMs: T0, kind: 'intervention', intervention: 'halt' }, DEFAULT_TRUST_DEBT_CONFIG);
     const sent: OutRecord[] = [];
     let clock = T0 + 24 * HOUR_MS + HOUR_MS; // lag 1 h: a's first window (24 h) has just become due
     const sweep = startTrustDebtAuditSweep({
       store,
       producer: { send: async (r) => void sent.push(...r) },
       topics,
-      cfgFor: (_t, agent) => (agent === 'a' ? cfgA : DEFAULT_TRUST_DEBT_CONFIG),
+      cfgFor,
       intervalMs: 3_600_000,
       lagMs: HOUR_MS,
       now: () => clock,
@@ -116,9 +120,10 @@ describe('trust-debt stage: audit sweep', () => {
       expect(msgs[0]!.v.after).toBeCloseTo(msgs[0]!.v.before - 0.1, 12);
       expect(await sweep.runOnce()).toEqual([]); // same window: nothing more
       expect(sent.flatMap((r) => r.messages)).toHaveLength(1);
-      clock = T0 + 168 * HOUR_MS + HOUR_MS; // b's 168 h window (default) and a's further windows
+      clock = T0 + 168 * HOUR_MS + HOUR_MS; // b's 168 h window and a's further windows
       const next = await sweep.runOnce();
       expect(next.filter((c) => c.agentId === 'b')).toHaveLength(1);
+      expect(next.filter((c) => c.agentId === 'c')).toEqual([]);
       // a: the further 24 h windows are settled in one step, reported as one change at the last credited
       // window: 0.375 at 24 h → 0.256 (48 h) → 0.143 (72 h) → 0.036 (96 h) → 0.034 − 0.1 hits the floor at
       // 120 h; the windows ending at 144 h and 168 h complete at the floor without credit

@@ -13,7 +13,9 @@ import {
 import type { Intervention } from '../../../../src/engine/types.js';
 
 const T0 = Date.UTC(2026, 0, 1);
-const cfg = DEFAULT_TRUST_DEBT_CONFIG;
+const cfg = DEFAULT_TRUST_DEBT_CONFIG; // no trust_debt block: no good-behaviour audit (opt-in)
+// the §10.1 example's audit, configured explicitly
+const audited = trustDebtConfigFrom({ recovery: { good_behavior_audit: { threshold_hours: 168, credit: -0.2 } } });
 
 export function describeTrustDebtStore(name: string, factory: () => Promise<TrustDebtStore>, cleanup?: () => Promise<void>): void {
   describe(`TrustDebtStore contract: ${name}`, () => {
@@ -128,9 +130,8 @@ export function describeTrustDebtStore(name: string, factory: () => Promise<Trus
 
     it('reports decay-driven down-crossings at the next event', async () => {
       const s = await factory();
-      const noAudit = trustDebtConfigFrom({ recovery: { good_behavior_audit: { credit: 0 } } });
-      await s.apply(ev('a', T0, 'halt'), noAudit);
-      const c = await s.apply(ev('a', T0 + 30 * 24 * HOUR_MS, 'ok'), noAudit);
+      await s.apply(ev('a', T0, 'halt'), cfg);
+      const c = await s.apply(ev('a', T0 + 30 * 24 * HOUR_MS, 'ok'), cfg);
       expect(c.audits).toBeUndefined();
       expect(c.previousLevel).toBe('restricted_mode');
       expect(c.level).toBe('normal');
@@ -176,8 +177,29 @@ export function describeTrustDebtStore(name: string, factory: () => Promise<Trus
       expect(c2.after).toBe(0.1);
     });
 
+    it('grants no good-behaviour audit unless the blueprint configures it: only decay (§10.3, DESIGN §5.15)', async () => {
+      const s = await factory();
+      await s.apply(ev('a', T0, 'block'), cfg);
+      const c = await s.apply(ev('a', T0 + 168 * HOUR_MS, 'ok'), cfg);
+      expect(c.audits).toBeUndefined();
+      expect(c.before).toBeCloseTo(0.15 * 0.95 ** 7, 12); // the §10.3 example: 7 days → × 0.95^7
+      expect(await s.sweep(T0 + 1000 * HOUR_MS, () => cfg)).toEqual([]);
+      const off = trustDebtConfigFrom({ recovery: { enabled: false, good_behavior_audit: { threshold_hours: 24 } } });
+      await s.apply(ev('b', T0, 'block'), off);
+      expect((await s.apply(ev('b', T0 + 100 * HOUR_MS, 'ok'), off)).audits).toBeUndefined();
+      expect(await s.sweep(T0 + 1000 * HOUR_MS, () => off)).toEqual([]);
+    });
+
+    it('an explicit audit_credit review event keeps the §10.4.2 credit (−0.20) without a configured audit', async () => {
+      const s = await factory();
+      await s.apply(ev('a', T0, 'halt'), cfg);
+      const c = await s.apply({ eventId: 'ac-1', tenant: 'acme', agentId: 'a', atMs: T0, kind: 'audit_credit' }, cfg);
+      expect(c.after).toBeCloseTo(0.3, 15);
+    });
+
     it('grants the good-behaviour audit lazily, once per window (§10.4.2)', async () => {
       const s = await factory();
+      const cfg = audited;
       await s.apply(ev('a', T0, 'halt'), cfg);
       await s.apply(ev('a', T0 + 100 * HOUR_MS, 'ok'), cfg); // ok does not restart the window
       const at = T0 + 170 * HOUR_MS;
@@ -215,6 +237,7 @@ export function describeTrustDebtStore(name: string, factory: () => Promise<Trus
 
     it('a non-ok intervention restarts the audit window', async () => {
       const s = await factory();
+      const cfg = audited;
       await s.apply(ev('a', T0, 'halt'), cfg);
       await s.apply(ev('a', T0 + 100 * HOUR_MS, 'nudge'), cfg);
       const c = await s.apply(ev('a', T0 + 170 * HOUR_MS, 'ok'), cfg);
@@ -222,6 +245,7 @@ export function describeTrustDebtStore(name: string, factory: () => Promise<Trus
     });
 
     it('sweep and lazy audit agree and never credit twice', async () => {
+      const cfg = audited;
       const lazy = await factory();
       const swept = await factory();
       for (const s of [lazy, swept]) await s.apply(ev('a', T0, 'halt'), cfg);
