@@ -3,7 +3,6 @@
  * client's reply partition, and acgp.scoring unless the tripwires halted (DESIGN §2). All outputs of a
  * chunk leave in one idempotent send; the reply is listed first so it is not queued behind the rest.
  */
-import { hash } from 'node:crypto';
 import type { InMessage } from '../adapters/kafka/client.js';
 import type { TopicNames } from '../adapters/kafka/topics.js';
 import type { TraceDecoder } from '../adapters/kafka/serde.js';
@@ -15,6 +14,7 @@ import type { StageOutput, StageProcessor } from './common.js';
 import { eventTimeMs } from './common.js';
 import { decisionMessage, type DecideScoreEngine } from './common-engine.js';
 import { scoringJson } from './scoring-message.js';
+import { traceEventId } from '../engine/event-id.js';
 
 export interface TripwireStageDeps {
   engine: Pick<DecideScoreEngine, 'decide'>;
@@ -60,14 +60,4 @@ export class TripwireProcessor implements StageProcessor {
     if (!decision.halted) outs.push({ topic: this.d.topics.scoring, message: { key: trace.agent_id, value: scoringJson(traceJson ?? JSON.stringify(trace), evTime, record, route) } });
     return outs;
   }
-}
-
-/**
- * Idempotency id of a trace's state effects (rate-limit hits, trust debt): its trace_id plus a digest of
- * the record's bytes. A redelivery (same bytes) is applied once; an agent that reuses a trace_id for a
- * different trace cannot pass it off as a redelivery to skip its rate limits or its debt. 128 bits of
- * SHA-256, so the agent cannot find a colliding second trace either.
- */
-export function traceEventId(traceId: string, value: Buffer | null): string {
-  return value === null ? traceId : `${traceId}#${hash('sha256', value, 'hex').slice(0, 32)}`;
 }

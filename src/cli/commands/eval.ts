@@ -7,6 +7,7 @@
 import { createReadStream, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { isStewardError } from '../../errors.js';
+import { traceEventId } from '../../engine/event-id.js';
 import { INTERVENTIONS, type Intervention } from '../../engine/types.js';
 import { evalLine, errorLine } from '../eval-format.js';
 import { SetupError, setupOffline } from '../eval-setup.js';
@@ -94,9 +95,10 @@ export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
     if (io.stderrIsTty && ++flushed % 500 === 0) process.stderr.write(`\r${flushed} lines…`);
   };
   let flushed = 0;
-  // DESIGN §4.1: trace_id is unique. Offline there are no redeliveries, so a repeated id is another trace:
-  // its state effects (trust debt, rate-limit hits) get their own idempotency id, and stderr says so.
-  const firstLine = new Map<string, number>();
+  // DESIGN §4.1: trace_id is unique. As in the stream, a repeated id with the same record (here: the same
+  // line text) is a redelivery and its state effects (trust debt, rate-limit hits) apply once; another
+  // trace under the same id gets its own idempotency id (trace_id#digest) and counts. stderr says which.
+  const firstSeen = new Map<string, { line: number; digest: string }>();
   let repeated = 0;
   for await (const raw of rl) {
     lineNo++;
@@ -109,12 +111,18 @@ export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
       job = Promise.resolve(JSON.stringify(errorLine(n, p.code, p.message)));
     } else {
       const agent = p.trace.agent_id;
-      const first = firstLine.get(p.trace.trace_id);
+      const digest = traceEventId(p.trace.trace_id, Buffer.from(raw.trim()));
+      const first = firstSeen.get(p.trace.trace_id);
       let eventId: string | undefined;
-      if (first === undefined) firstLine.set(p.trace.trace_id, n);
+      if (first === undefined) firstSeen.set(p.trace.trace_id, { line: n, digest });
       else {
-        eventId = `${p.trace.trace_id}#line${n}`;
-        if (++repeated <= 10) io.err(`warning: line ${n} repeats trace_id ${JSON.stringify(p.trace.trace_id)} of line ${first}: trace ids must be unique; evaluated as a separate trace`);
+        const same = first.digest === digest;
+        if (!same) eventId = digest;
+        if (++repeated <= 10)
+          io.err(
+            `warning: line ${n} repeats trace_id ${JSON.stringify(p.trace.trace_id)} of line ${first.line}: ` +
+              (same ? 'same record, applied once like a redelivery' : 'a different trace, evaluated and counted as a separate one (trace ids must be unique)'),
+          );
       }
       const prev = tails.get(agent) ?? Promise.resolve('');
       job = prev

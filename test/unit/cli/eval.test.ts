@@ -38,17 +38,20 @@ describe('steward eval / verify (process)', () => {
     rmSync(join(tmp, 'bad.yaml'));
   });
 
-  it('a repeated trace_id is evaluated as a separate trace (its own debt movement) and warned about', () => {
+  it('a repeated trace_id: the same record is a redelivery (debt moves once), another trace under the id counts; both warned about', () => {
     const t = (id: string, hour: number, amount: number) =>
       JSON.stringify({ trace_id: id, agent_id: 'a2', timestamp: `2025-03-01T0${hour}:00:00`, hook: 'tool_call', tool: 'transfer', args: { amount } });
-    const r = steward(['eval', '--blueprints', join(GOLDEN, 'blueprints/core'), '-'], [t('t-1', 0, 1), t('t-1', 1, 20000), t('t-2', 2, 20000)].join('\n') + '\n');
+    const lines = [t('t-1', 0, 20000), t('t-1', 0, 20000), t('t-1', 1, 20000), t('t-2', 2, 1)];
+    const r = steward(['eval', '--blueprints', join(GOLDEN, 'blueprints/core'), '-'], lines.join('\n') + '\n');
     expect(r.status, r.stderr).toBe(0);
     const out = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { trace_id: string; intervention: string; trust_debt: { before: number; after: number } });
-    expect(out.map((o) => [o.trace_id, o.intervention])).toEqual([['t-1', 'ok'], ['t-1', 'block'], ['t-2', 'block']]);
-    expect(out[1].trust_debt).toEqual({ before: 0, after: 0.15, level: 'normal' });
-    expect(out[2].trust_debt.before).toBeCloseTo(0.15 * 0.95 ** (1 / 24), 6);
-    expect(r.stderr).toMatch(/warning: line 2 repeats trace_id "t-1" of line 1/);
-    expect(r.stderr).toMatch(/1 repeated trace_id\(s\)/);
+    expect(out.map((o) => [o.trace_id, o.intervention])).toEqual([['t-1', 'block'], ['t-1', 'block'], ['t-1', 'block'], ['t-2', 'ok']]);
+    expect(out[0].trust_debt).toEqual({ before: 0, after: 0.15, level: 'normal' });
+    expect(out[1].trust_debt).toEqual({ before: 0, after: 0.15, level: 'normal' }); // redelivery: the first application, once
+    expect(out[2].trust_debt.after).toBeCloseTo(0.15 * 0.95 ** (1 / 24) + 0.15, 5); // another trace: counted
+    expect(r.stderr).toMatch(/warning: line 2 repeats trace_id "t-1" of line 1: same record, applied once/);
+    expect(r.stderr).toMatch(/warning: line 3 repeats trace_id "t-1" of line 1: a different trace, evaluated and counted/);
+    expect(r.stderr).toMatch(/2 repeated trace_id\(s\)/);
   });
 
   it('streams stdin → JSONL in input order, summary on stderr; signed verdicts verify, tampered ones fail', () => {

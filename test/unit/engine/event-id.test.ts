@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { traceEventId } from '../../../src/consumers/tripwire.js';
+import { traceEventId } from '../../../src/engine/event-id.js';
 
 describe('traceEventId (idempotency id of a trace record)', () => {
   it('is the trace_id plus 128 bits of SHA-256 of the record bytes: equal for a redelivery, distinct for another trace under the same id', () => {
