@@ -1,0 +1,282 @@
+/**
+ * Entity detectors, review defects: where a candidate starts and ends (card digit groups, IBAN
+ * country length), what is not an address or a secret (code paths, identifiers, hashes), and
+ * 1 MB adversarial inputs (every detector is a single linear pass; no timing is asserted here).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ENTITY_DETECTORS, luhnValid } from '../../../../src/engine/dsl/entities.js';
+
+const D = ENTITY_DETECTORS;
+const digits = (n: number) => fc.array(fc.integer({ min: 0, max: 9 }), { minLength: n, maxLength: n }).map((d) => d.join(''));
+
+function withLuhn(body: string): string {
+  for (let c = 0; c <= 9; c++) if (luhnValid(body + c)) return body + c;
+  throw new Error('unreachable');
+}
+
+function ibanFor(country: string, bban: string): string {
+  const num = (bban + country + '00').replace(/[A-Z]/g, (ch) => String(ch.charCodeAt(0) - 55));
+  let rem = 0;
+  for (const d of num) rem = (rem * 10 + Number(d)) % 97;
+  return `${country}${String(98 - rem).padStart(2, '0')}${bban}`;
+}
+
+const grouped = (s: string, sep = ' ') => s.match(/.{1,4}/g)!.join(sep);
+
+describe('credit_card: candidates are whole digit groups', () => {
+  it('finds a card next to other digit groups (CVV, expiry, reference numbers)', () => {
+    for (const s of [
+      '4111 1111 1111 1111 123',
+      'Card 4111 1111 1111 1111 123',
+      '4111111111111111 123',
+      'ref 12 4111 1111 1111 1111',
+      'Card 4111 1111 1111 1111 12 27',
+      'Card 5555 5555 5555 4444 1234',
+      '4111-1111-1111-1111 123',
+      'amex 3782 822463 10005 1234',
+      'no. 7 4111 1111 1111 1111 exp 12/27 cvv 123',
+      '4111111111111111,5555555555554444',
+    ])
+      expect(D.credit_card(s), s).toBe(true);
+  });
+
+  it('finds generated cards with random digit groups before or after them (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom('4', '51', '55', '2221', '6011'),
+        digits(14),
+        fc.constantFrom('', ' ', '-'),
+        fc.array(fc.integer({ min: 1, max: 6 }).chain(digits), { maxLength: 3 }),
+        fc.boolean(),
+        (prefix, rest, sep, others, after) => {
+          const n = withLuhn((prefix + rest).slice(0, 15));
+          const card = sep ? grouped(n, sep) : n;
+          const text = (after ? [card, ...others] : [...others, card]).join(' ');
+          expect(D.credit_card(text), text).toBe(true);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('never splits a digit run, cuts a group or takes the middle of a chain, so long numbers are not searched for a valid slice', () => {
+    const card = '4111111111111111';
+    for (const s of [
+      `order ${card}7`, // 17 digits: the first 16 are a valid Visa
+      `id 9${card}`,
+      `tracking ${card}0000`,
+      `${card}${card}`,
+      '4111 1111 1111 11110', // last group longer than the card needs
+      '94111 1111 1111 1111',
+      '41 11 11 11 11 11 11 11', // cards are printed in groups of 3-6 digits
+      '4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1',
+      '4111 1111-1111 1111', // mixed separators
+      '4111.1111.1111.1111',
+      'ratio 0.4111111111111111', // the fraction of a decimal number
+      'ts 1700000000123 4111',
+      'call +1 415 555 2671 or +44 20 7946 0958',
+      'epoch 1717171717 order 5555 5555 5555',
+      // inside a longer chain of number groups (a table row): only windows at either end count
+      '1234 4111 1111 1111 1111 5678',
+    ])
+      expect(D.credit_card(s), s).toBe(false);
+  });
+
+  it('a run or chain with no valid candidate stays negative whatever surrounds it (property)', () => {
+    // Digits glued to a valid card make a longer run; a run is never split.
+    fc.assert(
+      fc.property(digits(15), digits(2), (body, extra) => {
+        const n = withLuhn('4' + body.slice(0, 14));
+        expect(D.credit_card(`x ${n}${extra} y`)).toBe(false);
+        expect(D.credit_card(`x ${extra}${n} y`)).toBe(false);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe('bank_account: IBAN cut at the country length', () => {
+  it('finds IBANs followed by a word (lengths that are a multiple of 4)', () => {
+    for (const s of [
+      'Pay to ES91 2100 0418 4502 0005 1332 please',
+      'ES9121000418450200051332 today',
+      'BE68 5390 0754 7034 Bank',
+      'AT61 1904 3002 3457 3201 thanks',
+      'Send to AT611904300234573201, ref',
+      'NO93 8601 1117 947 ok',
+      'DE89 3704 0044 0532 0130 00 1234',
+      'iban: gb82 west 1234 5698 7654 32 ok',
+    ])
+      expect(D.bank_account(s), s).toBe(true);
+  });
+
+  it('finds generated IBANs of several countries, spaced or not, before a word (property)', () => {
+    const lengths: Record<string, number> = { ES: 24, BE: 16, AT: 20, DE: 22, FR: 27, NO: 15, PL: 28, MT: 31, LC: 32, RU: 33 };
+    fc.assert(
+      fc.property(fc.constantFrom(...Object.keys(lengths)), digits(30), fc.boolean(), fc.constantFrom('please', 'Bank', 'X1', 'thanks.'), (cc, d, spaced, word) => {
+        const iban = ibanFor(cc, d.slice(0, lengths[cc]! - 4));
+        const text = `to ${spaced ? grouped(iban) : iban} ${word}`;
+        expect(D.bank_account(text), text).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('rejects bad checksums, wrong lengths, glued text and unregistered countries', () => {
+    for (const s of [
+      'Pay to ES91 2100 0418 4502 0005 1333 please',
+      'ES9121000418450200051332today',
+      'DE89 3704 0044 0532 0130 0 thanks', // 21 characters for a 22-character country
+      'XX82 WEST 1234 5698 7654 32', // not in the IBAN registry
+      `code ${ibanFor('ZZ', '123456789012345678')} here`,
+    ])
+      expect(D.bank_account(s), s).toBe(false);
+  });
+});
+
+describe('ip_address: IPv6 only in address form', () => {
+  it('does not read code paths, scopes or slices as addresses', () => {
+    for (const s of [
+      'std::vector<int> v;',
+      'let v = Vec::new();',
+      'Foo::Bar::baz()',
+      'use std::collections::HashMap;',
+      'a::b',
+      'ns::cc',
+      'Face::Bead',
+      'dead::beef',
+      'x = a[1::2] + a[::2] + a[::-1]',
+      'Haskell x :: Int',
+      'mac 00:1a:2b:3c:4d:5e',
+      'meeting at 12:30:45',
+      'listening on [::1]:8080', // loopback: decided not counted (see docs/dsl.md)
+      '::',
+    ])
+      expect(D.ip_address(s), s).toBe(false);
+  });
+
+  it('finds IPv6 addresses in their RFC 4291 text forms', () => {
+    for (const s of [
+      'fe80::1',
+      'v6 2001:db8::ff00:42:8329',
+      'host 2001:0db8:0000:0000:0000:ff00:0042:8329.',
+      'http://[2001:db8::1]:8080/',
+      'IPv6:fe80::1',
+      'addr=fe80::1%eth0',
+      'mapped ::ffff:192.0.2.1',
+      'link fe80::1: up',
+      '1:2:3:4:5:6:7:8',
+      'nat64 64:ff9b::c000:221',
+    ])
+      expect(D.ip_address(s), s).toBe(true);
+  });
+});
+
+describe('secret: generic keys are random, not word-like', () => {
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+  it('does not flag identifiers, hashes in git contexts, UUIDs or base64 text', () => {
+    for (const s of [
+      'S3BucketPolicyForProductionEnv2024',
+      'ThisIsAVeryLongCamelCaseIdentifierName123',
+      'AbstractSingletonProxyFactoryBean2',
+      'handleUserProfileUpdateRequestV2Async',
+      'testParseIso8601DurationWith3Units',
+      'InternalFrameTitlePaneMaximizeButton2WindowNotFocusedState',
+      'getHTTPResponseCode404AndRetryOnce',
+      'XMLHttpRequest2EventTargetUploadHandler',
+      'commit 3f786850e387550fdab836ed7e6dc881de23001b',
+      'git rev-parse HEAD\n3f786850e387550fdab836ed7e6dc881de23001b',
+      'sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+      'request id 550e8400-e29b-41d4-a716-446655440000',
+      b64('password'),
+      b64('hello world'),
+      b64('steward admin'),
+      'aGVsbG8gd29ybGQgdGhpcyBpcyBiYXNlNjQgZW5jb2RlZCB0ZXh0IDEyMw==',
+      b64('please review the 3 failing tests in CI'),
+    ])
+      expect(D.secret(s), s).toBe(false);
+  });
+
+  it('keeps finding vendor tokens, private keys and random keys', () => {
+    for (const s of [
+      'aws AKIAIOSFODNN7EXAMPLE',
+      'token ghp_abcdefghijklmnopqrstuvwxyz0123456789',
+      'github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJ',
+      '-----BEGIN RSA PRIVATE KEY-----\nMIIE...',
+      '-----BEGIN OPENSSH PRIVATE KEY-----',
+      'xoxb-123456789012-abcdef',
+      'sk_live_' + 'a1B2'.repeat(6),
+      'api_key=Xk9pQ2rT7vLmN4sB8wYz3HjD6fGa1cE5',
+      'sk-proj-Ab3dEf9hIjK1mN0pQr5tUv7wXyZ2',
+      'jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
+      // hex keys count when assigned to a credential name
+      'api_key=3f786850e387550fdab836ed7e6dc881de23001b',
+      '"client_secret": "9f86d081884c7d659a2feaa0c55ad015"',
+      'X-Api-Key: 550e8400-e29b-41d4-a716-446655440000',
+      'Authorization: Bearer 3f786850e387550fdab836ed7e6dc881de23001b',
+    ])
+      expect(D.secret(s), s).toBe(true);
+  });
+
+  it('flags random base62 keys of 32-40 characters (measured) and random hex keys with a credential name', () => {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+    const keys = fc.sample(fc.array(fc.constantFrom(...alphabet), { minLength: 32, maxLength: 40 }).map((a) => a.join('')), { numRuns: 1000, seed: 11 });
+    expect(keys.filter((k) => D.secret(`key ${k}`)).length / keys.length).toBeGreaterThan(0.95);
+    const hex = fc.sample(fc.array(fc.constantFrom(...'0123456789abcdef'), { minLength: 32, maxLength: 64 }).map((a) => a.join('')), { numRuns: 300, seed: 12 });
+    for (const h of hex) {
+      expect(D.secret(`API_TOKEN=${h}`)).toBe(true);
+      expect(D.secret(`commit ${h}`)).toBe(false);
+    }
+  });
+});
+
+describe('every detector on 1 MB adversarial inputs', () => {
+  // Completion is the assertion: each was superlinear somewhere (email: 64 steps per start and
+  // label backtracking; JWT: every "eyJ" after a dash rescanned the rest of the run).
+  const MB = 1_000_000;
+  const rep = (unit: string) => unit.repeat(Math.ceil(MB / unit.length)).slice(0, MB);
+  const inputs: Record<string, string> = {
+    letters: rep('a'),
+    digits: rep('4'),
+    digitsSpaced: rep('4 '),
+    cardGroups: rep('4111 '),
+    cardGroups3: rep('411 '),
+    dashes: rep('1-'),
+    dots: rep('1.'),
+    colons: rep('a:'),
+    doubleColons: rep('::'),
+    hexColons: rep('fe80::'),
+    ats: rep('a@'),
+    emails: rep('a@a.a'),
+    localParts: rep('a'.repeat(63) + '@'),
+    domainDashes: 'a@' + rep('a-'),
+    domainDots: 'x@' + rep('a.'),
+    longLabels: rep('a@' + 'a'.repeat(70) + '.'),
+    ibanGroups: 'GB82 ' + rep('WEST '),
+    ibanPrefixes: rep('DE89 '),
+    aba: rep('021000021 '),
+    phones: rep('(212) '),
+    jwtDashes: rep('eyJ-'),
+    jwtSegments: rep('eyJaaaaaaaaaaaa.'),
+    pemWords: '-----BEGIN ' + rep('A '),
+    stripe: 'sk_live_' + rep('a'),
+    tokens: rep('aB3x'),
+    tokens25: rep('aB3xK9mQ2zL7pR4tV8wY1cN6 '),
+    words: rep('hello world '),
+  };
+  for (const [name, text] of Object.entries(inputs)) {
+    it(name, () => {
+      for (const detect of Object.values(D)) expect(typeof detect(text)).toBe('boolean');
+    });
+  }
+  it('answers correctly at the end of 1 MB of near misses', () => {
+    expect(D.email(rep('a@') + ' jane@example.org')).toBe(true);
+    expect(D.email(rep('a@a') + ' x')).toBe(false);
+    expect(D.credit_card(rep('1111 ') + ' 4111 1111 1111 1111')).toBe(true);
+    expect(D.secret(rep('eyJ-') + ' AKIAIOSFODNN7EXAMPLE')).toBe(true);
+    expect(D.ip_address(rep('a:') + ' fe80::1')).toBe(true);
+    expect(D.bank_account(rep('DE89 ') + ' ES91 2100 0418 4502 0005 1332 ok')).toBe(true);
+  });
+});
