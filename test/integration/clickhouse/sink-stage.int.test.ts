@@ -24,7 +24,7 @@ describe('sink stage: Kafka → ClickHouse exactly once (real Kafka + ClickHouse
   });
   afterAll(async () => {
     await env?.close();
-    rmSync(keyDir, { recursive: true, force: true });
+    if (keyDir) rmSync(keyDir, { recursive: true, force: true });
   });
 
   it('lands every decision and verdict once, dead-letters bad records, chains the ledger', async () => {

@@ -64,7 +64,9 @@ export async function createTopics(brokers: string[], names: string[], partition
   try {
     await admin.createTopics({
       topics: names.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
-      waitForLeaders: true,
+      // kafkajs' own waitForLeaders gives up on a transient UNKNOWN_TOPIC_OR_PARTITION right after creation
+      // (seen as a CI flake); the poll below retries until every partition is served.
+      waitForLeaders: false,
       timeout: 30_000,
     });
     // Ready when every partition has a leader in the metadata AND the leader serves it: right after
