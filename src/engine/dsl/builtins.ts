@@ -223,6 +223,9 @@ const BARE_HOST_RE = new RegExp(`^(?:\\[[0-9A-Fa-f:.]+\\]|(?:${LABEL}\\.)+${LABE
 // A host reading an allowlist accepts: an IP or a letter-digit-hyphen name (`_` is no hostname character).
 const LDH_HOST_RE = /^[a-z0-9-]+(?:\.[a-z0-9-]+)*$|^[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*$/u;
 
+/** Starts with a letter (so never an IPv4 number such as `0x7f000001`), no URL or host syntax. */
+export const PLAIN_IDENTIFIER_RE = /^[A-Za-z][A-Za-z0-9_-]*$/;
+
 function hostShaped(v: string): boolean {
   if (v.indexOf('.') < 0 && v.indexOf(':') < 0) return false;
   return URL_RE.test(v) || BARE_HOST_RE.test(v) || (v.indexOf(':') >= 0 && parseIPv6(v) !== undefined);
@@ -275,6 +278,9 @@ function listMatcher(name: string, env: CompileEnv, allow: boolean): ListMatcher
           if (typeof v === 'number' || typeof v === 'boolean') return exact.has(String(v));
           if (typeof v !== 'string') return false;
           if (exact.has(v)) return true;
+          // A plain identifier (symbol, tool, program) has one reading, itself in lower case (what readHosts
+          // gives for it, tested): skip the general parse, which dominated the tripwire stage's time.
+          if (PLAIN_IDENTIFIER_RE.test(v)) return listed(v.toLowerCase());
           const r = readHosts(v);
           return r !== undefined && r.hosts.some(listed);
         },

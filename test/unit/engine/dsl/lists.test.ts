@@ -102,3 +102,20 @@ describe('allowlist and denylist of the same entries', () => {
     );
   });
 });
+
+describe('denylist fast path for plain identifiers', () => {
+  it('gives exactly the general host reading: one reading, the value in lower case', async () => {
+    const { readHosts } = await import('../../../../src/engine/dsl/network.js');
+    const { PLAIN_IDENTIFIER_RE } = await import('../../../../src/engine/dsl/builtins.js');
+    fc.assert(
+      fc.property(fc.stringMatching(/^[A-Za-z][A-Za-z0-9_-]{0,30}$/), (v) => {
+        expect(PLAIN_IDENTIFIER_RE.test(v)).toBe(true);
+        expect(readHosts(v)).toEqual({ hosts: [v.toLowerCase()], invalid: false });
+      }),
+      { numRuns: 2000 },
+    );
+    // Values the fast path must leave to the general parse: numbers (IPv4 forms), hosts, URLs, decorations.
+    for (const v of ['0x7f000001', '134744072', 'a.b', 'x:1', 'EXEC:shell', 'x@shell', 'https://a', 'a\\b', 'é', 'a b', '_x', '-x'])
+      expect(PLAIN_IDENTIFIER_RE.test(v)).toBe(false);
+  });
+});
