@@ -1,22 +1,9 @@
 /** Entity detectors: generated positives always hit; generated look-alikes rarely do (measured rates). */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { abaValid, ENTITY_DETECTORS, ibanValid, luhnValid } from '../../../../src/engine/dsl/entities.js';
+import { abaValid, ENTITY_DETECTORS, ibanValid } from '../../../../src/engine/dsl/entities.js';
 import { MemoryStateStore } from '../../../../src/engine/state/memory-state-store.js';
-
-const digits = (n: number) => fc.array(fc.integer({ min: 0, max: 9 }), { minLength: n, maxLength: n }).map((d) => d.join(''));
-
-function withLuhn(body: string): string {
-  for (let c = 0; c <= 9; c++) if (luhnValid(body + c)) return body + c;
-  throw new Error('unreachable');
-}
-
-function ibanFor(country: string, bban: string): string {
-  const num = (bban + country + '00').replace(/[A-Z]/g, (ch) => String(ch.charCodeAt(0) - 55));
-  let rem = 0;
-  for (const d of num) rem = (rem * 10 + Number(d)) % 97;
-  return `${country}${String(98 - rem).padStart(2, '0')}${bban}`;
-}
+import { digits, ibanFor, withLuhn } from './helpers.js';
 
 function rate(samples: string[], detect: (s: string) => boolean): number {
   return samples.filter(detect).length / samples.length;

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileCondition, type DslCompileOptions } from '../../../../src/engine/dsl/index.js';
-import type { EvalContext } from '../../../../src/engine/types.js';
+import { dslCtx } from './helpers.js';
 
 const opts: DslCompileOptions = {
   lists: {
@@ -20,13 +20,7 @@ const opts: DslCompileOptions = {
   namedPatterns: {},
 };
 
-const ctx = (trace: Record<string, unknown>): EvalContext => ({
-  trace: { trace_id: 't', agent_id: 'a', timestamp: '', hook: 'tool_call', ...trace },
-  agent: { id: 'a', tenant: 'acme', tier: 'ACL-2', tools: [], domains: [], registered: true },
-  trustDebt: 0,
-  nowMs: 0,
-  stateNamespace: 'acme:a',
-});
+const ctx = dslCtx;
 
 /** Evaluates `fn(v, list)` through the fused path (top-level field), the generic path (deep field) and inside an array. */
 function check(fn: 'in_allowlist' | 'in_denylist', list: string, value: unknown): boolean {

@@ -7,18 +7,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileCondition, type DslCompileOptions } from '../../../../src/engine/dsl/index.js';
 import { createNetworkMatcher, readHosts } from '../../../../src/engine/dsl/network.js';
-import type { EvalContext } from '../../../../src/engine/types.js';
+import { dslCtx } from './helpers.js';
 
 const opts: DslCompileOptions = { lists: {}, internalDomains: ['corp.example'], internalCidrs: [], namedPatterns: {} };
 const { matcher } = createNetworkMatcher(opts.internalDomains, opts.internalCidrs);
 
-const ctx = (trace: Record<string, unknown>): EvalContext => ({
-  trace: { trace_id: 't', agent_id: 'a', timestamp: '', hook: 'tool_call', ...trace },
-  agent: { id: 'a', tenant: 'acme', tier: 'ACL-2', tools: [], domains: [], registered: true },
-  trustDebt: 0,
-  nowMs: 0,
-  stateNamespace: 'acme:a',
-});
+const ctx = dslCtx;
 
 // [value, is_external]
 const CASES: [string, boolean][] = [

@@ -2,15 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { StewardError } from '../../../../src/errors.js';
 import { compileCondition, dslOptionsFromConfig, FunctionRegistry, type DslCompileOptions } from '../../../../src/engine/dsl/index.js';
 import { defaultEngineConfig } from '../../../../src/engine/config.js';
-import type { EvalContext } from '../../../../src/engine/types.js';
+import { dslCtx } from './helpers.js';
 
-const ctx = (trace: Record<string, unknown>): EvalContext => ({
-  trace: { trace_id: 't', agent_id: 'a', timestamp: '', hook: 'tool_call', ...trace },
-  agent: { id: 'a', tenant: 'acme', tier: 'ACL-2', tools: [], domains: [], registered: true },
-  trustDebt: 0,
-  nowMs: 0,
-  stateNamespace: 'acme:a',
-});
+const ctx = dslCtx;
 
 describe('custom function registry', () => {
   const registry = new FunctionRegistry()
