@@ -17,7 +17,8 @@ export interface ReportDef {
   sql(db: string, o: Required<ReportOptions>): string;
 }
 
-const HOUR = (col: string) => `toStartOfHour(toDateTime(intDiv(${col}, 1000)))`;
+// Explicit 'UTC': without it the buckets (and their printed times) follow the server's time zone.
+const HOUR = (col: string) => `toStartOfHour(toDateTime(intDiv(${col}, 1000), 'UTC'))`;
 const rate = `round(countIf(final_intervention != 'ok') / count(), 4)`;
 
 function interventionsBy(key: string, label: string) {

@@ -7,6 +7,7 @@
 import { StewardError } from '../../errors.js';
 import type { LedgerDraft, LedgerEntry } from '../../engine/ledger/index.js';
 import { parseTimestamp } from '../../engine/time.js';
+import { canonicalize } from '../../engine/ledger/crypto.js';
 import type { Columns } from './tsv.js';
 
 // ───────────────────────────── consumed messages ─────────────────────────────
@@ -436,12 +437,22 @@ export function ledgerRow(e: LedgerEntry, canonicalPayload: string, ingestedAtMs
 
 /** Row read back from ClickHouse (UInt64 arrive as strings) → entry. */
 export function ledgerEntryFromRow(r: Record<string, unknown>): LedgerEntry {
-  let payload: Record<string, unknown>;
+  const text = String(r.payload);
+  let parsed: unknown;
   try {
-    payload = JSON.parse(String(r.payload)) as Record<string, unknown>;
+    parsed = JSON.parse(text);
   } catch {
-    payload = { __unparseable_payload: String(r.payload) };
+    parsed = undefined;
   }
+  // The payload is written as canonical JSON; text that parses to the hashed object without being its
+  // canonical form was edited (e.g. a duplicate key: JSON.parse keeps the last, ClickHouse's JSON functions
+  // read the first). Keeping the raw text makes the entry fail its hash, so verify reports it as edited.
+  const payload: Record<string, unknown> =
+    typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)
+      ? { __unparseable_payload: text }
+      : canonicalize(parsed) !== text
+        ? { __noncanonical_payload: text }
+        : (parsed as Record<string, unknown>);
   return {
     entry_id: String(r.entry_id), agent_id: String(r.agent_id), tenant: String(r.tenant), seq: Number(r.seq),
     ts_ms: Number(r.ts_ms), type: String(r.type) as LedgerEntry['type'], payload,

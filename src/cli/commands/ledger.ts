@@ -90,7 +90,11 @@ export async function run(argv: string[]): Promise<number> {
       if (!r.ok) process.stderr.write(`steward ledger: not writing anchors from a tampered ledger\n`);
       else writeFileSync(values['write-anchors'], JSON.stringify(Object.fromEntries(Object.entries(r.heads).map(([a, h]) => [a, { seq: h.seq, hash: h.hash }])), null, 2) + '\n');
     }
-    if (values.agent && r.entries === 0 && !values.json) process.stderr.write(`steward ledger: no entries for agent ${values.agent}\n`);
+    // An agent whose whole chain is gone must not read as intact (without anchors nothing else would say so).
+    if (values.agent && r.entries === 0) {
+      process.stderr.write(`steward ledger: no entries for agent ${values.agent}\n`);
+      return 1;
+    }
     return r.ok ? 0 : 1;
   } finally {
     await store.close();

@@ -8,7 +8,7 @@ import { StewardError } from '../../errors.js';
 import type { LedgerEntry } from './types.js';
 
 // The package is CommonJS (`module.exports = fn`) typed as an ES default export; accept both shapes.
-const canonicalize = ((canonicalizeModule as unknown as { default?: unknown }).default ?? canonicalizeModule) as (v: unknown) => string | undefined;
+export const canonicalize = ((canonicalizeModule as unknown as { default?: unknown }).default ?? canonicalizeModule) as (v: unknown) => string | undefined;
 
 export type HashedFields = Omit<LedgerEntry, 'hash' | 'signature'>;
 

@@ -170,6 +170,23 @@ describe('sink stage: Kafka → ClickHouse exactly once (real Kafka + ClickHouse
       r = await cli('--anchors', anchorsFile);
       expect(r.code).toBe(1);
       expect(r.text).toContain(`agent agent-4 seq ${anchored['agent-4']!.seq} entry -: truncated: no entries, anchor says seq ${anchored['agent-4']!.seq}`);
+      // A whole chain gone: naming the agent is not "intact".
+      expect((await cli('--agent', 'agent-4')).code).toBe(1);
+
+      // A duplicate key in the stored payload: JSON.parse keeps the last ("deny", what was hashed), ClickHouse's
+      // JSON functions read the first ("allow"). The stored text is no longer canonical: edited.
+      await mutate(`ALTER TABLE ${env.store.table('ledger')} UPDATE payload = replaceOne(payload, '{', '{"decision":"allow",') WHERE agent_id = 'agent-0' AND seq = 3`);
+      r = await cli('--agent', 'agent-0');
+      expect(r.code).toBe(1);
+      expect(r.text).toMatch(/agent agent-0 seq 3 entry pd:trace-\d+: edited/);
+
+      // A forged second copy of an entry (same seq, hash, signature and entry_id, another payload) is not a redelivery.
+      const [e3] = (await readLedger(env.store, 'agent-3')).filter((e) => e.seq === 3);
+      const copy = { ...e3, payload: canonicalize({ ...e3.payload, decision: e3.payload.decision === 'allow' ? 'deny' : 'allow' }), ingested_at_ms: 2 };
+      await env.store.insert('ledger', [copy]);
+      r = await cli('--agent', 'agent-3');
+      expect(r.code).toBe(1);
+      expect(r.text).toMatch(/agent agent-3 seq 3 entry pd:trace-\d+: (inserted|edited)/);
     } finally {
       spy.mockRestore();
     }

@@ -196,6 +196,31 @@ describe('verifyLedger detects tampering and says which entry', () => {
     expect(verifyLedger([...a, ...b], trusted).issues).toEqual([expect.objectContaining({ agent_id: 'b', seq: 2, kind: 'edited' })]);
   });
 
+  it('a forged second copy keeping seq, hash, signature and entry_id but another payload, time or kid is not a redelivery', () => {
+    const a = build(3, 'dup');
+    for (const forged of [
+      { ...a[1], payload: { ...a[1].payload, decision: 'deny' } },
+      { ...a[1], ts_ms: a[1].ts_ms + 1 },
+      { ...a[1], tenant: 'other' },
+      { ...a[1], kid: 'someone-else' },
+    ]) {
+      const r = verifyLedger([...a, forged], trusted);
+      expect(r.ok, JSON.stringify(forged)).toBe(false);
+      expect(r.issues.map((i) => i.seq)).toContain(2);
+    }
+  });
+
+  it('a kid that is not a trusted fingerprint (a deployment label) verifies when a trusted key verifies the signature', () => {
+    const labelled = new LedgerChain(ed25519Signer(keyA.privateKey, 'prod-1'));
+    const entries = [1, 2].map((i) => labelled.append(policyDecisionDraft({ trace_id: `l-${i}`, agent_id: 'lab', tenant: 'acme', blueprint: 'b@1', intervention: 'ok', stage: 'rule', event_time_ms: 1_700_000_000_000 + i })));
+    expect(entries[0].kid).toBe('prod-1');
+    expect(verifyLedger(entries, trusted)).toMatchObject({ ok: true, entries: 2 });
+    // Signed by an untrusted key under the same label: still untrusted.
+    const other = new LedgerChain(ed25519Signer(keyB.privateKey, 'prod-1'));
+    const forged = other.append(policyDecisionDraft({ trace_id: 'l-x', agent_id: 'lab2', tenant: 'acme', blueprint: 'b@1', intervention: 'ok', stage: 'rule', event_time_ms: 1_700_000_000_000 }));
+    expect(verifyLedger([forged], trusted).issues.map((i) => i.kind)).toEqual(['unknown_key']);
+  });
+
   it('malformed rows are reported, not thrown', () => {
     const e = build(2);
     const r = verifyLedger([e[0], { ...e[1], type: 'WHATEVER' } as unknown as LedgerEntry], trusted);
