@@ -5,11 +5,11 @@
  * The parent directory is watched (not the file) because editors and config managers replace files by rename.
  */
 import { watch, type FSWatcher } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { StewardAggregateError, StewardError } from '../../errors.js';
 import { parseAgentRegistry, type AgentRegistry } from '../../engine/blueprint/index.js';
 import type { AclTier, AgentInfo } from '../../engine/types.js';
+import { readUtf8File } from './text.js';
 
 export interface RegistryReloadEvent {
   ok: boolean;
@@ -25,8 +25,11 @@ export interface AgentRegistryHolder {
   close(): void;
 }
 
-async function parseFile(file: string, defaultTier: AclTier | undefined) {
-  return parseAgentRegistry(await readFile(file, 'utf8'), file, { defaultTier });
+async function parseFile(file: string, defaultTier: AclTier | undefined): Promise<{ registry?: AgentRegistry; errors: StewardError[] }> {
+  // Strict UTF-8: a Latin-1 tool or domain name would otherwise become U+FFFD and never match.
+  const r = await readUtf8File(file, file, 'STEWARD_CONFIG');
+  if ('error' in r) return { errors: [r.error] };
+  return parseAgentRegistry(r.text, file, { defaultTier });
 }
 
 /** Loads `file` (rejects when invalid: there is no last good registry yet), then watches it. */

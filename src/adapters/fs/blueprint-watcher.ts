@@ -8,7 +8,8 @@ import type { StewardError } from '../../errors.js';
 import type { EngineConfig } from '../../engine/config.js';
 import { compileBlueprintSet, type BlueprintSet } from '../../engine/blueprint/index.js';
 import type { FunctionRegistry } from '../../engine/dsl/index.js';
-import { isBlueprintFile, readBlueprintFiles } from './blueprint-files.js';
+import { sortProblems } from '../../errors.js';
+import { isBlueprintFile, loadBlueprintFiles } from './blueprint-files.js';
 
 export interface ReloadEvent {
   ok: boolean;
@@ -36,8 +37,23 @@ export interface WatchOptions {
 }
 
 async function compileDir(dir: string, opts: WatchOptions) {
-  const files = await readBlueprintFiles([dir], { base: dir });
-  return compileBlueprintSet(files, { config: opts.config, includeBuiltinBaseline: opts.includeBuiltinBaseline, functions: opts.functions });
+  const { files, errors: readErrors } = await loadBlueprintFiles([dir], { base: dir });
+  const res = compileBlueprintSet(files, { config: opts.config, includeBuiltinBaseline: opts.includeBuiltinBaseline, functions: opts.functions });
+  // A file that could not be read (dangling symlink, invalid UTF-8) rejects the set like a file with errors:
+  // serving the rest without it would silently drop its policy.
+  if (readErrors.length) return { set: undefined, errors: sortProblems([...readErrors, ...res.errors]), warnings: res.warnings };
+  return res;
+}
+
+/**
+ * Whether a change under the watched directory can affect the set. Besides blueprint files this includes
+ * names without a blueprint extension that may be directories or symlinks: a ConfigMap update ends with
+ * the atomic rename of `..data_tmp` to `..data`, and that is the event that makes the new files visible.
+ */
+export function mayAffectBlueprints(name: string): boolean {
+  if (isBlueprintFile(name)) return true;
+  const base = name.split(/[\\/]/).pop() ?? name;
+  return base.startsWith('..') || !/\.[A-Za-z0-9]+$/.test(base);
 }
 
 /** Loads `dir` once (rejects when it is invalid: there is no last good set yet), then watches it. */
@@ -87,7 +103,7 @@ export async function watchBlueprints(dir: string, opts: WatchOptions): Promise<
   if (opts.watch !== false) {
     try {
       watcher = watch(dir, { recursive: true }, (_event, name) => {
-        if (name && !isBlueprintFile(String(name))) return;
+        if (name && !mayAffectBlueprints(String(name))) return;
         clearTimeout(timer);
         timer = setTimeout(() => void reload(), opts.debounceMs ?? 100);
       });

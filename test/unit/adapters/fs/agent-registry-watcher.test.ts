@@ -65,4 +65,15 @@ describe('watchAgentRegistry', () => {
     const f = agentsFile('agents: 3\n');
     await expect(watchAgentRegistry(f, { watch: false })).rejects.toMatchObject({ code: 'STEWARD_CONFIG' });
   });
+
+  it('rejects a non-UTF-8 file at the first bad byte (a Latin-1 tool name would never match)', async () => {
+    const f = agentsFile(one('ACL-2'));
+    const h = await watchAgentRegistry(f, { watch: false });
+    holders.push(h);
+    writeFileSync(f, Buffer.concat([Buffer.from('agents:\n  - { id: bot, tools: [caf'), Buffer.from([0xe9]), Buffer.from('] }\n')]));
+    const ev = await h.reload();
+    expect(ev.ok).toBe(false);
+    expect(ev.errors.map((e) => [e.code, e.position?.line, e.position?.col])).toEqual([['STEWARD_CONFIG', 2, 27]]);
+    expect(h.registry.lookup('bot').tier).toBe('ACL-2');
+  });
 });
