@@ -14,6 +14,17 @@ export interface AgentRegistry {
 }
 
 const KEYS = ['id', 'tenant', 'tier', 'tools', 'domains'];
+const ROOT_KEYS = ['agents'];
+
+/** Unknown keys are errors at the key (x- extensions allowed): a typo like `agentz:` must not leave its agents silently unregistered. */
+function unknownKeys(map: { items: { key: unknown }[] }, allowed: string[], path: string, at: (n: YamlNode | null | undefined, path: string) => StewardError['position'], errors: StewardError[]): void {
+  for (const pair of map.items) {
+    const k = String((pair.key as { value?: unknown })?.value ?? pair.key);
+    if (allowed.includes(k) || k.startsWith('x-')) continue;
+    const hint = suggest(k, allowed);
+    errors.push(new StewardError('STEWARD_CONFIG', `unknown key '${k}'${hint ? ` (did you mean '${hint}'?)` : ''}`, { position: at(pair.key as YamlNode, path === '$' ? `$.${k}` : `${path}.${k}`) }));
+  }
+}
 
 export function createAgentRegistry(agents: AgentInfo[], defaultTier: AclTier = 'ACL-2'): AgentRegistry {
   const map = new Map<string, AgentInfo>(agents.map((a) => [a.id, Object.freeze({ ...a, tools: [...a.tools], domains: [...a.domains] })]));
@@ -43,10 +54,11 @@ export function parseAgentRegistry(text: string, file: string, opts: { defaultTi
   for (const e of doc.errors) errors.push(new StewardError('STEWARD_CONFIG', `invalid YAML: ${e.message.split('\n')[0]}`, { position: { file, ...lc.linePos(e.pos[0]) } }));
   if (errors.length) return { errors };
   const root = doc.contents;
+  if (isMap(root)) unknownKeys(root, ROOT_KEYS, '$', at, errors);
   const agentsNode = isMap(root) ? (root.get('agents', true) as YamlNode | undefined) : undefined;
   if (!isMap(root) || !isSeq(agentsNode)) {
     errors.push(new StewardError('STEWARD_CONFIG', "agent registry must be a mapping with an 'agents:' list", { position: at(root, '$') }));
-    return { errors };
+    return { errors: sortProblems(errors) };
   }
   const agents: AgentInfo[] = [];
   const seen = new Set<string>();
@@ -56,13 +68,7 @@ export function parseAgentRegistry(text: string, file: string, opts: { defaultTi
       errors.push(new StewardError('STEWARD_CONFIG', 'an agent entry must be a mapping', { position: at(item as YamlNode, path) }));
       return;
     }
-    for (const pair of item.items) {
-      const k = String((pair.key as { value?: unknown })?.value ?? pair.key);
-      if (!KEYS.includes(k) && !k.startsWith('x-')) {
-        const hint = suggest(k, KEYS);
-        errors.push(new StewardError('STEWARD_CONFIG', `unknown key '${k}'${hint ? ` (did you mean '${hint}'?)` : ''}`, { position: at(pair.key as YamlNode, `${path}.${k}`) }));
-      }
-    }
+    unknownKeys(item, KEYS, path, at, errors);
     const v = item.toJSON() as Record<string, unknown>;
     const node = (k: string) => item.get(k, true) as YamlNode | undefined;
     if (typeof v.id !== 'string' || !v.id) {

@@ -26,4 +26,17 @@ describe('parseAgentRegistry', () => {
   it('rejects a registry without an agents list', () => {
     expect(parseAgentRegistry('foo: 1\n', 'agents.yaml').errors[0].code).toBe('STEWARD_CONFIG');
   });
+
+  it('reports unknown root keys at the key (a typo must not leave agents unregistered), allows x- extensions', () => {
+    const text = 'x-owner: platform\nagents:\n  - id: a\n    tier: ACL-1\nagentz:\n  - id: c\n';
+    const { registry, errors } = parseAgentRegistry(text, 'agents.yaml');
+    expect(registry).toBeUndefined();
+    expect(errors.map((e) => e.format())).toEqual(["agents.yaml:5:1: STEWARD_CONFIG: unknown key 'agentz' (did you mean 'agents'?) (at $.agentz)"]);
+    // only the typo: the hint and the missing list are both reported
+    expect(parseAgentRegistry('agentz:\n  - id: c\n', 'agents.yaml').errors.map((e) => [e.position?.line, e.position?.col, e.message])).toEqual([
+      [1, 1, "unknown key 'agentz' (did you mean 'agents'?)"],
+      [1, 1, "agent registry must be a mapping with an 'agents:' list"],
+    ]);
+    expect(parseAgentRegistry('x-owner: platform\nagents: []\n', 'agents.yaml').errors).toEqual([]);
+  });
 });
