@@ -10,7 +10,7 @@
  */
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { StewardAggregateError, StewardError } from '../../errors.js';
 import { decodeUtf8 } from './text.js';
 
@@ -26,6 +26,8 @@ export interface BlueprintFileList {
   files: string[];
   /** Dangling or looping symlinks, unreadable directories: positioned at the offending path. */
   errors: StewardError[];
+  /** Real paths of the walked directories and of the listed files' directories (what a watcher must watch when symlinks lead out of the tree). */
+  realDirs: string[];
 }
 
 const cannotRead = (path: string, why: string) => new StewardError('STEWARD_BLUEPRINT_SYNTAX', `cannot read: ${why}`, { position: { file: path, line: 1, col: 1 } });
@@ -43,12 +45,14 @@ interface Walk {
   files: Map<string, string>;
   /** real paths of directories already walked: stops symlink loops (`sub/up -> ..`) and aliases (two links to one dir) */
   dirs: Set<string>;
+  fileDirs: Set<string>;
   errors: StewardError[];
 }
 
 async function addFile(p: string, w: Walk): Promise<void> {
   const real = await realpath(p);
   if (!w.files.has(real)) w.files.set(real, p);
+  w.fileDirs.add(dirname(real));
 }
 
 async function walk(dir: string, w: Walk): Promise<void> {
@@ -94,7 +98,7 @@ async function walk(dir: string, w: Walk): Promise<void> {
  * problems instead of throwing so callers can report them with the blueprints' own errors.
  */
 export async function findBlueprintFiles(paths: string[]): Promise<BlueprintFileList> {
-  const w: Walk = { files: new Map(), dirs: new Set(), errors: [] };
+  const w: Walk = { files: new Map(), dirs: new Set(), fileDirs: new Set(), errors: [] };
   for (const p of paths) {
     let s: Stats;
     try {
@@ -110,7 +114,7 @@ export async function findBlueprintFiles(paths: string[]): Promise<BlueprintFile
       w.errors.push(cannotRead(p, why(e, false)));
     }
   }
-  return { files: [...w.files.values()].sort(), errors: w.errors };
+  return { files: [...w.files.values()].sort(), errors: w.errors, realDirs: [...new Set([...w.dirs, ...w.fileDirs])].sort() };
 }
 
 /** Lists blueprint files under each path. Sorted, unique by real path. Throws (StewardAggregateError) on dangling symlinks etc. */
@@ -125,7 +129,10 @@ export async function listBlueprintFiles(paths: string[]): Promise<string[]> {
  * error positions), otherwise the path as found. Problems (dangling symlinks, invalid UTF-8) are
  * collected in `errors`; the files that could be read are still returned so their own errors show too.
  */
-export async function loadBlueprintFiles(paths: string[], opts: { base?: string } = {}): Promise<{ files: { file: string; text: string }[]; errors: StewardError[] }> {
+export async function loadBlueprintFiles(
+  paths: string[],
+  opts: { base?: string } = {},
+): Promise<{ files: { file: string; text: string }[]; errors: StewardError[]; realDirs: string[] }> {
   const found = await findBlueprintFiles(paths);
   const name = (f: string) => (opts.base ? relative(opts.base, f) : f);
   const errors = found.errors.map((e) => (opts.base && e.position?.file ? new StewardError(e.code, e.message, { position: { ...e.position, file: name(e.position.file) } }) : e));
@@ -143,7 +150,7 @@ export async function loadBlueprintFiles(paths: string[], opts: { base?: string 
     if ('text' in r) files.push({ file: name(found.files[i]!), text: r.text });
     else errors.push(r.error);
   });
-  return { files, errors };
+  return { files, errors, realDirs: found.realDirs };
 }
 
 /**

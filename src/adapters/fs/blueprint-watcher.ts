@@ -4,6 +4,8 @@
  * is rejected with its errors and the last good set keeps serving.
  */
 import { watch, type FSWatcher } from 'node:fs';
+import { realpath } from 'node:fs/promises';
+import { sep } from 'node:path';
 import type { StewardError } from '../../errors.js';
 import type { EngineConfig } from '../../engine/config.js';
 import { compileBlueprintSet, type BlueprintSet } from '../../engine/blueprint/index.js';
@@ -37,12 +39,12 @@ export interface WatchOptions {
 }
 
 async function compileDir(dir: string, opts: WatchOptions) {
-  const { files, errors: readErrors } = await loadBlueprintFiles([dir], { base: dir });
+  const { files, errors: readErrors, realDirs } = await loadBlueprintFiles([dir], { base: dir });
   const res = compileBlueprintSet(files, { config: opts.config, includeBuiltinBaseline: opts.includeBuiltinBaseline, functions: opts.functions });
   // A file that could not be read (dangling symlink, invalid UTF-8) rejects the set like a file with errors:
   // serving the rest without it would silently drop its policy.
-  if (readErrors.length) return { set: undefined, errors: sortProblems([...readErrors, ...res.errors]), warnings: res.warnings };
-  return res;
+  if (readErrors.length) return { set: undefined, errors: sortProblems([...readErrors, ...res.errors]), warnings: res.warnings, realDirs };
+  return { ...res, realDirs };
 }
 
 /**
@@ -64,6 +66,8 @@ export async function watchBlueprints(dir: string, opts: WatchOptions): Promise<
     throw new StewardAggregateError('STEWARD_BLUEPRINT_INVALID', first.errors);
   }
   let current: BlueprintSet = first.set;
+  let closed = false;
+  let syncOutside: (realDirs: readonly string[]) => void = () => {};
   const listeners = new Set<(ev: ReloadEvent) => void>();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<ReloadEvent> | undefined;
@@ -81,6 +85,7 @@ export async function watchBlueprints(dir: string, opts: WatchOptions): Promise<
         again = false;
         try {
           const res = await compileDir(dir, opts);
+          syncOutside(res.realDirs);
           if (res.set) current = res.set;
           ev = { ok: !!res.set, set: current, errors: res.errors, warnings: res.warnings };
         } catch (e) {
@@ -99,18 +104,44 @@ export async function watchBlueprints(dir: string, opts: WatchOptions): Promise<
     }
   };
 
+  const onEvent = (_event: string, name: string | Buffer | null): void => {
+    if (name && !mayAffectBlueprints(String(name))) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => void reload(), opts.debounceMs ?? 100);
+  };
   let watcher: FSWatcher | undefined;
   if (opts.watch !== false) {
     try {
-      watcher = watch(dir, { recursive: true }, (_event, name) => {
-        if (name && !mayAffectBlueprints(String(name))) return;
-        clearTimeout(timer);
-        timer = setTimeout(() => void reload(), opts.debounceMs ?? 100);
-      });
+      watcher = watch(dir, { recursive: true }, onEvent);
     } catch {
       watcher = undefined; // recursive watch unsupported: callers can still reload() (e.g. on SIGHUP)
     }
   }
+
+  // Symlinks may lead out of `dir` (`bp/x.yaml -> ../real/x.yaml`). Node's recursive watch on Linux happens
+  // to follow them, but not every platform's does (FSEvents reports real paths), so each real directory
+  // outside `dir` that holds a loaded file or was walked gets its own watch, re-synced after every load.
+  // Duplicate events are harmless: they fall into the same debounce.
+  const outside = new Map<string, FSWatcher>();
+  const root = await realpath(dir).catch(() => dir);
+  syncOutside = (realDirs: readonly string[]): void => {
+    if (opts.watch === false || closed) return;
+    const want = new Set(realDirs.filter((d) => d !== root && !d.startsWith(root + sep)));
+    for (const [d, w] of outside)
+      if (!want.has(d)) {
+        w.close();
+        outside.delete(d);
+      }
+    for (const d of want) {
+      if (outside.has(d)) continue;
+      try {
+        outside.set(d, watch(d, onEvent));
+      } catch {
+        // gone already: the next load reports the dangling symlink
+      }
+    }
+  };
+  syncOutside(first.realDirs);
 
   return {
     current: () => current,
@@ -120,8 +151,11 @@ export async function watchBlueprints(dir: string, opts: WatchOptions): Promise<
     },
     reload,
     close() {
+      closed = true;
       clearTimeout(timer);
       watcher?.close();
+      for (const w of outside.values()) w.close();
+      outside.clear();
     },
   };
 }

@@ -166,6 +166,31 @@ describe('watchBlueprints over symlinks', () => {
     expect(h.current()).toBe(good);
   });
 
+  it('sees edits to a symlink target outside the watched directory', async () => {
+    const real = tmp();
+    writeFileSync(join(real, 'x.yaml'), bp('x', 'one'));
+    const d = tmp();
+    symlinkSync(join(real, 'x.yaml'), join(d, 'x.yaml'));
+    const h = await watchBlueprints(d, { config: defaultEngineConfig(), debounceMs: 30 });
+    holders.push(h);
+    expect(h.current().get('k/x')!.description).toBe('one');
+    const ev = next(h, (e) => e.ok && e.set.get('k/x')?.description === 'two');
+    writeFileSync(join(real, 'x.yaml'), bp('x', 'two'));
+    await ev;
+  });
+
+  it('sees a file added in a symlinked directory outside the watched directory', async () => {
+    const real = tmp();
+    writeFileSync(join(real, 'x.yaml'), bp('x'));
+    const d = tmp();
+    symlinkSync(real, join(d, 'linked'));
+    const h = await watchBlueprints(d, { config: defaultEngineConfig(), debounceMs: 30 });
+    holders.push(h);
+    const ev = next(h, (e) => e.ok && e.set.get('k/y') !== undefined);
+    writeFileSync(join(real, 'y.yaml'), bp('y'));
+    await ev;
+  });
+
   it('reacts to ..data and directory events, not to unrelated files', () => {
     expect(mayAffectBlueprints('..data')).toBe(true);
     expect(mayAffectBlueprints('..2024_01_02_00_00_00.2/x.yaml')).toBe(true);
