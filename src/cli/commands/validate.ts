@@ -3,13 +3,14 @@
  * `FILE:LINE:COL: CODE: message`, sorted; exit 0 when valid, 1 on problems (an unreadable PATH included), 2 on bad usage.
  * Agent registries (agents.yaml) found under the paths are validated too. Warnings go to stderr.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { readdir } from 'node:fs/promises';
 import { sortProblems, StewardError } from '../../errors.js';
 import { compileBlueprintSet, parseAgentRegistry } from '../../engine/blueprint/index.js';
 import { defaultEngineConfig } from '../../engine/config.js';
-import { readBlueprintFiles } from '../../adapters/fs/blueprint-files.js';
+import { loadBlueprintFiles } from '../../adapters/fs/blueprint-files.js';
+import { readUtf8File } from '../../adapters/fs/text.js';
 
 const USAGE = 'usage: steward validate [--quiet] PATH...\n  PATH: blueprint files or directories (recursive: *.yaml, *.yml, *.json; agents.yaml is checked as the agent registry)';
 
@@ -19,8 +20,9 @@ async function registries(paths: string[]): Promise<string[]> {
     for (const e of await readdir(d, { withFileTypes: true })) {
       if (e.name.startsWith('.') || e.name === 'node_modules') continue;
       const p = join(d, e.name);
-      if (e.isDirectory()) await walk(p);
-      else if (/^agents\.ya?ml$/.test(e.name)) out.push(p);
+      // A symlinked registry is checked like the blueprint loader follows symlinked blueprints.
+      if (/^agents\.ya?ml$/.test(e.name) && (e.isFile() || e.isSymbolicLink())) out.push(p);
+      else if (e.isDirectory()) await walk(p);
     }
   };
   for (const p of paths) if ((await stat(p)).isDirectory()) await walk(p);
@@ -60,10 +62,17 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
   const regFiles = await registries(readable);
-  const files = (await readBlueprintFiles(readable)).filter((f) => !regFiles.includes(f.file));
+  // Unreadable files (dangling symlinks, invalid UTF-8) are problems like the rest; the others still compile.
+  const loaded = await loadBlueprintFiles(readable);
+  problems.push(...loaded.errors);
+  const files = loaded.files.filter((f) => !regFiles.includes(f.file));
   const res = compileBlueprintSet(files, { config: defaultEngineConfig() });
   problems.push(...res.errors);
-  for (const r of regFiles) problems.push(...parseAgentRegistry(await readFile(r, 'utf8'), r).errors);
+  for (const r of regFiles) {
+    const read = await readUtf8File(r, r, 'STEWARD_CONFIG').catch((e: Error) => ({ error: new StewardError('STEWARD_CONFIG', `cannot read: ${e.message}`, { position: { file: r, line: 1, col: 1 } }) }));
+    if ('error' in read) problems.push(read.error);
+    else problems.push(...parseAgentRegistry(read.text, r).errors);
+  }
   const sorted = sortProblems(problems);
   if (sorted.length) process.stdout.write(sorted.map((e) => e.format()).join('\n') + '\n');
   if (!quiet) for (const w of res.warnings) process.stderr.write(`warning: ${w.format()}\n`);

@@ -2,7 +2,7 @@
  * `steward validate` and `steward diff`, spawned as a user runs them (npx tsx src/cli/main.ts ...).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -38,6 +38,21 @@ describe('steward validate', () => {
       "bad/b.yaml:4:1: STEWARD_BLUEPRINT_UNKNOWN_KEY: unknown key 'scorng' (did you mean 'scoring'?); extensions must start with 'x-' (at $.scorng)",
       'bad/sub/a.yaml:2:10: STEWARD_BLUEPRINT_SEMVER: version "1.0" is not a semantic version MAJOR.MINOR.PATCH (e.g. "1.0.0") (at $.version)',
     ]);
+  });
+
+  it('an unreadable blueprint (dangling symlink, invalid UTF-8) is one positioned problem among the others, not a stop', () => {
+    const d = join(tmp, 'unreadable');
+    mkdirSync(d, { recursive: true });
+    symlinkSync(join(d, 'gone.yaml'), join(d, 'dangling.yaml'));
+    writeFileSync(join(d, 'latin.yaml'), Buffer.concat([Buffer.from(bp('l@1.0', '1.0.0', 'x-note: caf')), Buffer.from([0xe9, 0x0a])]));
+    writeFileSync(join(d, 'b.yaml'), bp('b@1.0', '1.0.0', 'scorng: {}\n'));
+    const r = steward(['validate', 'unreadable'], tmp);
+    expect(r.status).toBe(1);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^unreadable\/b\.yaml:4:1: STEWARD_BLUEPRINT_UNKNOWN_KEY/);
+    expect(lines[1]).toMatch(/^unreadable\/dangling\.yaml:1:1: STEWARD_BLUEPRINT_SYNTAX: cannot read: dangling symlink/);
+    expect(lines[2]).toMatch(/^unreadable\/latin\.yaml:4:12: STEWARD_BLUEPRINT_SYNTAX: invalid UTF-8/);
   });
 
   it('exits 2 on bad arguments', () => {
