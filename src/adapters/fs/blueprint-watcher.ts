@@ -4,14 +4,14 @@
  * is rejected with its errors and the last good set keeps serving.
  */
 import { watch, type FSWatcher } from 'node:fs';
-import { realpath } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import type { StewardError } from '../../errors.js';
 import type { EngineConfig } from '../../engine/config.js';
 import { compileBlueprintSet, type BlueprintSet } from '../../engine/blueprint/index.js';
 import type { FunctionRegistry } from '../../engine/dsl/index.js';
 import { sortProblems } from '../../errors.js';
-import { isBlueprintFile, loadBlueprintFiles } from './blueprint-files.js';
+import { findBlueprintFiles, isBlueprintFile, loadBlueprintFiles } from './blueprint-files.js';
 
 export interface ReloadEvent {
   ok: boolean;
@@ -36,6 +36,27 @@ export interface WatchOptions {
   watch?: boolean;
   /** Custom DSL functions of the embedding application; every reload compiles against the same registry. */
   functions?: FunctionRegistry;
+  /**
+   * Also compare the files' (path, size, mtime, inode) every pollMs and reload on a difference. Default
+   * 2000; 0 turns it off. fs.watch alone misses changes: on Node 20 (Linux, recursive) a file replaced by
+   * rename — how sed -i and many editors save — is no longer watched afterwards, so later edits to it
+   * would never apply.
+   */
+  pollMs?: number;
+  /** false: no fs.watch, the poll alone (file systems without change events, e.g. NFS). Default true. */
+  fsEvents?: boolean;
+}
+
+/** What the poll compares: every blueprint file's path, size, mtime and inode, and the listing's problems. */
+async function fingerprint(dir: string): Promise<string> {
+  const { files, errors } = await findBlueprintFiles([dir]);
+  const parts = await Promise.all(
+    files.map(async (f) => {
+      const st = await stat(f).catch(() => undefined);
+      return st ? `${f}|${st.size}|${st.mtimeMs}|${st.ino}` : `${f}|gone`;
+    }),
+  );
+  return `${parts.join('\n')}\n${errors.map((e) => e.message).join('\n')}`;
 }
 
 async function compileDir(dir: string, opts: WatchOptions) {
@@ -60,6 +81,10 @@ export function mayAffectBlueprints(name: string): boolean {
 
 /** Loads `dir` once (rejects when it is invalid: there is no last good set yet), then watches it. */
 export async function watchBlueprints(dir: string, opts: WatchOptions): Promise<BlueprintHolder> {
+  const pollMs = opts.watch === false ? 0 : (opts.pollMs ?? 2000);
+  // The fingerprint the set in service was compiled from (taken before compiling, so a change during the
+  // compile still differs from it and is picked up by the next poll).
+  let last = pollMs > 0 ? await fingerprint(dir).catch(() => '') : '';
   const first = await compileDir(dir, opts);
   if (!first.set) {
     const { StewardAggregateError } = await import('../../errors.js');
@@ -84,7 +109,9 @@ export async function watchBlueprints(dir: string, opts: WatchOptions): Promise<
       do {
         again = false;
         try {
+          const fp = pollMs > 0 ? await fingerprint(dir).catch(() => '') : '';
           const res = await compileDir(dir, opts);
+          last = fp;
           syncOutside(res.realDirs);
           if (res.set) current = res.set;
           ev = { ok: !!res.set, set: current, errors: res.errors, warnings: res.warnings };
@@ -110,7 +137,7 @@ export async function watchBlueprints(dir: string, opts: WatchOptions): Promise<
     timer = setTimeout(() => void reload(), opts.debounceMs ?? 100);
   };
   let watcher: FSWatcher | undefined;
-  if (opts.watch !== false) {
+  if (opts.watch !== false && opts.fsEvents !== false) {
     try {
       watcher = watch(dir, { recursive: true }, onEvent);
     } catch {
@@ -125,7 +152,7 @@ export async function watchBlueprints(dir: string, opts: WatchOptions): Promise<
   const outside = new Map<string, FSWatcher>();
   const root = await realpath(dir).catch(() => dir);
   syncOutside = (realDirs: readonly string[]): void => {
-    if (opts.watch === false || closed) return;
+    if (opts.watch === false || opts.fsEvents === false || closed) return;
     const want = new Set(realDirs.filter((d) => d !== root && !d.startsWith(root + sep)));
     for (const [d, w] of outside)
       if (!want.has(d)) {
@@ -143,6 +170,22 @@ export async function watchBlueprints(dir: string, opts: WatchOptions): Promise<
   };
   syncOutside(first.realDirs);
 
+  let poll: NodeJS.Timeout | undefined;
+  if (pollMs > 0) {
+    let busy = false;
+    poll = setInterval(() => {
+      if (busy || closed || running) return;
+      busy = true;
+      void fingerprint(dir)
+        .then((now) => {
+          if (now !== last && !closed) void reload();
+        })
+        .catch(() => undefined)
+        .finally(() => (busy = false));
+    }, pollMs);
+    poll.unref();
+  }
+
   return {
     current: () => current,
     onChange(cb) {
@@ -153,6 +196,7 @@ export async function watchBlueprints(dir: string, opts: WatchOptions): Promise<
     close() {
       closed = true;
       clearTimeout(timer);
+      clearInterval(poll);
       watcher?.close();
       for (const w of outside.values()) w.close();
       outside.clear();

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nextEvent } from '../../../support/next-event.js';
@@ -31,6 +31,24 @@ describe('blueprint files', () => {
 });
 
 describe('watchBlueprints', () => {
+  it('the poll alone (no fs events) picks up edits, including a file replaced by rename twice in a row (sed -i, editors)', async () => {
+    const d = tmp();
+    writeFileSync(join(d, 'x.yaml'), bp('one'));
+    const h = await watchBlueprints(d, { config: defaultEngineConfig(), fsEvents: false, pollMs: 40 });
+    holders.push(h);
+    const replace = (desc: string) => {
+      writeFileSync(join(d, '.x.tmp'), bp(desc));
+      renameSync(join(d, '.x.tmp'), join(d, 'x.yaml'));
+    };
+    let got = next(h, (e) => e.ok && e.set.get('w/x')!.description === 'two');
+    replace('two');
+    await got;
+    got = next(h, (e) => e.ok && e.set.get('w/x')!.description === 'three');
+    replace('three');
+    await got;
+    expect(h.current().get('w/x')!.description).toBe('three');
+  });
+
   it('swaps in a valid change, keeps the last good set on an invalid one', async () => {
     const d = tmp();
     writeFileSync(join(d, 'x.yaml'), bp('one'));
