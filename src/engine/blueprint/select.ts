@@ -4,7 +4,10 @@
  * Selection uses only the trusted registry's AgentInfo (tier, tools, domains), never trace content.
  * A blueprint matches when every scope dimension it declares matches: agent_tier contains the agent's
  * tier; tools / domains intersect the agent's registered tools / domains. Unregistered agents match only
- * global blueprints (no scope). Precedence among matches:
+ * global blueprints (no scope). A newer matching version of a name supersedes the older ones (a release
+ * before a pre-release, then the higher version): older versions stay available to `inherits` pins, but
+ * rolling out 2.0 beside 1.0 with the same scope must not leave agents on 1.0 because 1.0 happens to have
+ * a longer inheritance chain. Precedence among the remaining matches:
  *   1. more scope dimensions declared (more specific) first;
  *   2. longer inheritance chain (a specialisation of another blueprint) first;
  *   3. higher version first; 4. id, then key, ascending.
@@ -39,6 +42,14 @@ export function precedence(a: CompiledBlueprint, b: CompiledBlueprint): number {
   );
 }
 
+/** True when `a` should supersede `b` for selection: a release beats a pre-release, then SemVer order. */
+function newerRelease(a: string, b: string): boolean {
+  const ra = !semverPrerelease(a);
+  const rb = !semverPrerelease(b);
+  return ra !== rb ? ra : compareVersions(a, b) > 0;
+}
+const semverPrerelease = (v: string): boolean => /^[^+]*-/.test(v);
+
 const intersects = (want: string[] | undefined, have: readonly string[]): boolean => !want || want.some((w) => have.includes(w));
 
 export function scopeMatches(bp: CompiledBlueprint, agent: AgentInfo): boolean {
@@ -72,8 +83,14 @@ export function createBlueprintSet(blueprints: CompiledBlueprint[]): BlueprintSe
     const hit = cache.get(agent);
     if (hit) return hit;
     let chosen: CompiledBlueprint | undefined;
-    if (!agent.registered) chosen = globals[0];
-    else for (const bp of byTier.get(agent.tier) ?? sorted) if (splitId(bp.id).name !== BASELINE_NAME && scopeMatches(bp, agent)) { chosen = bp; break; }
+    const list = agent.registered ? (byTier.get(agent.tier) ?? sorted).filter((bp) => splitId(bp.id).name !== BASELINE_NAME && scopeMatches(bp, agent)) : globals;
+    const newest = new Map<string, CompiledBlueprint>();
+    for (const bp of list) {
+      const name = splitId(bp.id).name;
+      const have = newest.get(name);
+      if (!have || newerRelease(bp.version, have.version)) newest.set(name, bp);
+    }
+    for (const bp of list) if (newest.get(splitId(bp.id).name) === bp) { chosen = bp; break; }
     chosen ??= baseline;
     if (!chosen) throw new StewardError('STEWARD_INTERNAL', 'blueprint set has no clarity baseline to fall back to');
     cache.set(agent, chosen);
