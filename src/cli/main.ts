@@ -4,6 +4,7 @@
  * `run(argv: string[]): Promise<number>` (the exit code); it is loaded only when called.
  */
 import { StewardError } from '../errors.js';
+import { redactSecrets } from '../observability/redact.js';
 
 const COMMANDS: Record<string, string> = {
   validate: 'Validate blueprint files: FILE:LINE:COL: CODE: message per problem',
@@ -59,7 +60,11 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     const msg = err instanceof StewardError ? err.format() : err instanceof Error ? (err.stack ?? err.message) : String(err);
-    process.stderr.write(`steward: ${msg}\n`);
-    process.exitCode = err instanceof StewardError && err.code === 'STEWARD_USAGE' ? 2 : 1;
+    const code = err instanceof StewardError && err.code === 'STEWARD_USAGE' ? 2 : 1;
+    process.exitCode = code;
+    // A failed command must end the process even when a client it opened (a kafkajs retry, a Redis
+    // reconnect loop) still holds the event loop. The timer is unref'd: a clean process exits at once.
+    process.stderr.write(`steward: ${redactSecrets(msg)}\n`);
+    setTimeout(() => process.exit(code), 1000).unref();
   },
 );

@@ -13,6 +13,7 @@ import { defaultEngineConfig, DEFAULT_TIERS, normalizeTier, type EngineConfig, t
 import type { AclTier, FallbackOnTimeout } from '../engine/types.js';
 import { packageRoot } from '../adapters/kafka/serde.js';
 import type { KafkaSettings } from '../adapters/kafka/client.js';
+import { describeHidden, redactSecrets } from '../observability/redact.js';
 
 export interface StewardConfig {
   kafka: KafkaSettings;
@@ -114,31 +115,82 @@ export function parseConfigText(text: string, file?: string): Raw {
   return raw;
 }
 
-function envOverrides(raw: Raw, env: NodeJS.ProcessEnv): Raw {
+/** An environment override: the variable and the config path (`/observability/port`) it sets. */
+interface EnvSource {
+  name: string;
+  value: string;
+  path: string;
+}
+
+/** Variables whose value is never echoed in an error (key material). */
+const SECRET_ENV = new Set(['STEWARD_LLM_API_KEY', 'STEWARD_SIGNING_KEY']);
+
+function envOverrides(raw: Raw, env: NodeJS.ProcessEnv): { raw: Raw; sources: EnvSource[] } {
   const out: Raw = structuredClone(raw);
-  const set = (path: string[], value: unknown) => {
+  const sources: EnvSource[] = [];
+  const set = (name: string, path: string[], value: unknown) => {
     let o = out;
     for (const k of path.slice(0, -1)) o = o[k] = o[k] && typeof o[k] === 'object' ? o[k] : {};
     o[path[path.length - 1]] = value;
+    sources.push({ name, value: env[name] ?? '', path: '/' + path.join('/') });
   };
-  if (env.KAFKA_BROKERS) set(['kafka', 'brokers'], env.KAFKA_BROKERS.split(',').map((s) => s.trim()).filter(Boolean));
-  if (env.SCHEMA_REGISTRY_URL) set(['schema_registry', 'url'], env.SCHEMA_REGISTRY_URL);
-  if (env.REDIS_URL) set(['redis', 'url'], env.REDIS_URL);
-  if (env.CLICKHOUSE_URL) set(['clickhouse', 'url'], env.CLICKHOUSE_URL);
-  if (env.STEWARD_TOPIC_PREFIX) set(['topics', 'prefix'], env.STEWARD_TOPIC_PREFIX);
-  if (env.STEWARD_LLM_BASE_URL) set(['llm', 'base_url'], env.STEWARD_LLM_BASE_URL);
-  if (env.STEWARD_LLM_API_KEY) set(['llm', 'api_key'], env.STEWARD_LLM_API_KEY);
-  if (env.STEWARD_LLM_MODEL) set(['llm', 'model'], env.STEWARD_LLM_MODEL);
-  if (env.STEWARD_SIGNING_KEY) set(['signing', 'key'], env.STEWARD_SIGNING_KEY);
+  if (env.KAFKA_BROKERS) set('KAFKA_BROKERS', ['kafka', 'brokers'], env.KAFKA_BROKERS.split(',').map((s) => s.trim()).filter(Boolean));
+  if (env.SCHEMA_REGISTRY_URL) set('SCHEMA_REGISTRY_URL', ['schema_registry', 'url'], env.SCHEMA_REGISTRY_URL);
+  if (env.REDIS_URL) set('REDIS_URL', ['redis', 'url'], env.REDIS_URL);
+  if (env.CLICKHOUSE_URL) set('CLICKHOUSE_URL', ['clickhouse', 'url'], env.CLICKHOUSE_URL);
+  if (env.STEWARD_TOPIC_PREFIX) set('STEWARD_TOPIC_PREFIX', ['topics', 'prefix'], env.STEWARD_TOPIC_PREFIX);
+  if (env.STEWARD_LLM_BASE_URL) set('STEWARD_LLM_BASE_URL', ['llm', 'base_url'], env.STEWARD_LLM_BASE_URL);
+  if (env.STEWARD_LLM_API_KEY) set('STEWARD_LLM_API_KEY', ['llm', 'api_key'], env.STEWARD_LLM_API_KEY);
+  if (env.STEWARD_LLM_MODEL) set('STEWARD_LLM_MODEL', ['llm', 'model'], env.STEWARD_LLM_MODEL);
+  if (env.STEWARD_SIGNING_KEY) set('STEWARD_SIGNING_KEY', ['signing', 'key'], env.STEWARD_SIGNING_KEY);
   if (env.STEWARD_REQUIRE_SIGNING_KEY) {
-    // 1/true/0/false; anything else stays a string and fails the schema with its path.
+    // 1/true/0/false; anything else stays a string and fails the schema naming the variable.
     const v = env.STEWARD_REQUIRE_SIGNING_KEY.trim().toLowerCase();
-    set(['signing', 'require_key'], v === '1' || v === 'true' ? true : v === '0' || v === 'false' ? false : env.STEWARD_REQUIRE_SIGNING_KEY);
+    set('STEWARD_REQUIRE_SIGNING_KEY', ['signing', 'require_key'], v === '1' || v === 'true' ? true : v === '0' || v === 'false' ? false : env.STEWARD_REQUIRE_SIGNING_KEY);
   }
-  if (env.STEWARD_LOG_LEVEL) set(['log_level'], env.STEWARD_LOG_LEVEL);
-  if (env.STEWARD_SOURCES) set(['sources'], env.STEWARD_SOURCES);
-  if (env.STEWARD_METRICS_PORT) set(['observability', 'port'], Number(env.STEWARD_METRICS_PORT));
-  return out;
+  if (env.STEWARD_LOG_LEVEL) set('STEWARD_LOG_LEVEL', ['log_level'], env.STEWARD_LOG_LEVEL);
+  if (env.STEWARD_SOURCES) set('STEWARD_SOURCES', ['sources'], env.STEWARD_SOURCES);
+  // Digits become a number; anything else stays a string and fails the schema once ("must be integer").
+  if (env.STEWARD_METRICS_PORT) set('STEWARD_METRICS_PORT', ['observability', 'port'], /^\s*\d+\s*$/.test(env.STEWARD_METRICS_PORT) ? Number(env.STEWARD_METRICS_PORT) : env.STEWARD_METRICS_PORT);
+  return { raw: out, sources };
+}
+
+/** `NAME=value` for an error message: secrets hidden, URL passwords masked, long values cut. */
+function envShown(s: EnvSource): string {
+  if (SECRET_ENV.has(s.name)) return `${s.name} (${describeHidden(s.value)})`;
+  const v = redactSecrets(s.value);
+  return `${s.name}=${v.length > 120 ? `${v.slice(0, 120)}…` : v}`;
+}
+
+/**
+ * Validates the config after environment overrides. A problem with a value that came from the
+ * environment names the variable (`STEWARD_METRICS_PORT=abc: $.observability.port must be integer`);
+ * there is no file position for it. Anything else is reported like a file problem.
+ */
+function validateWithEnv(raw0: Raw, raw: Raw, sources: EnvSource[], file?: string): void {
+  const v = schemaValidator();
+  if (v(raw)) return;
+  const envErrs: StewardError[] = [];
+  let fileProblem = false;
+  for (const e of (v.errors ?? []).filter((x) => x.keyword !== 'oneOf' && x.keyword !== 'if')) {
+    const ip = e.keyword === 'additionalProperties' ? `${e.instancePath}/${(e.params as { additionalProperty: string }).additionalProperty}` : e.instancePath;
+    // The variable that set this path (or a value inside it), or whose path lies in an object only the environment created.
+    let from = sources.filter((s) => ip === s.path || ip.startsWith(`${s.path}/`));
+    if (from.length === 0) {
+      const parts = ip.split('/').slice(1);
+      let inFile: unknown = raw0;
+      for (const p of parts) inFile = inFile && typeof inFile === 'object' ? (inFile as Raw)[p] : undefined;
+      if (inFile === undefined) from = sources.filter((s) => s.path.startsWith(`${ip}/`));
+    }
+    if (from.length === 0) {
+      fileProblem = true;
+      continue;
+    }
+    envErrs.push(new StewardError('STEWARD_CONFIG', `${from.map(envShown).join(', ')}: ${jsonPath(ip)} ${describe(e)}`));
+  }
+  // Problems not caused by a variable: reported with the file's positions, as before.
+  if (fileProblem && envErrs.length === 0) parseConfigText(JSON.stringify(raw), file ? `${file} (+env)` : '(env)');
+  if (envErrs.length > 0) throw envErrs.length === 1 ? envErrs[0] : new StewardAggregateError('STEWARD_CONFIG', envErrs);
 }
 
 function readMaybe(base: string, f?: string): string | undefined {
@@ -172,9 +224,9 @@ function engineFrom(e: Raw | undefined): EngineConfig {
 
 /** Builds the typed config from an already validated raw object (after env overrides). */
 export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, file?: string): StewardConfig {
-  const raw = envOverrides(raw0, env);
+  const { raw, sources } = envOverrides(raw0, env);
   // Env values must obey the same schema as the file.
-  parseConfigText(JSON.stringify(raw), file ? `${file} (+env)` : '(env)');
+  validateWithEnv(raw0, raw, sources, file);
   const base = file ? dirname(resolve(file)) : process.cwd();
   const k = raw.kafka ?? {};
   let ssl: KafkaSettings['ssl'];

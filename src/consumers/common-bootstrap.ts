@@ -22,6 +22,7 @@ import type { TrustDebtLevel } from '../engine/types.js';
 import type { Logger } from '../logger.js';
 import type { StewardMetrics } from '../observability/metrics.js';
 import type { PipelineDeps, StageName } from './common-runtime.js';
+import { describeHidden, redactUrl } from '../observability/redact.js';
 
 export interface EngineRuntime {
   deps: PipelineDeps;
@@ -69,12 +70,44 @@ export function resilientTrustDebt(store: TrustDebtStore, logger: Logger): Trust
   return wrapped;
 }
 
-export async function bootstrapEngine(cfg: StewardConfig, stages: readonly StageName[], logger: Logger, metrics?: StewardMetrics): Promise<EngineRuntime> {
+/** How long startup waits for Redis before failing (ioredis keeps reconnecting meanwhile). */
+export const REDIS_STARTUP_WAIT_MS = 15_000;
+
+export async function bootstrapEngine(
+  cfg: StewardConfig,
+  stages: readonly StageName[],
+  logger: Logger,
+  metrics?: StewardMetrics,
+  opts: { redisWaitMs?: number } = {},
+): Promise<EngineRuntime> {
   // Checked before anything is opened: a production config must not fall back to unverifiable verdicts.
   if (cfg.requireSigningKey && !cfg.signing && stages.includes('scorer')) {
     throw new StewardError('STEWARD_CONFIG', 'signing.require_key is set but no signing key is configured (signing.key / STEWARD_SIGNING_KEY): refusing to emit verdicts nobody can verify');
   }
+  // Never echo the value: it may be key material that is merely not PEM-armoured (base64 DER).
+  if (cfg.signing && !cfg.signing.key.includes('-----BEGIN') && !existsSync(cfg.signing.key)) {
+    throw new StewardError('STEWARD_CONFIG', `signing key (signing.key / STEWARD_SIGNING_KEY) is not PEM and not a readable file (${describeHidden(cfg.signing.key)})`);
+  }
+  // Everything opened here is closed again when a later step fails: a failed start must not leave
+  // watchers or a Redis reconnect loop keeping the process alive.
+  const opened: (() => unknown)[] = [];
+  try {
+    return await openEngine(cfg, stages, logger, metrics, opened, opts.redisWaitMs ?? REDIS_STARTUP_WAIT_MS);
+  } catch (e) {
+    for (const close of opened.reverse()) {
+      try {
+        await close();
+      } catch {
+        // best effort: the original error is the one to report
+      }
+    }
+    throw e;
+  }
+}
+
+async function openEngine(cfg: StewardConfig, stages: readonly StageName[], logger: Logger, metrics: StewardMetrics | undefined, opened: (() => unknown)[], redisWaitMs: number): Promise<EngineRuntime> {
   const holder = await watchBlueprints(cfg.blueprints.dir, { config: cfg.engine, watch: cfg.blueprints.watch });
+  opened.push(() => holder.close());
   holder.onChange((ev) => {
     metrics?.blueprintReloads.inc({ outcome: ev.ok ? 'ok' : 'rejected' });
     if (ev.ok) logger.info({ blueprints: ev.set.blueprints.map((b) => `${b.id}`) }, 'blueprints reloaded');
@@ -84,6 +117,8 @@ export async function bootstrapEngine(cfg: StewardConfig, stages: readonly Stage
   let agentsHolder: AgentRegistryHolder | undefined;
   if (cfg.blueprints.agents) {
     agentsHolder = await watchAgentRegistry(cfg.blueprints.agents, { defaultTier: cfg.engine.defaultTier, watch: cfg.blueprints.watch });
+    const h = agentsHolder;
+    opened.push(() => h.close());
     agentsHolder.onChange((ev) => {
       metrics?.registryReloads.inc({ outcome: ev.ok ? 'ok' : 'rejected' });
       if (ev.ok) logger.info({ agents: ev.agents }, 'agent registry reloaded');
@@ -95,10 +130,18 @@ export async function bootstrapEngine(cfg: StewardConfig, stages: readonly Stage
   // maxRetriesPerRequest 1: during an outage commands fail fast (stateful tripwires fail closed, the
   // trust-debt stage backs off and retries) instead of hanging in ioredis' queue.
   const redis = needsRedis ? createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 }) : undefined;
-  redis?.on('error', (e: Error) => logger.warn({ err: e.message }, 'redis error'));
+  if (redis) opened.push(() => redis.disconnect());
+  let lastRedisError: string | undefined;
+  redis?.on('error', (e: Error) => {
+    lastRedisError = e.message;
+    logger.warn({ err: e.message }, 'redis error');
+  });
   if (redis && redis.status !== 'ready') {
     await new Promise<void>((resolve, reject) => {
-      const t = setTimeout(() => reject(new StewardError('STEWARD_STATE_UNAVAILABLE', `redis not reachable at ${cfg.redis.url}`, { retryable: true })), 15_000);
+      const t = setTimeout(
+        () => reject(new StewardError('STEWARD_STATE_UNAVAILABLE', `redis not reachable at ${redactUrl(cfg.redis.url)} after ${redisWaitMs / 1000} s${lastRedisError ? `: ${lastRedisError}` : ''}`, { retryable: true })),
+        redisWaitMs,
+      );
       redis.once('ready', () => {
         clearTimeout(t);
         resolve();
@@ -119,7 +162,6 @@ export async function bootstrapEngine(cfg: StewardConfig, stages: readonly Stage
   let signer: Ed25519Signer;
   if (cfg.signing) {
     const k = cfg.signing.key;
-    if (!k.includes('-----BEGIN') && !existsSync(k)) throw new StewardError('STEWARD_CONFIG', `signing key is neither PEM text nor an existing file: ${k}`);
     signer = Ed25519Signer.fromPem(k.includes('-----BEGIN') ? k : readFileSync(k, 'utf8'), cfg.signing.keyId);
   } else {
     // Same behaviour as `steward eval`: verdicts are always signed; without a key they cannot be verified later.

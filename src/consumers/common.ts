@@ -205,7 +205,8 @@ export class StageRunner {
         const se = e instanceof StewardError ? e : new StewardError('STEWARD_EVAL', e instanceof Error ? e.message : String(e), { cause: e });
         this.opts.metrics.dlq.inc({ stage: this.stage, code: se.code });
         this.opts.metrics.messages.inc({ stage: this.stage, outcome: 'dlq' });
-        this.opts.logger.warn({ code: se.code, msg: se.message, stage: this.stage, topic: m.topic, partition: m.partition, offset: m.offset }, 'dead-lettered');
+        // One `msg` (pino's message key) and one `stage` (bound by the stage's child logger): the error text is `err`.
+        this.opts.logger.warn({ code: se.code, err: se.message, ...('stage' in this.opts.logger.bindings() ? {} : { stage: this.stage }), topic: m.topic, partition: m.partition, offset: m.offset }, 'dead-lettered');
         return [{ topic: this.opts.dlqTopic, message: dlqMessage(m, { code: se.code, message: se.message }, this.stage, (this.opts.nowMs ?? Date.now)()) }];
       }
     }

@@ -55,6 +55,11 @@ export class ObservabilityServer {
 
   async close(): Promise<void> {
     if (!this.server) return;
-    await new Promise<void>((r) => this.server!.close(() => r()));
+    const server = this.server;
+    this.server = undefined;
+    const closed = new Promise<void>((r) => server.close(() => r()));
+    // Keep-alive scrapers must not hold the shutdown open.
+    server.closeAllConnections();
+    await closed;
   }
 }

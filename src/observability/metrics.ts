@@ -3,6 +3,7 @@
  * several in-process stages (demo, tests) share /metrics without duplicate-registration errors.
  */
 import { Registry, Histogram, Counter, Gauge, collectDefaultMetrics } from 'prom-client';
+import { safeLabelValue } from './redact.js';
 
 export class StewardMetrics {
   readonly registry: Registry;
@@ -47,8 +48,12 @@ export class StewardMetrics {
    * One agent's debt after a change. A Prometheus series per agent is unbounded with the agent count, so
    * only the `maxTrustDebtSeries` most recently changed agents keep one (LRU), and the per-level counts
    * describe the same agents. Alerting on one agent's debt is better served by acgp.trust-debt crossings.
+   * Tenant and agent id are agent-supplied: label values lose control characters and are capped at
+   * MAX_LABEL_CHARS (a hash suffix keeps cut values distinct), see safeLabelValue.
    */
-  setTrustDebt(tenant: string, agentId: string, debt: number, level: string): void {
+  setTrustDebt(tenant0: string, agentId0: string, debt: number, level: string): void {
+    const tenant = safeLabelValue(tenant0);
+    const agentId = safeLabelValue(agentId0);
     const key = `${tenant}\u0000${agentId}`;
     const prev = this.debtSeries.get(key);
     if (prev) {

@@ -16,6 +16,7 @@ import { StewardMetrics } from '../../observability/metrics.js';
 import { ObservabilityServer } from '../../observability/http-server.js';
 import { StewardError } from '../../errors.js';
 import { createLogger } from '../../logger.js';
+import { describeHidden } from '../../observability/redact.js';
 import type { StewardConfig } from '../../config/steward-config.js';
 import type { Logger } from '../../logger.js';
 
@@ -32,7 +33,15 @@ export function parseStages(s: string | undefined): StageName[] {
  * `steward ledger verify` uses), else an ephemeral key (verifiable only during this run).
  */
 export function ledgerSignerFor(cfg: Pick<StewardConfig, 'signing'>, env: NodeJS.ProcessEnv, logger: Logger): LedgerSigner {
-  const signer = ledgerSignerFromEnv(env, cfg.signing);
+  let signer: LedgerSigner | undefined;
+  try {
+    signer = ledgerSignerFromEnv(env, cfg.signing);
+  } catch {
+    // The underlying message quotes the value (`cannot read key file <value>`), which may be key material.
+    const key = env.STEWARD_LEDGER_KEY || cfg.signing?.key || '';
+    const what = key.includes('-----BEGIN') ? 'is not a valid Ed25519 PEM key' : 'is not PEM and not a readable file';
+    throw new StewardError('STEWARD_CONFIG', `ledger signing key (${env.STEWARD_LEDGER_KEY ? 'STEWARD_LEDGER_KEY' : 'signing.key / STEWARD_SIGNING_KEY'}) ${what} (${describeHidden(key)})`);
+  }
   if (signer) return signer;
   logger.warn('neither STEWARD_LEDGER_KEY nor STEWARD_SIGNING_KEY set: ledger entries signed with an ephemeral key');
   return ed25519Signer(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
@@ -47,39 +56,84 @@ export interface RunningProcess {
   isReady(): boolean;
 }
 
-/** Starts stages + observability; used by `steward run` and by the demo. */
+/** Names the brokers in a Kafka startup failure (kafkajs' own message is often just its class name). */
+export function kafkaStartupError(e: unknown, brokers: readonly string[]): StewardError {
+  const parts: string[] = [];
+  for (let c: unknown = e, i = 0; c && i < 5; c = (c as { cause?: unknown }).cause, i++) {
+    const m = c instanceof Error ? c.message || c.name : String(c);
+    if (m && !parts.includes(m)) parts.push(m);
+  }
+  return new StewardError('STEWARD_KAFKA', `kafka failed at startup (brokers ${brokers.join(',')}): ${parts.join(': ') || 'unknown error'}`, { cause: e });
+}
+
+function isKafkaError(e: unknown): boolean {
+  for (let c: unknown = e, i = 0; c && i < 5; c = (c as { cause?: unknown }).cause, i++) {
+    if (c instanceof StewardError && c.code === 'STEWARD_KAFKA') return true;
+    if (c instanceof Error && c.name.startsWith('KafkaJS')) return true;
+  }
+  return false;
+}
+
+/**
+ * Starts stages + observability; used by `steward run` and by the demo. When a step fails, everything
+ * opened so far (HTTP server, Redis, watchers) is closed before the error propagates, and a Kafka
+ * failure names the brokers.
+ */
 export async function startStewardProcess(cfg: StewardConfig, stages: StageName[], logger: Logger, metricsPort?: number): Promise<RunningProcess> {
   const metrics = new StewardMetrics({ defaultMetrics: true });
   const server = new ObservabilityServer(metrics);
-  if (cfg.observability.enabled || metricsPort !== undefined) {
-    const port = await server.listen(metricsPort ?? cfg.observability.port, cfg.observability.host);
-    logger.info({ port }, 'observability on /metrics /healthz /readyz');
+  let rt: Awaited<ReturnType<typeof bootstrapEngine>> | undefined;
+  let pipe: Awaited<ReturnType<typeof startPipeline>> | undefined;
+  try {
+    if (cfg.observability.enabled || metricsPort !== undefined) {
+      const port = await server.listen(metricsPort ?? cfg.observability.port, cfg.observability.host);
+      logger.info({ port }, 'observability on /metrics /healthz /readyz');
+    }
+    // Not ready until every stage has joined its group.
+    server.setReady('stages', false);
+    const engineStages = stages.filter((s) => s !== 'sink');
+    rt = engineStages.length > 0 ? await bootstrapEngine(cfg, engineStages, logger, metrics) : undefined;
+    const deps: PipelineDeps = { ...(rt?.deps ?? {}), startSink: stages.includes('sink') ? sinkStarter(cfg, logger) : undefined };
+    try {
+      pipe = await startPipeline(cfg, stages, deps, { logger, metrics });
+    } catch (e) {
+      throw isKafkaError(e) ? kafkaStartupError(e, cfg.kafka.brokers) : e;
+    }
+  } catch (e) {
+    await Promise.allSettled([rt?.close(), server.close()]);
+    throw e;
   }
-  const engineStages = stages.filter((s) => s !== 'sink');
-  const rt = engineStages.length > 0 ? await bootstrapEngine(cfg, engineStages, logger, metrics) : undefined;
-  const deps: PipelineDeps = { ...(rt?.deps ?? {}), startSink: stages.includes('sink') ? sinkStarter(cfg, logger) : undefined };
-  const pipe = await startPipeline(cfg, stages, deps, { logger, metrics });
-  const readyTimer = setInterval(() => server.setReady('stages', pipe.isReady()), 250);
-  server.setReady('stages', false);
-  logger.info({ stages, topics: pipe.topics }, 'steward running');
+  const running = pipe;
+  const readyTimer = setInterval(() => server.setReady('stages', running.isReady()), 250);
+  logger.info({ stages, topics: running.topics }, 'steward running');
   return {
-    isReady: () => pipe.isReady(),
+    isReady: () => running.isReady(),
     async stop() {
       clearInterval(readyTimer);
       server.setReady('stages', false);
-      await pipe.stop();
+      await running.stop();
       await rt?.close();
       await server.close();
     },
   };
 }
 
+/** `--metrics-port`: an integer 0..65535 (0 picks a free port); anything else is a usage error. */
+export function parseMetricsPort(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const t = v.trim();
+  const n = /^\d+$/.test(t) ? Number(t) : NaN;
+  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new StewardError('STEWARD_USAGE', `--metrics-port ${JSON.stringify(v)}: expected an integer port 0..65535\n${USAGE}`);
+  return n;
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { stages: { type: 'string' }, config: { type: 'string' }, 'metrics-port': { type: 'string' } } });
   const stages = parseStages(values.stages);
+  const metricsPort = parseMetricsPort(values['metrics-port']);
   const cfg = loadStewardConfig(values.config);
   const logger = createLogger({ level: cfg.logLevel });
-  const proc = await startStewardProcess(cfg, stages, logger, values['metrics-port'] !== undefined ? Number(values['metrics-port']) : undefined);
+  const proc = await startStewardProcess(cfg, stages, logger, metricsPort);
   await new Promise<void>((resolve) => {
     let stopping = false;
     const onSignal = (sig: string) => {

@@ -1,0 +1,85 @@
+import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const SECRET = 'SuperSecretPw';
+const KEY = 'MC4CAQAwBQYDK2VwBCIEIBs2QmZoSupErSeCrEtKeYmAtErIaLnotReallyPemXyZ';
+
+/** `node bin/steward.js run …` with a clean service environment; resolves with its exit code, output and run time. */
+function stewardRun(args: string[], env: Record<string, string>, killAfterMs: number): Promise<{ code: number | null; stderr: string; ms: number }> {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(KAFKA_BROKERS|REDIS_URL|CLICKHOUSE_URL|SCHEMA_REGISTRY_URL|STEWARD_.*)$/.test(k)));
+  const t0 = Date.now();
+  const child = spawn(process.execPath, [join(root, 'bin/steward.js'), 'run', '--config', 'steward.example.yaml', ...args], { cwd: root, env: { ...base, ...env } as NodeJS.ProcessEnv });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += String(d)));
+  child.stdout.resume();
+  const killer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+  return new Promise((resolve) => {
+    child.on('exit', (code) => {
+      clearTimeout(killer);
+      resolve({ code, stderr, ms: Date.now() - t0 });
+    });
+  });
+}
+
+const reachable = (host: string, port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = connect({ host, port, timeout: 1000 }, () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on('error', () => resolve(false));
+    s.on('timeout', () => {
+      s.destroy();
+      resolve(false);
+    });
+  });
+
+let redisUp = false;
+const REDIS = process.env.REDIS_URL ?? 'redis://127.0.0.1:16379';
+beforeAll(async () => {
+  const u = new URL(REDIS);
+  redisUp = await reachable(u.hostname, Number(u.port || 6379));
+});
+
+describe.concurrent('steward run: a failed startup exits non-zero', () => {
+  it('unreachable Redis: exits 1 naming Redis without the password (the metrics server does not outlive it)', { timeout: 60_000 }, async () => {
+    const r = await stewardRun(['--stages', 'trust-debt', '--metrics-port', '0'], { REDIS_URL: `redis://:${SECRET}@127.0.0.1:1`, KAFKA_BROKERS: '127.0.0.1:1' }, 45_000);
+    expect(r.code).toBe(1);
+    expect(r.ms).toBeLessThan(30_000);
+    expect(r.stderr).toContain('STEWARD_STATE_UNAVAILABLE: redis not reachable at redis://:***@127.0.0.1:1');
+    expect(r.stderr).not.toContain(SECRET);
+  });
+
+  it('unreachable Kafka: exits 1 naming the brokers', { timeout: 90_000 }, async (ctx) => {
+    if (!redisUp) ctx.skip();
+    const r = await stewardRun(['--stages', 'trust-debt', '--metrics-port', '0'], { REDIS_URL: REDIS, KAFKA_BROKERS: '127.0.0.1:1' }, 75_000);
+    expect(r.code).toBe(1);
+    expect(r.ms).toBeLessThan(60_000);
+    expect(r.stderr).toMatch(/STEWARD_KAFKA: kafka failed at startup \(brokers 127\.0\.0\.1:1\): .*ECONNREFUSED/);
+  });
+
+  it('a signing key that is not PEM is never echoed', { timeout: 30_000 }, async () => {
+    const r = await stewardRun(['--stages', 'scorer', '--metrics-port', '0'], { STEWARD_SIGNING_KEY: KEY, REDIS_URL: 'redis://127.0.0.1:1', KAFKA_BROKERS: '127.0.0.1:1' }, 25_000);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`is not PEM and not a readable file (value hidden, ${KEY.length} chars)`);
+    expect(r.stderr).not.toContain(KEY.slice(0, 12));
+  });
+
+  it('--metrics-port abc is a usage error (exit 2), not a stack trace', { timeout: 30_000 }, async () => {
+    const r = await stewardRun(['--metrics-port', 'abc'], {}, 25_000);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--metrics-port "abc": expected an integer port 0..65535');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('STEWARD_METRICS_PORT=abc names the variable', { timeout: 30_000 }, async () => {
+    const r = await stewardRun([], { STEWARD_METRICS_PORT: 'abc' }, 25_000);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('STEWARD_METRICS_PORT=abc: $.observability.port must be integer');
+    expect(r.stderr).not.toMatch(/\(\+env\):\d+:\d+/);
+  });
+});
