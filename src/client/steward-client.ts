@@ -1,8 +1,12 @@
 /**
  * StewardClient: the agent-side SDK. `decide()` publishes a trace and awaits its tripwire-stage decision
- * on this instance's own partition of the replies topic; on timeout the governance fallback
- * (DESIGN §5.5) is returned with `fallback: true`. `publish()` is fire-and-forget; `onVerdict()` receives
- * the CTQ verdicts of traces this instance published.
+ * on this instance's own partition of the replies topic; it never rejects: when no decision arrives within
+ * `timeoutMs` — counted from the call, connecting included — or the client cannot connect or publish, the
+ * governance fallback (DESIGN §5.5) is returned with `fallback: true` and the reason is logged. When the
+ * stage refuses the trace (dead-lettered: invalid, too large, evaluation error) it answers at once with a
+ * fail-closed `block` carrying `rejected: {code, message}`. `publish()` is fire-and-forget but rejects
+ * when the client cannot connect or the send fails; `onVerdict()` receives the CTQ verdicts of traces this
+ * instance published. A failed connect is not cached: the next call tries again.
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { KafkaAdapter, type KafkaSettings, type StewardConsumer, type StewardProducer, type InMessage, headerText } from '../adapters/kafka/client.js';
@@ -29,9 +33,18 @@ export interface StewardClientOptions {
   logger?: Logger;
 }
 
+/** Set on a decision when the tripwire stage refused the trace (it went to the DLQ): intervention block, approved false. */
+export interface RejectedInfo {
+  code: string;
+  message: string;
+}
+
+/** What decide() returns: the stage's decision, a fail-closed rejection (`rejected`), or the governance fallback (`fallback: true`). */
+export type ClientDecision = DecisionMessage & { rejected?: RejectedInfo };
+
 interface Pending {
-  resolve(d: DecisionMessage): void;
-  timer: NodeJS.Timeout;
+  resolve(d: ClientDecision): void;
+  trace: Trace;
 }
 
 const TIER_RANK: Record<AclTier, number> = { 'ACL-0': 0, 'ACL-1': 1, 'ACL-2': 2, 'ACL-3': 3, 'ACL-4': 4, 'ACL-5': 5 };
@@ -56,19 +69,46 @@ export class StewardClient {
     this.topics = topicNames(opts.topicPrefix ?? 'acgp');
   }
 
-  /** Idempotent; decide/publish call it lazily. */
+  /** Idempotent; decide/publish call it lazily. A failed attempt is forgotten, so the next call retries. */
   connect(): Promise<void> {
-    return (this.connected ??= this.doConnect());
+    if (!this.connected) {
+      const attempt = this.doConnect();
+      this.connected = attempt;
+      attempt.catch(() => {
+        if (this.connected === attempt) this.connected = undefined;
+      });
+    }
+    return this.connected;
   }
 
   private async doConnect(): Promise<void> {
+    try {
+      await this.connectOnce();
+    } catch (e) {
+      // Leave nothing half-open behind a failed attempt; the next connect() starts over.
+      const producer = this.producer;
+      const replies = this.replies;
+      this.producer = undefined;
+      this.replies = undefined;
+      await replies?.disconnect().catch(() => undefined);
+      await producer?.disconnect().catch(() => undefined);
+      throw e;
+    }
+  }
+
+  private async connectOnce(): Promise<void> {
     const admin = await this.adapter.admin();
     try {
+      // Checked first: asking a missing topic's offsets retries for many seconds before failing.
+      if (!(await admin.listTopics()).includes(this.topics.replies)) {
+        throw new StewardError('STEWARD_KAFKA', `replies topic ${this.topics.replies} does not exist (run steward topics create)`);
+      }
       const offsets = await admin.topicOffsets(this.topics.replies);
       if (offsets.length === 0) throw new StewardError('STEWARD_KAFKA', `replies topic ${this.topics.replies} has no partitions (run steward topics create)`);
       this.replyPartition = this.opts.replyPartition ?? randomInt(offsets.length);
       const high = offsets.find((o) => o.partition === this.replyPartition)?.high ?? '0';
-      this.producer = await this.adapter.producer();
+      const producer = await this.adapter.producer();
+      this.producer = producer;
       if (this.opts.avro) {
         this.registry = createRegistry(this.opts.avro.registryUrl);
         this.avroSchemaId = await registerAvro(this.registry, 'trace', `${this.topics.traces}-value`);
@@ -108,14 +148,18 @@ export class StewardClient {
       }
       return;
     }
-    const d = body as DecisionMessage;
-    this.lastDecision.set(cacheKey(d.agent_id, d.tool), d);
     const p = this.pending.get(corr);
-    if (p) {
-      clearTimeout(p.timer);
-      this.pending.delete(corr);
-      p.resolve(d);
+    let d = body as ClientDecision;
+    const rejected = d.rejected;
+    if (rejected !== undefined) {
+      // The stage refused the trace and may not have been able to read its ids: the client knows them.
+      // A refusal is not a policy decision, so it never feeds the cached_decision fallback.
+      if (p) d = { ...d, trace_id: p.trace.trace_id, agent_id: p.trace.agent_id, hook: p.trace.hook, ...(typeof p.trace.tool === 'string' ? { tool: p.trace.tool } : {}) };
+      this.opts.logger?.warn({ trace_id: d.trace_id, code: rejected.code, reason: rejected.message }, 'trace rejected by the tripwire stage');
+    } else {
+      this.lastDecision.set(cacheKey(d.agent_id, d.tool), d);
     }
+    p?.resolve(d);
   }
 
   private async send(trace: Trace, correlation: string): Promise<void> {
@@ -125,35 +169,49 @@ export class StewardClient {
     await this.producer!.send([{ topic: this.topics.traces, messages: [{ key: trace.agent_id, value, headers }] }]);
   }
 
-  /** Publishes the trace and waits for its decision; never rejects on timeout (fallback instead). */
-  async decide(trace: Trace, opts: { timeoutMs?: number } = {}): Promise<DecisionMessage> {
+  /**
+   * Publishes the trace and waits for its decision. Never rejects: within `timeoutMs` of the call
+   * (connecting included) it returns the stage's decision, a fail-closed `block` with `rejected` when the
+   * stage refused the trace, or else the governance fallback (`fallback: true`, reason logged) — also at
+   * once when connecting or publishing fails. A trace still being published when the time is up is sent
+   * anyway (its decision is recorded on acgp.decisions; this call has already answered).
+   */
+  async decide(trace: Trace, opts: { timeoutMs?: number } = {}): Promise<ClientDecision> {
     const timeoutMs = opts.timeoutMs ?? this.opts.defaultTimeoutMs ?? 1000;
     const correlation = `${this.instanceId}:${++this.seq}`;
-    const started = Date.now();
-    await this.connect();
-    const answer = new Promise<DecisionMessage>((resolve) => {
-      const remaining = Math.max(0, timeoutMs - (Date.now() - started));
+    return new Promise<ClientDecision>((resolve) => {
+      let done = false;
+      let sent = false;
+      const finish = (d: ClientDecision) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        this.pending.delete(correlation);
+        resolve(d);
+      };
       const timer = setTimeout(() => {
-        this.pending.delete(correlation);
-        resolve(this.fallback(trace, timeoutMs));
-      }, remaining);
-      this.pending.set(correlation, { resolve, timer });
+        const why = sent ? `no decision within ${timeoutMs} ms` : `not connected/published within ${timeoutMs} ms`;
+        this.opts.logger?.warn({ trace_id: trace.trace_id, timeout_ms: timeoutMs }, `${why}, applying governance fallback`);
+        finish(this.fallback(trace, timeoutMs));
+      }, timeoutMs);
+      this.pending.set(correlation, { resolve: finish, trace });
+      this.send(trace, correlation).then(
+        () => {
+          sent = true;
+        },
+        (e: unknown) => {
+          const msg = e instanceof Error ? e.message : String(e);
+          this.opts.logger?.warn({ err: e, trace_id: trace.trace_id }, done ? 'publish failed after the governance fallback was returned' : 'connect or publish failed, applying governance fallback');
+          finish(this.fallback(trace, timeoutMs, `publish failed: ${msg}`));
+        },
+      );
     });
-    try {
-      await this.send(trace, correlation);
-    } catch (e) {
-      const p = this.pending.get(correlation);
-      if (p) {
-        clearTimeout(p.timer);
-        this.pending.delete(correlation);
-      }
-      this.opts.logger?.warn({ err: e, trace_id: trace.trace_id }, 'publish failed, applying governance fallback');
-      return this.fallback(trace, timeoutMs, `publish failed: ${(e as Error).message}`);
-    }
-    return answer;
   }
 
-  /** Fire-and-forget: the decision still goes to acgp.decisions; the verdict reaches onVerdict handlers. */
+  /**
+   * Fire-and-forget: the decision still goes to acgp.decisions; the verdict reaches onVerdict handlers.
+   * Unlike decide(), rejects when the client cannot connect or the send fails (there is no fallback to return).
+   */
   async publish(trace: Trace): Promise<void> {
     await this.send(trace, `${this.instanceId}:p${++this.seq}`);
   }
@@ -204,10 +262,9 @@ export class StewardClient {
   }
 
   async close(): Promise<void> {
-    for (const [k, p] of this.pending) {
-      clearTimeout(p.timer);
-      this.pending.delete(k);
-    }
+    // Callers still waiting get the fallback now rather than after their timeout.
+    for (const p of [...this.pending.values()]) p.resolve(this.fallback(p.trace, 0, 'client closed'));
+    this.pending.clear();
     if (!this.connected) return;
     await this.connected.catch(() => undefined);
     await this.replies?.disconnect().catch(() => undefined);

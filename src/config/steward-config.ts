@@ -34,8 +34,14 @@ export interface StewardConfig {
    * maxEventTimeSkewMs: a trace's own timestamp is agent-controlled, yet it drives rate-limit windows and
    * trust-debt decay; it is clamped to within this many ms of the Kafka record time (LogAppendTime on
    * topics we create). null trusts trace timestamps (replays and simulations that move time on purpose).
+   * maxMessageBytes: the largest record a stage may produce (key + value + headers); every output is checked
+   * before it is sent and an input whose outputs would exceed it is dead-lettered (STEWARD_TRACE_TOO_LARGE),
+   * so no input can make a send fail forever. Default 1 000 000, below the broker's default
+   * max.message.bytes (1 048 588). Keep maxTraceBytes well below it: the scoring message is the trace plus
+   * its decision record (~1-2 KB), so a trace within that margin of the limit is dead-lettered, not scored.
+   * Not yet a key of schemas/steward-config.schema.json (read here so it works once the schema has it).
    */
-  limits: { maxTraceBytes: number; chunkSize: number; partitionsConcurrently: number; shutdownTimeoutMs: number; maxEventTimeSkewMs: number | null };
+  limits: { maxTraceBytes: number; maxMessageBytes: number; chunkSize: number; partitionsConcurrently: number; shutdownTimeoutMs: number; maxEventTimeSkewMs: number | null };
   consumer: { groupPrefix: string; sessionTimeoutMs: number; autoCommitIntervalMs: number };
   /** Periodic good-behaviour audit of the trust-debt stage (ACGP-1004 §10.4.2); interval 0 = lazy credits only. */
   trustDebt: { auditSweepIntervalMs: number; auditSweepLagMs: number };
@@ -222,11 +228,20 @@ function engineFrom(e: Raw | undefined): EngineConfig {
   });
 }
 
+/** Default limits.max_trace_bytes: leaves ~100 KB of the output limit for the decision record the scoring message adds. */
+export const DEFAULT_MAX_TRACE_BYTES = 900_000;
+/** Default limits.max_message_bytes: below the broker's default max.message.bytes (1 048 588). */
+export const DEFAULT_MAX_MESSAGE_BYTES = 1_000_000;
+
 /** Builds the typed config from an already validated raw object (after env overrides). */
 export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, file?: string): StewardConfig {
   const { raw, sources } = envOverrides(raw0, env);
   // Env values must obey the same schema as the file.
   validateWithEnv(raw0, raw, sources, file);
+  const maxMessage = raw.limits?.max_message_bytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  if (!Number.isSafeInteger(maxMessage) || maxMessage < 1024) {
+    throw new StewardError('STEWARD_CONFIG', `$.limits.max_message_bytes: must be an integer >= 1024 (got ${maxMessage})`, { position: { file, path: '$.limits.max_message_bytes' } });
+  }
   const base = file ? dirname(resolve(file)) : process.cwd();
   const k = raw.kafka ?? {};
   let ssl: KafkaSettings['ssl'];
@@ -264,7 +279,8 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
       ? { baseUrl: raw.llm.base_url, apiKey: raw.llm.api_key, model: raw.llm.model, timeoutMs: raw.llm.timeout_ms ?? 10_000, maxInFlight: raw.llm.max_in_flight ?? 8 }
       : undefined,
     limits: {
-      maxTraceBytes: raw.limits?.max_trace_bytes ?? 1_048_576,
+      maxTraceBytes: raw.limits?.max_trace_bytes ?? DEFAULT_MAX_TRACE_BYTES,
+      maxMessageBytes: raw.limits?.max_message_bytes ?? DEFAULT_MAX_MESSAGE_BYTES,
       chunkSize: raw.limits?.chunk_size ?? 500,
       partitionsConcurrently: raw.limits?.partitions_concurrently ?? 4,
       shutdownTimeoutMs: raw.limits?.shutdown_timeout_ms ?? 15_000,

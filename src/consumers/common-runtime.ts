@@ -84,6 +84,7 @@ export async function startPipeline(
               metrics,
               engineVersion: deps.engineVersion,
               maxEventTimeSkewMs: cfg.limits.maxEventTimeSkewMs,
+              maxMessageBytes: cfg.limits.maxMessageBytes,
               replies: replies!,
               onRejectedRoute: (m) => routeLog.warn({ topic: m.topic, partition: m.partition, offset: m.offset, key: m.key?.toString('utf8') }, 'reply route outside the replies topic ignored'),
             })
@@ -119,6 +120,7 @@ export async function startPipeline(
         metrics,
         logger: opts.logger.child({ stage: p.stage }),
         chunkSize: cfg.limits.chunkSize,
+        maxMessageBytes: cfg.limits.maxMessageBytes,
         partitionsConcurrently: cfg.limits.partitionsConcurrently,
         autoCommitIntervalMs: cfg.consumer.autoCommitIntervalMs,
         sessionTimeoutMs: cfg.consumer.sessionTimeoutMs,

@@ -9,6 +9,12 @@
  * A crash therefore replays at most the unacknowledged tail: at-least-once, made idempotent downstream by
  * trace_id / event_id. Non-retryable errors dead-letter the message; retryable ones (Redis, registry
  * outages) are retried with backoff while the partition waits, so nothing is skipped.
+ *
+ * No input may stall its partition with a send that can never succeed: processors check their outputs
+ * against `maxMessageBytes` (and dead-letter inputs whose outputs would not fit), DLQ records are cut to
+ * fit, and should the broker still refuse a record as too large (MESSAGE_TOO_LARGE / RECORD_LIST_TOO_LARGE,
+ * e.g. a topic whose max.message.bytes is below the configured limit) the chunk is re-sent input by input
+ * and the inputs whose outputs the broker refuses are dead-lettered (STEWARD_TRACE_TOO_LARGE).
  */
 import type { KafkaAdapter, InMessage, OutMessage, StewardConsumer, StewardProducer, InBatch, BatchControl } from '../adapters/kafka/client.js';
 import { dlqMessage } from '../adapters/kafka/dlq.js';
@@ -27,6 +33,11 @@ export interface StageProcessor {
   readonly inputTopics: string[];
   /** Returns the outputs for one input. Throws StewardError: non-retryable → DLQ, retryable → retried. */
   process(m: InMessage): Promise<StageOutput[]>;
+  /**
+   * Extra outputs sent with an input's DLQ record (the tripwire stage answers a waiting client with a
+   * fail-closed decision). Must not throw; outputs over `maxMessageBytes` are dropped.
+   */
+  onDeadLetter?(m: InMessage, err: { code: string; message: string }): StageOutput[];
 }
 
 export interface StageRunnerOptions {
@@ -45,7 +56,37 @@ export interface StageRunnerOptions {
   retry?: { initialMs: number; maxMs: number };
   /** Wall clock for DLQ timestamps (injectable for tests). */
   nowMs?: () => number;
+  /** limits.max_message_bytes: DLQ records are cut to fit (default 1 000 000). */
+  maxMessageBytes?: number;
 }
+
+/** Bytes a record puts on the wire besides framing: key + value + header names and values. */
+export function messageBytes(m: OutMessage): number {
+  const len = (v: string | Buffer | null | undefined) => (v === null || v === undefined ? 0 : typeof v === 'string' ? Buffer.byteLength(v) : v.length);
+  let n = len(m.key) + len(m.value);
+  for (const [k, v] of Object.entries(m.headers ?? {})) n += Buffer.byteLength(k) + len(v);
+  return n;
+}
+
+const TOO_LARGE_TYPES = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);
+
+/**
+ * True when the broker refused a produce because a record (batch) is too large: kafkajs MESSAGE_TOO_LARGE
+ * or RECORD_LIST_TOO_LARGE, found on the error or its causes. Never retryable: the same bytes fail again.
+ */
+export function isMessageTooLarge(e: unknown): boolean {
+  for (let cur: unknown = e, depth = 0; cur && typeof cur === 'object' && depth < 8; depth++) {
+    const o = cur as { type?: unknown; cause?: unknown; originalError?: unknown; errors?: unknown };
+    if (typeof o.type === 'string' && TOO_LARGE_TYPES.has(o.type)) return true;
+    if (Array.isArray(o.errors) && o.errors.some((x) => isMessageTooLarge(x))) return true;
+    cur = o.cause ?? o.originalError;
+  }
+  return false;
+}
+
+/** Headers added to a DLQ record whose original value or headers had to be left out to fit the limit. */
+export const DLQ_DROPPED_HEADER = 'x-steward-dropped';
+
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -123,12 +164,20 @@ export class StageRunner {
         const done = stoppedAt < 0 ? results.length : stoppedAt;
         // Outputs in offset order; on a stop, only the prefix before the first unfinished message counts
         // (later ones are redone after the restart: at-least-once, idempotent downstream).
-        const outs = results.slice(0, done).flatMap((r) => r as StageOutput[]);
+        const perInput = results.slice(0, done) as StageOutput[][];
+        const outs = perInput.flat();
         await settle();
         const last = done > 0 ? chunk[done - 1].offset : undefined;
-        const sent = this.flush(outs).then(() => {
-          if (last !== undefined) ctl.resolveOffset(last);
-        });
+        const sent = this.flush(outs)
+          .catch((e: unknown) => {
+            // Never retried as a whole: the same bytes would be refused forever and the partition would stall.
+            if (!isMessageTooLarge(e)) throw e;
+            this.opts.logger.warn({ err: e, ...this.stageField(), topic: batch.topic, partition: batch.partition }, 'broker refused an output as too large; re-sending the chunk input by input');
+            return this.flushEach(chunk.slice(0, done), perInput, e);
+          })
+          .then(() => {
+            if (last !== undefined) ctl.resolveOffset(last);
+          });
         // Awaited before the next flush or on exit; the no-op handler only keeps a failure that happens
         // while the next chunk is processed from being reported as unhandled in between.
         sent.catch(() => undefined);
@@ -182,6 +231,67 @@ export class StageRunner {
     await this.opts.producer.send([...byTopic].map(([topic, messages]) => ({ topic, messages })));
   }
 
+  /**
+   * After the broker refused a chunk's send as too large: each input's outputs go out on their own, in
+   * offset order (outputs of the chunk that already landed may repeat: at-least-once). An input whose
+   * own send is refused twice is dead-lettered (STEWARD_TRACE_TOO_LARGE); if even its DLQ record is
+   * refused, a record without the original value and headers is sent, and failing that it is logged and
+   * skipped, so the partition always moves on. Other errors fail the batch as usual (redone).
+   */
+  private async flushEach(msgs: InMessage[], perInput: StageOutput[][], cause: unknown): Promise<void> {
+    const tooLarge = async (outs: StageOutput[]): Promise<boolean> => {
+      try {
+        await this.flush(outs);
+        return false;
+      } catch (e) {
+        if (!isMessageTooLarge(e)) throw e;
+        return true;
+      }
+    };
+    for (let i = 0; i < msgs.length; i++) {
+      const m = msgs[i];
+      // One retry: a refused request fails every send merged into it, so an innocent input may share one failure.
+      if (!(await tooLarge(perInput[i])) || !(await tooLarge(perInput[i]))) continue;
+      const err = { code: 'STEWARD_TRACE_TOO_LARGE', message: `the broker refused an output of this input as too large (${(cause as Error)?.message ?? String(cause)})` };
+      this.opts.metrics.dlq.inc({ stage: this.stage, code: err.code });
+      this.opts.logger.warn({ code: err.code, ...this.stageField(), topic: m.topic, partition: m.partition, offset: m.offset }, 'dead-lettered: output refused by the broker as too large');
+      if (!(await tooLarge(this.deadLetter(m, err)))) continue;
+      if (!(await tooLarge(this.deadLetter(m, err, 0)))) continue;
+      if (!(await tooLarge([{ topic: this.opts.dlqTopic, message: this.dlqRecord(m, err, 0) }]))) continue;
+      this.opts.logger.error({ ...this.stageField(), topic: m.topic, partition: m.partition, offset: m.offset }, 'even a bare DLQ record was refused as too large; input skipped');
+    }
+  }
+
+  /** The DLQ record of `m`, cut to `limit` bytes: first without the original value, then without its headers. */
+  private dlqRecord(m: InMessage, err: { code: string; message: string }, limit = this.opts.maxMessageBytes ?? 1_000_000): OutMessage {
+    const now = (this.opts.nowMs ?? Date.now)();
+    let rec = dlqMessage(m, err, this.stage, now);
+    if (messageBytes(rec) <= limit) return rec;
+    const valueBytes = m.value?.length ?? 0;
+    const noValue = dlqMessage({ ...m, value: null }, err, this.stage, now);
+    rec = { ...noValue, headers: { ...noValue.headers, [DLQ_DROPPED_HEADER]: `value (${valueBytes} bytes)` } };
+    if (messageBytes(rec) <= limit) return rec;
+    const bare = dlqMessage({ ...m, value: null, headers: {}, key: m.key && m.key.length <= 1024 ? m.key : null }, err, this.stage, now);
+    return { ...bare, headers: { ...bare.headers, [DLQ_DROPPED_HEADER]: `value (${valueBytes} bytes), original headers and key` } };
+  }
+
+  /** `stage` for a log line unless the logger already binds it (one `stage` key per line). */
+  private stageField(): { stage?: string } {
+    return 'stage' in this.opts.logger.bindings() ? {} : { stage: this.stage };
+  }
+
+  /** The outputs of a dead-lettered input: the processor's extras (e.g. a client's reply) that fit, then the DLQ record. */
+  private deadLetter(m: InMessage, err: { code: string; message: string }, dlqLimit?: number): StageOutput[] {
+    const limit = this.opts.maxMessageBytes ?? 1_000_000;
+    let extra: StageOutput[] = [];
+    try {
+      extra = (this.proc.onDeadLetter?.(m, err) ?? []).filter((o) => messageBytes(o.message) <= limit);
+    } catch (e) {
+      this.opts.logger.warn({ err: e, ...this.stageField() }, 'onDeadLetter failed');
+    }
+    return [...extra, { topic: this.opts.dlqTopic, message: this.dlqRecord(m, err, dlqLimit) }];
+  }
+
   private async processOne(m: InMessage, ctl: BatchControl): Promise<StageOutput[] | 'stopped'> {
     const retry = this.opts.retry ?? { initialMs: 100, maxMs: 5000 };
     let delay = retry.initialMs;
@@ -207,7 +317,7 @@ export class StageRunner {
         this.opts.metrics.messages.inc({ stage: this.stage, outcome: 'dlq' });
         // One `msg` (pino's message key) and one `stage` (bound by the stage's child logger): the error text is `err`.
         this.opts.logger.warn({ code: se.code, err: se.message, ...('stage' in this.opts.logger.bindings() ? {} : { stage: this.stage }), topic: m.topic, partition: m.partition, offset: m.offset }, 'dead-lettered');
-        return [{ topic: this.opts.dlqTopic, message: dlqMessage(m, { code: se.code, message: se.message }, this.stage, (this.opts.nowMs ?? Date.now)()) }];
+        return this.deadLetter(m, { code: se.code, message: se.message });
       }
     }
   }

@@ -2,6 +2,12 @@
  * Tripwire stage (eval tier 0–1): acgp.traces → decide → acgp.decisions (key agent_id), the waiting
  * client's reply partition, and acgp.scoring unless the tripwires halted (DESIGN §2). All outputs of a
  * chunk leave in one idempotent send; the reply is listed first so it is not queued behind the rest.
+ *
+ * Every output is checked against `maxMessageBytes` before it is sent: an input whose decision, scoring
+ * message or reply would not fit is dead-lettered (STEWARD_TRACE_TOO_LARGE) instead of failing the send
+ * forever. A dead-lettered input that carries a valid reply route is answered with a fail-closed decision
+ * (block, approved false, stage none, `rejected: {code, message}`), so a waiting client learns at once
+ * that its trace was refused instead of timing out into its governance fallback.
  */
 import type { InMessage } from '../adapters/kafka/client.js';
 import type { TopicNames } from '../adapters/kafka/topics.js';
@@ -11,7 +17,8 @@ import { headerText } from '../adapters/kafka/client.js';
 import { StewardError, isRetryable } from '../errors.js';
 import type { StewardMetrics } from '../observability/metrics.js';
 import type { StageOutput, StageProcessor } from './common.js';
-import { eventTimeMs } from './common.js';
+import { eventTimeMs, messageBytes } from './common.js';
+import type { DecisionMessage } from '../adapters/kafka/messages.js';
 import { decisionMessage, type DecideScoreEngine } from './common-engine.js';
 import { scoringJson } from './scoring-message.js';
 import { traceEventId } from '../engine/event-id.js';
@@ -29,6 +36,30 @@ export interface TripwireStageDeps {
   replies: ReplyTarget;
   /** Told when a trace asked for a reply route outside `replies` (logged by the runtime). */
   onRejectedRoute?: (m: InMessage) => void;
+  /** limits.max_message_bytes: the largest output record (key + value + headers); default 1 000 000. */
+  maxMessageBytes?: number;
+}
+
+/** Why the stage refused a trace, on the fail-closed reply to a waiting client (`DecisionMessage.rejected`). */
+export interface RejectedInfo {
+  code: string;
+  message: string;
+}
+
+const MAX_REJECT_MESSAGE = 1000;
+const MAX_ID_LENGTH = 256;
+/** Identifying fields are read back from a rejected JSON trace only up to this size (best effort). */
+const MAX_PEEK_BYTES = 64 * 1024;
+
+function peekIds(value: Buffer | null): { trace_id?: string; hook?: string; tool?: string } {
+  if (!value || value.length > MAX_PEEK_BYTES || value[0] !== 0x7b) return {};
+  try {
+    const o = JSON.parse(value.toString('utf8')) as Record<string, unknown>;
+    const str = (v: unknown) => (typeof v === 'string' && v.length <= MAX_ID_LENGTH ? v : undefined);
+    return { trace_id: str(o.trace_id), hook: str(o.hook), tool: str(o.tool) };
+  } catch {
+    return {};
+  }
 }
 
 export class TripwireProcessor implements StageProcessor {
@@ -41,6 +72,12 @@ export class TripwireProcessor implements StageProcessor {
 
   async process(m: InMessage): Promise<StageOutput[]> {
     const { trace, json: traceJson } = await this.d.decoder.decode(m.value);
+    const limit = this.d.maxMessageBytes ?? 1_000_000;
+    // The scoring message carries the trace: one that alone exceeds the limit is refused before deciding (no state touched).
+    const traceBytes = traceJson !== undefined ? Buffer.byteLength(traceJson) : (m.value?.length ?? 0);
+    if (traceBytes + (m.key?.length ?? 0) > limit) {
+      throw new StewardError('STEWARD_TRACE_TOO_LARGE', `its outputs would exceed limits.max_message_bytes ${limit} (trace ${traceBytes} bytes as JSON)`);
+    }
     const evTime = eventTimeMs(trace.timestamp, m, this.d.maxEventTimeSkewMs ?? null);
     let record: unknown;
     try {
@@ -50,7 +87,6 @@ export class TripwireProcessor implements StageProcessor {
       throw e instanceof StewardError ? e : new StewardError('STEWARD_EVAL', `decide failed: ${(e as Error).message}`, { cause: e });
     }
     const decision = decisionMessage(record, trace, evTime, (this.d.nowMs ?? Date.now)(), this.d.engineVersion);
-    this.d.metrics.interventions.inc({ stage: this.stage, intervention: decision.intervention });
     const json = JSON.stringify(decision);
     const outs: StageOutput[] = [];
     const route = replyRoute(m, this.d.replies);
@@ -58,6 +94,45 @@ export class TripwireProcessor implements StageProcessor {
     if (route) outs.push(replyMessage(route, 'decision', trace.agent_id, json));
     outs.push({ topic: this.d.topics.decisions, message: { key: trace.agent_id, value: json } });
     if (!decision.halted) outs.push({ topic: this.d.topics.scoring, message: { key: trace.agent_id, value: scoringJson(traceJson ?? JSON.stringify(trace), evTime, record, route) } });
+    for (const o of outs) {
+      const n = messageBytes(o.message);
+      if (n > limit) {
+        throw new StewardError('STEWARD_TRACE_TOO_LARGE', `its ${o.topic} message would be ${n} bytes, over limits.max_message_bytes ${limit} (trace ${m.value?.length ?? 0} bytes)`);
+      }
+    }
+    this.d.metrics.interventions.inc({ stage: this.stage, intervention: decision.intervention });
     return outs;
+  }
+
+  /** A dead-lettered input with a valid reply route: answer the waiting client with a fail-closed decision. */
+  onDeadLetter(m: InMessage, err: { code: string; message: string }): StageOutput[] {
+    const route = replyRoute(m, this.d.replies);
+    if (!route) return [];
+    const key = m.key && m.key.length <= MAX_ID_LENGTH ? m.key.toString('utf8') : '';
+    const ids = peekIds(m.value);
+    const message = err.message.length > MAX_REJECT_MESSAGE ? err.message.slice(0, MAX_REJECT_MESSAGE) + '…' : err.message;
+    const rejected: RejectedInfo = { code: err.code, message };
+    const now = (this.d.nowMs ?? Date.now)();
+    const d: DecisionMessage = {
+      trace_id: ids.trace_id ?? '',
+      agent_id: key,
+      tenant: '',
+      blueprint: '',
+      intervention: 'block',
+      approved: false,
+      stage: 'none',
+      halted: false,
+      reasons: [`trace rejected by the tripwire stage: ${err.code}: ${message}`],
+      tripwires: [],
+      rules: [],
+      latency_ms: 0,
+      event_time_ms: Number.isFinite(m.timestampMs) ? m.timestampMs : now,
+      decided_at_ms: now,
+      hook: ids.hook ?? '',
+      ...(ids.tool !== undefined ? { tool: ids.tool } : {}),
+      ...(this.d.engineVersion ? { engine_version: this.d.engineVersion } : {}),
+      rejected,
+    };
+    return [replyMessage(route, 'decision', key, JSON.stringify(d))];
   }
 }

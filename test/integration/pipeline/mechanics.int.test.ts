@@ -6,8 +6,9 @@ import { startPipeline } from '../../../src/consumers/common-runtime.js';
 import { readDlqHeaders } from '../../../src/adapters/kafka/dlq.js';
 import { REPLY_HEADERS } from '../../../src/adapters/kafka/request-reply.js';
 import { DEFAULT_TRUST_DEBT_CONFIG_FOR_TESTS } from './fixtures.js';
-import { Collector, MapTrustDebtStore, TestEngine, quietLogger, trace, withPipelineEnv } from './harness.js';
-import { waitFor } from '../setup/helpers.js';
+import { Collector, MapTrustDebtStore, TestEngine, pipelineConfig, quietLogger, trace, withPipelineEnv } from './harness.js';
+import { uniqueName, waitFor } from '../setup/helpers.js';
+import { KafkaAdapter } from '../../../src/adapters/kafka/client.js';
 
 describe('pipeline mechanics', () => {
   it('JSON and Avro traces → decisions, verdicts, trust-debt events; sync decide and onVerdict', async () => {
@@ -195,5 +196,109 @@ describe('pipeline mechanics', () => {
         await pipe.stop();
       }
     }, { limits: { max_event_time_skew_ms: 300_000 } });
+  });
+
+  it('a trace whose scoring message would exceed max_message_bytes is dead-lettered; the partition moves on; the client gets block', async () => {
+    await withPipelineEnv('pl-big', async ({ cfg, topics, adapter }) => {
+      const pipe = await startPipeline(cfg, ['tripwire'], { engine: new TestEngine() }, { logger: quietLogger() });
+      const out = await new Collector(adapter, [topics.decisions, topics.dlq, topics.scoring]).start();
+      const client = new StewardClient({ kafka: adapter, topicPrefix: cfg.topics.prefix });
+      const p = await adapter.producer();
+      try {
+        // Just under max_trace_bytes (999 900): the trace passes the size check, trace + decision record does not fit 1 000 000.
+        const base = JSON.stringify(trace(1, 'big', { content: '' }));
+        const big = trace(1, 'big', { content: 'x'.repeat(999_800 - base.length) });
+        expect(Buffer.byteLength(JSON.stringify(big))).toBe(999_800);
+        await p.send([{ topic: topics.traces, messages: [{ key: 'big', value: JSON.stringify(big) }, { key: 'big', value: JSON.stringify(trace(2, 'big')) }] }]);
+        const t0 = Date.now();
+        const d = await client.decide({ ...big, trace_id: 't-big-3' }, { timeoutMs: 15000 });
+        expect(Date.now() - t0).toBeLessThan(10000);
+        expect(d).toMatchObject({ trace_id: 't-big-3', intervention: 'block', approved: false, stage: 'none', rejected: { code: 'STEWARD_TRACE_TOO_LARGE' } });
+        expect(d.fallback).toBeUndefined();
+        const after = await client.decide(trace(4, 'big'), { timeoutMs: 15000 });
+        expect(after.fallback).toBeUndefined();
+        await waitFor(() => out.on(topics.dlq).length === 2 && out.byId(topics.decisions).size === 2, { timeoutMs: 15000, message: 'dlq + decisions' });
+        const dlq = out.on(topics.dlq).map((m) => readDlqHeaders(m));
+        expect(dlq.map((h) => h.code)).toEqual(['STEWARD_TRACE_TOO_LARGE', 'STEWARD_TRACE_TOO_LARGE']);
+        expect(dlq[0].message).toMatch(/scoring message would be \d+ bytes, over limits\.max_message_bytes 1000000/);
+        // Trace + DLQ headers would pass max_message_bytes too: the DLQ record leaves the value out and says so.
+        expect(out.on(topics.dlq)[0].value).toBeNull();
+        expect(out.on(topics.dlq)[0].headers['x-steward-dropped'].toString()).toBe('value (999800 bytes)');
+        expect([...out.byId(topics.decisions).keys()].sort()).toEqual(['t-big-2', 't-big-4']);
+        expect(out.json(topics.scoring).map((s) => s.trace.trace_id).sort()).toEqual(['t-big-2', 't-big-4']);
+        // Nothing redone: one decision per trace.
+        expect(out.on(topics.decisions)).toHaveLength(2);
+      } finally {
+        await p.disconnect();
+        await client.close();
+        await out.stop();
+        await pipe.stop();
+      }
+    }, { limits: { max_trace_bytes: 999_900 } });
+  });
+
+  it('a broker MESSAGE_TOO_LARGE (output limit set above the broker max.message.bytes) is dead-lettered, not retried forever', async () => {
+    await withPipelineEnv('pl-broker-big', async ({ cfg, topics, adapter }) => {
+      cfg.limits.maxMessageBytes = 4_000_000; // misconfigured above the broker's 1 048 588: the broker has the last word
+      const pipe = await startPipeline(cfg, ['tripwire'], { engine: new TestEngine() }, { logger: quietLogger() });
+      const out = await new Collector(adapter, [topics.decisions, topics.dlq]).start();
+      const p = await adapter.producer();
+      try {
+        // The trace itself fits the broker (1 048 450 + record framing < 1 048 588); its scoring message does not.
+        const base = JSON.stringify(trace(1, 'huge', { content: '' }));
+        const big = trace(1, 'huge', { content: 'x'.repeat(1_048_450 - base.length) });
+        await p.send([{ topic: topics.traces, messages: [{ key: 'huge', value: JSON.stringify(big) }, { key: 'huge', value: JSON.stringify(trace(2, 'huge')) }] }]);
+        await waitFor(() => out.on(topics.dlq).length >= 1 && out.byId(topics.decisions).has('t-huge-2'), { timeoutMs: 30000, message: 'dlq + decision behind it' });
+        expect(readDlqHeaders(out.on(topics.dlq)[0]).code).toBe('STEWARD_TRACE_TOO_LARGE');
+        expect(readDlqHeaders(out.on(topics.dlq)[0]).message).toMatch(/refused an output of this input as too large/);
+        await new Promise((r) => setTimeout(r, 2000));
+        expect(out.on(topics.dlq)).toHaveLength(1);
+        expect(out.json(topics.decisions).filter((d) => d.trace_id === 't-huge-2').length).toBeLessThanOrEqual(2); // at most one re-send, no loop
+      } finally {
+        await p.disconnect();
+        await out.stop();
+        await pipe.stop();
+      }
+    }, { limits: { max_trace_bytes: 1_048_500 } });
+  });
+
+  it('decide() on a trace the stage dead-letters returns block with the error code promptly; the DLQ still gets it', async () => {
+    await withPipelineEnv('pl-reject', async ({ cfg, topics, adapter }) => {
+      const pipe = await startPipeline(cfg, ['tripwire'], { engine: new TestEngine() }, { logger: quietLogger() });
+      const out = await new Collector(adapter, [topics.dlq]).start();
+      const client = new StewardClient({ kafka: adapter, topicPrefix: cfg.topics.prefix });
+      try {
+        await client.decide(trace(0, 'r1'), { timeoutMs: 15000 }); // warm up: connected, stage joined
+        const t0 = Date.now();
+        const d = await client.decide(trace(1, 'r1', { timestamp: 'not-a-time' }), { timeoutMs: 5000 });
+        expect(Date.now() - t0).toBeLessThan(4000);
+        expect(d).toMatchObject({ trace_id: 't-r1-1', agent_id: 'r1', intervention: 'block', approved: false, stage: 'none', rejected: { code: 'STEWARD_TRACE_SCHEMA' } });
+        expect(d.fallback).toBeUndefined();
+        expect(d.rejected!.message.length).toBeGreaterThan(0);
+        await waitFor(() => out.on(topics.dlq).length === 1, { timeoutMs: 10000, message: 'dlq' });
+        expect(readDlqHeaders(out.on(topics.dlq)[0])).toMatchObject({ code: 'STEWARD_TRACE_SCHEMA', sourceTopic: topics.traces });
+      } finally {
+        await client.close();
+        await out.stop();
+        await pipe.stop();
+      }
+    });
+  });
+
+  it('decide() without a replies topic returns the governance fallback within its timeout, every time (connect retried)', async () => {
+    const cfg = pipelineConfig(uniqueName('pl-noreplies'));
+    const adapter = new KafkaAdapter(cfg.kafka);
+    const client = new StewardClient({ kafka: adapter, topicPrefix: cfg.topics.prefix, fallbackOnTimeout: 'deny' });
+    try {
+      for (let i = 0; i < 2; i++) {
+        const t0 = Date.now();
+        const d = await client.decide(trace(i, 'n1'), { timeoutMs: 500 });
+        expect(Date.now() - t0).toBeLessThan(1500);
+        expect(d).toMatchObject({ intervention: 'block', approved: false, fallback: true });
+      }
+      await expect(client.publish(trace(3, 'n1'))).rejects.toThrow(/replies/);
+    } finally {
+      await client.close();
+    }
   });
 });

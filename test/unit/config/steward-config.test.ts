@@ -15,6 +15,14 @@ describe('steward.yaml', () => {
     expect(groupId(cfg, 'tripwire')).toBe('steward-tripwire');
   });
 
+  it('output limit: max_message_bytes 1 000 000 by default (below the broker default 1 048 588), traces 900 000 with headroom', () => {
+    const cfg = buildConfig({}, {});
+    expect(cfg.limits.maxMessageBytes).toBe(1_000_000);
+    expect(cfg.limits.maxTraceBytes).toBe(900_000);
+    expect(cfg.limits.maxTraceBytes).toBeLessThan(cfg.limits.maxMessageBytes);
+    expect(buildConfig(parseConfigText('limits:\n  max_trace_bytes: 1048576\n'), {}).limits).toMatchObject({ maxTraceBytes: 1_048_576, maxMessageBytes: 1_000_000 });
+  });
+
   it('signing.require_key / STEWARD_REQUIRE_SIGNING_KEY', () => {
     expect(buildConfig({}, {}).requireSigningKey).toBe(false);
     expect(buildConfig(parseConfigText('signing:\n  require_key: true\n'), {}).requireSigningKey).toBe(true);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { StageRunner, type StageOutput, type StageProcessor } from '../../../src/consumers/common.js';
+import { StageRunner, isMessageTooLarge, messageBytes, type StageOutput, type StageProcessor } from '../../../src/consumers/common.js';
+import { StewardError } from '../../../src/errors.js';
 import type { BatchControl, InBatch, InMessage, KafkaAdapter, OutRecord, StewardConsumer, StewardProducer } from '../../../src/adapters/kafka/client.js';
 import { StewardMetrics } from '../../../src/observability/metrics.js';
 import { createLogger } from '../../../src/logger.js';
@@ -102,5 +103,144 @@ describe('StageRunner chunk pipelining', () => {
     acks[0].reject(new Error('broker down'));
     await expect(done).rejects.toThrow('broker down');
     expect(log.filter((l) => l.startsWith('send') || l.startsWith('resolve'))).toEqual(['send o0,o1']);
+  });
+});
+
+/** A runner whose producer acknowledges at once, except sends the `refuse` predicate rejects (like the broker's MESSAGE_TOO_LARGE). */
+async function autoSetup(proc: StageProcessor, refuse: (records: OutRecord[]) => unknown, maxMessageBytes?: number) {
+  const sends: OutRecord[][] = [];
+  const resolved: string[] = [];
+  let handler!: (b: InBatch, ctl: BatchControl) => Promise<void>;
+  const consumer: StewardConsumer = {
+    async subscribe() {},
+    async runBatches(h) {
+      handler = h;
+    },
+    seek() {},
+    async stop() {},
+    async disconnect() {},
+    onCrash() {},
+    onGroupJoin() {},
+  };
+  const producer: StewardProducer = {
+    async send(records: OutRecord[]) {
+      const err = refuse(records);
+      if (err) throw err;
+      sends.push(records);
+    },
+    async disconnect() {},
+  };
+  const metrics = new StewardMetrics();
+  const runner = new StageRunner(proc, {
+    adapter: { consumer: () => consumer } as unknown as KafkaAdapter,
+    producer,
+    groupId: 'g',
+    dlqTopic: 'dlq',
+    metrics,
+    logger: createLogger({ level: 'silent' }),
+    chunkSize: 10,
+    maxMessageBytes,
+    nowMs: () => 7,
+  });
+  await runner.start();
+  const ctl: BatchControl = { resolveOffset: (o) => void resolved.push(o), heartbeat: async () => undefined, isRunning: () => true, isStale: () => false, commit: async () => undefined };
+  const run = (msgs: InMessage[]) => handler({ topic: 'in', partition: 0, highWatermark: String(msgs.length), messages: msgs }, ctl);
+  const sent = () => sends.flatMap((rs) => rs.flatMap((r) => r.messages.map((m) => ({ topic: r.topic, m }))));
+  return { run, sends, sent, resolved, metrics };
+}
+
+const tooLarge = () => Object.assign(new Error('produce failed: The request included a message larger than the max message size the server will accept'), {
+  retryable: false,
+  cause: Object.assign(new Error('The request included a message larger than the max message size the server will accept'), { type: 'MESSAGE_TOO_LARGE', retriable: false }),
+});
+
+describe('StageRunner dead-lettering', () => {
+  it('a dead-lettered input sends the processor\'s onDeadLetter outputs with its DLQ record', async () => {
+    const proc: StageProcessor = {
+      stage: 'test',
+      inputTopics: ['in'],
+      async process(m) {
+        if (m.offset === '1') throw new StewardError('STEWARD_TRACE_SCHEMA', 'bad');
+        return [{ topic: 'out', message: { key: m.key, value: `o${m.offset}` } }];
+      },
+      onDeadLetter: (m, err) => [{ topic: 'replies', message: { key: 'k', value: `rejected ${m.offset} ${err.code}` } }],
+    };
+    const { run, sent, resolved } = await autoSetup(proc, () => undefined);
+    await run([msg(0, 'a'), msg(1, 'a'), msg(2, 'a')]);
+    // One send per chunk, records grouped by topic.
+    expect(sent().map((s) => `${s.topic}:${String(s.m.value)}`)).toEqual(['out:o0', 'out:o2', 'replies:rejected 1 STEWARD_TRACE_SCHEMA', 'dlq:v1']);
+    expect(resolved).toEqual(['2']);
+  });
+
+  it('a DLQ record over max_message_bytes is cut: without the original value, then without its headers', async () => {
+    const proc: StageProcessor = {
+      stage: 'test',
+      inputTopics: ['in'],
+      async process() {
+        throw new StewardError('STEWARD_TRACE_TOO_LARGE', 'too big');
+      },
+      onDeadLetter: () => [{ topic: 'replies', message: { key: 'k', value: 'x'.repeat(5000) } }], // over the limit: dropped
+    };
+    const { run, sent } = await autoSetup(proc, () => undefined, 2000);
+    const big: InMessage = { ...msg(0, 'a'), value: Buffer.alloc(3000, 1) };
+    const bigHeaders: InMessage = { ...msg(1, 'a'), value: Buffer.alloc(3000, 1), headers: { h: Buffer.alloc(3000, 2) } };
+    await run([big, bigHeaders]);
+    const out = sent();
+    expect(out.map((s) => s.topic)).toEqual(['dlq', 'dlq']);
+    expect(out[0].m.value).toBeNull();
+    expect(out[0].m.headers!['x-steward-dropped']).toBe('value (3000 bytes)');
+    expect(out[0].m.headers!['x-steward-error-code']).toBe('STEWARD_TRACE_TOO_LARGE');
+    expect(out[1].m.value).toBeNull();
+    expect(out[1].m.headers!.h).toBeUndefined();
+    expect(out[1].m.headers!['x-steward-dropped']).toContain('original headers');
+    expect(out.every((s) => messageBytes(s.m) <= 2000)).toBe(true);
+  });
+
+  it('a broker MESSAGE_TOO_LARGE never loops: the chunk is re-sent input by input and the refused input is dead-lettered', async () => {
+    const proc: StageProcessor = {
+      stage: 'test',
+      inputTopics: ['in'],
+      async process(m) {
+        return [{ topic: 'out', message: { key: m.key, value: m.offset === '1' ? 'HUGE' : `o${m.offset}` } }];
+      },
+      onDeadLetter: (m, err) => [{ topic: 'replies', message: { key: 'k', value: `rejected ${m.offset} ${err.code}` } }],
+    };
+    const refuse = (rs: OutRecord[]) => (rs.some((r) => r.messages.some((m) => m.value === 'HUGE')) ? tooLarge() : undefined);
+    const { run, sent, resolved, metrics } = await autoSetup(proc, refuse);
+    await run([msg(0, 'a'), msg(1, 'b'), msg(2, 'a')]);
+    const out = sent();
+    expect(out.map((s) => `${s.topic}:${String(s.m.value)}`)).toEqual(['out:o0', 'replies:rejected 1 STEWARD_TRACE_TOO_LARGE', 'dlq:v1', 'out:o2']);
+    expect(out[2].m.headers!['x-steward-error-message']).toContain('refused an output of this input as too large');
+    expect(resolved).toEqual(['2']);
+    expect((await metrics.dlq.get()).values.find((v) => v.labels.code === 'STEWARD_TRACE_TOO_LARGE')?.value).toBe(1);
+  });
+
+  it('even a refused DLQ record does not stall: a bare record, else the input is skipped', async () => {
+    const proc: StageProcessor = {
+      stage: 'test',
+      inputTopics: ['in'],
+      async process(m) {
+        return [{ topic: 'out', message: { key: m.key, value: `o${m.offset}` } }];
+      },
+    };
+    // The broker refuses every record carrying the original value v0 (output o0 too).
+    const refuse = (rs: OutRecord[]) => (rs.some((r) => r.messages.some((m) => m.value === 'o0' || String(m.value) === 'v0')) ? tooLarge() : undefined);
+    const { run, sent, resolved } = await autoSetup(proc, refuse);
+    await run([msg(0, 'a'), msg(1, 'a')]);
+    const out = sent();
+    expect(out.map((s) => `${s.topic}:${String(s.m.value)}`)).toEqual(['dlq:null', 'out:o1']);
+    expect(out[0].m.headers!['x-steward-dropped']).toContain('value (2 bytes)');
+    expect(resolved).toEqual(['1']);
+  });
+
+  it('other send failures still fail the batch (redone), and isMessageTooLarge finds the type through causes only', async () => {
+    expect(isMessageTooLarge(tooLarge())).toBe(true);
+    expect(isMessageTooLarge({ type: 'RECORD_LIST_TOO_LARGE' })).toBe(true);
+    expect(isMessageTooLarge(Object.assign(new Error('x'), { cause: { type: 'NOT_LEADER_FOR_PARTITION' } }))).toBe(false);
+    expect(isMessageTooLarge(new Error('MESSAGE_TOO_LARGE mentioned in text only'))).toBe(false);
+    const proc: StageProcessor = { stage: 'test', inputTopics: ['in'], process: async (m) => [{ topic: 'out', message: { value: `o${m.offset}` } }] };
+    const { run, resolved } = await autoSetup(proc, () => new Error('broker down'));
+    await expect(run([msg(0, 'a')])).rejects.toThrow('broker down');
+    expect(resolved).toEqual([]);
   });
 });

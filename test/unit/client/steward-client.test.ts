@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import { StewardClient } from '../../../src/client/steward-client.js';
+import { KafkaAdapter, type BatchControl, type InBatch, type OutRecord, type StewardAdmin, type StewardConsumer, type StewardProducer } from '../../../src/adapters/kafka/client.js';
+import { REPLY_HEADERS } from '../../../src/adapters/kafka/request-reply.js';
+import type { Trace } from '../../../src/engine/types.js';
+import { createLogger } from '../../../src/logger.js';
+
+const trace: Trace = { trace_id: 't-1', agent_id: 'a1', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', tool: 'shell' };
+
+/** A KafkaAdapter stand-in: `topics` is what listTopics returns; `adminDelayMs` slows every admin() call down. */
+function fakeAdapter(o: { topics?: () => string[]; adminDelayMs?: number } = {}) {
+  const state = { adminCalls: 0, sent: [] as OutRecord[], handler: undefined as undefined | ((b: InBatch, ctl: BatchControl) => Promise<void>), producersOpen: 0 };
+  const adapter = Object.create(KafkaAdapter.prototype) as KafkaAdapter;
+  Object.assign(adapter, {
+    async admin(): Promise<StewardAdmin> {
+      state.adminCalls++;
+      if (o.adminDelayMs) await new Promise((r) => setTimeout(r, o.adminDelayMs));
+      return {
+        listTopics: async () => (o.topics ? o.topics() : ['p.replies']),
+        topicOffsets: async () => [0, 1].map((partition) => ({ partition, high: '0', low: '0' })),
+        disconnect: async () => undefined,
+      } as unknown as StewardAdmin;
+    },
+    async producer(): Promise<StewardProducer> {
+      state.producersOpen++;
+      return {
+        async send(records) {
+          state.sent.push(...records);
+        },
+        async disconnect() {
+          state.producersOpen--;
+        },
+      };
+    },
+    consumer(): StewardConsumer {
+      let join: () => void = () => undefined;
+      return {
+        async subscribe() {},
+        async runBatches(h) {
+          state.handler = h;
+          setImmediate(() => join());
+        },
+        seek() {},
+        async stop() {},
+        async disconnect() {},
+        onCrash() {},
+        onGroupJoin(fn) {
+          join = () => fn({});
+        },
+      };
+    },
+  });
+  const reply = async (value: object, correlation: string) => {
+    const ctl = { resolveOffset() {}, heartbeat: async () => undefined, isRunning: () => true, isStale: () => false, commit: async () => undefined };
+    await state.handler!({ topic: 'p.replies', partition: 1, highWatermark: '1', messages: [{ topic: 'p.replies', partition: 1, offset: '0', key: null, value: Buffer.from(JSON.stringify(value)), headers: { [REPLY_HEADERS.correlation]: Buffer.from(correlation), [REPLY_HEADERS.kind]: Buffer.from('decision') }, timestampMs: 0 }] }, ctl);
+  };
+  return { adapter, state, reply };
+}
+
+const client = (adapter: KafkaAdapter, extra: object = {}) => new StewardClient({ kafka: adapter, topicPrefix: 'p', replyPartition: 1, logger: createLogger({ level: 'silent' }), ...extra });
+
+describe('StewardClient.decide', () => {
+  it('missing replies topic: the governance fallback at once (no throw); the failed connect is retried on the next call', async () => {
+    let topics: string[] = [];
+    const { adapter, state } = fakeAdapter({ topics: () => topics });
+    const c = client(adapter);
+    const t0 = Date.now();
+    const d1 = await c.decide(trace, { timeoutMs: 500 });
+    expect(Date.now() - t0).toBeLessThan(450);
+    expect(d1).toMatchObject({ intervention: 'flag', approved: true, fallback: true, stage: 'none' });
+    expect(d1.fallback_reason).toMatch(/publish failed: replies topic p\.replies does not exist/);
+    const d2 = await c.decide(trace, { timeoutMs: 500 });
+    expect(d2.fallback).toBe(true);
+    expect(state.adminCalls).toBe(2); // not cached
+    topics = ['p.replies'];
+    await c.decide(trace, { timeoutMs: 50 }); // connects now; no stage answers → timeout fallback
+    expect(state.adminCalls).toBe(3);
+    expect(state.sent.map((r) => r.topic)).toEqual(['p.traces']);
+    await expect(c.publish(trace)).resolves.toBeUndefined();
+    await c.close();
+  });
+
+  it('honours timeoutMs while connecting is slow', async () => {
+    const { adapter } = fakeAdapter({ adminDelayMs: 800 });
+    const c = client(adapter, { fallbackOnTimeout: 'deny' });
+    const t0 = Date.now();
+    const d = await c.decide(trace, { timeoutMs: 200 });
+    const took = Date.now() - t0;
+    expect(took).toBeGreaterThanOrEqual(190);
+    expect(took).toBeLessThan(1000);
+    expect(d).toMatchObject({ intervention: 'block', approved: false, fallback: true, fallback_reason: 'timeout' });
+    await c.close();
+  });
+
+  it('publish() rejects when the client cannot connect', async () => {
+    const { adapter } = fakeAdapter({ topics: () => [] });
+    const c = client(adapter);
+    await expect(c.publish(trace)).rejects.toThrow(/replies topic p\.replies does not exist/);
+    await c.close();
+  });
+
+  it('a rejection from the stage resolves decide() at once: block with the code, ids from the client trace, not a fallback, not cached', async () => {
+    const { adapter, state, reply } = fakeAdapter();
+    const c = client(adapter, { fallbackOnTimeout: 'cached_decision' });
+    const pending = c.decide(trace, { timeoutMs: 5000 });
+    for (let i = 0; i < 100 && state.sent.length === 0; i++) await new Promise((r) => setImmediate(r));
+    const corr = state.sent[0].messages[0].headers![REPLY_HEADERS.correlation] as string;
+    const t0 = Date.now();
+    await reply({ trace_id: '', agent_id: 'a1', tenant: '', blueprint: '', intervention: 'block', approved: false, stage: 'none', halted: false, reasons: ['trace rejected'], tripwires: [], rules: [], latency_ms: 0, event_time_ms: 0, decided_at_ms: 0, hook: '', rejected: { code: 'STEWARD_TRACE_SCHEMA', message: '/timestamp: bad' } }, corr);
+    const d = await pending;
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(d).toMatchObject({ trace_id: 't-1', agent_id: 'a1', hook: 'tool_call', tool: 'shell', intervention: 'block', approved: false, stage: 'none', rejected: { code: 'STEWARD_TRACE_SCHEMA', message: '/timestamp: bad' } });
+    expect(d.fallback).toBeUndefined();
+    // The refusal did not become the cached decision for a2's fallback: no cached decision → allow_and_log (flag).
+    expect(c.fallback(trace, 10).intervention).toBe('flag');
+    await c.close();
+  });
+
+  it('close() answers callers still waiting with the fallback', async () => {
+    const { adapter } = fakeAdapter();
+    const c = client(adapter);
+    const pending = c.decide(trace, { timeoutMs: 60_000 });
+    await new Promise((r) => setTimeout(r, 20));
+    await c.close();
+    await expect(pending).resolves.toMatchObject({ fallback: true, fallback_reason: 'client closed' });
+  });
+});

@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { TripwireProcessor } from '../../../src/consumers/tripwire.js';
+import { TraceDecoder } from '../../../src/adapters/kafka/serde.js';
+import { topicNames } from '../../../src/adapters/kafka/topics.js';
+import { REPLY_HEADERS } from '../../../src/adapters/kafka/request-reply.js';
+import type { InMessage } from '../../../src/adapters/kafka/client.js';
+import { StewardMetrics } from '../../../src/observability/metrics.js';
+import { StewardError } from '../../../src/errors.js';
+import { messageBytes } from '../../../src/consumers/common.js';
+import { blockedRecord, shellTrace } from './fixtures.js';
+
+const topics = topicNames('p');
+const route = { [REPLY_HEADERS.topic]: Buffer.from(topics.replies), [REPLY_HEADERS.partition]: Buffer.from('1'), [REPLY_HEADERS.correlation]: Buffer.from('inst:7') };
+
+function proc(maxMessageBytes: number, calls: { n: number } = { n: 0 }) {
+  return new TripwireProcessor({
+    engine: {
+      decide: async () => {
+        calls.n++;
+        return blockedRecord({ intervention: 'ok', rules: [], reasons: [] });
+      },
+    },
+    decoder: new TraceDecoder({ maxBytes: 2_000_000 }),
+    topics,
+    metrics: new StewardMetrics(),
+    replies: { topic: topics.replies, partitions: 4 },
+    maxEventTimeSkewMs: null,
+    maxMessageBytes,
+    nowMs: () => 42,
+  });
+}
+
+const msg = (value: string | Buffer, headers: Record<string, Buffer> = {}): InMessage => ({
+  topic: topics.traces,
+  partition: 0,
+  offset: '5',
+  key: Buffer.from('a1'),
+  value: Buffer.isBuffer(value) ? value : Buffer.from(value),
+  headers,
+  timestampMs: 1767225600000,
+});
+
+const padded = (bytes: number) => {
+  const base = JSON.stringify({ ...shellTrace, content: '' });
+  return JSON.stringify({ ...shellTrace, content: 'x'.repeat(bytes - base.length) });
+};
+
+describe('tripwire stage output limit', () => {
+  it('a trace whose scoring message would exceed max_message_bytes is refused (STEWARD_TRACE_TOO_LARGE, not retryable) after deciding', async () => {
+    const value = padded(99_900); // the trace fits, the trace + its decision record does not
+    expect(value.length).toBe(99_900);
+    const err = await proc(100_000).process(msg(value)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StewardError);
+    expect((err as StewardError).code).toBe('STEWARD_TRACE_TOO_LARGE');
+    expect((err as StewardError).retryable).toBe(false);
+    expect((err as StewardError).message).toMatch(/p\.scoring message would be \d+ bytes, over limits\.max_message_bytes 100000/);
+  });
+
+  it('a trace that alone exceeds the limit is refused before the engine sees it', async () => {
+    const calls = { n: 0 };
+    const err = await proc(100_000, calls).process(msg(padded(100_001))).catch((e: unknown) => e);
+    expect((err as StewardError).code).toBe('STEWARD_TRACE_TOO_LARGE');
+    expect(calls.n).toBe(0);
+  });
+
+  it('outputs within the limit pass, each one checked with key and headers', async () => {
+    const outs = await proc(100_000).process(msg(padded(90_000), route));
+    expect(outs.map((o) => o.topic)).toEqual([topics.replies, topics.decisions, topics.scoring]);
+    expect(outs.every((o) => messageBytes(o.message) <= 100_000)).toBe(true);
+  });
+});
+
+describe('tripwire stage: dead-lettered inputs answer their waiting client', () => {
+  it('with a valid reply route: a fail-closed block with the error code, on the client partition and correlation id', () => {
+    const m = msg(JSON.stringify({ ...shellTrace, timestamp: 'not-a-time' }), route);
+    const outs = proc(100_000).onDeadLetter(m, { code: 'STEWARD_TRACE_SCHEMA', message: '/timestamp: must match format "date-time"' });
+    expect(outs).toHaveLength(1);
+    const [o] = outs;
+    expect(o.topic).toBe(topics.replies);
+    expect(o.message.partition).toBe(1);
+    expect(o.message.headers).toEqual({ [REPLY_HEADERS.correlation]: 'inst:7', [REPLY_HEADERS.kind]: 'decision' });
+    const d = JSON.parse(String(o.message.value));
+    expect(d).toMatchObject({
+      trace_id: 't-1',
+      agent_id: 'a1',
+      intervention: 'block',
+      approved: false,
+      stage: 'none',
+      halted: false,
+      hook: 'tool_call',
+      tool: 'shell',
+      rejected: { code: 'STEWARD_TRACE_SCHEMA', message: '/timestamp: must match format "date-time"' },
+      decided_at_ms: 42,
+    });
+    expect(d.fallback).toBeUndefined();
+    expect(d.reasons[0]).toContain('STEWARD_TRACE_SCHEMA');
+  });
+
+  it('unreadable values still get an answer; long messages are cut', () => {
+    const outs = proc(100_000).onDeadLetter(msg(Buffer.from([0, 1, 2]), route), { code: 'STEWARD_TRACE_AVRO', message: 'm'.repeat(5000) });
+    const d = JSON.parse(String(outs[0].message.value));
+    expect(d).toMatchObject({ trace_id: '', agent_id: 'a1', intervention: 'block', rejected: { code: 'STEWARD_TRACE_AVRO' } });
+    expect(d.rejected.message.length).toBeLessThan(1100);
+  });
+
+  it('no reply without a route, or with a route outside the replies topic', () => {
+    const p = proc(100_000);
+    expect(p.onDeadLetter(msg('{', {}), { code: 'STEWARD_TRACE_JSON', message: 'x' })).toEqual([]);
+    expect(p.onDeadLetter(msg('{', { ...route, [REPLY_HEADERS.topic]: Buffer.from(topics.reviews) }), { code: 'STEWARD_TRACE_JSON', message: 'x' })).toEqual([]);
+    expect(p.onDeadLetter(msg('{', { ...route, [REPLY_HEADERS.partition]: Buffer.from('4') }), { code: 'STEWARD_TRACE_JSON', message: 'x' })).toEqual([]);
+  });
+});
