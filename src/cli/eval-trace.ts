@@ -7,6 +7,7 @@ import addFormatsModule from 'ajv-formats';
 import type { StewardErrorCode } from '../errors.js';
 import { isTimestamp, parseTimestamp } from '../engine/time.js';
 import type { Trace } from '../engine/types.js';
+import { DEFAULT_MAX_TRACE_BYTES } from '../config/steward-config.js';
 
 export type ParsedLine = { ok: true; trace: Trace; nowMs: number } | { ok: false; code: StewardErrorCode; message: string };
 
@@ -38,7 +39,8 @@ function validate(): ValidateFunction {
   return validator;
 }
 
-export const MAX_TRACE_BYTES = 1_000_000;
+// The stream's default limits.max_trace_bytes: a trace that passes eval also fits through the stream.
+export const MAX_TRACE_BYTES = DEFAULT_MAX_TRACE_BYTES;
 
 export function parseTraceLine(text: string): ParsedLine {
   // Editors on Windows save JSONL with a byte-order mark; it is not part of the first trace.

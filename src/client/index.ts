@@ -1,2 +1,2 @@
-export { StewardClient, type StewardClientOptions } from './steward-client.js';
+export { StewardClient, type StewardClientOptions, type ClientDecision, type RejectedInfo } from './steward-client.js';
 export type { DecisionMessage, VerdictMessage, TrustDebtMessage } from '../adapters/kafka/messages.js';

@@ -39,7 +39,6 @@ export interface StewardConfig {
    * so no input can make a send fail forever. Default 1 000 000, below the broker's default
    * max.message.bytes (1 048 588). Keep maxTraceBytes well below it: the scoring message is the trace plus
    * its decision record (~1-2 KB), so a trace within that margin of the limit is dead-lettered, not scored.
-   * Not yet a key of schemas/steward-config.schema.json (read here so it works once the schema has it).
    */
   limits: { maxTraceBytes: number; maxMessageBytes: number; chunkSize: number; partitionsConcurrently: number; shutdownTimeoutMs: number; maxEventTimeSkewMs: number | null };
   consumer: { groupPrefix: string; sessionTimeoutMs: number; autoCommitIntervalMs: number };
