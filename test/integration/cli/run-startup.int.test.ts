@@ -1,3 +1,4 @@
+// `steward run` startup failures, spawned as a user runs it; the Kafka case needs the real Redis (services).
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { join } from 'node:path';
