@@ -14,7 +14,9 @@ function pemText(keyOrPath: string): string {
   try {
     return readFileSync(keyOrPath, 'utf8');
   } catch (e) {
-    throw new StewardError('STEWARD_CONFIG', `cannot read key file ${keyOrPath}: ${(e as Error).message}`);
+    // The value may be key material pasted without its PEM armour: never echo it.
+    const code = (e as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw new StewardError('STEWARD_CONFIG', `ledger key is not PEM text and not a readable file (${code}; value hidden, ${keyOrPath.length} chars)`);
   }
 }
 

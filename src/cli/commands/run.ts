@@ -37,7 +37,7 @@ export function ledgerSignerFor(cfg: Pick<StewardConfig, 'signing'>, env: NodeJS
   try {
     signer = ledgerSignerFromEnv(env, cfg.signing);
   } catch {
-    // The underlying message quotes the value (`cannot read key file <value>`), which may be key material.
+    // Name the setting the key came from; the message of ledger-keys never echoes the value either.
     const key = env.STEWARD_LEDGER_KEY || cfg.signing?.key || '';
     const what = key.includes('-----BEGIN') ? 'is not a valid Ed25519 PEM key' : 'is not PEM and not a readable file';
     throw new StewardError('STEWARD_CONFIG', `ledger signing key (${env.STEWARD_LEDGER_KEY ? 'STEWARD_LEDGER_KEY' : 'signing.key / STEWARD_SIGNING_KEY'}) ${what} (${describeHidden(key)})`);
