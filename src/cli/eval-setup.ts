@@ -5,8 +5,8 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { StewardError } from '../errors.js';
-import { readBlueprintFiles } from '../adapters/fs/blueprint-files.js';
+import { sortProblems, StewardError } from '../errors.js';
+import { loadBlueprintFiles } from '../adapters/fs/blueprint-files.js';
 import { llmClientFromEnv } from '../adapters/llm/index.js';
 import { compileBlueprintSet, createAgentRegistry, parseAgentRegistry, type AgentRegistry, type BlueprintSet } from '../engine/blueprint/index.js';
 import { defaultEngineConfig, type EngineConfig } from '../engine/config.js';
@@ -16,6 +16,7 @@ import { StewardEngine } from '../engine/steward-engine.js';
 import { MemoryTrustDebtStore } from '../engine/trust-debt/index.js';
 import type { LlmClient } from '../engine/types.js';
 import { Ed25519Signer, type VerdictSigner } from '../engine/verdict/index.js';
+import { readUtf8FileSync } from '../adapters/fs/text.js';
 
 export interface OfflineOptions {
   blueprints: string;
@@ -61,8 +62,10 @@ export function engineVersion(): string {
 
 function readText(file: string, what: string): string {
   try {
-    return readFileSync(file, 'utf8');
+    return readUtf8FileSync(file);
   } catch (e) {
+    // Invalid UTF-8 comes with its position (file:line:col); an I/O error names the file.
+    if (e instanceof StewardError) throw new SetupError(e.format());
     throw new SetupError(`cannot read ${what} ${file}: ${(e as Error).message}`);
   }
 }
@@ -95,9 +98,11 @@ export async function setupOffline(o: OfflineOptions): Promise<OfflineSetup> {
     registry = r.registry;
   }
 
-  const files = (await readBlueprintFiles([o.blueprints])).filter((f) => !/^agents\.ya?ml$/.test(basename(f.file)) && !/\.test\.ya?ml$/.test(f.file));
+  // An unreadable file (dangling symlink, invalid UTF-8) is an invalid blueprint like any other (exit 2).
+  const loaded = await loadBlueprintFiles([o.blueprints]);
+  const files = loaded.files.filter((f) => !/^agents\.ya?ml$/.test(basename(f.file)) && !/\.test\.ya?ml$/.test(f.file));
   const res = compileBlueprintSet(files, { config });
-  if (!res.set) throw new SetupError(`invalid blueprints in ${o.blueprints}`, res.errors.map((e) => e.format()));
+  if (!res.set || loaded.errors.length) throw new SetupError(`invalid blueprints in ${o.blueprints}`, sortProblems([...loaded.errors, ...res.errors]).map((e) => e.format()));
   for (const w of res.warnings) o.warn(`warning: ${w.format()}`);
   const set = res.set;
 

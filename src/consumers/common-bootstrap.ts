@@ -23,6 +23,7 @@ import type { Logger } from '../logger.js';
 import type { StewardMetrics } from '../observability/metrics.js';
 import type { PipelineDeps, StageName } from './common-runtime.js';
 import { describeHidden, redactUrl } from '../observability/redact.js';
+import { readUtf8FileSync } from '../adapters/fs/text.js';
 
 export interface EngineRuntime {
   deps: PipelineDeps;
@@ -34,7 +35,7 @@ export interface EngineRuntime {
 
 export function loadRegistry(cfg: StewardConfig): AgentRegistry {
   if (!cfg.blueprints.agents) return createAgentRegistry([], cfg.engine.defaultTier);
-  const r = parseAgentRegistry(readFileSync(cfg.blueprints.agents, 'utf8'), cfg.blueprints.agents, { defaultTier: cfg.engine.defaultTier });
+  const r = parseAgentRegistry(readUtf8FileSync(cfg.blueprints.agents), cfg.blueprints.agents, { defaultTier: cfg.engine.defaultTier });
   if (!r.registry) throw new StewardAggregateError('STEWARD_CONFIG', r.errors);
   return r.registry;
 }

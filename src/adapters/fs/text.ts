@@ -3,6 +3,7 @@
  * Latin-1 `café` in a list or condition would load fine and never match: the file must be rejected instead,
  * at the position of the first bad byte.
  */
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { StewardError, type StewardErrorCode } from '../../errors.js';
 
@@ -73,4 +74,11 @@ export function decodeUtf8(bytes: Uint8Array, file: string, code: StewardErrorCo
 /** readFile + decodeUtf8; I/O errors still throw. */
 export async function readUtf8File(path: string, file = path, code?: StewardErrorCode): Promise<{ text: string } | { error: StewardError }> {
   return decodeUtf8(await readFile(path), file, code);
+}
+
+/** readFileSync + strict UTF-8 (BOM stripped); invalid bytes throw the positioned StewardError, I/O errors throw as is. */
+export function readUtf8FileSync(path: string, code: StewardErrorCode = 'STEWARD_CONFIG'): string {
+  const r = decodeUtf8(readFileSync(path), path, code);
+  if ('error' in r) throw r.error;
+  return r.text;
 }

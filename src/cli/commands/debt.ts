@@ -8,7 +8,7 @@
  * the agent registry and blueprint directory of the steward config (or --agents FILE / --blueprints DIR).
  * Without a blueprint directory the §10 defaults apply (and the output says so).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createRedis } from '../../adapters/redis/client.js';
 import { RedisTrustDebtStore } from '../../adapters/redis/trust-debt-store.js';
@@ -20,6 +20,7 @@ import type { TrustDebtConfig } from '../../engine/types.js';
 import { StewardAggregateError } from '../../errors.js';
 import { StewardError } from '../../errors.js';
 import { CLICKHOUSE_OPTIONS, clickhouseStoreFromArgs } from './migrate.js';
+import { readUtf8FileSync } from '../../adapters/fs/text.js';
 
 const USAGE = [
   'usage: steward debt show AGENT [--tenant T] [--at TIME] [--json] [--config FILE] [--redis URL] [--prefix P]',
@@ -60,7 +61,7 @@ export function tenantFor(agentId: string, values: { tenant?: string; config?: s
   if (values.tenant) return values.tenant;
   const file = loadStewardConfig(values.config).blueprints.agents;
   if (!file || !existsSync(file)) return 'default';
-  const { registry } = parseAgentRegistry(readFileSync(file, 'utf8'), file);
+  const { registry } = parseAgentRegistry(readUtf8FileSync(file), file);
   return registry?.lookup(agentId).tenant ?? 'default';
 }
 
@@ -73,7 +74,7 @@ export interface AgentTrustDebtSettings {
 
 function loadRegistryFile(file: string | undefined, defaultTier: Parameters<typeof createAgentRegistry>[1]): AgentRegistry {
   if (!file || !existsSync(file)) return createAgentRegistry([], defaultTier);
-  const r = parseAgentRegistry(readFileSync(file, 'utf8'), file, { defaultTier });
+  const r = parseAgentRegistry(readUtf8FileSync(file), file, { defaultTier });
   if (!r.registry) throw new StewardAggregateError('STEWARD_CONFIG', r.errors);
   return r.registry;
 }

@@ -29,6 +29,24 @@ describe('parseEvalArgs', () => {
 });
 
 describe('steward eval / verify (process)', () => {
+  it('exit 2 on an agent registry that is not UTF-8, with the position of the bad byte', () => {
+    const reg = mkdtempSync(join(tmpdir(), 'steward-eval-reg-'));
+    writeFileSync(join(reg, 'latin-agents.yaml'), Buffer.concat([Buffer.from('agents:\n  - id: caf'), Buffer.from([0xe9, 0x0a])]));
+    const r = steward(['eval', '--blueprints', join(GOLDEN, 'blueprints/core'), '--agents', join(reg, 'latin-agents.yaml'), '-'], '');
+    rmSync(reg, { recursive: true, force: true });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/latin-agents\.yaml:2:12: STEWARD_CONFIG: invalid UTF-8: byte 0xE9/);
+  });
+
+  it('exit 2 on a blueprint that is not UTF-8 (an invalid blueprint like any other), with its position', () => {
+    const d = mkdtempSync(join(tmpdir(), 'steward-eval-latin-'));
+    writeFileSync(join(d, 'x.yaml'), Buffer.concat([Buffer.from('id: x@1.0\nversion: "1.0.0"\ndescription: caf'), Buffer.from([0xe9, 0x0a])]));
+    const r = steward(['eval', '--blueprints', d, '-'], '');
+    rmSync(d, { recursive: true, force: true });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/x\.yaml:3:17: STEWARD_BLUEPRINT_SYNTAX: invalid UTF-8/);
+  });
+
   it('exit 2 on bad arguments and on invalid blueprints (problems on stderr)', () => {
     expect(steward(['eval', 'traces.jsonl']).status).toBe(2);
     writeFileSync(join(tmp, 'bad.yaml'), 'id: bad@1.0\nversion: "1.0.0"\ndescription: x\nchecks: not-a-list\nscoring: {thresholds: {ok: 0.1, nudge: 0.2, escalate: 0.3, block: 0.4}}\n');
