@@ -1,10 +1,11 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { StageRunner, type StageProcessor } from '../../../src/consumers/common.js';
-import type { BatchControl, InBatch, InMessage, KafkaAdapter, StewardConsumer, StewardProducer } from '../../../src/adapters/kafka/client.js';
+import type { InMessage, KafkaAdapter, StewardProducer } from '../../../src/adapters/kafka/client.js';
 import { StewardMetrics } from '../../../src/observability/metrics.js';
 import { StewardError } from '../../../src/errors.js';
 import { createLogger } from '../../../src/logger.js';
+import { fakeConsumer } from './fixtures.js';
 
 async function deadLetterLogLine(bindStage: boolean): Promise<{ line: string; record: Record<string, unknown> }> {
   let buf = '';
@@ -15,18 +16,7 @@ async function deadLetterLogLine(bindStage: boolean): Promise<{ line: string; re
     },
   });
   const root = createLogger({ level: 'info', destination: stream as never });
-  let handler!: (b: InBatch, ctl: BatchControl) => Promise<void>;
-  const consumer: StewardConsumer = {
-    async subscribe() {},
-    async runBatches(h) {
-      handler = h;
-    },
-    seek() {},
-    async stop() {},
-    async disconnect() {},
-    onCrash() {},
-    onGroupJoin() {},
-  };
+  const { consumer, handle: handler } = fakeConsumer();
   const producer: StewardProducer = { send: async () => undefined, async disconnect() {} };
   const proc: StageProcessor = {
     stage: 'tripwire',

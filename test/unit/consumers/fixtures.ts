@@ -1,3 +1,4 @@
+import type { BatchControl, InBatch, StewardConsumer } from '../../../src/adapters/kafka/client.js';
 import type { Trace } from '../../../src/engine/types.js';
 
 /** A shell tool call of agent a1 (the consumers' message mapping tests). */
@@ -20,5 +21,28 @@ export function blockedRecord<T extends object>(overrides: T) {
     tier: 'ACL-2',
     restricted: false,
     ...overrides,
+  };
+}
+
+/** A consumer that only records the batch handler a StageRunner installs; `handle` drives it by hand. */
+export function fakeConsumer(): { consumer: StewardConsumer; handle: (b: InBatch, ctl: BatchControl) => Promise<void> } {
+  let handler: ((b: InBatch, ctl: BatchControl) => Promise<void>) | undefined;
+  const consumer: StewardConsumer = {
+    async subscribe() {},
+    async runBatches(h) {
+      handler = h;
+    },
+    seek() {},
+    async stop() {},
+    async disconnect() {},
+    onCrash() {},
+    onGroupJoin() {},
+  };
+  return {
+    consumer,
+    handle: (b, ctl) => {
+      if (!handler) throw new Error('runBatches was not called');
+      return handler(b, ctl);
+    },
   };
 }

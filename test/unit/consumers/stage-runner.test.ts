@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { StageRunner, isMessageTooLarge, messageBytes, type StageOutput, type StageProcessor } from '../../../src/consumers/common.js';
 import { StewardError } from '../../../src/errors.js';
-import type { BatchControl, InBatch, InMessage, KafkaAdapter, OutRecord, StewardConsumer, StewardProducer } from '../../../src/adapters/kafka/client.js';
+import type { BatchControl, InMessage, KafkaAdapter, OutRecord, StewardProducer } from '../../../src/adapters/kafka/client.js';
 import { StewardMetrics } from '../../../src/observability/metrics.js';
 import { createLogger } from '../../../src/logger.js';
+import { fakeConsumer } from './fixtures.js';
 
 function deferred() {
   let resolve!: () => void;
@@ -21,18 +22,7 @@ const msg = (offset: number, key: string): InMessage => ({ topic: 'in', partitio
 async function setup() {
   const log: string[] = [];
   const acks: ReturnType<typeof deferred>[] = [];
-  let handler!: (b: InBatch, ctl: BatchControl) => Promise<void>;
-  const consumer: StewardConsumer = {
-    async subscribe() {},
-    async runBatches(h) {
-      handler = h;
-    },
-    seek() {},
-    async stop() {},
-    async disconnect() {},
-    onCrash() {},
-    onGroupJoin() {},
-  };
+  const { consumer, handle: handler } = fakeConsumer();
   const producer: StewardProducer = {
     send(records: OutRecord[]) {
       log.push(`send ${records.flatMap((r) => r.messages.map((m) => String(m.value))).join(',')}`);
@@ -110,18 +100,7 @@ describe('StageRunner chunk pipelining', () => {
 async function autoSetup(proc: StageProcessor, refuse: (records: OutRecord[]) => unknown, maxMessageBytes?: number) {
   const sends: OutRecord[][] = [];
   const resolved: string[] = [];
-  let handler!: (b: InBatch, ctl: BatchControl) => Promise<void>;
-  const consumer: StewardConsumer = {
-    async subscribe() {},
-    async runBatches(h) {
-      handler = h;
-    },
-    seek() {},
-    async stop() {},
-    async disconnect() {},
-    onCrash() {},
-    onGroupJoin() {},
-  };
+  const { consumer, handle: handler } = fakeConsumer();
   const producer: StewardProducer = {
     async send(records: OutRecord[]) {
       const err = refuse(records);
