@@ -33,14 +33,8 @@ export interface StewardClientOptions {
   logger?: Logger;
 }
 
-/** Set on a decision when the tripwire stage refused the trace (it went to the DLQ): intervention block, approved false. */
-export interface RejectedInfo {
-  code: string;
-  message: string;
-}
-
 /** What decide() returns: the stage's decision, a fail-closed rejection (`rejected`), or the governance fallback (`fallback: true`). */
-export type ClientDecision = DecisionMessage & { rejected?: RejectedInfo };
+export type ClientDecision = DecisionMessage;
 
 interface Pending {
   resolve(d: ClientDecision): void;

@@ -237,10 +237,6 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
   const { raw, sources } = envOverrides(raw0, env);
   // Env values must obey the same schema as the file.
   validateWithEnv(raw0, raw, sources, file);
-  const maxMessage = raw.limits?.max_message_bytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-  if (!Number.isSafeInteger(maxMessage) || maxMessage < 1024) {
-    throw new StewardError('STEWARD_CONFIG', `$.limits.max_message_bytes: must be an integer >= 1024 (got ${maxMessage})`, { position: { file, path: '$.limits.max_message_bytes' } });
-  }
   const base = file ? dirname(resolve(file)) : process.cwd();
   const k = raw.kafka ?? {};
   let ssl: KafkaSettings['ssl'];

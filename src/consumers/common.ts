@@ -22,6 +22,7 @@ import { StewardError, isRetryable } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { StewardMetrics } from '../observability/metrics.js';
 import { parseTimestamp } from '../engine/time.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../config/steward-config.js';
 
 export interface StageOutput {
   topic: string;
@@ -61,11 +62,19 @@ export interface StageRunnerOptions {
 }
 
 /** Bytes a record puts on the wire besides framing: key + value + header names and values. */
-export function messageBytes(m: OutMessage): number {
-  const len = (v: string | Buffer | null | undefined) => (v === null || v === undefined ? 0 : typeof v === 'string' ? Buffer.byteLength(v) : v.length);
+export function messageBytes(m: OutMessage, utf8 = (s: string) => Buffer.byteLength(s)): number {
+  const len = (v: string | Buffer | null | undefined) => (v === null || v === undefined ? 0 : typeof v === 'string' ? utf8(v) : v.length);
   let n = len(m.key) + len(m.value);
-  for (const [k, v] of Object.entries(m.headers ?? {})) n += Buffer.byteLength(k) + len(v);
+  if (m.headers) for (const k in m.headers) n += utf8(k) + len(m.headers[k]);
   return n;
+}
+
+/**
+ * Whether `m` fits in `limit` bytes. Checked on every output of the hot path: a string's UTF-8 size is at
+ * most 3 bytes per UTF-16 unit, so the exact count (a scan of the whole value) runs only near the limit.
+ */
+export function fitsIn(m: OutMessage, limit: number): boolean {
+  return messageBytes(m, (s) => s.length * 3) <= limit || messageBytes(m) <= limit;
 }
 
 const TOO_LARGE_TYPES = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);
@@ -86,7 +95,6 @@ export function isMessageTooLarge(e: unknown): boolean {
 
 /** Headers added to a DLQ record whose original value or headers had to be left out to fit the limit. */
 export const DLQ_DROPPED_HEADER = 'x-steward-dropped';
-
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -263,14 +271,14 @@ export class StageRunner {
   }
 
   /** The DLQ record of `m`, cut to `limit` bytes: first without the original value, then without its headers. */
-  private dlqRecord(m: InMessage, err: { code: string; message: string }, limit = this.opts.maxMessageBytes ?? 1_000_000): OutMessage {
+  private dlqRecord(m: InMessage, err: { code: string; message: string }, limit = this.opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES): OutMessage {
     const now = (this.opts.nowMs ?? Date.now)();
     let rec = dlqMessage(m, err, this.stage, now);
-    if (messageBytes(rec) <= limit) return rec;
+    if (fitsIn(rec, limit)) return rec;
     const valueBytes = m.value?.length ?? 0;
     const noValue = dlqMessage({ ...m, value: null }, err, this.stage, now);
     rec = { ...noValue, headers: { ...noValue.headers, [DLQ_DROPPED_HEADER]: `value (${valueBytes} bytes)` } };
-    if (messageBytes(rec) <= limit) return rec;
+    if (fitsIn(rec, limit)) return rec;
     const bare = dlqMessage({ ...m, value: null, headers: {}, key: m.key && m.key.length <= 1024 ? m.key : null }, err, this.stage, now);
     return { ...bare, headers: { ...bare.headers, [DLQ_DROPPED_HEADER]: `value (${valueBytes} bytes), original headers and key` } };
   }
@@ -282,10 +290,10 @@ export class StageRunner {
 
   /** The outputs of a dead-lettered input: the processor's extras (e.g. a client's reply) that fit, then the DLQ record. */
   private deadLetter(m: InMessage, err: { code: string; message: string }, dlqLimit?: number): StageOutput[] {
-    const limit = this.opts.maxMessageBytes ?? 1_000_000;
+    const limit = this.opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     let extra: StageOutput[] = [];
     try {
-      extra = (this.proc.onDeadLetter?.(m, err) ?? []).filter((o) => messageBytes(o.message) <= limit);
+      extra = (this.proc.onDeadLetter?.(m, err) ?? []).filter((o) => fitsIn(o.message, limit));
     } catch (e) {
       this.opts.logger.warn({ err: e, ...this.stageField() }, 'onDeadLetter failed');
     }
@@ -316,7 +324,7 @@ export class StageRunner {
         this.opts.metrics.dlq.inc({ stage: this.stage, code: se.code });
         this.opts.metrics.messages.inc({ stage: this.stage, outcome: 'dlq' });
         // One `msg` (pino's message key) and one `stage` (bound by the stage's child logger): the error text is `err`.
-        this.opts.logger.warn({ code: se.code, err: se.message, ...('stage' in this.opts.logger.bindings() ? {} : { stage: this.stage }), topic: m.topic, partition: m.partition, offset: m.offset }, 'dead-lettered');
+        this.opts.logger.warn({ code: se.code, err: se.message, ...this.stageField(), topic: m.topic, partition: m.partition, offset: m.offset }, 'dead-lettered');
         return this.deadLetter(m, { code: se.code, message: se.message });
       }
     }

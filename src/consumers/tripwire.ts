@@ -17,8 +17,9 @@ import { headerText } from '../adapters/kafka/client.js';
 import { StewardError, isRetryable } from '../errors.js';
 import type { StewardMetrics } from '../observability/metrics.js';
 import type { StageOutput, StageProcessor } from './common.js';
-import { eventTimeMs, messageBytes } from './common.js';
-import type { DecisionMessage } from '../adapters/kafka/messages.js';
+import { eventTimeMs, fitsIn, messageBytes } from './common.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../config/steward-config.js';
+import type { DecisionMessage, RejectedInfo } from '../adapters/kafka/messages.js';
 import { decisionMessage, type DecideScoreEngine } from './common-engine.js';
 import { scoringJson } from './scoring-message.js';
 import { traceEventId } from '../engine/event-id.js';
@@ -38,12 +39,6 @@ export interface TripwireStageDeps {
   onRejectedRoute?: (m: InMessage) => void;
   /** limits.max_message_bytes: the largest output record (key + value + headers); default 1 000 000. */
   maxMessageBytes?: number;
-}
-
-/** Why the stage refused a trace, on the fail-closed reply to a waiting client (`DecisionMessage.rejected`). */
-export interface RejectedInfo {
-  code: string;
-  message: string;
 }
 
 const MAX_REJECT_MESSAGE = 1000;
@@ -72,10 +67,10 @@ export class TripwireProcessor implements StageProcessor {
 
   async process(m: InMessage): Promise<StageOutput[]> {
     const { trace, json: traceJson } = await this.d.decoder.decode(m.value);
-    const limit = this.d.maxMessageBytes ?? 1_000_000;
+    const limit = this.d.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     // The scoring message carries the trace: one that alone exceeds the limit is refused before deciding (no state touched).
-    const traceBytes = traceJson !== undefined ? Buffer.byteLength(traceJson) : (m.value?.length ?? 0);
-    if (traceBytes + (m.key?.length ?? 0) > limit) {
+    if (!fitsIn({ key: m.key, value: traceJson ?? m.value }, limit)) {
+      const traceBytes = traceJson !== undefined ? Buffer.byteLength(traceJson) : (m.value?.length ?? 0);
       throw new StewardError('STEWARD_TRACE_TOO_LARGE', `its outputs would exceed limits.max_message_bytes ${limit} (trace ${traceBytes} bytes as JSON)`);
     }
     const evTime = eventTimeMs(trace.timestamp, m, this.d.maxEventTimeSkewMs ?? null);
@@ -95,9 +90,8 @@ export class TripwireProcessor implements StageProcessor {
     outs.push({ topic: this.d.topics.decisions, message: { key: trace.agent_id, value: json } });
     if (!decision.halted) outs.push({ topic: this.d.topics.scoring, message: { key: trace.agent_id, value: scoringJson(traceJson ?? JSON.stringify(trace), evTime, record, route) } });
     for (const o of outs) {
-      const n = messageBytes(o.message);
-      if (n > limit) {
-        throw new StewardError('STEWARD_TRACE_TOO_LARGE', `its ${o.topic} message would be ${n} bytes, over limits.max_message_bytes ${limit} (trace ${m.value?.length ?? 0} bytes)`);
+      if (!fitsIn(o.message, limit)) {
+        throw new StewardError('STEWARD_TRACE_TOO_LARGE', `its ${o.topic} message would be ${messageBytes(o.message)} bytes, over limits.max_message_bytes ${limit} (trace ${m.value?.length ?? 0} bytes)`);
       }
     }
     this.d.metrics.interventions.inc({ stage: this.stage, intervention: decision.intervention });

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { asPublicKey, ed25519Signer, keyId, type LedgerSigner } from '../../engine/ledger/index.js';
 import { StewardError } from '../../errors.js';
+import { describeHidden } from '../../observability/redact.js';
 
 function pemText(keyOrPath: string): string {
   if (keyOrPath.includes('-----BEGIN')) return keyOrPath;
@@ -16,7 +17,7 @@ function pemText(keyOrPath: string): string {
   } catch (e) {
     // The value may be key material pasted without its PEM armour: never echo it.
     const code = (e as NodeJS.ErrnoException).code ?? 'unreadable';
-    throw new StewardError('STEWARD_CONFIG', `ledger key is not PEM text and not a readable file (${code}; value hidden, ${keyOrPath.length} chars)`);
+    throw new StewardError('STEWARD_CONFIG', `ledger key is not PEM text and not a readable file (${code}; ${describeHidden(keyOrPath)})`);
   }
 }
 

@@ -3,13 +3,10 @@
  * ClickHouse on first use (and after a rebalance), entries already stored are skipped (redelivery), and
  * appends are serialised so concurrent partition handlers never interleave a chain.
  */
-import canonicalizeModule from 'canonicalize';
-import { LedgerChain, isLedgerEntryType, type LedgerDraft, type LedgerEntry, type LedgerSigner } from '../../engine/ledger/index.js';
+import { canonicalize, LedgerChain, isLedgerEntryType, type LedgerDraft, type LedgerEntry, type LedgerSigner } from '../../engine/ledger/index.js';
 import { StewardError } from '../../errors.js';
 import { sqlString, type ClickHouseStore } from './client.js';
 import { ledgerEntryFromRow, ledgerRow, type LedgerRow } from './rows.js';
-
-const canonicalize = ((canonicalizeModule as unknown as { default?: unknown }).default ?? canonicalizeModule) as (v: unknown) => string | undefined;
 
 const LEDGER_COLUMNS = 'entry_id, agent_id, tenant, seq, ts_ms, type, payload, prev_hash, hash, signature, kid';
 

@@ -4,6 +4,12 @@
  */
 import type { Intervention, PvsVerdict, Trace, TrustDebtLevel } from '../../engine/types.js';
 
+/** Why the tripwire stage refused a trace (it went to the DLQ): the decision is then block, approved false. */
+export interface RejectedInfo {
+  code: string;
+  message: string;
+}
+
 export interface DecisionMessage {
   trace_id: string;
   agent_id: string;
@@ -28,6 +34,8 @@ export interface DecisionMessage {
   engine_version?: string;
   /** Idempotency id of the trace's trust-debt movement when it is not the trace_id (see EvalContext.eventId). */
   event_id?: string;
+  /** Set on the fail-closed reply to a waiting client when the tripwire stage refused the trace (DLQ). */
+  rejected?: RejectedInfo;
   /** True when the client timed out and applied the governance fallback (DESIGN §5.5); never set by Steward itself. */
   fallback?: boolean;
   fallback_reason?: string;

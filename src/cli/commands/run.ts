@@ -16,7 +16,6 @@ import { StewardMetrics } from '../../observability/metrics.js';
 import { ObservabilityServer } from '../../observability/http-server.js';
 import { StewardError } from '../../errors.js';
 import { createLogger } from '../../logger.js';
-import { describeHidden } from '../../observability/redact.js';
 import type { StewardConfig } from '../../config/steward-config.js';
 import type { Logger } from '../../logger.js';
 
@@ -36,11 +35,9 @@ export function ledgerSignerFor(cfg: Pick<StewardConfig, 'signing'>, env: NodeJS
   let signer: LedgerSigner | undefined;
   try {
     signer = ledgerSignerFromEnv(env, cfg.signing);
-  } catch {
-    // Name the setting the key came from; the message of ledger-keys never echoes the value either.
-    const key = env.STEWARD_LEDGER_KEY || cfg.signing?.key || '';
-    const what = key.includes('-----BEGIN') ? 'is not a valid Ed25519 PEM key' : 'is not PEM and not a readable file';
-    throw new StewardError('STEWARD_CONFIG', `ledger signing key (${env.STEWARD_LEDGER_KEY ? 'STEWARD_LEDGER_KEY' : 'signing.key / STEWARD_SIGNING_KEY'}) ${what} (${describeHidden(key)})`);
+  } catch (e) {
+    // Names the setting the key came from; ledger-keys' messages never echo the value.
+    throw new StewardError('STEWARD_CONFIG', `ledger signing key (${env.STEWARD_LEDGER_KEY ? 'STEWARD_LEDGER_KEY' : 'signing.key / STEWARD_SIGNING_KEY'}): ${(e as Error).message}`, { cause: e });
   }
   if (signer) return signer;
   logger.warn('neither STEWARD_LEDGER_KEY nor STEWARD_SIGNING_KEY set: ledger entries signed with an ephemeral key');

@@ -16,7 +16,7 @@
  */
 import { StewardError } from '../../errors.js';
 import type { AclTier, AgentInfo, CompiledBlueprint, Trace } from '../types.js';
-import { compareVersions, keyOf, parseRef, resolveVersion, splitId } from './versions.js';
+import { compareVersions, isPrerelease, keyOf, parseRef, resolveVersion, splitId } from './versions.js';
 
 export interface BlueprintSet {
   blueprints: CompiledBlueprint[];
@@ -44,11 +44,10 @@ export function precedence(a: CompiledBlueprint, b: CompiledBlueprint): number {
 
 /** True when `a` should supersede `b` for selection: a release beats a pre-release, then SemVer order. */
 function newerRelease(a: string, b: string): boolean {
-  const ra = !semverPrerelease(a);
-  const rb = !semverPrerelease(b);
+  const ra = !isPrerelease(a);
+  const rb = !isPrerelease(b);
   return ra !== rb ? ra : compareVersions(a, b) > 0;
 }
-const semverPrerelease = (v: string): boolean => /^[^+]*-/.test(v);
 
 const intersects = (want: string[] | undefined, have: readonly string[]): boolean => !want || want.some((w) => have.includes(w));
 
@@ -73,6 +72,8 @@ export function createBlueprintSet(blueprints: CompiledBlueprint[]): BlueprintSe
     const v = resolveVersion(r, [...versions.keys()]);
     return v === undefined ? undefined : versions.get(v);
   };
+  const names = new Map(blueprints.map((bp) => [bp, splitId(bp.id).name]));
+  const nameOf = (bp: CompiledBlueprint): string => names.get(bp) ?? splitId(bp.id).name;
   const sorted = [...blueprints].sort(precedence);
   const byTier = new Map<AclTier, CompiledBlueprint[]>(TIERS.map((t) => [t, sorted.filter((bp) => !bp.scope.agentTier || bp.scope.agentTier.includes(t))]));
   const globals = sorted.filter((bp) => specificity(bp) === 0 && splitId(bp.id).name !== BASELINE_NAME);
@@ -83,14 +84,13 @@ export function createBlueprintSet(blueprints: CompiledBlueprint[]): BlueprintSe
     const hit = cache.get(agent);
     if (hit) return hit;
     let chosen: CompiledBlueprint | undefined;
-    const list = agent.registered ? (byTier.get(agent.tier) ?? sorted).filter((bp) => splitId(bp.id).name !== BASELINE_NAME && scopeMatches(bp, agent)) : globals;
+    const list = agent.registered ? (byTier.get(agent.tier) ?? sorted).filter((bp) => nameOf(bp) !== BASELINE_NAME && scopeMatches(bp, agent)) : globals;
     const newest = new Map<string, CompiledBlueprint>();
     for (const bp of list) {
-      const name = splitId(bp.id).name;
-      const have = newest.get(name);
-      if (!have || newerRelease(bp.version, have.version)) newest.set(name, bp);
+      const have = newest.get(nameOf(bp));
+      if (!have || newerRelease(bp.version, have.version)) newest.set(nameOf(bp), bp);
     }
-    for (const bp of list) if (newest.get(splitId(bp.id).name) === bp) { chosen = bp; break; }
+    for (const bp of list) if (newest.get(nameOf(bp)) === bp) { chosen = bp; break; }
     chosen ??= baseline;
     if (!chosen) throw new StewardError('STEWARD_INTERNAL', 'blueprint set has no clarity baseline to fall back to');
     cache.set(agent, chosen);

@@ -95,6 +95,11 @@ export function idAgreesWithVersion(id: string, version: string): boolean {
   return ref.kind === 'exact' ? refMatches(ref, version) : numbersMatch(ref, v);
 }
 
+/** A pre-release (`1.1.0-rc.1`); build metadata alone (`1.0.0+build.5`) is a release. */
+export function isPrerelease(version: string): boolean {
+  return (semver.prerelease(version)?.length ?? 0) > 0;
+}
+
 /** SemVer precedence; versions equal in precedence (differing only in build metadata) by build, for a stable order. */
 export function compareVersions(a: string, b: string): number {
   return semver.compare(a, b) || semver.compareBuild(a, b);

@@ -19,4 +19,11 @@ describe('steward run ledger signer', () => {
     expect(a).not.toBe(b);
     expect([kidOf(ledgerKey), kidOf(signingKey)]).not.toContain(a);
   });
+
+  it('a ledger key that is not PEM names its setting and never echoes the value', () => {
+    const key = 'MC4CAQAwBQYDK2VwBCIEIBs2QmZoSupErSeCrEtKeYmAtErIaL';
+    expect(() => ledgerSignerFor({}, { STEWARD_LEDGER_KEY: key }, logger)).toThrow(
+      `ledger signing key (STEWARD_LEDGER_KEY): ledger key is not PEM text and not a readable file (ENOENT; value hidden, ${key.length} chars)`,
+    );
+  });
 });
