@@ -15,7 +15,7 @@ import { TripwireProcessor } from './tripwire.js';
 import type { ReplyTarget } from '../adapters/kafka/request-reply.js';
 import { ScorerProcessor } from './scorer.js';
 import { TrustDebtProcessor, startTrustDebtAuditSweep, type TrustDebtStoreLike } from './trust-debt.js';
-import type { AuditSweep, SweepableStore } from '../adapters/redis/trust-debt-store.js';
+import type { AuditSweep, SweepableStore } from './audit-sweep.js';
 import type { TrustDebtConfig } from '../engine/types.js';
 
 export const STAGES = ['tripwire', 'scorer', 'trust-debt', 'sink'] as const;

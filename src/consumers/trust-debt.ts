@@ -13,7 +13,7 @@ import type { InMessage } from '../adapters/kafka/client.js';
 import type { TopicNames } from '../adapters/kafka/topics.js';
 import type { DecisionMessage, ReviewMessage, TrustDebtMessage, VerdictMessage } from '../adapters/kafka/messages.js';
 import type { StewardProducer } from '../adapters/kafka/client.js';
-import { startAuditSweep, type AuditSweep, type SweepableStore } from '../adapters/redis/trust-debt-store.js';
+import { startAuditSweep, type AuditSweep, type SweepableStore } from './audit-sweep.js';
 import { levelActions, levelFor, maxLevel } from '../engine/trust-debt/index.js';
 import { StewardError } from '../errors.js';
 import type { Logger } from '../logger.js';

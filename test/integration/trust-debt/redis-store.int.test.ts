@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RedisTrustDebtStore, startAuditSweep } from '../../../src/adapters/redis/trust-debt-store.js';
+import { RedisTrustDebtStore } from '../../../src/adapters/redis/trust-debt-store.js';
+import { startAuditSweep } from '../../../src/consumers/audit-sweep.js';
 import { HOUR_MS, MemoryTrustDebtStore, roundDebt, trustDebtConfigFrom, type TrustDebtEvent } from '../../../src/engine/trust-debt/index.js';
 import { INTERVENTIONS } from '../../../src/engine/types.js';
 import { describeTrustDebtStore } from '../../unit/engine/trust-debt/store-suite.js';

@@ -1,0 +1,209 @@
+/**
+ * The sink's tables as TypeScript sees them: what it consumes (Kafka JSON, snake_case; the interfaces list
+ * the fields the sink reads, producers in src/adapters/kafka/messages.ts may send more), the row of each
+ * table, and each table's column spec (insert order and ClickHouse types). The mappers are in rows.ts.
+ */
+import type { LedgerDraft, LedgerEntry } from '../../engine/ledger/index.js';
+import type { Columns } from './tsv.js';
+
+// ───────────────────────────── consumed messages ─────────────────────────────
+
+/** acgp.decisions — tripwire-stage decision; dedupe key trace_id. */
+export interface DecisionRecord {
+  trace_id: string;
+  agent_id: string;
+  tenant: string;
+  blueprint: string;
+  intervention: string;
+  approved?: boolean;
+  stage: string;
+  halted?: boolean;
+  severity?: string;
+  reasons: string[];
+  tripwires: { id: string; fired: boolean; decision?: string; reason?: string }[];
+  rules: { id: string; passed: boolean; decision?: string; reason?: string }[];
+  latency_ms: number;
+  /** Event time of the trace (ms); the `timestamp` (ISO-8601) is accepted instead. */
+  event_time_ms?: number;
+  timestamp?: string;
+  decided_at_ms?: number;
+  hook?: string;
+  tool?: string;
+  session_id?: string;
+  engine_version?: string;
+  fallback?: boolean;
+}
+
+/** acgp.verdicts — final verdict after scoring; dedupe key trace_id. */
+export interface VerdictRecord {
+  trace_id: string;
+  agent_id: string;
+  tenant?: string;
+  blueprint: string;
+  intervention: string;
+  approved?: boolean;
+  stage?: string;
+  ctq: number | null;
+  risk: number | null;
+  metrics: { name: string; score: number | null; weight?: number; confidence?: number; scorer?: string; status: string }[];
+  /** PVS-1 verdict object, signature included (where the verdict module puts it). */
+  verdict: { approved?: boolean; confidence_score?: number; policy_violations?: string[]; signature?: unknown; metadata?: Record<string, unknown>; [k: string]: unknown };
+  event_time_ms?: number;
+  timestamp?: string;
+  scored_at_ms?: number;
+}
+
+/** acgp.trust-debt — one debt change (ACGP-1004 §10.7); dedupe key event_id. */
+export interface TrustDebtRecord {
+  event_id: string;
+  tenant?: string;
+  agent_id: string;
+  /** Event time (ms); `ts_ms` is accepted as well. */
+  at_ms?: number;
+  ts_ms?: number;
+  cause: string;
+  before: number;
+  after: number;
+  level: string;
+  previous_level?: string;
+  crossings?: ({ threshold: string; direction: string } | string)[];
+  trace_id?: string;
+  /** True when the trust-debt stage saw this event id before; such records are not stored again. */
+  duplicate?: boolean;
+}
+
+/** acgp.gate — finalization gate outcome; dedupe key trace_id. Stored with its full payload. */
+export interface GateRecord {
+  trace_id: string;
+  agent_id: string;
+  tenant?: string;
+  intervention?: string;
+  approved?: boolean;
+  event_time_ms?: number;
+  timestamp?: string;
+  [k: string]: unknown;
+}
+
+/** acgp.ledger — a ledger draft (the sink chains it) or, for replay/backfill, a complete entry stored as is. */
+export type LedgerRecord = LedgerDraft | LedgerEntry;
+
+/** acgp.dlq — only metadata is stored (the DLQ topic keeps the bytes). Built from the record's headers. */
+export interface DlqMeta {
+  dlq_topic: string;
+  dlq_partition: number;
+  dlq_offset: string;
+  source_topic?: string;
+  source_partition?: number;
+  source_offset?: string;
+  /** Kafka timestamp of the original record (x-steward-source-timestamp). */
+  source_ts_ms?: number;
+  stage?: string;
+  code?: string;
+  message?: string;
+  failed_at_ms?: number;
+  /** Kafka timestamp of the DLQ record, used when failed_at_ms is absent. */
+  timestamp_ms: number;
+  key?: string;
+  value_bytes: number;
+}
+
+// ───────────────────────────── rows ─────────────────────────────
+
+export interface DecisionRow {
+  trace_id: string; agent_id: string; tenant: string; blueprint: string;
+  intervention: string; approved: number; stage: string; halted: number; severity: string;
+  reasons: string[]; tripwires_fired: string[]; rules_failed: string[];
+  tripwires_json: string; rules_json: string;
+  latency_ms: number; event_time_ms: number; decided_at_ms: number;
+  hook: string; tool: string; session_id: string; engine_version: string; fallback: number;
+  ingested_at_ms: number;
+}
+
+export interface VerdictRow {
+  trace_id: string; agent_id: string; tenant: string; blueprint: string;
+  intervention: string; approved: number; stage: string;
+  ctq: number | null; risk: number | null; confidence: number;
+  policy_violations: string[]; metric_names: string[]; metric_scores: (number | null)[]; metric_statuses: string[];
+  metrics_json: string; verdict_json: string; signature: string;
+  event_time_ms: number; scored_at_ms: number; ingested_at_ms: number;
+}
+
+export interface TrustDebtRow {
+  event_id: string; tenant: string; agent_id: string; ts_ms: number; cause: string;
+  before: number; after: number; level: string; previous_level: string; crossings: string[];
+  trace_id: string; ingested_at_ms: number;
+}
+
+export interface LedgerRow {
+  entry_id: string; agent_id: string; tenant: string; seq: number; ts_ms: number; type: string;
+  /** Canonical JSON of the payload. */
+  payload: string; prev_hash: string; hash: string; signature: string; kid: string; ingested_at_ms: number;
+}
+
+export interface DlqRow {
+  dlq_topic: string; dlq_partition: number; dlq_offset: number;
+  source_topic: string; source_partition: number; source_offset: string; source_ts_ms: number; stage: string;
+  code: string; message: string; failed_at_ms: number; key: string; value_bytes: number; ingested_at_ms: number;
+}
+
+export interface GateRow {
+  trace_id: string; agent_id: string; tenant: string; intervention: string; approved: number;
+  ts_ms: number; payload: string; ingested_at_ms: number;
+}
+
+export type TableName = 'decisions' | 'verdicts' | 'trust_debt_events' | 'ledger' | 'dlq_events' | 'gate_events';
+
+// ──────────────────────── columns (insert order and types) ────────────────────────
+// One spec per table, typed against its row interface (a missing or extra column fails to compile) and
+// checked against the migrated tables (system.columns) by test/integration/clickhouse/tsv.int.test.ts.
+
+export const DECISION_COLUMNS: Columns<DecisionRow> = {
+  trace_id: 'String', agent_id: 'String', tenant: 'String', blueprint: 'String',
+  intervention: 'String', approved: 'UInt8', stage: 'String', halted: 'UInt8', severity: 'String',
+  reasons: 'Array(String)', tripwires_fired: 'Array(String)', rules_failed: 'Array(String)',
+  tripwires_json: 'String', rules_json: 'String',
+  latency_ms: 'Float64', event_time_ms: 'UInt64', decided_at_ms: 'UInt64',
+  hook: 'String', tool: 'String', session_id: 'String', engine_version: 'String', fallback: 'UInt8',
+  ingested_at_ms: 'UInt64',
+};
+
+export const VERDICT_COLUMNS: Columns<VerdictRow> = {
+  trace_id: 'String', agent_id: 'String', tenant: 'String', blueprint: 'String',
+  intervention: 'String', approved: 'UInt8', stage: 'String',
+  ctq: 'Nullable(Float64)', risk: 'Nullable(Float64)', confidence: 'Float64',
+  policy_violations: 'Array(String)',
+  metric_names: 'Array(String)', metric_scores: 'Array(Nullable(Float64))', metric_statuses: 'Array(String)',
+  metrics_json: 'String', verdict_json: 'String', signature: 'String',
+  event_time_ms: 'UInt64', scored_at_ms: 'UInt64', ingested_at_ms: 'UInt64',
+};
+
+export const TRUST_DEBT_COLUMNS: Columns<TrustDebtRow> = {
+  event_id: 'String', tenant: 'String', agent_id: 'String', ts_ms: 'UInt64', cause: 'String',
+  before: 'Float64', after: 'Float64', level: 'String', previous_level: 'String', crossings: 'Array(String)',
+  trace_id: 'String', ingested_at_ms: 'UInt64',
+};
+
+export const LEDGER_COLUMNS: Columns<LedgerRow> = {
+  entry_id: 'String', agent_id: 'String', tenant: 'String', seq: 'UInt64', ts_ms: 'UInt64', type: 'String',
+  payload: 'String', prev_hash: 'String', hash: 'String', signature: 'String', kid: 'String', ingested_at_ms: 'UInt64',
+};
+
+export const DLQ_COLUMNS: Columns<DlqRow> = {
+  dlq_topic: 'String', dlq_partition: 'UInt32', dlq_offset: 'UInt64',
+  source_topic: 'String', source_partition: 'Int32', source_offset: 'String', source_ts_ms: 'UInt64', stage: 'String',
+  code: 'String', message: 'String', failed_at_ms: 'UInt64', key: 'String', value_bytes: 'UInt64', ingested_at_ms: 'UInt64',
+};
+
+export const GATE_COLUMNS: Columns<GateRow> = {
+  trace_id: 'String', agent_id: 'String', tenant: 'String', intervention: 'String', approved: 'UInt8',
+  ts_ms: 'UInt64', payload: 'String', ingested_at_ms: 'UInt64',
+};
+
+export const TABLE_COLUMNS: { readonly [T in TableName]: Columns<object> } = {
+  decisions: DECISION_COLUMNS,
+  verdicts: VERDICT_COLUMNS,
+  trust_debt_events: TRUST_DEBT_COLUMNS,
+  ledger: LEDGER_COLUMNS,
+  dlq_events: DLQ_COLUMNS,
+  gate_events: GATE_COLUMNS,
+};
