@@ -1,25 +1,15 @@
-import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { findBlueprintFiles, loadBlueprintFiles, readBlueprintFiles } from '../../../../src/adapters/fs/blueprint-files.js';
 import { watchBlueprints, mayAffectBlueprints, type BlueprintHolder, type ReloadEvent } from '../../../../src/adapters/fs/blueprint-watcher.js';
 import { decodeUtf8, firstInvalidUtf8 } from '../../../../src/adapters/fs/text.js';
 import { compileBlueprintSet } from '../../../../src/engine/blueprint/index.js';
 import { defaultEngineConfig } from '../../../../src/engine/config.js';
 import { nextEvent } from '../../../support/next-event.js';
+import { useTempDirs } from './temp-dirs.js';
 
-const dirs: string[] = [];
-const holders: BlueprintHolder[] = [];
-afterEach(() => {
-  holders.splice(0).forEach((h) => h.close());
-  dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true }));
-});
-function tmp(): string {
-  const d = mkdtempSync(join(tmpdir(), 'steward-bpfiles-'));
-  dirs.push(d);
-  return d;
-}
+const { tmp, holders } = useTempDirs('steward-bpfiles-');
 const bp = (name: string, desc = 'd') => `id: k/${name}@1.0\nversion: "1.0.0"\ndescription: ${desc}\n`;
 
 /** The layout kubelet writes for a ConfigMap volume: timestamped dir, `..data` link to it, one link per key. */

@@ -1,24 +1,14 @@
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync, renameSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync, mkdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { nextEvent } from '../../../support/next-event.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { watchBlueprints, type BlueprintHolder, type ReloadEvent } from '../../../../src/adapters/fs/blueprint-watcher.js';
 import { listBlueprintFiles } from '../../../../src/adapters/fs/blueprint-files.js';
 import { defaultEngineConfig } from '../../../../src/engine/config.js';
+import { useTempDirs } from './temp-dirs.js';
 
 const bp = (desc: string) => `id: w/x@1.0\nversion: "1.0.0"\ndescription: ${desc}\n`;
-const dirs: string[] = [];
-const holders: BlueprintHolder[] = [];
-afterEach(() => {
-  holders.splice(0).forEach((h) => h.close());
-  dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true }));
-});
-function tmp(): string {
-  const d = mkdtempSync(join(tmpdir(), 'steward-watch-'));
-  dirs.push(d);
-  return d;
-}
+const { tmp, holders } = useTempDirs('steward-watch-');
 const next = (h: BlueprintHolder, pred: (e: ReloadEvent) => boolean) => nextEvent<ReloadEvent>(h, pred);
 
 describe('blueprint files', () => {
