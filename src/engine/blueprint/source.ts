@@ -49,21 +49,48 @@ function walk(root: YamlNode | null | undefined, path: readonly PathSeg[]): Foun
   return { node: (node ?? undefined) as YamlNode | undefined, keyNode, depth };
 }
 
+type ScalarKind = 'plain' | 'double' | 'single' | 'block';
+
+const isSpace = (c: string | undefined): boolean => c === ' ' || c === '\t' || c === '\r' || c === '\n';
+
 /**
- * Maps an offset in a quoted scalar's value to its offset in the source, stepping over escapes
- * (`\\n`, `\\"`, `\\xNN`, `\\uNNNN`, `\\UNNNNNNNN` in double quotes; `''` in single quotes). Line folding
- * inside multi-line quoted scalars is not modelled.
+ * Maps an offset in a scalar's value to its offset in the source by walking both in step from `from` (the
+ * first content character) to `end`. Non-blank value characters always land on their own source character:
+ * source whitespace the value does not have (block indentation, folded line breaks, a quoted scalar's
+ * continuation lines) is skipped, escapes (`\\n`, `\\"`, `\\xNN`, `\\uNNNN`, `\\UNNNNNNNN`, an escaped line
+ * break in double quotes; `''` in single quotes) count as the one value character they stand for. Blank value
+ * characters take the next source blank, so only positions on whitespace can be approximate.
  */
-function sourceOffset(text: string, from: number, valueOffset: number, kind: 'double' | 'single'): number {
+function sourceOffset(text: string, from: number, end: number, value: string, valueOffset: number, kind: ScalarKind): number {
   let s = from;
-  for (let v = 0; v < valueOffset && s < text.length; v++) {
-    if (kind === 'double' && text[s] === '\\') {
-      const c = text[s + 1];
-      s += c === 'x' ? 4 : c === 'u' ? 6 : c === 'U' ? 10 : 2;
-    } else if (kind === 'single' && text[s] === "'" && text[s + 1] === "'") s += 2;
-    else s++;
+  const escape = (): number => {
+    const c = text[s + 1];
+    return c === 'x' ? 4 : c === 'u' ? 6 : c === 'U' ? 10 : 2;
+  };
+  const skipBlanks = (): void => {
+    for (;;) {
+      if (s < end && isSpace(text[s])) s++;
+      else if (kind === 'double' && text[s] === '\\' && (text[s + 1] === '\n' || text[s + 1] === '\r')) s += 2;
+      else return;
+    }
+  };
+  for (let v = 0; v < valueOffset && s < end; v++) {
+    if (kind === 'double' && text[s] === '\\' && text[s + 1] !== '\n' && text[s + 1] !== '\r') s += escape();
+    else if (kind === 'single' && text[s] === "'" && text[s + 1] === "'") s += 2;
+    else if (isSpace(value[v])) {
+      if (isSpace(text[s])) s++;
+    } else {
+      skipBlanks();
+      s += kind === 'double' && text[s] === '\\' ? escape() : kind === 'single' && text[s] === "'" && text[s + 1] === "'" ? 2 : 1;
+    }
   }
-  return s;
+  // The character at the offset itself: step over blanks the value does not have (not for a blank value character).
+  if (!isSpace(value[valueOffset]) && s < end) {
+    const save = s;
+    skipBlanks();
+    if (s >= end) s = save;
+  }
+  return Math.min(s, end);
 }
 
 /**
@@ -176,12 +203,19 @@ export function parseSource(file: string, text: string): { doc?: SourceDoc; erro
     const f = walk(ydoc.contents, path);
     const n = f.node;
     if (!n || !isScalar(n) || f.depth !== path.length) return { ...pos(path), offset };
-    const start = n.range?.[0] ?? 0;
-    // Block scalars start on the next line; quoted ones after the quote. Escapes are not re-mapped (rare in DSL text).
-    if (n.type === 'BLOCK_LITERAL' || n.type === 'BLOCK_FOLDED') return { file, ...at(start), path: formatPath(path), offset };
-    const quote = n.type === 'QUOTE_DOUBLE' || n.type === 'QUOTE_SINGLE' ? 1 : 0;
-    const src = quote ? sourceOffset(text, start + 1, offset, n.type === 'QUOTE_DOUBLE' ? 'double' : 'single') : start + offset;
-    return { file, ...at(src), path: formatPath(path), offset };
+    const [start = 0, end = text.length] = n.range ?? [];
+    let from = start;
+    let kind: ScalarKind = 'plain';
+    if (n.type === 'QUOTE_DOUBLE' || n.type === 'QUOTE_SINGLE') {
+      from = start + 1;
+      kind = n.type === 'QUOTE_DOUBLE' ? 'double' : 'single';
+    } else if (n.type === 'BLOCK_LITERAL' || n.type === 'BLOCK_FOLDED') {
+      // Content starts on the line after the header (`|`, `>-`, `|2 # comment`).
+      const nl = text.indexOf('\n', start);
+      from = nl < 0 ? end : nl + 1;
+      kind = 'block';
+    }
+    return { file, ...at(sourceOffset(text, from, end, String(n.value), offset, kind)), path: formatPath(path), offset };
   };
   return { doc: { file, text, value, pos, posInScalar }, errors };
 }
