@@ -87,9 +87,14 @@ export function compileBlueprintSet(files: { file: string; text: string }[], opt
     const before = errors.length;
     errors.push(...checkSchema(doc));
     const v = doc.value;
-    if (typeof v.id !== 'string' || typeof v.version !== 'string') return;
-    fileChecks(doc, v, errors, warnings);
-    if (!isSemver(v.version)) return;
+    if (typeof v.id === 'string' && typeof v.version === 'string') fileChecks(doc, v, errors, warnings);
+    if (typeof v.id !== 'string' || typeof v.version !== 'string' || !isSemver(v.version)) {
+      // Still resolved and compiled (never served: valid false) so its DSL and inheritance problems are
+      // reported with the bad id/version, not one fix later. The NUL name cannot be referenced or collide.
+      const name = `\u0000${file}`;
+      authored.push({ file, doc, value: v, name, version: '0.0.0', key: keyOf(name, '0.0.0'), valid: false, builtin });
+      return;
+    }
     const name = splitId(v.id).name;
     authored.push({ file, doc, value: v, name, version: v.version, key: keyOf(name, v.version), valid: errors.length === before, builtin });
   };

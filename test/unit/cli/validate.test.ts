@@ -37,6 +37,7 @@ describe('steward validate', () => {
       'bad/agents.yaml:3:11: STEWARD_BLUEPRINT_TIER: tier "ACL-8" is not ACL-0..ACL-5 (or GT-n) (at $.agents[0].tier)',
       "bad/b.yaml:4:1: STEWARD_BLUEPRINT_UNKNOWN_KEY: unknown key 'scorng' (did you mean 'scoring'?); extensions must start with 'x-' (at $.scorng)",
       'bad/sub/a.yaml:2:10: STEWARD_BLUEPRINT_SEMVER: version "1.0" is not a semantic version MAJOR.MINOR.PATCH (e.g. "1.0.0") (at $.version)',
+      "bad/sub/a.yaml:4:11: STEWARD_BLUEPRINT_MISSING_PARENT: parent 'nope@1' not found (at $.inherits)",
     ]);
   });
 
