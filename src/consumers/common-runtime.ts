@@ -72,76 +72,92 @@ export async function startPipeline(
   }
   const routeLog = opts.logger.child({ stage: 'tripwire' });
   const extra: { stop(): Promise<void>; isReady?(): boolean }[] = [];
-  for (const s of stages) {
-    if (s === 'tripwire' || s === 'scorer') {
-      if (!deps.engine) throw new Error(`stage ${s} needs an engine`);
-      procs.push(
-        s === 'tripwire'
-          ? new TripwireProcessor({
-              engine: deps.engine,
-              decoder,
-              topics,
-              metrics,
-              engineVersion: deps.engineVersion,
-              maxEventTimeSkewMs: cfg.limits.maxEventTimeSkewMs,
-              maxMessageBytes: cfg.limits.maxMessageBytes,
-              replies: replies!,
-              onRejectedRoute: (m) => routeLog.warn({ topic: m.topic, partition: m.partition, offset: m.offset, key: m.key?.toString('utf8') }, 'reply route outside the replies topic ignored'),
-            })
-          : new ScorerProcessor({ engine: deps.engine, topics, metrics }),
-      );
-    } else if (s === 'trust-debt') {
-      if (!deps.trustDebtStore || !deps.trustDebtConfigFor) throw new Error('stage trust-debt needs a trust-debt store');
-      procs.push(
-        new TrustDebtProcessor({
-          store: deps.trustDebtStore,
-          configFor: deps.trustDebtConfigFor,
-          tenantOf: deps.tenantOf ?? (() => 'default'),
-          topics,
-          metrics,
-          logger: opts.logger.child({ stage: 'trust-debt' }),
-        }),
-      );
-    } else if (s === 'sink') {
-      if (!deps.startSink) throw new Error('stage sink is not available in this build');
-      extra.push(await deps.startSink());
-    }
-  }
-  // One producer per stage: with one request in flight per producer, a shared one would queue the
-  // tripwire stage's synchronous replies behind the scorer's sends.
-  const producers: StewardProducer[] = await Promise.all(procs.map(() => adapter.producer()));
-  const runners = procs.map(
-    (p, i) =>
-      new StageRunner(p, {
-        adapter,
-        producer: producers[i],
-        groupId: groupId(cfg, p.stage),
-        dlqTopic: topics.dlq,
-        metrics,
-        logger: opts.logger.child({ stage: p.stage }),
-        chunkSize: cfg.limits.chunkSize,
-        maxMessageBytes: cfg.limits.maxMessageBytes,
-        partitionsConcurrently: cfg.limits.partitionsConcurrently,
-        autoCommitIntervalMs: cfg.consumer.autoCommitIntervalMs,
-        sessionTimeoutMs: cfg.consumer.sessionTimeoutMs,
-      }),
-  );
-  await Promise.all(runners.map((r) => r.start()));
-  // The good-behaviour audit sweep runs beside the trust-debt stage and publishes with its producer.
-  const tdIndex = procs.findIndex((p) => p.stage === 'trust-debt');
+  const producers: StewardProducer[] = [];
+  const runners: StageRunner[] = [];
   let auditSweep: AuditSweep | undefined;
-  if (tdIndex >= 0 && deps.trustDebtSweepStore && deps.trustDebtConfigForAgent && cfg.trustDebt.auditSweepIntervalMs > 0) {
-    auditSweep = startTrustDebtAuditSweep({
-      store: deps.trustDebtSweepStore,
-      producer: producers[tdIndex]!,
-      topics,
-      cfgFor: deps.trustDebtConfigForAgent,
-      metrics,
-      logger: opts.logger.child({ stage: 'trust-debt', task: 'audit-sweep' }),
-      intervalMs: cfg.trustDebt.auditSweepIntervalMs,
-      lagMs: cfg.trustDebt.auditSweepLagMs,
-      now: deps.sweepNow,
-    });
+  try {
+    for (const s of stages) {
+      if (s === 'tripwire' || s === 'scorer') {
+        if (!deps.engine) throw new Error(`stage ${s} needs an engine`);
+        procs.push(
+          s === 'tripwire'
+            ? new TripwireProcessor({
+                engine: deps.engine,
+                decoder,
+                topics,
+                metrics,
+                engineVersion: deps.engineVersion,
+                maxEventTimeSkewMs: cfg.limits.maxEventTimeSkewMs,
+                maxMessageBytes: cfg.limits.maxMessageBytes,
+                replies: replies!,
+                onRejectedRoute: (m) => routeLog.warn({ topic: m.topic, partition: m.partition, offset: m.offset, key: m.key?.toString('utf8') }, 'reply route outside the replies topic ignored'),
+              })
+            : new ScorerProcessor({ engine: deps.engine, topics, metrics }),
+        );
+      } else if (s === 'trust-debt') {
+        if (!deps.trustDebtStore || !deps.trustDebtConfigFor) throw new Error('stage trust-debt needs a trust-debt store');
+        procs.push(
+          new TrustDebtProcessor({
+            store: deps.trustDebtStore,
+            configFor: deps.trustDebtConfigFor,
+            tenantOf: deps.tenantOf ?? (() => 'default'),
+            topics,
+            metrics,
+            logger: opts.logger.child({ stage: 'trust-debt' }),
+          }),
+        );
+      } else if (s === 'sink') {
+        if (!deps.startSink) throw new Error('stage sink is not available in this build');
+        extra.push(await deps.startSink());
+      }
+    }
+    // One producer per stage: with one request in flight per producer, a shared one would queue the
+    // tripwire stage's synchronous replies behind the scorer's sends.
+    // allSettled: the producers that did connect are disconnected again when another one fails.
+    const connected = await Promise.allSettled(procs.map(() => adapter.producer()));
+    for (const c of connected) if (c.status === 'fulfilled') producers.push(c.value);
+    const failed = connected.find((c): c is PromiseRejectedResult => c.status === 'rejected');
+    if (failed) throw failed.reason;
+    runners.push(...procs.map(
+      (p, i) =>
+        new StageRunner(p, {
+          adapter,
+          producer: producers[i],
+          groupId: groupId(cfg, p.stage),
+          dlqTopic: topics.dlq,
+          metrics,
+          logger: opts.logger.child({ stage: p.stage }),
+          chunkSize: cfg.limits.chunkSize,
+          maxMessageBytes: cfg.limits.maxMessageBytes,
+          partitionsConcurrently: cfg.limits.partitionsConcurrently,
+          autoCommitIntervalMs: cfg.consumer.autoCommitIntervalMs,
+          sessionTimeoutMs: cfg.consumer.sessionTimeoutMs,
+        }),
+    ));
+    const started = await Promise.allSettled(runners.map((r) => r.start()));
+    const notStarted = started.find((c): c is PromiseRejectedResult => c.status === 'rejected');
+    if (notStarted) throw notStarted.reason;
+    // The good-behaviour audit sweep runs beside the trust-debt stage and publishes with its producer.
+    const tdIndex = procs.findIndex((p) => p.stage === 'trust-debt');
+    if (tdIndex >= 0 && deps.trustDebtSweepStore && deps.trustDebtConfigForAgent && cfg.trustDebt.auditSweepIntervalMs > 0) {
+      auditSweep = startTrustDebtAuditSweep({
+        store: deps.trustDebtSweepStore,
+        producer: producers[tdIndex]!,
+        topics,
+        cfgFor: deps.trustDebtConfigForAgent,
+        metrics,
+        logger: opts.logger.child({ stage: 'trust-debt', task: 'audit-sweep' }),
+        intervalMs: cfg.trustDebt.auditSweepIntervalMs,
+        lagMs: cfg.trustDebt.auditSweepLagMs,
+        now: deps.sweepNow,
+      });
+    }
+  } catch (e) {
+    // A start that fails half-way must not leave a sink, consumers or producers running (a half-started
+    // process would keep consuming, or keep the event loop alive, after reporting its failure).
+    await Promise.allSettled([...runners.map((r) => r.stop()), ...extra.map((x) => x.stop())]);
+    await Promise.allSettled(producers.map((p) => p.disconnect()));
+    throw e;
   }
   let stopped = false;
   return {

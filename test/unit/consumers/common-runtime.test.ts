@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { startPipeline } from '../../../src/consumers/common-runtime.js';
+import { buildConfig } from '../../../src/config/steward-config.js';
+import { createLogger } from '../../../src/logger.js';
+
+const logger = createLogger({ level: 'silent' });
+
+describe('startPipeline startup failures', () => {
+  it('a stage that cannot start stops what already started (the sink) before the error is reported', async () => {
+    // No broker is contacted: the scorer stage fails its own precondition (no engine) right after the sink started.
+    const cfg = buildConfig({ kafka: { brokers: ['127.0.0.1:1'] } }, {});
+    const events: string[] = [];
+    const startSink = async () => {
+      events.push('sink started');
+      return { stop: async () => void events.push('sink stopped') };
+    };
+    const err = (await startPipeline(cfg, ['sink', 'scorer'], { startSink }, { logger }).catch((e: unknown) => e)) as Error;
+    expect(err.message).toBe('stage scorer needs an engine');
+    expect(events).toEqual(['sink started', 'sink stopped']);
+  });
+});
