@@ -15,6 +15,7 @@ import { topicNames } from '../adapters/kafka/topics.js';
 import { ClickHouseStore, type ClickHouseSettings } from '../adapters/clickhouse/client.js';
 import { migrate } from '../adapters/clickhouse/migrations.js';
 import { LedgerWriter, ledgerDraftFrom } from '../adapters/clickhouse/ledger-store.js';
+import type { PoolableLedgerSigner } from '../adapters/clickhouse/ledger-keys.js';
 import { ClickHouseSink, type PoisonRow, type SinkItem } from '../adapters/clickhouse/sink.js';
 import { decisionRow, dlqRow, gateRow, trustDebtRow, verdictRow, type TableName } from '../adapters/clickhouse/rows.js';
 import { policyDecisionDraft, type LedgerDraft, type LedgerSigner, type PolicyDecisionInput } from '../engine/ledger/index.js';
@@ -26,7 +27,10 @@ export interface SinkStageOptions {
   topicPrefix: string;
   groupId: string;
   clickhouse: ClickHouseSettings;
-  signer: LedgerSigner;
+  /** Ledger signer; one with `signPool` (ledger-keys.ts) signs on `signThreads` worker threads. */
+  signer: LedgerSigner | PoolableLedgerSigner;
+  /** Signing threads (default: cores − 1, 1..4); 0 signs on this thread. */
+  signThreads?: number;
   logger: Logger;
   maxRows?: number;
   maxDelayMs?: number;
@@ -369,7 +373,10 @@ export async function startSinkStage(opts: SinkStageOptions): Promise<RunningSin
     onRetry: (e, attempt, delay, table) =>
       log.warn({ table, attempt, delay_ms: delay, err: (e as Error).message }, 'sink: ClickHouse insert failed, retrying'),
   });
-  const ledger = new LedgerWriter(store, opts.signer, { nowMs: now });
+  // Per-entry Ed25519 signatures on worker threads when the signer can (steward run): on this thread they
+  // were ~40 % of the stage's CPU (bench:sink, full-stage line).
+  const pool = 'signPool' in opts.signer && opts.signThreads !== 0 ? (opts.signer as PoolableLedgerSigner).signPool(opts.signThreads) : undefined;
+  const ledger = new LedgerWriter(store, opts.signer, { nowMs: now, signMany: pool ? (h) => pool.signMany(h) : undefined });
   const publishDrafts = (drafts: LedgerDraft[]) =>
     producer.send([{ topic: topics.ledger, messages: drafts.map((d) => ({ key: d.agent_id, value: JSON.stringify(d) })) }]);
   const proc = new SinkProcessor(topics, sink, ledger, deadLetter, publishDrafts, now);
@@ -410,6 +417,7 @@ export async function startSinkStage(opts: SinkStageOptions): Promise<RunningSin
       await consumer.stop().catch(() => undefined);
       sink.abort('sink stopped');
       await Promise.allSettled([consumer.disconnect(), producer.disconnect()]);
+      await pool?.close();
       await store.close();
     },
   };

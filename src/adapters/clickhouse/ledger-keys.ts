@@ -9,6 +9,13 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import { asPublicKey, ed25519Signer, keyId, type LedgerSigner } from '../../engine/ledger/index.js';
 import { StewardError } from '../../errors.js';
 import { describeHidden } from '../../observability/redact.js';
+import { createSignPool, type SignPool } from '../crypto/sign-pool.js';
+
+/** A ledger signer that can also sign in bulk on worker threads (the sink stage's path). */
+export interface PoolableLedgerSigner extends LedgerSigner {
+  /** A pool of `threads` signing threads with this signer's key (default: cores − 1, 1..4); close it when done. */
+  signPool(threads?: number): SignPool;
+}
 
 function pemText(keyOrPath: string): string {
   if (keyOrPath.includes('-----BEGIN')) return keyOrPath;
@@ -21,11 +28,12 @@ function pemText(keyOrPath: string): string {
   }
 }
 
-export function ledgerSignerFrom(keyOrPath: string, kid?: string): LedgerSigner {
-  return ed25519Signer(pemText(keyOrPath), kid);
+export function ledgerSignerFrom(keyOrPath: string, kid?: string): PoolableLedgerSigner {
+  const pem = pemText(keyOrPath);
+  return { ...ed25519Signer(pem, kid), signPool: (threads) => createSignPool(pem, threads) };
 }
 
-export function ledgerSignerFromEnv(env: NodeJS.ProcessEnv = process.env, fallback?: { key: string; keyId?: string }): LedgerSigner | undefined {
+export function ledgerSignerFromEnv(env: NodeJS.ProcessEnv = process.env, fallback?: { key: string; keyId?: string }): PoolableLedgerSigner | undefined {
   if (env.STEWARD_LEDGER_KEY) return ledgerSignerFrom(env.STEWARD_LEDGER_KEY, env.STEWARD_LEDGER_KEY_ID);
   if (fallback?.key) return ledgerSignerFrom(fallback.key, fallback.keyId);
   return undefined;

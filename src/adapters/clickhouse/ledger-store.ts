@@ -46,7 +46,12 @@ export class LedgerWriter {
   constructor(
     private readonly store: ClickHouseStore,
     signer: LedgerSigner,
-    private readonly opts: { recentIds?: number; nowMs?: () => number } = {},
+    private readonly opts: {
+      recentIds?: number;
+      nowMs?: () => number;
+      /** Signs entry hashes elsewhere (src/adapters/crypto/sign-pool.ts) instead of one by one on this thread; same key as `signer`. */
+      signMany?: (hashesHex: string[]) => Promise<string[]>;
+    } = {},
   ) {
     this.chain = new LedgerChain(signer);
   }
@@ -81,10 +86,29 @@ export class LedgerWriter {
     await this.loadHeads([...new Set(todo.map((d) => d.agent_id))].filter((a) => this.chain.head(a) === undefined));
     const now = (this.opts.nowMs ?? Date.now)();
     const rows: LedgerRow[] = [];
-    for (const d of todo) {
-      const e = this.chain.append(d);
+    const signMany = this.opts.signMany;
+    if (!signMany) {
+      for (const d of todo) {
+        const e = this.chain.append(d);
+        rows.push(ledgerRow(e, canonicalize(e.payload) ?? '{}', now));
+        this.remember(`${d.agent_id}\u0000${d.entry_id}`);
+      }
+      return rows;
+    }
+    const unsigned = todo.map((d) => this.chain.appendUnsigned(d));
+    let sigs: string[];
+    try {
+      sigs = await signMany(unsigned.map((e) => e.hash));
+      if (sigs.length !== unsigned.length) throw new StewardError('STEWARD_LEDGER_CHAIN', `signer returned ${sigs.length} signatures for ${unsigned.length} entries`, { retryable: true });
+    } catch (e) {
+      // Nothing of this append is stored: the heads moved past unsigned entries, so they are reloaded on the retry.
+      for (const a of new Set(todo.map((d) => d.agent_id))) this.chain.forget(a);
+      throw e;
+    }
+    for (let i = 0; i < unsigned.length; i++) {
+      const e = { ...unsigned[i]!, signature: sigs[i]! };
       rows.push(ledgerRow(e, canonicalize(e.payload) ?? '{}', now));
-      this.remember(`${d.agent_id}\u0000${d.entry_id}`);
+      this.remember(`${e.agent_id}\u0000${e.entry_id}`);
     }
     return rows;
   }

@@ -6,9 +6,7 @@
 import { parseArgs } from 'node:util';
 import { generateKeyPairSync } from 'node:crypto';
 import { startSinkFromConfig } from '../../consumers/sink.js';
-import { ledgerSignerFromEnv } from '../../adapters/clickhouse/ledger-keys.js';
-import { ed25519Signer } from '../../engine/ledger/crypto.js';
-import type { LedgerSigner } from '../../engine/ledger/crypto.js';
+import { ledgerSignerFrom, ledgerSignerFromEnv, type PoolableLedgerSigner } from '../../adapters/clickhouse/ledger-keys.js';
 import { loadStewardConfig } from '../../config/steward-config.js';
 import { STAGES, startPipeline, type StageName, type PipelineDeps } from '../../consumers/common-runtime.js';
 import { bootstrapEngine } from '../../consumers/common-bootstrap.js';
@@ -31,8 +29,8 @@ export function parseStages(s: string | undefined): StageName[] {
  * Ledger entries are signed with STEWARD_LEDGER_KEY, else the steward signing key (the same resolution
  * `steward ledger verify` uses), else an ephemeral key (verifiable only during this run).
  */
-export function ledgerSignerFor(cfg: Pick<StewardConfig, 'signing'>, env: NodeJS.ProcessEnv, logger: Logger): LedgerSigner {
-  let signer: LedgerSigner | undefined;
+export function ledgerSignerFor(cfg: Pick<StewardConfig, 'signing'>, env: NodeJS.ProcessEnv, logger: Logger): PoolableLedgerSigner {
+  let signer: PoolableLedgerSigner | undefined;
   try {
     signer = ledgerSignerFromEnv(env, cfg.signing);
   } catch (e) {
@@ -41,7 +39,7 @@ export function ledgerSignerFor(cfg: Pick<StewardConfig, 'signing'>, env: NodeJS
   }
   if (signer) return signer;
   logger.warn('neither STEWARD_LEDGER_KEY nor STEWARD_SIGNING_KEY set: ledger entries signed with an ephemeral key');
-  return ed25519Signer(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+  return ledgerSignerFrom(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
 }
 
 function sinkStarter(cfg: StewardConfig, logger: Logger): PipelineDeps['startSink'] {

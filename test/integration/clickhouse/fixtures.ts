@@ -4,12 +4,13 @@ import { generateKeyPairSync } from 'node:crypto';
 import { pino } from 'pino';
 import { topicNames, type TopicNames } from '../../../src/adapters/kafka/topics.js';
 import { ClickHouseStore } from '../../../src/adapters/clickhouse/client.js';
-import { ed25519Signer } from '../../../src/engine/ledger/index.js';
+import { ledgerSignerFrom } from '../../../src/adapters/clickhouse/ledger-keys.js';
 import { startSinkStage, type RunningSink } from '../../../src/consumers/sink.js';
 import { createTopics, deleteTopics, kafkaClient, services, uniqueIdent, uniqueName } from '../setup/helpers.js';
 
 export const keys = generateKeyPairSync('ed25519');
-export const signer = ed25519Signer(keys.privateKey);
+// The production signer (steward run): per-entry signatures on the sink's signing threads.
+export const signer = ledgerSignerFrom(keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
 export const publicPem = keys.publicKey.export({ type: 'spki', format: 'pem' }).toString();
 
 const T0 = 1_700_000_000_000;

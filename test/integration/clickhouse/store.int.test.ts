@@ -6,6 +6,11 @@ import { ClickHouseSink, type PoisonRow } from '../../../src/adapters/clickhouse
 import { runReport } from '../../../src/adapters/clickhouse/reports.js';
 import { decisionRow, dlqRow, trustDebtRow, verdictRow } from '../../../src/adapters/clickhouse/rows.js';
 import { services, uniqueIdent } from '../setup/helpers.js';
+import { generateKeyPairSync } from 'node:crypto';
+import { LedgerWriter, readLedger } from '../../../src/adapters/clickhouse/ledger-store.js';
+import { createSignPool } from '../../../src/adapters/crypto/sign-pool.js';
+import { ed25519Signer, verifyLedger, type LedgerDraft } from '../../../src/engine/ledger/index.js';
+import { StewardError } from '../../../src/errors.js';
 
 const decision = (i: number, agent = `agent-${i % 4}`) => ({
   trace_id: `t-${i}`,
@@ -123,5 +128,32 @@ describe('ClickHouse store (real server)', () => {
     const down = new ClickHouseStore({ url: 'http://127.0.0.1:1', database: 'x', requestTimeoutMs: 2000 });
     await expect(down.insert('decisions', [{ a: 1 }])).rejects.toMatchObject({ code: 'STEWARD_CLICKHOUSE', retryable: true });
     await down.close();
+  });
+  it('LedgerWriter with bulk signing: a failed signing call stores nothing, and the retry chains on from the stored head', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const signer = ed25519Signer(privateKey);
+    const pool = createSignPool(privateKey, 1);
+    let failNext = false;
+    const writer = new LedgerWriter(store, signer, {
+      signMany: async (h) => {
+        if (!failNext) return pool.signMany(h);
+        failNext = false;
+        throw new StewardError('STEWARD_LEDGER_CHAIN', 'signing thread lost', { retryable: true });
+      },
+    });
+    const drafts = (from: number, to: number): LedgerDraft[] =>
+      Array.from({ length: to - from + 1 }, (_, k) => ({ entry_id: `pd-${from + k}`, agent_id: 'ledger-agent', tenant: 'acme', ts_ms: 1_700_000_000_000 + (from + k) * 1000, type: 'POLICY_DECISION', payload: { n: from + k } }));
+    try {
+      await store.insert('ledger', await writer.append(drafts(1, 5)));
+      failNext = true;
+      await expect(writer.append(drafts(6, 10))).rejects.toMatchObject({ retryable: true });
+      await store.insert('ledger', await writer.append(drafts(6, 10)));
+      const entries = await readLedger(store, 'ledger-agent');
+      expect(entries.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      const r = verifyLedger(entries, { [signer.kid]: publicKey.export({ type: 'spki', format: 'pem' }).toString() });
+      expect(r.issues).toEqual([]);
+    } finally {
+      await pool.close();
+    }
   });
 });

@@ -241,3 +241,22 @@ describe('schemas/ledger-entry.schema.json', () => {
     expect(validate({ ...e, extra: 1 })).toBe(false);
   });
 });
+
+describe('LedgerChain.appendUnsigned', () => {
+  it('gives the entry append gives, minus the signature, and moves the head the same way', async () => {
+    const { generateKeyPairSync } = await import('node:crypto');
+    const { LedgerChain, ed25519Signer } = await import('../../../../src/engine/ledger/index.js');
+    const signer = ed25519Signer(generateKeyPairSync('ed25519').privateKey);
+    const a = new LedgerChain(signer);
+    const b = new LedgerChain(signer);
+    const draft = (i: number, ts: number) => ({ entry_id: `e${i}`, agent_id: 'ag', tenant: 't', ts_ms: ts, type: 'POLICY_DECISION' as const, payload: { i } });
+    // the second draft is older than the head: both paths clamp it the same way
+    for (const [i, ts] of [[1, 2000], [2, 1000], [3, 3000]] as const) {
+      const full = a.append(draft(i, ts));
+      const bare = b.appendUnsigned(draft(i, ts));
+      expect(bare).toEqual((({ signature: _s, ...rest }) => rest)(full));
+      expect(signer.sign(bare.hash)).toBe(full.signature);
+      expect(b.head('ag')).toEqual(a.head('ag'));
+    }
+  });
+});
