@@ -122,13 +122,8 @@ export class LedgerWriter {
   private async storedIds(drafts: LedgerDraft[]): Promise<Set<string>> {
     const agents = [...new Set(drafts.map((d) => d.agent_id))].map(sqlString).join(',');
     const ids = [...new Set(drafts.map((d) => d.entry_id))].map(sqlString).join(',');
-    // A stored copy of a draft has ts_ms >= the draft's (the chain only ever clamps a time upwards), so parts
-    // older than the oldest draft are skipped by their ts_ms min/max (the partition key's column): without
-    // the bound every batch read all of its agents' entries ever written, a cost growing with the ledger.
-    let minTs = Infinity;
-    for (const d of drafts) if (d.ts_ms < minTs) minTs = d.ts_ms;
     const rows = await this.store.query<{ agent_id: string; entry_id: string }>(
-      `SELECT DISTINCT agent_id, entry_id FROM ${this.store.table('ledger')} WHERE agent_id IN (${agents}) AND ts_ms >= ${Math.max(0, Math.trunc(minTs))} AND entry_id IN (${ids})`,
+      `SELECT DISTINCT agent_id, entry_id FROM ${this.store.table('ledger')} WHERE agent_id IN (${agents}) AND entry_id IN (${ids})`,
     );
     return new Set(rows.map((r) => `${r.agent_id}\u0000${r.entry_id}`));
   }
