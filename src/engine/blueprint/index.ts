@@ -56,6 +56,8 @@ interface Authored {
   key: string;
   /** false when the file has its own errors: it still resolves as a parent, but produces no output. */
   valid: boolean;
+  /** The name in the file's id when `name` is a placeholder (invalid version): a root check needs it. */
+  idName?: string;
   builtin: boolean;
 }
 
@@ -92,7 +94,8 @@ export function compileBlueprintSet(files: { file: string; text: string }[], opt
       // Still resolved and compiled (never served: valid false) so its DSL and inheritance problems are
       // reported with the bad id/version, not one fix later. The NUL name cannot be referenced or collide.
       const name = `\u0000${file}`;
-      authored.push({ file, doc, value: v, name, version: '0.0.0', key: keyOf(name, '0.0.0'), valid: false, builtin });
+      const idName = typeof v.id === 'string' ? splitId(v.id).name : undefined;
+      authored.push({ file, doc, value: v, name, idName, version: '0.0.0', key: keyOf(name, '0.0.0'), valid: false, builtin });
       return;
     }
     const name = splitId(v.id).name;
@@ -117,7 +120,8 @@ export function compileBlueprintSet(files: { file: string; text: string }[], opt
 
   const parentOf = (a: Authored): { ref?: VersionRef; key?: string; failed?: boolean } => {
     const raw = a.value.inherits;
-    if (raw === undefined && a.name === BASELINE_NAME) return {};
+    // A baseline file (even one whose version is invalid) is a root, never the baseline's child.
+    if (raw === undefined && (a.idName ?? a.name) === BASELINE_NAME) return {};
     const refText = typeof raw === 'string' ? raw : BASELINE_REF;
     const ref = parseRef(refText);
     const pos = a.doc.pos(raw === undefined ? ['id'] : ['inherits']);
