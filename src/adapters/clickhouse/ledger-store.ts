@@ -85,29 +85,26 @@ export class LedgerWriter {
     const todo = fresh.filter((d) => !stored.has(`${d.agent_id}\u0000${d.entry_id}`));
     await this.loadHeads([...new Set(todo.map((d) => d.agent_id))].filter((a) => this.chain.head(a) === undefined));
     const now = (this.opts.nowMs ?? Date.now)();
-    const rows: LedgerRow[] = [];
     const signMany = this.opts.signMany;
-    if (!signMany) {
-      for (const d of todo) {
-        const e = this.chain.append(d);
-        rows.push(ledgerRow(e, canonicalize(e.payload) ?? '{}', now));
-        this.remember(`${d.agent_id}\u0000${d.entry_id}`);
-      }
-      return rows;
-    }
-    const unsigned = todo.map((d) => this.chain.appendUnsigned(d));
-    let sigs: string[];
+    let entries: LedgerEntry[];
     try {
-      sigs = await signMany(unsigned.map((e) => e.hash));
-      if (sigs.length !== unsigned.length) throw new StewardError('STEWARD_LEDGER_CHAIN', `signer returned ${sigs.length} signatures for ${unsigned.length} entries`, { retryable: true });
+      if (!signMany) entries = todo.map((d) => this.chain.append(d));
+      else {
+        const unsigned = todo.map((d) => this.chain.appendUnsigned(d));
+        const sigs = await signMany(unsigned.map((e) => e.hash));
+        if (sigs.length !== unsigned.length) throw new StewardError('STEWARD_LEDGER_CHAIN', `signer returned ${sigs.length} signatures for ${unsigned.length} entries`, { retryable: true });
+        entries = unsigned.map((e, i) => ({ ...e, signature: sigs[i]! }));
+      }
     } catch (e) {
-      // Nothing of this append is stored: the heads moved past unsigned entries, so they are reloaded on the retry.
+      // Nothing of this append is returned, so nothing of it is stored: heads that moved past its entries are
+      // reloaded from ClickHouse on the retry, and none of its ids was remembered.
       for (const a of new Set(todo.map((d) => d.agent_id))) this.chain.forget(a);
       throw e;
     }
-    for (let i = 0; i < unsigned.length; i++) {
-      const e = { ...unsigned[i]!, signature: sigs[i]! };
-      rows.push(ledgerRow(e, canonicalize(e.payload) ?? '{}', now));
+    const rows: LedgerRow[] = new Array(entries.length);
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i]!;
+      rows[i] = ledgerRow(e, canonicalize(e.payload) ?? '{}', now);
       this.remember(`${e.agent_id}\u0000${e.entry_id}`);
     }
     return rows;

@@ -40,8 +40,11 @@ export class LedgerChain {
    * Time order (ACM §11) is kept by clamping ts_ms to the head's time; the original time stays in the payload.
    */
   append(draft: LedgerDraft, head: ChainHead | null | undefined = this.heads.get(draft.agent_id)): LedgerEntry {
-    const e = this.appendUnsigned(draft, head);
-    return { ...e, signature: this.signer.sign(e.hash) };
+    const e = this.next(draft, head);
+    // Signed before the head moves: a signer that throws leaves the chain as it was.
+    const entry: LedgerEntry = { ...e, signature: this.signer.sign(e.hash) };
+    this.heads.set(draft.agent_id, headOf(entry));
+    return entry;
   }
 
   /**
@@ -49,6 +52,13 @@ export class LedgerChain {
    * the signature), so a caller may sign many entries elsewhere, e.g. on other threads, and add them after.
    */
   appendUnsigned(draft: LedgerDraft, head: ChainHead | null | undefined = this.heads.get(draft.agent_id)): Omit<LedgerEntry, 'signature'> {
+    const e = this.next(draft, head);
+    this.heads.set(draft.agent_id, { agent_id: e.agent_id, seq: e.seq, hash: e.hash, ts_ms: e.ts_ms });
+    return e;
+  }
+
+  /** The entry after `head`, hashed; the head is not moved. */
+  private next(draft: LedgerDraft, head: ChainHead | null | undefined): Omit<LedgerEntry, 'signature'> {
     if (!isLedgerEntryType(draft.type)) throw new StewardError('STEWARD_LEDGER_CHAIN', `unknown ledger entry type ${String(draft.type)}`);
     if (!draft.agent_id || !draft.entry_id) throw new StewardError('STEWARD_LEDGER_CHAIN', 'ledger entry needs agent_id and entry_id');
     if (!Number.isSafeInteger(draft.ts_ms) || draft.ts_ms < 0) throw new StewardError('STEWARD_LEDGER_CHAIN', `ledger entry ${draft.entry_id}: ts_ms must be a non-negative integer`);
@@ -66,8 +76,6 @@ export class LedgerChain {
       prev_hash: head ? head.hash : GENESIS_HASH,
       kid: this.signer.kid,
     };
-    const entry = { ...unsigned, hash: entryHash(unsigned) };
-    this.heads.set(draft.agent_id, { agent_id: entry.agent_id, seq: entry.seq, hash: entry.hash, ts_ms: entry.ts_ms });
-    return entry;
+    return { ...unsigned, hash: entryHash(unsigned) };
   }
 }

@@ -156,4 +156,17 @@ describe('ClickHouse store (real server)', () => {
       await pool.close();
     }
   });
+  it('LedgerWriter signing one by one: a signer failing mid-batch stores nothing, and the retry chains the whole batch on', async () => {
+    const real = ed25519Signer(generateKeyPairSync('ed25519').privateKey);
+    let calls = 0;
+    let failAt = 2;
+    const flaky = { kid: real.kid, sign: (h: string) => { if (++calls === failAt) throw new StewardError('STEWARD_LEDGER_CHAIN', 'KMS unavailable', { retryable: true }); return real.sign(h); } };
+    const writer = new LedgerWriter(store, flaky);
+    const drafts = Array.from({ length: 3 }, (_, k): LedgerDraft => ({ entry_id: `s-${k}`, agent_id: 'sync-agent', tenant: 'acme', ts_ms: 1_700_000_000_000 + k, type: 'POLICY_DECISION', payload: { k } }));
+    await expect(writer.append(drafts)).rejects.toThrow('KMS unavailable');
+    failAt = 0;
+    await store.insert('ledger', await writer.append(drafts));
+    expect((await readLedger(store, 'sync-agent')).map((e) => [e.entry_id, e.seq])).toEqual([['s-0', 1], ['s-1', 2], ['s-2', 3]]);
+  });
+
 });

@@ -260,3 +260,18 @@ describe('LedgerChain.appendUnsigned', () => {
     }
   });
 });
+
+describe('LedgerChain.append with a signer that fails', () => {
+  it('leaves the head where it was (signed before the head moves)', async () => {
+    const { generateKeyPairSync } = await import('node:crypto');
+    const { LedgerChain, ed25519Signer } = await import('../../../../src/engine/ledger/index.js');
+    const real = ed25519Signer(generateKeyPairSync('ed25519').privateKey);
+    let fail = true;
+    const flaky = { kid: real.kid, sign: (h: string) => (fail ? ((fail = false), (() => { throw new Error('KMS unavailable'); })()) : real.sign(h)) };
+    const chain = new LedgerChain(flaky);
+    const draft = { entry_id: 'e1', agent_id: 'ag', tenant: 't', ts_ms: 1000, type: 'POLICY_DECISION' as const, payload: {} };
+    expect(() => chain.append(draft)).toThrow('KMS unavailable');
+    expect(chain.head('ag')).toBeUndefined();
+    expect(chain.append(draft).seq).toBe(1);
+  });
+});
