@@ -53,6 +53,15 @@ type ScalarKind = 'plain' | 'double' | 'single' | 'block';
 
 const isSpace = (c: string | undefined): boolean => c === ' ' || c === '\t' || c === '\r' || c === '\n';
 
+/** Source characters one value character at `s` takes (an escape, a doubled quote, else 1). */
+function charWidth(text: string, s: number, kind: ScalarKind): number {
+  if (kind === 'double' && text[s] === '\\') {
+    const c = text[s + 1];
+    return c === 'x' ? 4 : c === 'u' ? 6 : c === 'U' ? 10 : 2;
+  }
+  return kind === 'single' && text[s] === "'" && text[s + 1] === "'" ? 2 : 1;
+}
+
 /**
  * Maps an offset in a scalar's value to its offset in the source by walking both in step from `from` (the
  * first content character) to `end`. Non-blank value characters always land on their own source character:
@@ -62,9 +71,19 @@ const isSpace = (c: string | undefined): boolean => c === ' ' || c === '\t' || c
  * characters take the next source blank, so only positions on whitespace can be approximate.
  */
 function sourceOffset(text: string, from: number, end: number, value: string, valueOffset: number, kind: ScalarKind): number {
+  // An offset in the value's trailing blanks (a block scalar's final line break, the end of the expression)
+  // points just after its last non-blank character, not at the next line.
+  const last = value.trimEnd().length;
+  if (valueOffset >= last && last > 0) {
+    const p = sourceOffset(text, from, end, value, last - 1, kind);
+    return Math.min(p + charWidth(text, p, kind), end);
+  }
   let s = from;
+  let extra = 0;
   const escape = (): number => {
     const c = text[s + 1];
+    // \U above U+FFFF is two UTF-16 units of the value for one escape of the source.
+    if (c === 'U' && parseInt(text.slice(s + 2, s + 10), 16) > 0xffff) extra = 1;
     return c === 'x' ? 4 : c === 'u' ? 6 : c === 'U' ? 10 : 2;
   };
   const skipBlanks = (): void => {
@@ -75,6 +94,10 @@ function sourceOffset(text: string, from: number, end: number, value: string, va
     }
   };
   for (let v = 0; v < valueOffset && s < end; v++) {
+    if (extra > 0) {
+      extra--;
+      continue;
+    }
     if (kind === 'double' && text[s] === '\\' && text[s + 1] !== '\n' && text[s + 1] !== '\r') s += escape();
     else if (kind === 'single' && text[s] === "'" && text[s + 1] === "'") s += 2;
     else if (isSpace(value[v])) {
