@@ -338,9 +338,20 @@ export class SinkConsumerLoop {
 }
 
 export async function startSinkStage(opts: SinkStageOptions): Promise<RunningSink> {
+  const store = new ClickHouseStore(opts.clickhouse);
+  // What a start that fails half-way must close again (the caller only stops a sink that started).
+  const opened: (() => Promise<unknown>)[] = [() => store.close()];
+  try {
+    return await openSinkStage(opts, store, opened);
+  } catch (e) {
+    for (const close of opened.reverse()) await close().catch(() => undefined);
+    throw e;
+  }
+}
+
+async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, opened: (() => Promise<unknown>)[]): Promise<RunningSink> {
   const log = opts.logger;
   const now = opts.nowMs ?? Date.now;
-  const store = new ClickHouseStore(opts.clickhouse);
   if (opts.migrate !== false) {
     const r = await migrate(store);
     if (r.applied.length > 0) log.info({ applied: r.applied, database: r.database }, 'clickhouse migrations applied');
@@ -348,6 +359,7 @@ export async function startSinkStage(opts: SinkStageOptions): Promise<RunningSin
   const topics = topicNames(opts.topicPrefix);
   const adapter = new KafkaAdapter(opts.kafka, log);
   const producer: StewardProducer = await adapter.producer();
+  opened.push(() => producer.disconnect());
 
   const deadLetter = async (m: InMessage, err: StewardError) => {
     if (m.topic === topics.dlq) {
@@ -376,6 +388,7 @@ export async function startSinkStage(opts: SinkStageOptions): Promise<RunningSin
   // Per-entry Ed25519 signatures on worker threads when the signer can (steward run): on this thread they
   // were ~40 % of the stage's CPU (bench:sink, full-stage line).
   const pool = 'signPool' in opts.signer && opts.signThreads !== 0 ? (opts.signer as PoolableLedgerSigner).signPool(opts.signThreads) : undefined;
+  if (pool) opened.push(() => pool.close());
   const ledger = new LedgerWriter(store, opts.signer, { nowMs: now, signMany: pool ? (h) => pool.signMany(h) : undefined });
   const publishDrafts = (drafts: LedgerDraft[]) =>
     producer.send([{ topic: topics.ledger, messages: drafts.map((d) => ({ key: d.agent_id, value: JSON.stringify(d) })) }]);
@@ -395,6 +408,7 @@ export async function startSinkStage(opts: SinkStageOptions): Promise<RunningSin
     ledger.forgetHeads();
   });
   consumer.onCrash((e, restart) => log.error({ err: e.message, restart }, 'sink: consumer crashed'));
+  opened.push(() => consumer.disconnect());
   await consumer.subscribe(proc.inputTopics, true);
   await consumer.runBatches(loop.handler, { partitionsConcurrently: opts.partitionsConcurrently ?? 6, autoCommit: false });
 
