@@ -37,6 +37,8 @@ export interface SignPool {
 interface Pending {
   resolve: (sigs: string[]) => void;
   reject: (e: unknown) => void;
+  /** The worker slot the request went to: only its requests fail when it dies. */
+  slot: number;
 }
 
 /** Hashes per message to a worker: big enough to amortise the round trip, small enough to spread a batch over threads. */
@@ -47,20 +49,31 @@ export function defaultSignThreads(): number {
   return Math.min(4, Math.max(1, availableParallelism() - 1));
 }
 
-export function createSignPool(privateKey: KeyObject | string, threads = defaultSignThreads()): SignPool {
+export function createSignPool(privateKey: KeyObject | string, threads = defaultSignThreads(), hooks: { onSpawn?: (w: Worker, slot: number) => void } = {}): SignPool {
   const key = typeof privateKey === 'string' ? createPrivateKey(privateKey) : privateKey;
   if (key.asymmetricKeyType !== 'ed25519') throw new StewardError('STEWARD_CONFIG', 'ledger signing key must be Ed25519');
   const der = key.export({ format: 'der', type: 'pkcs8' });
   const pending = new Map<number, Pending>();
   let nextId = 0;
   let closed = false;
-  const workers: Worker[] = [];
+  const n = Math.max(1, threads);
+  const workers: (Worker | undefined)[] = new Array(n);
+  const backoff: number[] = new Array(n).fill(100);
   const spawn = (i: number): void => {
-    const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { key: der } });
+    if (closed) return;
+    let w: Worker;
+    try {
+      w = new Worker(WORKER_SOURCE, { eval: true, workerData: { key: der } });
+    } catch {
+      setTimeout(() => spawn(i), backoff[i]).unref();
+      backoff[i] = Math.min(5000, backoff[i]! * 2);
+      return;
+    }
     // The pool must not keep a finished process alive; pending work holds its own promises.
     w.unref();
     let dead = false;
     w.on('message', (m: { id: number; sigs?: string[]; error?: string }) => {
+      backoff[i] = 100;
       const p = pending.get(m.id);
       if (!p) return;
       pending.delete(m.id);
@@ -70,23 +83,41 @@ export function createSignPool(privateKey: KeyObject | string, threads = default
     const fail = (why: string) => {
       if (closed || dead) return;
       dead = true;
-      // What was in flight fails as retryable (the caller retries the whole append) and the thread is replaced.
-      const err = new StewardError('STEWARD_LEDGER_CHAIN', `ledger signing worker ${why}`, { retryable: true });
-      for (const p of pending.values()) p.reject(err);
-      pending.clear();
-      spawn(i);
+      workers[i] = undefined;
+      // Its requests fail as retryable (the caller retries the whole append); it is replaced after a backoff
+      // that grows while replacements keep dying.
+      const err = new StewardError('STEWARD_LEDGER_CHAIN', `ledger signing thread ${why}`, { retryable: true });
+      for (const [id, p] of pending) {
+        if (p.slot !== i) continue;
+        pending.delete(id);
+        p.reject(err);
+      }
+      setTimeout(() => spawn(i), backoff[i]).unref();
+      backoff[i] = Math.min(5000, backoff[i]! * 2);
     };
     w.on('error', (e) => fail(`failed: ${e.message}`));
     w.on('exit', (code) => fail(`exited (code ${code})`));
     workers[i] = w;
+    hooks.onSpawn?.(w, i);
   };
-  for (let i = 0; i < Math.max(1, threads); i++) spawn(i);
+  for (let i = 0; i < n; i++) spawn(i);
   let rr = 0;
   const send = (hashes: string[]): Promise<string[]> =>
     new Promise<string[]>((resolve, reject) => {
+      // The next live thread; none while every one is being replaced.
+      let slot = -1;
+      for (let k = 0; k < n; k++) {
+        const i = (rr + k) % n;
+        if (workers[i]) {
+          slot = i;
+          break;
+        }
+      }
+      if (slot >= 0) rr = slot + 1;
+      if (slot < 0) return reject(new StewardError('STEWARD_LEDGER_CHAIN', 'no ledger signing thread is running (restarting)', { retryable: true }));
       const id = nextId++;
-      pending.set(id, { resolve, reject });
-      workers[rr++ % workers.length]!.postMessage({ id, hashes });
+      pending.set(id, { resolve, reject, slot });
+      workers[slot]!.postMessage({ id, hashes });
     });
   return {
     async signMany(hashesHex) {
@@ -100,7 +131,7 @@ export function createSignPool(privateKey: KeyObject | string, threads = default
       closed = true;
       for (const p of pending.values()) p.reject(new StewardError('STEWARD_LEDGER_CHAIN', 'signing pool closed'));
       pending.clear();
-      await Promise.all(workers.map((w) => w.terminate()));
+      await Promise.all(workers.map((w) => w?.terminate()));
     },
   };
 }

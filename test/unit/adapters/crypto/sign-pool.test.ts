@@ -38,3 +38,25 @@ describe('createSignPool', () => {
     await expect(p.signMany(hashes(1))).rejects.toThrow(/closed/);
   });
 });
+
+describe('createSignPool when a signing thread dies', () => {
+  it('fails only that thread\'s requests (retryable), replaces the thread, and signs again afterwards', async () => {
+    const spawned: { w: import('node:worker_threads').Worker; slot: number }[] = [];
+    const pool = createSignPool(privateKey, 2, { onSpawn: (w, slot) => spawned.push({ w, slot }) });
+    try {
+      expect(spawned.map((x) => x.slot)).toEqual([0, 1]);
+      // Two slices: one per thread. Killing thread 0 fails the call, retryably.
+      const call = pool.signMany(hashes(400, 'k'));
+      await spawned[0]!.w.terminate();
+      await expect(call).rejects.toMatchObject({ code: 'STEWARD_LEDGER_CHAIN', retryable: true });
+      // Meanwhile thread 1 still signs; slot 0 comes back after its backoff.
+      const one = ed25519Signer(privateKey);
+      expect(await pool.signMany(hashes(3, 'm'))).toEqual(hashes(3, 'm').map((h) => one.sign(h)));
+      for (let i = 0; i < 100 && spawned.length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(spawned.map((x) => x.slot)).toEqual([0, 1, 0]);
+      expect(await pool.signMany(hashes(600, 'n'))).toEqual(hashes(600, 'n').map((h) => one.sign(h)));
+    } finally {
+      await pool.close();
+    }
+  });
+});
