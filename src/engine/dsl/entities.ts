@@ -87,8 +87,9 @@ export function hasPhone(text: string): boolean {
   return NANP_RE.test(text) || E164_RE.test(text);
 }
 
-// Not right after a lone `v`/`V` ("v1.2.3.4", "V10.0.0.1" are versions); "ip=10.0.0.1", "host:10.0.0.1" still count.
-const IPV4_RE = /(?<![\d.])(?<!(?:^|[^A-Za-z0-9_])[vV])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])/g;
+// Not right after a `v`/`V` that starts a word ("v1.2.3.4", "(V10.0.0.1)" are versions); "ip=10.0.0.1",
+// "ip=v10.0.0.1", "-v10.0.0.1" and "dev10.0.0.1" still count.
+const IPV4_RE = /(?<![\d.])(?<!(?:^|[\s(["'])[vV])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])/g;
 
 function isV6Char(c: number): boolean {
   return isDigit(c) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102) || c === 58 || c === 46; // hex : .
