@@ -120,8 +120,7 @@ export class LedgerWriter {
     const agents = [...new Set(drafts.map((d) => d.agent_id))].map(sqlString).join(',');
     const ids = [...new Set(drafts.map((d) => d.entry_id))].map(sqlString).join(',');
     const rows = await this.store.query<{ agent_id: string; entry_id: string }>(
-      // ledger_ids (migration 4) is keyed by (agent_id, entry_id): a primary-key lookup, whatever the chains' length.
-      `SELECT DISTINCT agent_id, entry_id FROM ${this.store.table('ledger_ids')} WHERE agent_id IN (${agents}) AND entry_id IN (${ids})`,
+      `SELECT DISTINCT agent_id, entry_id FROM ${this.store.table('ledger')} WHERE agent_id IN (${agents}) AND entry_id IN (${ids})`,
     );
     return new Set(rows.map((r) => `${r.agent_id}\u0000${r.entry_id}`));
   }

@@ -103,19 +103,6 @@ export const MIGRATIONS: Migration[] = [
        ANY LEFT JOIN (SELECT trace_id, intervention AS v_intervention, stage AS v_stage, ctq, risk FROM {db}.verdicts FINAL) USING trace_id`,
     ],
   },
-  {
-    version: 4,
-    name: 'ledger entry ids by agent',
-    // The ledger writer's "already stored?" lookup by (agent_id, entry_id): on the ledger itself (sorted by
-    // agent_id, seq) it read every entry_id of the batch's agents, a cost growing with each chain. Filled by
-    // every insert into the ledger; POPULATE copies what is there when the view is created (rows another,
-    // older instance inserts during that statement are not copied: upgrade instances one at a time).
-    statements: [
-      `CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.ledger_ids
-       ENGINE = ReplacingMergeTree() ORDER BY (agent_id, entry_id)
-       POPULATE AS SELECT agent_id, entry_id FROM {db}.ledger`,
-    ],
-  },
 ];
 
 export function migrationChecksum(m: Migration): string {
