@@ -36,7 +36,8 @@ import { migrate } from '../../src/adapters/clickhouse/migrations.js';
 import { DECISION_COLUMNS, decisionRow } from '../../src/adapters/clickhouse/rows.js';
 import { ClickHouseSink } from '../../src/adapters/clickhouse/sink.js';
 import { tsvEncoder } from '../../src/adapters/clickhouse/tsv.js';
-import { SinkConsumerLoop, SinkProcessor } from '../../src/consumers/sink.js';
+import { SinkProcessor } from '../../src/consumers/sink.js';
+import { SinkConsumerLoop } from '../../src/consumers/sink-loop.js';
 import { ed25519Signer, type LedgerDraft } from '../../src/engine/ledger/index.js';
 
 const N = Number(process.env.BENCH_SINK_ROWS ?? 100_000);
