@@ -1,11 +1,10 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { StageRunner, type StageProcessor } from '../../../src/consumers/common.js';
-import type { InMessage, KafkaAdapter, StewardProducer } from '../../../src/adapters/kafka/client.js';
-import { StewardMetrics } from '../../../src/observability/metrics.js';
+import type { StageProcessor } from '../../../src/consumers/common.js';
+import type { InMessage, StewardProducer } from '../../../src/adapters/kafka/client.js';
 import { StewardError } from '../../../src/errors.js';
 import { createLogger } from '../../../src/logger.js';
-import { fakeConsumer } from './fixtures.js';
+import { startedRunner } from './fixtures.js';
 
 async function deadLetterLogLine(bindStage: boolean): Promise<{ line: string; record: Record<string, unknown> }> {
   let buf = '';
@@ -16,7 +15,6 @@ async function deadLetterLogLine(bindStage: boolean): Promise<{ line: string; re
     },
   });
   const root = createLogger({ level: 'info', destination: stream as never });
-  const { consumer, handle: handler } = fakeConsumer();
   const producer: StewardProducer = { send: async () => undefined, async disconnect() {} };
   const proc: StageProcessor = {
     stage: 'tripwire',
@@ -25,16 +23,7 @@ async function deadLetterLogLine(bindStage: boolean): Promise<{ line: string; re
       throw new StewardError('STEWARD_TRACE_SCHEMA', 'trace is missing agent_id');
     },
   };
-  const runner = new StageRunner(proc, {
-    adapter: { consumer: () => consumer } as unknown as KafkaAdapter,
-    producer,
-    groupId: 'g',
-    dlqTopic: 'dlq',
-    metrics: new StewardMetrics(),
-    logger: bindStage ? root.child({ stage: 'tripwire' }) : root,
-    chunkSize: 10,
-  });
-  await runner.start();
+  const { handle: handler } = await startedRunner(proc, { producer, logger: bindStage ? root.child({ stage: 'tripwire' }) : root, chunkSize: 10 });
   const m: InMessage = { topic: 'in', partition: 0, offset: '7', key: Buffer.from('a'), value: Buffer.from('{}'), headers: {}, timestampMs: 0 };
   await handler({ topic: 'in', partition: 0, highWatermark: '1', messages: [m] }, {
     resolveOffset: () => undefined,

@@ -1,5 +1,8 @@
-import type { BatchControl, InBatch, StewardConsumer } from '../../../src/adapters/kafka/client.js';
+import type { BatchControl, InBatch, KafkaAdapter, StewardConsumer } from '../../../src/adapters/kafka/client.js';
 import type { Trace } from '../../../src/engine/types.js';
+import { StageRunner, type StageProcessor, type StageRunnerOptions } from '../../../src/consumers/common.js';
+import { StewardMetrics } from '../../../src/observability/metrics.js';
+import { createLogger } from '../../../src/logger.js';
 
 /** A shell tool call of agent a1 (the consumers' message mapping tests). */
 export const shellTrace: Trace = { trace_id: 't-1', agent_id: 'a1', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', tool: 'shell', session_id: 's1' };
@@ -45,4 +48,25 @@ export function fakeConsumer(): { consumer: StewardConsumer; handle: (b: InBatch
       return handler(b, ctl);
     },
   };
+}
+
+/**
+ * A started StageRunner over fakeConsumer (group 'g', DLQ 'dlq', silent logger and fresh metrics unless given);
+ * `handle` drives its batch handler by hand.
+ */
+export async function startedRunner(
+  proc: StageProcessor,
+  opts: Pick<StageRunnerOptions, 'producer' | 'chunkSize'> & Partial<Omit<StageRunnerOptions, 'adapter' | 'producer' | 'chunkSize'>>,
+): Promise<{ runner: StageRunner; handle: (b: InBatch, ctl: BatchControl) => Promise<void> }> {
+  const { consumer, handle } = fakeConsumer();
+  const runner = new StageRunner(proc, {
+    groupId: 'g',
+    dlqTopic: 'dlq',
+    metrics: new StewardMetrics(),
+    logger: createLogger({ level: 'silent' }),
+    ...opts,
+    adapter: { consumer: () => consumer } as unknown as KafkaAdapter,
+  });
+  await runner.start();
+  return { runner, handle };
 }

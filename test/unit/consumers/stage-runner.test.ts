@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { StageRunner, isMessageTooLarge, messageBytes, type StageOutput, type StageProcessor } from '../../../src/consumers/common.js';
+import { isMessageTooLarge, messageBytes, type StageOutput, type StageProcessor } from '../../../src/consumers/common.js';
 import { StewardError } from '../../../src/errors.js';
-import type { BatchControl, InMessage, KafkaAdapter, OutRecord, StewardProducer } from '../../../src/adapters/kafka/client.js';
+import type { BatchControl, InMessage, OutRecord, StewardProducer } from '../../../src/adapters/kafka/client.js';
 import { StewardMetrics } from '../../../src/observability/metrics.js';
-import { createLogger } from '../../../src/logger.js';
-import { fakeConsumer } from './fixtures.js';
+import { startedRunner } from './fixtures.js';
 
 function deferred() {
   let resolve!: () => void;
@@ -22,7 +21,6 @@ const msg = (offset: number, key: string): InMessage => ({ topic: 'in', partitio
 async function setup() {
   const log: string[] = [];
   const acks: ReturnType<typeof deferred>[] = [];
-  const { consumer, handle: handler } = fakeConsumer();
   const producer: StewardProducer = {
     send(records: OutRecord[]) {
       log.push(`send ${records.flatMap((r) => r.messages.map((m) => String(m.value))).join(',')}`);
@@ -43,16 +41,7 @@ async function setup() {
       return [{ topic: 'out', message: { key: m.key, value: `o${m.offset}` } }];
     },
   };
-  const runner = new StageRunner(proc, {
-    adapter: { consumer: () => consumer } as unknown as KafkaAdapter,
-    producer,
-    groupId: 'g',
-    dlqTopic: 'dlq',
-    metrics: new StewardMetrics(),
-    logger: createLogger({ level: 'silent' }),
-    chunkSize: 2,
-  });
-  await runner.start();
+  const { handle: handler } = await startedRunner(proc, { producer, chunkSize: 2 });
   const ctl: BatchControl = {
     resolveOffset: (o) => log.push(`resolve ${o}`),
     heartbeat: async () => undefined,
@@ -100,7 +89,6 @@ describe('StageRunner chunk pipelining', () => {
 async function autoSetup(proc: StageProcessor, refuse: (records: OutRecord[]) => unknown, maxMessageBytes?: number) {
   const sends: OutRecord[][] = [];
   const resolved: string[] = [];
-  const { consumer, handle: handler } = fakeConsumer();
   const producer: StewardProducer = {
     async send(records: OutRecord[]) {
       const err = refuse(records);
@@ -110,18 +98,7 @@ async function autoSetup(proc: StageProcessor, refuse: (records: OutRecord[]) =>
     async disconnect() {},
   };
   const metrics = new StewardMetrics();
-  const runner = new StageRunner(proc, {
-    adapter: { consumer: () => consumer } as unknown as KafkaAdapter,
-    producer,
-    groupId: 'g',
-    dlqTopic: 'dlq',
-    metrics,
-    logger: createLogger({ level: 'silent' }),
-    chunkSize: 10,
-    maxMessageBytes,
-    nowMs: () => 7,
-  });
-  await runner.start();
+  const { handle: handler } = await startedRunner(proc, { producer, metrics, chunkSize: 10, maxMessageBytes, nowMs: () => 7 });
   const ctl: BatchControl = { resolveOffset: (o) => void resolved.push(o), heartbeat: async () => undefined, isRunning: () => true, isStale: () => false, commit: async () => undefined };
   const run = (msgs: InMessage[]) => handler({ topic: 'in', partition: 0, highWatermark: String(msgs.length), messages: msgs }, ctl);
   const sent = () => sends.flatMap((rs) => rs.flatMap((r) => r.messages.map((m) => ({ topic: r.topic, m }))));
