@@ -12,7 +12,6 @@
  * machines with cores to spare (this one has two, shared with Kafka and ClickHouse).
  * Prints `sink_stage_decisions_per_sec=<n>` last.
  */
-import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { KafkaAdapter } from '../../src/adapters/kafka/client.js';
@@ -22,17 +21,11 @@ import { migrate } from '../../src/adapters/clickhouse/migrations.js';
 import { ledgerSignerFrom } from '../../src/adapters/clickhouse/ledger-keys.js';
 import { startSinkStage } from '../../src/consumers/sink.js';
 import { createLogger } from '../../src/logger.js';
+import { servicesEnv } from './services-env.js';
 
 const N = Number(process.env.BENCH_SINK_STAGE_DECISIONS ?? 30_000);
 const ROUNDS = Number(process.env.BENCH_SINK_STAGE_ROUNDS ?? 2);
 const PARTITIONS = 6;
-
-function servicesEnv(): { clickhouse: string; brokers: string[] } {
-  const out = process.env.CLICKHOUSE_URL && process.env.KAFKA_BROKERS ? '' : execFileSync('bash', ['scripts/services.sh', 'env'], { encoding: 'utf8' });
-  const ch = process.env.CLICKHOUSE_URL ?? /CLICKHOUSE_URL=(\S+)/.exec(out)?.[1] ?? 'http://127.0.0.1:18123';
-  const kafka = process.env.KAFKA_BROKERS ?? /KAFKA_BROKERS=(\S+)/.exec(out)?.[1] ?? '127.0.0.1:19092';
-  return { clickhouse: ch, brokers: kafka.split(',') };
-}
 
 const message = (i: number): string =>
   JSON.stringify({

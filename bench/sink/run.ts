@@ -21,7 +21,6 @@
  * Rounds alternate the paths (medians): the machine is shared and load drifts.
  * BENCH_SINK_PROFILE=<file.cpuprofile> writes a CPU profile of the measured sink windows only.
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Session } from 'node:inspector/promises';
@@ -39,6 +38,7 @@ import { tsvEncoder } from '../../src/adapters/clickhouse/tsv.js';
 import { SinkProcessor } from '../../src/consumers/sink.js';
 import { SinkConsumerLoop } from '../../src/consumers/sink-loop.js';
 import { ed25519Signer, type LedgerDraft } from '../../src/engine/ledger/index.js';
+import { servicesEnv } from './services-env.js';
 
 const N = Number(process.env.BENCH_SINK_ROWS ?? 100_000);
 const ROUNDS = Number(process.env.BENCH_SINK_ROUNDS ?? 3);
@@ -68,17 +68,6 @@ function procCpuUs(pid: string): number {
 const MAX_ROWS = process.env.BENCH_SINK_MAXROWS ? Number(process.env.BENCH_SINK_MAXROWS) : undefined;
 const IN_FLIGHT = process.env.BENCH_SINK_INFLIGHT ? Number(process.env.BENCH_SINK_INFLIGHT) : undefined;
 const COMMIT_MS = Number(process.env.BENCH_SINK_COMMIT_MS ?? 100);
-
-function servicesEnv(): { clickhouse: string; brokers: string[] } {
-  let ch = process.env.CLICKHOUSE_URL;
-  let kafka = process.env.KAFKA_BROKERS;
-  if (!ch || !kafka) {
-    const out = execFileSync('bash', ['scripts/services.sh', 'env'], { encoding: 'utf8' });
-    ch ??= /CLICKHOUSE_URL=(\S+)/.exec(out)?.[1] ?? 'http://127.0.0.1:18123';
-    kafka ??= /KAFKA_BROKERS=(\S+)/.exec(out)?.[1] ?? '127.0.0.1:19092';
-  }
-  return { clickhouse: ch, brokers: kafka.split(',') };
-}
 
 function message(i: number): string {
   const block = i % 7 === 0;
