@@ -80,11 +80,11 @@ function sourceOffset(text: string, from: number, end: number, value: string, va
   }
   let s = from;
   let extra = 0;
-  const escape = (): number => {
-    const c = text[s + 1];
+  /** Consumes the source of one value character (an escape, a doubled quote, or one character). */
+  const step = (): void => {
     // \U above U+FFFF is two UTF-16 units of the value for one escape of the source.
-    if (c === 'U' && parseInt(text.slice(s + 2, s + 10), 16) > 0xffff) extra = 1;
-    return c === 'x' ? 4 : c === 'u' ? 6 : c === 'U' ? 10 : 2;
+    if (kind === 'double' && text[s] === '\\' && text[s + 1] === 'U' && parseInt(text.slice(s + 2, s + 10), 16) > 0xffff) extra = 1;
+    s += charWidth(text, s, kind);
   };
   const skipBlanks = (): void => {
     for (;;) {
@@ -98,13 +98,13 @@ function sourceOffset(text: string, from: number, end: number, value: string, va
       extra--;
       continue;
     }
-    if (kind === 'double' && text[s] === '\\' && text[s + 1] !== '\n' && text[s + 1] !== '\r') s += escape();
-    else if (kind === 'single' && text[s] === "'" && text[s + 1] === "'") s += 2;
+    const escaped = (kind === 'double' && text[s] === '\\' && text[s + 1] !== '\n' && text[s + 1] !== '\r') || (kind === 'single' && text[s] === "'" && text[s + 1] === "'");
+    if (escaped) step();
     else if (isSpace(value[v])) {
       if (isSpace(text[s])) s++;
     } else {
       skipBlanks();
-      s += kind === 'double' && text[s] === '\\' ? escape() : kind === 'single' && text[s] === "'" && text[s + 1] === "'" ? 2 : 1;
+      step();
     }
   }
   // The character at the offset itself: step over blanks the value does not have (not for a blank value character).

@@ -6,7 +6,7 @@ import { StewardError } from '../../errors.js';
 import { entryHash, type LedgerSigner } from './crypto.js';
 import { GENESIS_HASH, isLedgerEntryType, type ChainHead, type LedgerDraft, type LedgerEntry } from './types.js';
 
-export function headOf(e: LedgerEntry): ChainHead {
+export function headOf(e: Pick<LedgerEntry, 'agent_id' | 'seq' | 'hash' | 'ts_ms'>): ChainHead {
   return { agent_id: e.agent_id, seq: e.seq, hash: e.hash, ts_ms: e.ts_ms };
 }
 
@@ -53,7 +53,7 @@ export class LedgerChain {
    */
   appendUnsigned(draft: LedgerDraft, head: ChainHead | null | undefined = this.heads.get(draft.agent_id)): Omit<LedgerEntry, 'signature'> {
     const e = this.next(draft, head);
-    this.heads.set(draft.agent_id, { agent_id: e.agent_id, seq: e.seq, hash: e.hash, ts_ms: e.ts_ms });
+    this.heads.set(draft.agent_id, headOf(e));
     return e;
   }
 
