@@ -59,6 +59,8 @@ export interface StageRunnerOptions {
   nowMs?: () => number;
   /** limits.max_message_bytes: DLQ records are cut to fit (default 1 000 000). */
   maxMessageBytes?: number;
+  /** Wait before replacing a consumer that crashed for good (default 2000 ms). */
+  restartDelayMs?: number;
 }
 
 /** Bytes a record puts on the wire besides framing: key + value + header names and values. */
@@ -102,6 +104,8 @@ export class StageRunner {
   private consumer?: StewardConsumer;
   private running = false;
   private joined = false;
+  /** stop() was called: a pending consumer restart must not bring the stage back. */
+  private stopRequested = false;
   private readonly chunkSize: number;
   private readonly keyConcurrency: number;
 
@@ -130,9 +134,17 @@ export class StageRunner {
     });
     c.onCrash((err, willRestart) => {
       this.opts.logger.error({ err, stage: this.stage, willRestart }, 'consumer crashed');
-      if (!willRestart) this.joined = false;
+      if (willRestart) return;
+      this.joined = false;
+      // kafkajs gave up on this consumer (e.g. retries exhausted while a broker was down): without a new one
+      // the stage would sit idle in a live process. Nothing was committed past what was acknowledged.
+      if (!this.stopRequested && this.consumer === c) this.restartLater(c);
     });
     await c.subscribe(this.proc.inputTopics, true);
+    if (this.stopRequested) {
+      await c.disconnect().catch(() => undefined);
+      return;
+    }
     this.running = true;
     await c.runBatches((b, ctl) => this.onBatch(b, ctl), {
       partitionsConcurrently: this.opts.partitionsConcurrently ?? 4,
@@ -140,8 +152,31 @@ export class StageRunner {
     });
   }
 
+  /** Replaces a consumer kafkajs will not restart, after `restartDelayMs` (again, later, if that start fails). */
+  private restartLater(dead: StewardConsumer): void {
+    const current = () => !this.stopRequested && this.consumer === dead;
+    setTimeout(() => {
+      if (!current()) return;
+      void (async () => {
+        await dead.disconnect().catch(() => undefined);
+        if (!current()) return;
+        this.opts.logger.warn({ stage: this.stage }, 'restarting the crashed consumer');
+        try {
+          await this.start();
+        } catch (e) {
+          this.opts.logger.error({ err: e, stage: this.stage }, 'consumer restart failed; retrying');
+          if (!this.stopRequested && this.consumer) this.restartLater(this.consumer);
+          return;
+        }
+        // stop() ran while the new consumer was starting: it stopped the old one, so stop this one too.
+        if (this.stopRequested) await this.stop();
+      })();
+    }, this.opts.restartDelayMs ?? 2000).unref();
+  }
+
   /** Graceful: stop fetching, let in-flight chunks finish and their offsets commit, then disconnect. */
   async stop(): Promise<void> {
+    this.stopRequested = true;
     if (!this.consumer) return;
     this.running = false;
     await this.consumer.stop();

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { isMessageTooLarge, messageBytes, type StageOutput, type StageProcessor } from '../../../src/consumers/common.js';
+import { StageRunner, isMessageTooLarge, messageBytes, type StageOutput, type StageProcessor } from '../../../src/consumers/common.js';
 import { StewardError } from '../../../src/errors.js';
-import type { BatchControl, InMessage, OutRecord, StewardProducer } from '../../../src/adapters/kafka/client.js';
+import type { BatchControl, InMessage, KafkaAdapter, OutRecord, StewardConsumer, StewardProducer } from '../../../src/adapters/kafka/client.js';
 import { StewardMetrics } from '../../../src/observability/metrics.js';
+import { createLogger } from '../../../src/logger.js';
 import { startedRunner } from './fixtures.js';
 
 function deferred() {
@@ -198,5 +199,69 @@ describe('StageRunner dead-lettering', () => {
     const { run, resolved } = await autoSetup(proc, () => new Error('broker down'));
     await expect(run([msg(0, 'a')])).rejects.toThrow('broker down');
     expect(resolved).toEqual([]);
+  });
+});
+
+describe('StageRunner when kafkajs gives a consumer up', () => {
+  /** An adapter handing out fresh fake consumers; each remembers its crash listener and what was called on it. */
+  function crashingAdapter() {
+    const made: { crash: (err: Error, willRestart: boolean) => void; calls: string[] }[] = [];
+    const adapter = {
+      consumer: () => {
+        const rec = { crash: (_e: Error, _r: boolean) => undefined as void, calls: [] as string[] };
+        made.push(rec);
+        const c: StewardConsumer = {
+          async subscribe() {
+            rec.calls.push('subscribe');
+          },
+          async runBatches() {
+            rec.calls.push('run');
+          },
+          seek() {},
+          async stop() {
+            rec.calls.push('stop');
+          },
+          async disconnect() {
+            rec.calls.push('disconnect');
+          },
+          onCrash(fn) {
+            rec.crash = fn;
+          },
+          onGroupJoin() {},
+        };
+        return c;
+      },
+    } as unknown as KafkaAdapter;
+    return { adapter, made };
+  }
+  const proc: StageProcessor = { stage: 'test', inputTopics: ['in'], process: async () => [] };
+  const producer: StewardProducer = { send: async () => undefined, async disconnect() {} };
+  const opts = (adapter: KafkaAdapter) => ({ adapter, producer, groupId: 'g', dlqTopic: 'dlq', metrics: new StewardMetrics(), logger: createLogger({ level: 'silent' }), restartDelayMs: 5 });
+  const settle = () => new Promise((r) => setTimeout(r, 60));
+
+  it('replaces a consumer that crashed without restart; a crash kafkajs restarts itself is left alone', async () => {
+    const { adapter, made } = crashingAdapter();
+    const runner = new StageRunner(proc, opts(adapter));
+    await runner.start();
+    made[0]!.crash(new Error('retriable, kafkajs restarts'), true);
+    await settle();
+    expect(made).toHaveLength(1);
+    made[0]!.crash(new Error('Number of retries exceeded'), false);
+    await settle();
+    expect(made).toHaveLength(2);
+    expect(made[0]!.calls).toEqual(['subscribe', 'run', 'disconnect']);
+    expect(made[1]!.calls).toEqual(['subscribe', 'run']);
+    await runner.stop();
+    expect(made[1]!.calls).toEqual(['subscribe', 'run', 'stop', 'disconnect']);
+  });
+
+  it('does not restart after stop()', async () => {
+    const { adapter, made } = crashingAdapter();
+    const runner = new StageRunner(proc, opts(adapter));
+    await runner.start();
+    made[0]!.crash(new Error('gone'), false);
+    await runner.stop();
+    await settle();
+    expect(made).toHaveLength(1);
   });
 });
