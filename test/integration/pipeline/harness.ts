@@ -55,10 +55,21 @@ export async function withPipelineEnv<T>(name: string, fn: (env: PipelineEnv) =>
 export class Collector {
   readonly messages: InMessage[] = [];
   private consumer?: StewardConsumer;
+  private stopped = false;
+  private readonly groupId = uniqueName('collector');
   constructor(private readonly adapter: KafkaAdapter, private readonly topics: string[]) {}
   async start(): Promise<this> {
-    const c = this.adapter.consumer({ groupId: uniqueName('collector'), maxWaitTimeMs: 100 });
+    const c = this.adapter.consumer({ groupId: this.groupId, maxWaitTimeMs: 100 });
     this.consumer = c;
+    // Like StageRunner: a consumer kafkajs gives up on (a long broker restart) is replaced, same group, so the
+    // collector keeps reading; byId() dedupes what is read twice.
+    c.onCrash((_err, willRestart) => {
+      if (willRestart || this.stopped || this.consumer !== c) return;
+      setTimeout(() => {
+        if (this.stopped || this.consumer !== c) return;
+        void c.disconnect().catch(() => undefined).then(() => (this.stopped ? undefined : this.start().catch(() => undefined)));
+      }, 1000).unref();
+    });
     await c.subscribe(this.topics, true);
     await c.runBatches(async (b, ctl) => {
       for (const m of b.messages) {
@@ -81,6 +92,7 @@ export class Collector {
     return out;
   }
   async stop(): Promise<void> {
+    this.stopped = true;
     await this.consumer?.disconnect();
   }
 }
