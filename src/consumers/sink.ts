@@ -17,6 +17,7 @@ import { migrate } from '../adapters/clickhouse/migrations.js';
 import { LedgerWriter, ledgerDraftFrom } from '../adapters/clickhouse/ledger-store.js';
 import type { PoolableLedgerSigner } from '../adapters/clickhouse/ledger-keys.js';
 import { ClickHouseSink, type PoisonRow, type SinkItem } from '../adapters/clickhouse/sink.js';
+import { DecisionTsvWriter, scannedDecisionDraft } from '../adapters/clickhouse/decision-scan.js';
 import { decisionRow, dlqRow, gateRow, trustDebtRow, verdictRow, type TableName } from '../adapters/clickhouse/rows.js';
 import { policyDecisionDraft, type LedgerDraft, type LedgerSigner, type PolicyDecisionInput } from '../engine/ledger/index.js';
 import { StewardError } from '../errors.js';
@@ -71,6 +72,13 @@ function json(m: InMessage): unknown {
   }
 }
 
+/** Room for a batch's lines: its records' bytes (a TSV line is about as long as its record). */
+function bytesOf(messages: readonly InMessage[]): number {
+  let n = 4096;
+  for (let k = 0; k < messages.length; k++) n += messages[k].value?.length ?? 0;
+  return n;
+}
+
 export class SinkProcessor {
   private readonly kindOf: Map<string, Kind>;
   private draftsPublished: Promise<unknown> = Promise.resolve();
@@ -100,6 +108,10 @@ export class SinkProcessor {
     const draftSources: InMessage[] = [];
     const decisionDrafts: LedgerDraft[] = [];
     const rejected: Promise<void>[] = [];
+    // Plain decision records (what the tripwire stage writes) go from their bytes to TSV bytes (decision-scan.ts);
+    // the rest take the parse → row path below.
+    let scanned: DecisionTsvWriter | undefined;
+    const scannedSources: InMessage[] = [];
     const push = (t: TableName, item: SinkItem) => {
       const list = byTable.get(t);
       if (list) list.push(item);
@@ -128,6 +140,15 @@ export class SinkProcessor {
             source: m,
           });
           continue;
+        }
+        if (kind === 'decisions' && m.value && this.sink.encodesLines) {
+          scanned ??= new DecisionTsvWriter(now, bytesOf(messages));
+          const d = scanned.add(m.value);
+          if (d) {
+            scannedSources.push(m);
+            decisionDrafts.push(scannedDecisionDraft(d));
+            continue;
+          }
         }
         const v = json(m);
         if (kind === 'decisions') {
@@ -169,7 +190,9 @@ export class SinkProcessor {
       const sourceOf = new Map(drafts.map((d, i) => [`${d.agent_id}\u0000${d.entry_id}`, draftSources[i]]));
       for (const row of ledgerRows) push('ledger', { row, source: sourceOf.get(`${row.agent_id}\u0000${row.entry_id}`) });
     }
-    await Promise.all([...[...byTable].map(([t, items]) => this.sink.write(t, items)), ...rejected]);
+    const writes = [...byTable].map(([t, items]) => this.sink.write(t, items));
+    if (scanned && scannedSources.length > 0) writes.push(this.sink.writeEncoded('decisions', scanned.bytes(), scannedSources));
+    await Promise.all([...writes, ...rejected]);
   }
 }
 

@@ -113,7 +113,7 @@ export class ClickHouseStore {
    * agent: every part is handed to the socket at once (no stream backpressure round trips through an event
    * loop that is busy mapping the next batch).
    */
-  async insertEncoded(table: string, parts: readonly string[]): Promise<void> {
+  async insertEncoded(table: string, parts: readonly (string | Uint8Array)[]): Promise<void> {
     if (parts.length === 0) return;
     const tsv = TSV.get(table);
     const query = tsv
@@ -126,7 +126,7 @@ export class ClickHouseStore {
     }
   }
 
-  private postInsert(query: string, parts: readonly string[]): Promise<void> {
+  private postInsert(query: string, parts: readonly (string | Uint8Array)[]): Promise<void> {
     const url = new URL(this.settings.url);
     url.searchParams.set('query', query);
     const secure = url.protocol === 'https:';

@@ -19,7 +19,8 @@ export interface SinkTarget {
    * isolates a poison row by splitting the text into its lines.
    */
   encodeRows?(table: string, rows: readonly object[]): string;
-  insertEncoded?(table: string, parts: readonly string[]): Promise<void>;
+  /** Parts are `encodeRows` text or bytes given to `ClickHouseSink.writeEncoded` (UTF-8, the same lines). */
+  insertEncoded?(table: string, parts: readonly (string | Uint8Array)[]): Promise<void>;
 }
 
 export interface SinkItem {
@@ -32,7 +33,7 @@ export interface PoisonRow {
   table: string;
   /** The row object (targets without the encoded fast path), else undefined and `line` holds its text. */
   row?: object;
-  /** The row as encoded (a line ending with a newline), with the encoded fast path. */
+  /** The row as encoded (a line ending with a newline, as text), with the encoded fast path. */
   line?: string;
   source?: unknown;
   error: StewardError;
@@ -81,8 +82,8 @@ interface Segment {
   count: number;
   /** Without the encoded fast path: the items as written. */
   items: readonly SinkItem[] | undefined;
-  /** With it: the rows as `target.encodeRows` made them (one line each), and their sources in order. */
-  body: string | undefined;
+  /** With it: the rows as `target.encodeRows` made them or as writeEncoded got them (one line each), and their sources in order. */
+  body: string | Buffer | undefined;
   sources: readonly unknown[] | undefined;
   waiter: Waiter;
 }
@@ -90,7 +91,7 @@ interface Segment {
 /** One row while a rejected batch is bisected: the object, or its encoded line. */
 interface Unit {
   row?: object;
-  line?: string;
+  line?: string | Buffer;
   source?: unknown;
 }
 
@@ -116,7 +117,9 @@ export class ClickHouseSink {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
   /** The target's serialised-rows fast path (both methods), bound; undefined when it takes row objects. */
-  private readonly codec: { encode: (table: string, rows: readonly object[]) => string; insert: (table: string, parts: readonly string[]) => Promise<void> } | undefined;
+  private readonly codec:
+    | { encode: (table: string, rows: readonly object[]) => string; insert: (table: string, parts: readonly (string | Uint8Array)[]) => Promise<void> }
+    | undefined;
   readonly stats: SinkStats = { inserted: 0, batches: 0, retries: 0, poison: 0 };
 
   constructor(
@@ -158,6 +161,30 @@ export class ClickHouseSink {
       for (const seg of segments) t.segments.push(seg);
       t.rows += items.length;
       this.buffered += items.length;
+      this.pump(table, t, false);
+    });
+  }
+
+  /** Whether writeEncoded may be used (the target has the encoded fast path). */
+  get encodesLines(): boolean {
+    return this.codec !== undefined;
+  }
+
+  /**
+   * Queues rows already encoded exactly as the target's `encodeRows` would encode them: `body` holds one
+   * newline-terminated line per source, in order (the sink keeps the buffer: the caller must not reuse it).
+   * Resolves like write().
+   */
+  writeEncoded(table: string, body: Buffer, sources: readonly unknown[]): Promise<void> {
+    if (this.aborted) return Promise.reject(this.aborted);
+    if (!this.codec) return Promise.reject(new StewardError('STEWARD_INTERNAL', `sink: encoded rows for ${table}, but the target takes row objects`));
+    if (sources.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = { remaining: 1, resolve, reject };
+      const t = this.state(table);
+      t.segments.push({ count: sources.length, items: undefined, body, sources, waiter });
+      t.rows += sources.length;
+      this.buffered += sources.length;
       this.pump(table, t, false);
     });
   }
@@ -233,7 +260,7 @@ export class ClickHouseSink {
     }
   }
 
-  /** Whole segments, oldest first, up to maxRows rows (a segment never exceeds maxRows). */
+  /** Whole segments, oldest first, up to maxRows rows (write() cuts segments at maxRows; a writeEncoded body is one). */
   private take(t: TableState): Segment[] {
     let n = 0;
     let k = 0;
@@ -283,7 +310,7 @@ export class ClickHouseSink {
   private async insertIsolating(table: string, units: readonly Unit[], poison: PoisonRow[]): Promise<void> {
     try {
       await this.withRetry(table, () =>
-        this.codec ? this.codec.insert(table, [units.map((u) => u.line ?? '').join('')]) : this.target.insert(table, units.map((u) => u.row ?? {})),
+        this.codec ? this.codec.insert(table, joinLines(units)) : this.target.insert(table, units.map((u) => u.row ?? {})),
       );
       this.stats.inserted += units.length;
       this.stats.batches++;
@@ -304,7 +331,8 @@ export class ClickHouseSink {
 
   private poisoned(table: string, unit: Unit, e: unknown, poison: PoisonRow[]): void {
     const err = e instanceof StewardError ? e : new StewardError('STEWARD_CLICKHOUSE', String(e), { cause: e });
-    poison.push({ table, row: unit.row, line: unit.line, source: unit.source, error: err });
+    const line = unit.line === undefined || typeof unit.line === 'string' ? unit.line : unit.line.toString('utf8');
+    poison.push({ table, row: unit.row, line, source: unit.source, error: err });
   }
 
   /** Runs `fn` with this sink's backoff while it fails retryably (also used for the ledger's head reads). */
@@ -336,10 +364,16 @@ function unitsOf(s: Segment): Unit[] {
   for (let at = 0; at < body.length; ) {
     const nl = body.indexOf('\n', at);
     const end = nl < 0 ? body.length : nl + 1;
-    out.push({ line: body.slice(at, end), source: sources[out.length] });
+    out.push({ line: typeof body === 'string' ? body.slice(at, end) : body.subarray(at, end), source: sources[out.length] });
     at = end;
   }
   // Not retryable and not poison: the batch's writes reject, so their offsets are never committed.
   if (out.length !== s.count) throw new StewardError('STEWARD_INTERNAL', `sink target encoded ${s.count} rows as ${out.length} lines; cannot isolate the rejected row`);
   return out;
+}
+
+/** Lines of a bisected batch as one insert body (text, or bytes when any line came from writeEncoded). */
+function joinLines(units: readonly Unit[]): (string | Buffer)[] {
+  if (units.every((u) => typeof u.line !== 'object')) return [units.map((u) => u.line ?? '').join('')];
+  return [Buffer.concat(units.map((u) => (typeof u.line === 'string' ? Buffer.from(u.line, 'utf8') : (u.line ?? Buffer.alloc(0)))))];
 }

@@ -5,6 +5,7 @@ import { ClickHouseStore } from '../../../src/adapters/clickhouse/client.js';
 import { migrate } from '../../../src/adapters/clickhouse/migrations.js';
 import { ClickHouseSink, type PoisonRow } from '../../../src/adapters/clickhouse/sink.js';
 import { TABLE_COLUMNS, decisionRow, dlqRow, gateRow, ledgerRow, trustDebtRow, verdictRow } from '../../../src/adapters/clickhouse/rows.js';
+import { DecisionTsvWriter } from '../../../src/adapters/clickhouse/decision-scan.js';
 import { services, uniqueIdent } from '../setup/helpers.js';
 
 /** Everything TSV and quoted-array escaping must survive. */
@@ -95,6 +96,33 @@ describe('TabSeparated inserts (real server)', () => {
     expect(await read(`SELECT * FROM ${store.table('ledger')} ORDER BY seq`)).toEqual(ledger.map(normalise));
     expect(await read(`SELECT * FROM ${store.table('v_dlq_events')} ORDER BY dlq_offset`)).toEqual(dlq.map(normalise));
     expect(await read(`SELECT * FROM ${store.table('v_gate_events')} ORDER BY ts_ms`)).toEqual(gate.map(normalise));
+  });
+
+  it('decisions scanned from their bytes (the sink fast path) read back exactly as the reference rows do', async () => {
+    const record = (s: string, i: number, prefix: string) => ({
+      trace_id: `${prefix}-${i}`, agent_id: s || 'empty', tenant: s, blueprint: s, intervention: i % 2 ? 'block' : 'ok', stage: s, severity: s,
+      reasons: [s, "it's", 'ü'], tripwires: [{ id: s, fired: true, reason: s }, { id: 'x', fired: false }],
+      rules: i % 2 ? [] : [{ id: s, passed: false, score: 0.75 }], latency_ms: 0.1 + 0.2, event_time_ms: 1_700_000_100_000 + i,
+      decided_at_ms: 1_700_000_100_000 + i + 0.5, hook: s, tool: s, session_id: s, engine_version: s, extra: { s, n: [1, null] },
+    });
+    const writer = new DecisionTsvWriter(1);
+    const sources: number[] = [];
+    NASTY.forEach((s, i) => {
+      if (writer.add(Buffer.from(JSON.stringify(record(s, i, 'scan'))))) sources.push(i);
+    });
+    // Strings JSON must escape (tab, newline, backslash, quote, NUL) are left to the reference path.
+    // eslint-disable-next-line no-control-regex -- control characters are what JSON escapes
+    expect(sources.length).toBe(NASTY.filter((s) => !/[\\\u0000-\u001f"]/.test(s)).length);
+    const sink = new ClickHouseSink(store, { maxRows: 100, maxDelayMs: 5, onPoison: async () => Promise.reject(new Error('no poison expected')) });
+    await sink.writeEncoded('decisions', writer.bytes(), sources);
+    await store.insert('decisions', sources.map((i) => decisionRow(record(NASTY[i], i, 'ref'), 1)));
+    const read = (prefix: string) =>
+      store
+        .query<Record<string, unknown>>(`SELECT * FROM ${store.table('v_decisions')} WHERE trace_id LIKE '${prefix}-%' ORDER BY event_time_ms`)
+        .then((rows) => rows.map((r) => normalise({ ...r, trace_id: String(r.trace_id).slice(prefix.length) })));
+    const scanned = await read('scan');
+    expect(scanned).toHaveLength(sources.length);
+    expect(scanned).toEqual(await read('ref'));
   });
 
   it('a wrong-typed value (with a tab in it) is isolated as poison; its neighbours land intact', async () => {

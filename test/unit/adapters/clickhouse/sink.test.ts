@@ -190,6 +190,34 @@ describe('ClickHouseSink', () => {
     expect(sink.stats.poison).toBe(1);
   });
 
+  it('writeEncoded: bytes go as they are, mixed with encoded text; a rejected batch is bisected by line into text poison', async () => {
+    const bodies: string[] = [];
+    const t: SinkTarget = {
+      insert: async () => {
+        throw new Error('object path must not be used');
+      },
+      encodeRows: (_table, rows) => rows.map((r) => `${JSON.stringify(r)}\n`).join(''),
+      insertEncoded: async (_table, parts) => {
+        const body = parts.map((p) => (typeof p === 'string' ? p : Buffer.from(p).toString('utf8'))).join('');
+        if (body.includes('"bad"')) throw new StewardError('STEWARD_CLICKHOUSE', 'Code: 27. Cannot parse input', { retryable: false });
+        bodies.push(body);
+      },
+    };
+    const dlq: PoisonRow[] = [];
+    const sink = new ClickHouseSink(t, { maxRows: 8, maxDelayMs: 5, onPoison: async (p) => void dlq.push(...p) });
+    expect(sink.encodesLines).toBe(true);
+    const bytes = Buffer.from('{"id":10}\n{"id":11,"bad":true}\n{"id":"ü12"}\n');
+    await Promise.all([sink.writeEncoded('t', bytes, ['m-10', 'm-11', 'm-12']), sink.write('t', items(1, 2))]);
+    expect(dlq).toHaveLength(1);
+    expect(dlq[0]).toMatchObject({ source: 'm-11', row: undefined, line: '{"id":11,"bad":true}\n' });
+    expect(bodies.join('').split('\n').filter(Boolean).sort()).toEqual(['{"id":"ü12"}', '{"id":10}', '{"id":1}', '{"id":2}']);
+    expect(sink.stats).toMatchObject({ inserted: 4, poison: 1 });
+    // A target without the encoded path cannot take bytes: the write fails (its offsets stay uncommitted).
+    const plain = new ClickHouseSink({ insert: async () => {} }, { onPoison: async () => {} });
+    expect(plain.encodesLines).toBe(false);
+    await expect(plain.writeEncoded('t', bytes, [1, 2, 3])).rejects.toMatchObject({ code: 'STEWARD_INTERNAL' });
+  });
+
   it('encoded fast path: a target that breaks one-line-per-row fails the write (offsets stay uncommitted) instead of guessing', async () => {
     const t: SinkTarget = {
       insert: async () => {},

@@ -1,0 +1,233 @@
+/**
+ * A strict JSON cursor over UTF-8 bytes for the sink's plain-record scanners (decision-scan.ts). It knows only
+ * the plain form: strings without escapes or control characters, spaces as the only whitespace. Anything
+ * else, valid JSON or not, "declines" (throws DECLINE) and the caller falls back to JSON.parse, which is also
+ * what reports a malformed record. It never allocates while scanning, except key lists in exact mode.
+ */
+
+const QUOTE = 34;
+const BACKSLASH = 92;
+const COMMA = 44;
+const COLON = 58;
+const LBRACE = 123;
+const RBRACE = 125;
+const LBRACK = 91;
+const RBRACK = 93;
+const SPACE = 32;
+const MINUS = 45;
+const PLUS = 43;
+const DOT = 46;
+const D0 = 48;
+const D9 = 57;
+/** Deeper nesting than this is left to JSON.parse. */
+const MAX_DEPTH = 32;
+
+/** Thrown (a constant, never an Error: no stack captured) when the input is not in the plain form. */
+export const DECLINE = { declined: true } as const;
+
+export function decline(): never {
+  throw DECLINE;
+}
+
+/** [start, end) byte spans, as pairs in one growing Int32Array (reused across records). */
+export class Spans {
+  a = new Int32Array(64);
+  length = 0;
+
+  push(s: number, e: number): void {
+    if (this.length + 2 > this.a.length) {
+      const b = new Int32Array(this.a.length * 2);
+      b.set(this.a);
+      this.a = b;
+    }
+    this.a[this.length++] = s;
+    this.a[this.length++] = e;
+  }
+}
+
+export class JsonBytes {
+  src: Buffer = Buffer.alloc(0);
+  n = 0;
+  /** The cursor. */
+  i = 0;
+  /** End of the string str() read last. */
+  strEnd = 0;
+
+  reset(src: Buffer): void {
+    this.src = src;
+    this.n = src.length;
+    this.i = 0;
+  }
+
+  /** Spaces only: JSON.stringify writes no other whitespace, and a raw tab/newline in a string would be invalid. */
+  ws(): void {
+    while (this.i < this.n && this.src[this.i] === SPACE) this.i++;
+  }
+
+  expect(c: number): void {
+    if (this.i >= this.n || this.src[this.i] !== c) decline();
+    this.i++;
+  }
+
+  /** The byte at the cursor, consumed. */
+  next(): number {
+    return this.src[this.i++];
+  }
+
+  peek(): number {
+    return this.src[this.i];
+  }
+
+  /** A string at the cursor: returns its content's start; `strEnd` is its end. */
+  str(): number {
+    const src = this.src;
+    let i = this.i;
+    if (i >= this.n || src[i] !== QUOTE) decline();
+    const from = ++i;
+    for (;;) {
+      if (i >= this.n) decline();
+      const b = src[i];
+      if (b === QUOTE) break;
+      if (b === BACKSLASH || b < SPACE) decline();
+      i++;
+    }
+    this.strEnd = i;
+    this.i = i + 1;
+    return from;
+  }
+
+  private digits(): void {
+    const from = this.i;
+    while (this.i < this.n && this.src[this.i] >= D0 && this.src[this.i] <= D9) this.i++;
+    if (this.i === from) decline();
+  }
+
+  /** A JSON number at the cursor (strict grammar, as JSON.parse); returns its start (the cursor is its end). */
+  number(): number {
+    const src = this.src;
+    const from = this.i;
+    if (src[this.i] === MINUS) this.i++;
+    if (src[this.i] === D0) this.i++;
+    else this.digits();
+    if (this.i < this.n && src[this.i] === DOT) {
+      this.i++;
+      this.digits();
+    }
+    if (this.i < this.n && (src[this.i] === 101 || src[this.i] === 69)) {
+      this.i++;
+      if (src[this.i] === PLUS || src[this.i] === MINUS) this.i++;
+      this.digits();
+    }
+    return from;
+  }
+
+  private literal(word: string): void {
+    for (let k = 0; k < word.length; k++) if (this.src[this.i + k] !== word.charCodeAt(k)) decline();
+    this.i += word.length;
+  }
+
+  /** `true` → 1, `false` → 0; anything else declines. */
+  bool(): number {
+    const c = this.src[this.i];
+    if (c === 116) {
+      this.literal('true');
+      return 1;
+    }
+    if (c === 102) {
+      this.literal('false');
+      return 0;
+    }
+    return decline();
+  }
+
+  /** Whether bytes [a, b) equal `name`. */
+  sameName(a: number, b: number, name: Uint8Array): boolean {
+    if (b - a !== name.length) return false;
+    for (let k = 0; k < name.length; k++) if (this.src[a + k] !== name[k]) return false;
+    return true;
+  }
+
+  private sameBytes(a: number, b: number, c: number, d: number): boolean {
+    if (b - a !== d - c) return false;
+    for (let k = 0; k < b - a; k++) if (this.src[a + k] !== this.src[c + k]) return false;
+    return true;
+  }
+
+  /**
+   * An object key and its colon; returns the key's start (`strEnd` its end). `keys` (exact mode, no spaces):
+   * the object's earlier keys as [start, end] pairs; a duplicate, or an integer-like key (V8 orders those
+   * first, so JSON.stringify would move it), declines.
+   */
+  key(keys: number[] | undefined): number {
+    const from = this.str();
+    const end = this.strEnd;
+    if (keys) {
+      if (end > from && this.src[from] >= D0 && this.src[from] <= D9) decline();
+      for (let k = 0; k < keys.length; k += 2) if (this.sameBytes(keys[k], keys[k + 1], from, end)) decline();
+      keys.push(from, end);
+    } else this.ws();
+    this.expect(COLON);
+    return from;
+  }
+
+  /**
+   * Validates and skips any JSON value. `exact`: its text must also be what JSON.stringify writes for its
+   * parse (no whitespace, canonical numbers, no duplicate or integer-like keys), so the text can be copied
+   * where the reference path would print the parsed value.
+   */
+  skip(depth: number, exact: boolean): void {
+    if (depth > MAX_DEPTH) decline();
+    if (!exact) this.ws();
+    const c = this.src[this.i];
+    if (c === QUOTE) this.str();
+    else if (c === LBRACE || c === LBRACK) {
+      const close = c === LBRACE ? RBRACE : RBRACK;
+      const keys: number[] | undefined = c === LBRACE && exact ? [] : undefined;
+      this.i++;
+      if (!exact) this.ws();
+      if (this.src[this.i] === close) {
+        this.i++;
+        return;
+      }
+      for (;;) {
+        if (c === LBRACE) {
+          if (!exact) this.ws();
+          this.key(keys);
+        }
+        this.skip(depth + 1, exact);
+        if (!exact) this.ws();
+        const d = this.src[this.i++];
+        if (d === close) return;
+        if (d !== COMMA) decline();
+      }
+    } else if (c === 116) this.literal('true');
+    else if (c === 102) this.literal('false');
+    else if (c === 110) this.literal('null');
+    else {
+      const from = this.number();
+      if (exact) {
+        const t = this.src.toString('latin1', from, this.i);
+        if (String(Number(t)) !== t) decline();
+      }
+    }
+  }
+
+  /** A list of strings; their content spans go to `out`. */
+  stringList(out: Spans): void {
+    this.expect(LBRACK);
+    this.ws();
+    if (this.src[this.i] === RBRACK) {
+      this.i++;
+      return;
+    }
+    for (;;) {
+      this.ws();
+      const from = this.str();
+      out.push(from, this.strEnd);
+      this.ws();
+      const d = this.src[this.i++];
+      if (d === RBRACK) return;
+      if (d !== COMMA) decline();
+    }
+  }
+}
