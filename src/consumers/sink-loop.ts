@@ -77,10 +77,11 @@ export class SinkConsumerLoop {
     const first = batch.messages[0].offset;
     const last = batch.messages[batch.messages.length - 1].offset;
     const prev = this.tails.get(key);
-    const done = this.proc.process(batch.messages);
+    const caughtUp = reachesHighWatermark(last, batch.highWatermark);
+    const done = this.proc.process(batch.messages, caughtUp);
     const tail = (prev ? Promise.all([prev, done]) : done).then(
       () => {
-        if (generation === this.generation) this.commitLater(key, { offset: last, ctl, generation });
+        if (generation === this.generation) this.commitLater(key, { offset: last, ctl, generation }, caughtUp);
       },
       (e: unknown) => {
         // Nothing of this batch or later ones of the partition is committed; read again from here.
@@ -141,8 +142,13 @@ export class SinkConsumerLoop {
     return clean;
   }
 
-  private commitLater(key: string, c: PendingCommit): void {
+  /** `now`: the partition has caught up, so no later batch will come soon to share this commit with. */
+  private commitLater(key: string, c: PendingCommit, now = false): void {
     this.commits.set(key, c);
+    if (now) {
+      void this.flushCommits();
+      return;
+    }
     if (this.commitTimer) return;
     const wait = this.lastCommitAt + this.commitIntervalMs - Date.now();
     if (wait <= 0) void this.flushCommits();
@@ -168,5 +174,14 @@ export class SinkConsumerLoop {
       }
     });
     return this.committing;
+  }
+}
+
+/** Whether a batch ending at offset `last` reaches the partition's high watermark (nothing more to fetch now). */
+function reachesHighWatermark(last: string, highWatermark: string): boolean {
+  try {
+    return BigInt(last) + 1n >= BigInt(highWatermark);
+  } catch {
+    return false;
   }
 }

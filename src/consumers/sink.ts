@@ -100,8 +100,11 @@ export class SinkProcessor {
     return [...this.kindOf.keys()];
   }
 
-  /** Resolves once every message of the batch is in ClickHouse or in the DLQ. */
-  async process(messages: InMessage[]): Promise<void> {
+  /**
+   * Resolves once every message of the batch is in ClickHouse or in the DLQ. `caughtUp`: the batch ends at its
+   * partition's high watermark, so its rows need not linger for more (ClickHouseSink expediteRows).
+   */
+  async process(messages: InMessage[], caughtUp = false): Promise<void> {
     const now = this.nowMs();
     const byTable = new Map<TableName, SinkItem[]>();
     const drafts: LedgerDraft[] = [];
@@ -190,8 +193,8 @@ export class SinkProcessor {
       const sourceOf = new Map(drafts.map((d, i) => [`${d.agent_id}\u0000${d.entry_id}`, draftSources[i]]));
       for (const row of ledgerRows) push('ledger', { row, source: sourceOf.get(`${row.agent_id}\u0000${row.entry_id}`) });
     }
-    const writes = [...byTable].map(([t, items]) => this.sink.write(t, items));
-    if (scanned && scannedSources.length > 0) writes.push(this.sink.writeEncoded('decisions', scanned.bytes(), scannedSources));
+    const writes = [...byTable].map(([t, items]) => this.sink.write(t, items, caughtUp));
+    if (scanned && scannedSources.length > 0) writes.push(this.sink.writeEncoded('decisions', scanned.bytes(), scannedSources, caughtUp));
     await Promise.all([...writes, ...rejected]);
   }
 }

@@ -95,11 +95,11 @@ function outcomes(flag: Uint8Array, want: number, flagRequired: boolean, ids: Sp
     let idFrom = -1;
     let idEnd = -1;
     let value = -1;
-    const keys: number[] = [];
+    const base = J.openKeys();
     if (J.peek() === RBRACE) J.i++;
     else {
       for (;;) {
-        const k = J.key(keys);
+        const k = J.key(base);
         const kEnd = J.strEnd;
         if (J.sameName(k, kEnd, ID_NAME)) {
           idFrom = J.str();
@@ -111,6 +111,7 @@ function outcomes(flag: Uint8Array, want: number, flagRequired: boolean, ids: Sp
         if (d !== COMMA) decline();
       }
     }
+    J.closeKeys(base);
     if (idFrom < 0 || (value < 0 && flagRequired)) decline();
     if (value === want) ids.push(idFrom, idEnd);
     const d = J.next();
@@ -138,7 +139,7 @@ function scan(): void {
   if (J.peek() === RBRACE) decline();
   for (;;) {
     J.ws();
-    const k = J.key(undefined);
+    const k = J.key(-1);
     const id = fieldId(k, J.strEnd);
     J.ws();
     if (id === 0) J.skip(1, false);

@@ -52,11 +52,23 @@ export class JsonBytes {
   i = 0;
   /** End of the string str() read last. */
   strEnd = 0;
+  /** Keys of the exact-mode objects being read, innermost last (one stack: no allocation per object). */
+  private readonly keys = new Spans();
 
   reset(src: Buffer): void {
     this.src = src;
     this.n = src.length;
     this.i = 0;
+    this.keys.length = 0;
+  }
+
+  /** Starts an exact-mode object's key set; pass the result to key() and closeKeys(). */
+  openKeys(): number {
+    return this.keys.length;
+  }
+
+  closeKeys(base: number): void {
+    this.keys.length = base;
   }
 
   /** Spaces only: JSON.stringify writes no other whitespace, and a raw tab/newline in a string would be invalid. */
@@ -154,16 +166,17 @@ export class JsonBytes {
   }
 
   /**
-   * An object key and its colon; returns the key's start (`strEnd` its end). `keys` (exact mode, no spaces):
-   * the object's earlier keys as [start, end] pairs; a duplicate, or an integer-like key (V8 orders those
-   * first, so JSON.stringify would move it), declines.
+   * An object key and its colon; returns the key's start (`strEnd` its end). `base` (exact mode, no spaces;
+   * -1 otherwise): the object's openKeys(); a key repeated within the object, or an integer-like key (V8
+   * orders those first, so JSON.stringify would move it), declines.
    */
-  key(keys: number[] | undefined): number {
+  key(base: number): number {
     const from = this.str();
     const end = this.strEnd;
-    if (keys) {
+    if (base >= 0) {
       if (end > from && this.src[from] >= D0 && this.src[from] <= D9) decline();
-      for (let k = 0; k < keys.length; k += 2) if (this.sameBytes(keys[k], keys[k + 1], from, end)) decline();
+      const keys = this.keys;
+      for (let k = base; k < keys.length; k += 2) if (this.sameBytes(keys.a[k], keys.a[k + 1], from, end)) decline();
       keys.push(from, end);
     } else this.ws();
     this.expect(COLON);
@@ -182,7 +195,7 @@ export class JsonBytes {
     if (c === QUOTE) this.str();
     else if (c === LBRACE || c === LBRACK) {
       const close = c === LBRACE ? RBRACE : RBRACK;
-      const keys: number[] | undefined = c === LBRACE && exact ? [] : undefined;
+      const base = c === LBRACE && exact ? this.openKeys() : -1;
       this.i++;
       if (!exact) this.ws();
       if (this.src[this.i] === close) {
@@ -192,14 +205,15 @@ export class JsonBytes {
       for (;;) {
         if (c === LBRACE) {
           if (!exact) this.ws();
-          this.key(keys);
+          this.key(base);
         }
         this.skip(depth + 1, exact);
         if (!exact) this.ws();
         const d = this.src[this.i++];
-        if (d === close) return;
+        if (d === close) break;
         if (d !== COMMA) decline();
       }
+      if (base >= 0) this.closeKeys(base);
     } else if (c === 116) this.literal('true');
     else if (c === 102) this.literal('false');
     else if (c === 110) this.literal('null');

@@ -49,6 +49,13 @@ export interface SinkOptions {
   maxRows?: number;
   /** Longest a row waits in the buffer. Default 200 ms. */
   maxDelayMs?: number;
+  /**
+   * A write marked `expedite` (its source has caught up: no more rows are known to be coming) sends a partial
+   * buffer of at least this many rows at once instead of after maxDelayMs: lingering would not make that
+   * insert much bigger, only later. Smaller buffers still linger, so a trickle is not sent as tiny inserts.
+   * Default 1 000.
+   */
+  expediteRows?: number;
   /** Inserts per table running at once (the next batch goes while the server still parses the previous one). Default 2. */
   maxInFlight?: number;
   retry?: { initialMs?: number; maxMs?: number };
@@ -111,6 +118,7 @@ export class ClickHouseSink {
   private aborted: StewardError | undefined;
   private readonly maxRows: number;
   private readonly maxDelayMs: number;
+  private readonly expediteRows: number;
   private readonly maxInFlight: number;
   private readonly initialMs: number;
   private readonly maxBackoffMs: number;
@@ -128,6 +136,7 @@ export class ClickHouseSink {
   ) {
     this.maxRows = Math.max(1, opts.maxRows ?? 12_000);
     this.maxDelayMs = Math.max(0, opts.maxDelayMs ?? 200);
+    this.expediteRows = Math.max(1, opts.expediteRows ?? 1000);
     this.maxInFlight = Math.max(1, opts.maxInFlight ?? 2);
     this.initialMs = opts.retry?.initialMs ?? 100;
     this.maxBackoffMs = opts.retry?.maxMs ?? 10_000;
@@ -139,8 +148,8 @@ export class ClickHouseSink {
         : undefined;
   }
 
-  /** Queues rows for `table`; resolves when every one of them is inserted or dead-lettered. */
-  write(table: string, items: readonly SinkItem[]): Promise<void> {
+  /** Queues rows for `table`; resolves when every one of them is inserted or dead-lettered. `expedite`: see expediteRows. */
+  write(table: string, items: readonly SinkItem[], expedite = false): Promise<void> {
     if (this.aborted) return Promise.reject(this.aborted);
     if (items.length === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
@@ -161,7 +170,7 @@ export class ClickHouseSink {
       for (const seg of segments) t.segments.push(seg);
       t.rows += items.length;
       this.buffered += items.length;
-      this.pump(table, t, false);
+      this.pump(table, t, expedite && t.rows >= this.expediteRows);
     });
   }
 
@@ -175,7 +184,7 @@ export class ClickHouseSink {
    * newline-terminated line per source, in order (the sink keeps the buffer: the caller must not reuse it).
    * Resolves like write().
    */
-  writeEncoded(table: string, body: Buffer, sources: readonly unknown[]): Promise<void> {
+  writeEncoded(table: string, body: Buffer, sources: readonly unknown[], expedite = false): Promise<void> {
     if (this.aborted) return Promise.reject(this.aborted);
     if (!this.codec) return Promise.reject(new StewardError('STEWARD_INTERNAL', `sink: encoded rows for ${table}, but the target takes row objects`));
     if (sources.length === 0) return Promise.resolve();
@@ -185,7 +194,7 @@ export class ClickHouseSink {
       t.segments.push({ count: sources.length, items: undefined, body, sources, waiter });
       t.rows += sources.length;
       this.buffered += sources.length;
-      this.pump(table, t, false);
+      this.pump(table, t, expedite && t.rows >= this.expediteRows);
     });
   }
 

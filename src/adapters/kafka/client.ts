@@ -133,8 +133,10 @@ function toSasl(s: NonNullable<KafkaSettings['sasl']>): SASLOptions {
 function bufHeaders(h: IHeaders | undefined): Record<string, Buffer> {
   const out: Record<string, Buffer> = {};
   if (!h) return out;
-  for (const [k, v] of Object.entries(h)) {
-    if (v === undefined) continue;
+  // for…in rather than Object.entries: no pair arrays per record (kafkajs headers are plain objects).
+  for (const k in h) {
+    const v = h[k];
+    if (v === undefined || !Object.hasOwn(h, k)) continue;
     const one = Array.isArray(v) ? v[v.length - 1] : v;
     out[k] = Buffer.isBuffer(one) ? one : Buffer.from(String(one));
   }

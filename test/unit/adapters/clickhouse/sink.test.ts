@@ -44,6 +44,19 @@ describe('ClickHouseSink', () => {
     expect(t.ids()).toEqual([1, 2]);
   });
 
+  it('expedite (the source caught up): a partial buffer of expediteRows or more goes at once, a smaller one still lingers', async () => {
+    const t = new MemoryTarget();
+    const sink = new ClickHouseSink(t, { maxRows: 100, maxDelayMs: 60_000, expediteRows: 5, onPoison: async () => {} });
+    void sink.write('decisions', items(1, 3), true);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(t.batches).toHaveLength(0); // 3 < expediteRows: waits for more, or for maxDelayMs
+    void sink.write('decisions', items(4, 1));
+    await new Promise((r) => setTimeout(r, 5));
+    expect(t.batches).toHaveLength(0); // 4 buffered, but this write did not say it caught up
+    await sink.write('decisions', items(5, 2), true); // 6 >= 5: sent now, not after a minute
+    expect(t.batches.map((b) => b.rows.length)).toEqual([6]);
+  });
+
   it('resolves a write only after its rows were inserted (the caller commits offsets then)', async () => {
     const t = new MemoryTarget();
     const sink = new ClickHouseSink(t, { maxRows: 100, maxDelayMs: 10, onPoison: async () => {} });
