@@ -4,6 +4,8 @@ import { DecisionTsvWriter, scannedDecisionDraft } from '../../../../src/adapter
 import { DECISION_COLUMNS, decisionRow } from '../../../../src/adapters/clickhouse/rows.js';
 import { tsvEncoder } from '../../../../src/adapters/clickhouse/tsv.js';
 import { policyDecisionDraft, type PolicyDecisionInput } from '../../../../src/engine/ledger/index.js';
+import { decisionMessage } from '../../../../src/consumers/common-engine.js';
+import { blockedRecord, shellTrace } from '../../consumers/fixtures.js';
 
 const NOW = 1_700_000_999_999;
 const tsv = tsvEncoder(DECISION_COLUMNS);
@@ -79,6 +81,13 @@ describe('scanDecision: agrees with JSON.parse → decisionRow → TSV, or decli
     // The same key in sibling or nested objects of an outcome is no duplicate.
     expect(agrees(JSON.stringify({ ...minimal, rules: [{ id: 'r', passed: false, d: { a: { a: 1, b: [{ a: 2 }] }, b: { a: 3 } } }, { id: 'q', passed: true, a: 1 }] }))).toBe(true);
     expect(scanned(Buffer.from(JSON.stringify(plain)))?.line.split('\t')).toHaveLength(Object.keys(DECISION_COLUMNS).length);
+  });
+
+  it('takes what the tripwire stage builds (decisionMessage), blocked or ok, with or without an engine version', () => {
+    const blocked = decisionMessage(blockedRecord({}), shellTrace, 1_767_225_600_000, 1_767_225_600_003, '0.1.0');
+    const ok = decisionMessage(blockedRecord({ intervention: 'ok', stage: 'none', rules: [{ id: 'r1', passed: true }], reasons: [] }), shellTrace, 5, 6);
+    expect(agrees(JSON.stringify(blocked))).toBe(true);
+    expect(agrees(JSON.stringify(ok))).toBe(true);
   });
 
   it.each([
