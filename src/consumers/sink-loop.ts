@@ -65,6 +65,11 @@ export class SinkConsumerLoop {
     return this.outstanding.size;
   }
 
+  /** Resolves once no batch is outstanding (inserted, dead-lettered or failed). */
+  async idle(): Promise<void> {
+    while (this.outstanding.size > 0) await Promise.all([...this.outstanding]);
+  }
+
   readonly handler = async (batch: InBatch, ctl: BatchControl): Promise<void> => {
     if (batch.messages.length === 0) return;
     if (this.stopping) {
@@ -121,21 +126,17 @@ export class SinkConsumerLoop {
    * them settle, e.g. sink.abort()), and commits what was inserted. Call before consumer.stop().
    */
   async drain(timeoutMs: number, onTimeout: () => void): Promise<boolean> {
-    const all = () => Promise.all([...this.outstanding]).then(() => undefined);
     let release!: () => void;
     this.stopping ??= new Promise<void>((r) => (release = r));
     let timer: NodeJS.Timeout | undefined;
     const clean = await Promise.race([
-      (async () => {
-        while (this.outstanding.size > 0) await all();
-        return true;
-      })(),
+      this.idle().then(() => true),
       new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs))),
     ]);
     clearTimeout(timer);
     if (!clean) {
       onTimeout();
-      while (this.outstanding.size > 0) await all();
+      await this.idle();
     }
     await this.flushCommits();
     release?.();

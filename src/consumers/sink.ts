@@ -44,6 +44,10 @@ export interface SinkStageOptions {
   migrate?: boolean;
   /** How long stop() waits for buffered rows before giving up on them (they are then re-read after restart). */
   shutdownTimeoutMs?: number;
+  /** A consumer kafkajs gave up on (crash without restart) is replaced after this delay (default 2 000 ms). */
+  restartDelayMs?: number;
+  /** The Kafka client to use (default: a KafkaAdapter of `kafka`); tests wrap it to play kafkajs giving up. */
+  adapter?: Pick<KafkaAdapter, 'producer' | 'consumer'>;
   nowMs?: () => number;
 }
 
@@ -219,7 +223,7 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
     if (r.applied.length > 0) log.info({ applied: r.applied, database: r.database }, 'clickhouse migrations applied');
   }
   const topics = topicNames(opts.topicPrefix);
-  const adapter = new KafkaAdapter(opts.kafka, log);
+  const adapter = opts.adapter ?? new KafkaAdapter(opts.kafka, log);
   const producer: StewardProducer = await adapter.producer();
   opened.push(() => producer.disconnect());
 
@@ -256,25 +260,61 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
     producer.send([{ topic: topics.ledger, messages: drafts.map((d) => ({ key: d.agent_id, value: JSON.stringify(d) })) }]);
   const proc = new SinkProcessor(topics, sink, ledger, deadLetter, publishDrafts, now);
 
-  const consumer: StewardConsumer = adapter.consumer({ groupId: opts.groupId, sessionTimeoutMs: opts.sessionTimeoutMs });
+  let consumer: StewardConsumer | undefined;
   let joined = false;
+  let stopped = false;
   const loop = new SinkConsumerLoop(proc, {
     serialTopics: [topics.ledger],
     commitIntervalMs: opts.autoCommitIntervalMs,
-    seek: (t, p, o) => consumer.seek(t, p, o),
+    seek: (t, p, o) => consumer?.seek(t, p, o),
     logger: log,
   });
-  consumer.onGroupJoin(() => {
-    joined = true;
-    loop.onGroupJoin();
-    ledger.forgetHeads();
-  });
-  consumer.onCrash((e, restart) => log.error({ err: e.message, restart }, 'sink: consumer crashed'));
-  opened.push(() => consumer.disconnect());
-  await consumer.subscribe(proc.inputTopics, true);
-  await consumer.runBatches(loop.handler, { partitionsConcurrently: opts.partitionsConcurrently ?? 6, autoCommit: false });
+  const startConsumer = async (): Promise<void> => {
+    const c = adapter.consumer({ groupId: opts.groupId, sessionTimeoutMs: opts.sessionTimeoutMs });
+    consumer = c;
+    c.onGroupJoin(() => {
+      joined = true;
+      loop.onGroupJoin();
+      ledger.forgetHeads();
+    });
+    c.onCrash((e, restart) => {
+      log.error({ err: e.message, restart }, 'sink: consumer crashed');
+      if (restart) return;
+      joined = false;
+      // kafkajs gave up on this consumer (e.g. retries exhausted while a broker was down): without a new one
+      // the stage would sit idle in a live process. Its batches still in flight may finish inserting, but
+      // their offsets are no longer committed (a new generation): the next consumer re-reads them.
+      loop.onGroupJoin();
+      if (!stopped && consumer === c) restartLater(c);
+    });
+    await c.subscribe(proc.inputTopics, true);
+    await c.runBatches(loop.handler, { partitionsConcurrently: opts.partitionsConcurrently ?? 6, autoCommit: false });
+  };
+  const restartLater = (dead: StewardConsumer): void => {
+    const current = () => !stopped && consumer === dead;
+    setTimeout(() => {
+      if (!current()) return;
+      void (async () => {
+        await dead.disconnect().catch(() => undefined);
+        // The dead consumer's ledger batches must be done before a new consumer re-reads their partitions:
+        // a chain has one writer at a time.
+        await loop.idle();
+        if (!current()) return;
+        log.warn('sink: restarting the crashed consumer');
+        try {
+          await startConsumer();
+        } catch (e) {
+          log.error({ err: (e as Error).message }, 'sink: consumer restart failed; retrying');
+          if (!stopped && consumer) restartLater(consumer);
+          return;
+        }
+        if (stopped) await consumer?.disconnect().catch(() => undefined);
+      })();
+    }, opts.restartDelayMs ?? 2000).unref();
+  };
+  opened.push(() => consumer?.disconnect() ?? Promise.resolve());
+  await startConsumer();
 
-  let stopped = false;
   return {
     sink,
     store,
@@ -290,9 +330,9 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
         log.warn({ pending: sink.pending, batches: loop.pendingBatches }, 'sink: stopping with inserts outstanding; their offsets stay uncommitted');
         sink.abort('sink stopping with ClickHouse unavailable');
       });
-      await consumer.stop().catch(() => undefined);
+      await consumer?.stop().catch(() => undefined);
       sink.abort('sink stopped');
-      await Promise.allSettled([consumer.disconnect(), producer.disconnect()]);
+      await Promise.allSettled([consumer?.disconnect(), producer.disconnect()]);
       await pool?.close();
       await store.close();
     },

@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { topicNames, type TopicNames } from '../../../src/adapters/kafka/topics.js';
 import { ClickHouseStore } from '../../../src/adapters/clickhouse/client.js';
 import { ledgerSignerFrom } from '../../../src/adapters/clickhouse/ledger-keys.js';
-import { startSinkStage, type RunningSink } from '../../../src/consumers/sink.js';
+import { startSinkStage, type RunningSink, type SinkStageOptions } from '../../../src/consumers/sink.js';
 import { createTopics, deleteTopics, kafkaClient, services, uniqueIdent, uniqueName } from '../setup/helpers.js';
 
 export const keys = generateKeyPairSync('ed25519');
@@ -62,7 +62,7 @@ export interface Env {
   database: string;
   store: ClickHouseStore;
   produce(topic: string, msgs: { agent_id?: string; [k: string]: unknown }[] | { key: string; value: string }[]): Promise<void>;
-  startSink(opts?: { groupId?: string; clickhouseUrl?: string; shutdownTimeoutMs?: number }): Promise<RunningSink>;
+  startSink(opts?: { groupId?: string; clickhouseUrl?: string; shutdownTimeoutMs?: number } & Pick<SinkStageOptions, 'adapter' | 'restartDelayMs'>): Promise<RunningSink>;
   count(view: string, where?: string): Promise<{ n: number; u: number }>;
   close(): Promise<void>;
 }
@@ -104,6 +104,8 @@ export async function setupEnv(name: string, opts: { partitions?: number; clickh
         autoCommitIntervalMs: 200,
         sessionTimeoutMs: 10_000,
         shutdownTimeoutMs: o.shutdownTimeoutMs ?? 5000,
+        adapter: o.adapter,
+        restartDelayMs: o.restartDelayMs,
       });
       sinks.push(s);
       return s;
