@@ -37,7 +37,8 @@ import { ClickHouseSink } from '../../src/adapters/clickhouse/sink.js';
 import { tsvEncoder } from '../../src/adapters/clickhouse/tsv.js';
 import { SinkProcessor } from '../../src/consumers/sink.js';
 import { SinkConsumerLoop } from '../../src/consumers/sink-loop.js';
-import { ed25519Signer, type LedgerDraft } from '../../src/engine/ledger/index.js';
+import { ed25519Signer } from '../../src/engine/ledger/index.js';
+import type { LedgerDraftMessage } from '../../src/adapters/clickhouse/decision-writer.js';
 import { servicesEnv } from './services-env.js';
 
 const N = Number(process.env.BENCH_SINK_ROWS ?? 100_000);
@@ -124,8 +125,7 @@ async function main(): Promise<void> {
     const ledger = new LedgerWriter(sinkStore, ed25519Signer(generateKeyPairSync('ed25519').privateKey));
     const deadLetter = (): Promise<void> => Promise.reject(new Error('bench: unexpected dead letter'));
     const ledgerProducer = producer;
-    const publish = async (drafts: LedgerDraft[]) =>
-      ledgerProducer.send([{ topic: topics.ledger, messages: drafts.map((d) => ({ key: d.agent_id, value: JSON.stringify(d) })) }]);
+    const publish = async (messages: LedgerDraftMessage[]) => ledgerProducer.send([{ topic: topics.ledger, messages }]);
     if (profiler) {
       profiler.connect();
       await profiler.post('Profiler.enable');

@@ -17,7 +17,7 @@ import { migrate } from '../adapters/clickhouse/migrations.js';
 import { LedgerWriter, ledgerDraftFrom } from '../adapters/clickhouse/ledger-store.js';
 import type { PoolableLedgerSigner } from '../adapters/clickhouse/ledger-keys.js';
 import { ClickHouseSink, type PoisonRow, type SinkItem } from '../adapters/clickhouse/sink.js';
-import { DecisionTsvWriter, scannedDecisionDraft } from '../adapters/clickhouse/decision-scan.js';
+import { DecisionTsvWriter, type LedgerDraftMessage } from '../adapters/clickhouse/decision-writer.js';
 import { decisionRow, dlqRow, gateRow, trustDebtRow, verdictRow, type TableName } from '../adapters/clickhouse/rows.js';
 import { policyDecisionDraft, type LedgerDraft, type LedgerSigner, type PolicyDecisionInput } from '../engine/ledger/index.js';
 import { StewardError } from '../errors.js';
@@ -92,7 +92,8 @@ export class SinkProcessor {
     private readonly sink: ClickHouseSink,
     private readonly ledger: LedgerWriter,
     private readonly deadLetter: (m: InMessage, err: StewardError) => Promise<void>,
-    private readonly publishDrafts: (drafts: LedgerDraft[]) => Promise<void>,
+    /** Publishes POLICY_DECISION drafts to acgp.ledger (keyed by agent_id, the draft's JSON as value). */
+    private readonly publishDrafts: (messages: LedgerDraftMessage[]) => Promise<void>,
     private readonly nowMs: () => number,
   ) {
     this.kindOf = new Map(
@@ -113,7 +114,8 @@ export class SinkProcessor {
     const byTable = new Map<TableName, SinkItem[]>();
     const drafts: LedgerDraft[] = [];
     const draftSources: InMessage[] = [];
-    const decisionDrafts: LedgerDraft[] = [];
+    // In batch order, so one agent's entries chain in the order of its decisions.
+    const decisionDrafts: LedgerDraftMessage[] = [];
     const rejected: Promise<void>[] = [];
     // Plain decision records (what the tripwire stage writes) go from their bytes to TSV bytes (decision-scan.ts);
     // the rest take the parse → row path below.
@@ -150,10 +152,10 @@ export class SinkProcessor {
         }
         if (kind === 'decisions' && m.value && this.sink.encodesLines) {
           scanned ??= new DecisionTsvWriter(now, bytesOf(messages));
-          const d = scanned.add(m.value);
-          if (d) {
+          const draft = scanned.add(m.value);
+          if (draft) {
             scannedSources.push(m);
-            decisionDrafts.push(scannedDecisionDraft(d));
+            decisionDrafts.push(draft);
             continue;
           }
         }
@@ -165,7 +167,7 @@ export class SinkProcessor {
           // rather than on a copy of the whole record (same result as passing event_time_ms: row.event_time_ms).
           const draft = policyDecisionDraft(v as PolicyDecisionInput);
           draft.ts_ms = Number.isSafeInteger(row.event_time_ms) ? row.event_time_ms : 0;
-          decisionDrafts.push(draft);
+          decisionDrafts.push({ key: draft.agent_id, value: JSON.stringify(draft) });
         } else if (kind === 'ledger') {
           drafts.push(ledgerDraftFrom(v));
           draftSources.push(m);
@@ -256,8 +258,7 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
   const pool = 'signPool' in opts.signer && opts.signThreads !== 0 ? (opts.signer as PoolableLedgerSigner).signPool(opts.signThreads) : undefined;
   if (pool) opened.push(() => pool.close());
   const ledger = new LedgerWriter(store, opts.signer, { nowMs: now, signMany: pool ? (h) => pool.signMany(h) : undefined });
-  const publishDrafts = (drafts: LedgerDraft[]) =>
-    producer.send([{ topic: topics.ledger, messages: drafts.map((d) => ({ key: d.agent_id, value: JSON.stringify(d) })) }]);
+  const publishDrafts = (messages: LedgerDraftMessage[]) => producer.send([{ topic: topics.ledger, messages }]);
   const proc = new SinkProcessor(topics, sink, ledger, deadLetter, publishDrafts, now);
 
   let consumer: StewardConsumer | undefined;

@@ -26,47 +26,14 @@ export function policyDecisionEntryId(traceId: string): string {
   return `pd:${traceId}`;
 }
 
-/** A decision's fields with the outcome lists already reduced to ids (the sink's decision scanner gives these). */
-export interface PolicyDecisionFields {
-  trace_id: string;
-  agent_id: string;
-  tenant?: string;
-  blueprint?: string;
-  intervention: string;
-  approved?: boolean;
-  stage?: string;
-  reasons?: string[];
-  tripwiresFired: string[];
-  rulesFailed: string[];
-  engine_version?: string;
-  /** The entry's time (ms); 0 unless a non-negative safe integer. */
-  ts_ms: number;
-}
-
 export function policyDecisionDraft(d: PolicyDecisionInput): LedgerDraft {
-  return policyDecisionDraftOf({
-    trace_id: d.trace_id,
-    agent_id: d.agent_id,
-    tenant: d.tenant,
-    blueprint: d.blueprint,
-    intervention: d.intervention,
-    approved: d.approved,
-    stage: d.stage,
-    reasons: d.reasons,
-    engine_version: d.engine_version,
-    tripwiresFired: (d.tripwires ?? []).filter((t) => t.fired).map((t) => t.id),
-    rulesFailed: (d.rules ?? []).filter((r) => !r.passed).map((r) => r.id),
-    ts_ms: Math.trunc(Number(d.event_time_ms ?? d.decided_at_ms ?? 0)),
-  });
-}
-
-export function policyDecisionDraftOf(d: PolicyDecisionFields): LedgerDraft {
+  const ts = Math.trunc(Number(d.event_time_ms ?? d.decided_at_ms ?? 0));
   const approved = d.approved ?? ['ok', 'nudge', 'flag'].includes(d.intervention);
   return {
     entry_id: policyDecisionEntryId(d.trace_id),
     agent_id: d.agent_id,
     tenant: d.tenant ?? '',
-    ts_ms: Number.isSafeInteger(d.ts_ms) && d.ts_ms >= 0 ? d.ts_ms : 0,
+    ts_ms: Number.isSafeInteger(ts) && ts >= 0 ? ts : 0,
     type: 'POLICY_DECISION',
     payload: {
       trace_id: d.trace_id,
@@ -74,8 +41,8 @@ export function policyDecisionDraftOf(d: PolicyDecisionFields): LedgerDraft {
       decision: approved ? 'allow' : 'deny',
       intervention: d.intervention,
       stage: d.stage ?? 'none',
-      tripwires_fired: d.tripwiresFired,
-      rules_failed: d.rulesFailed,
+      tripwires_fired: (d.tripwires ?? []).filter((t) => t.fired).map((t) => t.id),
+      rules_failed: (d.rules ?? []).filter((r) => !r.passed).map((r) => r.id),
       reasons: d.reasons ?? [],
       ...(d.engine_version ? { engine_version: d.engine_version } : {}),
     },

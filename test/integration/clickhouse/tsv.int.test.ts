@@ -5,7 +5,7 @@ import { ClickHouseStore } from '../../../src/adapters/clickhouse/client.js';
 import { migrate } from '../../../src/adapters/clickhouse/migrations.js';
 import { ClickHouseSink, type PoisonRow } from '../../../src/adapters/clickhouse/sink.js';
 import { TABLE_COLUMNS, decisionRow, dlqRow, gateRow, ledgerRow, trustDebtRow, verdictRow } from '../../../src/adapters/clickhouse/rows.js';
-import { DecisionTsvWriter } from '../../../src/adapters/clickhouse/decision-scan.js';
+import { DecisionTsvWriter } from '../../../src/adapters/clickhouse/decision-writer.js';
 import { services, uniqueIdent } from '../setup/helpers.js';
 
 /** Everything TSV and quoted-array escaping must survive. */

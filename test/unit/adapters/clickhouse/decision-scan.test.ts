@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DecisionMessage } from '../../../../src/adapters/kafka/messages.js';
-import { DecisionTsvWriter, scannedDecisionDraft } from '../../../../src/adapters/clickhouse/decision-scan.js';
+import { DecisionTsvWriter } from '../../../../src/adapters/clickhouse/decision-writer.js';
 import { DECISION_COLUMNS, decisionRow } from '../../../../src/adapters/clickhouse/rows.js';
 import { tsvEncoder } from '../../../../src/adapters/clickhouse/tsv.js';
 import { policyDecisionDraft, type PolicyDecisionInput } from '../../../../src/engine/ledger/index.js';
@@ -28,12 +28,13 @@ function scanned(bytes: Buffer): { line: string; draft: string } | undefined {
   const w = new DecisionTsvWriter(NOW, 16);
   w.add(Buffer.from('{"trace_id":"warm-up","agent_id":"a","intervention":"ok","event_time_ms":1}'));
   const before = w.bytes().length;
-  const d = w.add(bytes);
-  if (!d) {
+  const draft = w.add(bytes);
+  if (!draft) {
     expect(w.bytes().length).toBe(before);
     return undefined;
   }
-  return { line: w.bytes().subarray(before).toString('utf8'), draft: JSON.stringify(scannedDecisionDraft(d)) };
+  expect(draft.key).toBe((JSON.parse(bytes.toString('utf8')) as { agent_id: string }).agent_id);
+  return { line: w.bytes().subarray(before).toString('utf8'), draft: draft.value.toString('utf8') };
 }
 
 /** Asserts the scanner either declines or agrees with the reference exactly; returns whether it took the record. */

@@ -1,0 +1,247 @@
+/**
+ * DecisionTsvWriter: plain decision records (decision-scan.ts) to bytes without building objects or strings —
+ * their TSV line (DECISION_COLUMNS order, tables.ts) appended to one insert body per batch, and their
+ * POLICY_DECISION ledger draft as the JSON the acgp.ledger topic carries. Both equal the reference path's
+ * output byte for byte (`tsvEncoder(DECISION_COLUMNS)` of `decisionRow`, `JSON.stringify` of
+ * `policyDecisionDraft` with the row's event time); the scanner's contract makes copying value bytes exact:
+ * its strings hold no backslash, control character, quote or invalid UTF-8, so neither TSV nor JSON escapes
+ * anything in them except `'` inside TSV array literals.
+ */
+import { BOOL, END, F, FAILED, FIRED, J, NUM, PLAIN, REASONS, START, scanDecision } from './decision-scan.js';
+import type { Spans } from './json-bytes.js';
+
+const TAB = 9;
+const NL = 10;
+const APOS = 39;
+const QUOTE = 34;
+const BACKSLASH = 92;
+const COMMA = 44;
+const LBRACK = 91;
+const RBRACK = 93;
+const D0 = 48;
+
+const bytes = (s: string) => Buffer.from(s, 'latin1');
+const EMPTY_LIST_TAB = bytes('[]\t');
+const APPROVED_INTERVENTIONS = [bytes('ok'), bytes('nudge'), bytes('flag')];
+const D_ENTRY = bytes('{"entry_id":"pd:');
+const D_AGENT = bytes('","agent_id":"');
+const D_TENANT = bytes('","tenant":"');
+const D_TS = bytes('","ts_ms":');
+const D_TRACE = bytes(',"type":"POLICY_DECISION","payload":{"trace_id":"');
+const D_BLUEPRINT = bytes('","blueprint":"');
+const D_ALLOW = bytes('","decision":"allow","intervention":"');
+const D_DENY = bytes('","decision":"deny","intervention":"');
+const D_STAGE = bytes('","stage":"');
+const D_NONE = bytes('none');
+const D_FIRED = bytes('","tripwires_fired":');
+const D_FAILED = bytes(',"rules_failed":');
+const D_REASONS = bytes(',"reasons":');
+const D_ENGINE = bytes(',"engine_version":"');
+const D_END_QUOTED = bytes('"}}');
+const D_END = bytes('}}');
+
+/** One acgp.ledger record: a draft's JSON keyed by its agent. */
+export interface LedgerDraftMessage {
+  key: string;
+  value: string | Buffer;
+}
+
+/** `J.src[a, b)` into `out` at `p`; returns the new position. */
+function copy(out: Buffer, p: number, a: number, b: number): number {
+  const src = J.src;
+  if (b - a > 32) return p + src.copy(out, p, a, b);
+  for (let k = a; k < b; k++) out[p++] = src[k];
+  return p;
+}
+
+function lit(out: Buffer, p: number, b: Uint8Array): number {
+  for (let k = 0; k < b.length; k++) out[p++] = b[k];
+  return p;
+}
+
+function ascii(out: Buffer, p: number, text: string): number {
+  for (let k = 0; k < text.length; k++) out[p++] = text.charCodeAt(k);
+  return p;
+}
+
+/** A field's bytes (nothing when absent) and a tab. Module functions rather than closures: nothing allocated per row. */
+function field(out: Buffer, p: number, id: number): number {
+  if (START[id] >= 0) p = copy(out, p, START[id], END[id]);
+  out[p] = TAB;
+  return p + 1;
+}
+
+function flag(out: Buffer, p: number, on: boolean): number {
+  out[p] = on ? 49 : D0;
+  out[p + 1] = TAB;
+  return p + 2;
+}
+
+/** An Array(String) literal of the spans: `['a','b\'c']`. */
+function tsvList(out: Buffer, p: number, spans: Spans): number {
+  const src = J.src;
+  out[p++] = LBRACK;
+  for (let k = 0; k < spans.length; k += 2) {
+    if (k > 0) out[p++] = COMMA;
+    out[p++] = APOS;
+    for (let j = spans.a[k]; j < spans.a[k + 1]; j++) {
+      const c = src[j];
+      if (c === APOS) out[p++] = BACKSLASH;
+      out[p++] = c;
+    }
+    out[p++] = APOS;
+  }
+  out[p++] = RBRACK;
+  return p;
+}
+
+/** A JSON array of the spans as strings: `["a","b"]`. */
+function jsonList(out: Buffer, p: number, spans: Spans): number {
+  out[p++] = LBRACK;
+  for (let k = 0; k < spans.length; k += 2) {
+    if (k > 0) out[p++] = COMMA;
+    out[p++] = QUOTE;
+    p = copy(out, p, spans.a[k], spans.a[k + 1]);
+    out[p++] = QUOTE;
+  }
+  out[p++] = RBRACK;
+  return p;
+}
+
+/** An epoch-ms column: the digits as written when they are exact, else String() of the truncated value. */
+function epoch(out: Buffer, p: number, id: number): number {
+  return PLAIN[id] === 1 ? copy(out, p, START[id], END[id]) : ascii(out, p, String(NUM[id]));
+}
+
+function approved(): boolean {
+  if (START[F.approved] >= 0) return BOOL[F.approved] === 1;
+  const a = START[F.intervention];
+  const b = END[F.intervention];
+  for (const name of APPROVED_INTERVENTIONS) if (J.sameName(a, b, name)) return true;
+  return false;
+}
+
+/** A buffer that only grows; views handed out earlier keep the old memory (bytes are never rewritten). */
+class Growing {
+  buf: Buffer;
+  len = 0;
+  constructor(bytes: number) {
+    this.buf = Buffer.allocUnsafe(Math.max(256, bytes));
+  }
+  reserve(n: number): Buffer {
+    if (this.len + n > this.buf.length) {
+      const b = Buffer.allocUnsafe(Math.max(this.len + n, this.buf.length * 2));
+      this.buf.copy(b, 0, 0, this.len);
+      this.buf = b;
+    }
+    return this.buf;
+  }
+}
+
+export class DecisionTsvWriter {
+  private readonly tsv: Growing;
+  private readonly drafts: Growing;
+  private readonly ingested: string;
+  /** Records taken so far. */
+  count = 0;
+
+  /** `initialBytes`: room for the batch's lines (about its records' size); both buffers grow as needed. */
+  constructor(ingestedAtMs: number, initialBytes = 1 << 16) {
+    this.tsv = new Growing(initialBytes);
+    this.drafts = new Growing(initialBytes);
+    this.ingested = String(ingestedAtMs);
+  }
+
+  /**
+   * Scans one record: when it is in the plain form, appends its TSV line and returns its ledger draft
+   * message; otherwise returns undefined and appends nothing (the caller takes the reference path).
+   */
+  add(value: Buffer): { key: string; value: Buffer } | undefined {
+    if (!scanDecision(value)) return undefined;
+    // Every input byte lands at most twice (an outcome id is in its list and in the JSON column), doubled by
+    // escaping a quote at worst, plus the fixed fields.
+    this.line(this.tsv.reserve(4 * J.n + 256));
+    this.count++;
+    const from = this.drafts.len;
+    this.draft(this.drafts.reserve(2 * J.n + 256));
+    return { key: J.src.toString('utf8', START[F.agent_id], END[F.agent_id]), value: this.drafts.buf.subarray(from, this.drafts.len) };
+  }
+
+  /** The lines written (a view of the internal buffer). */
+  bytes(): Buffer {
+    return this.tsv.buf.subarray(0, this.tsv.len);
+  }
+
+  private line(out: Buffer): void {
+    let p = this.tsv.len;
+    p = field(out, p, F.trace_id);
+    p = field(out, p, F.agent_id);
+    p = field(out, p, F.tenant);
+    p = field(out, p, F.blueprint);
+    p = field(out, p, F.intervention);
+    p = flag(out, p, approved());
+    p = field(out, p, F.stage);
+    p = flag(out, p, START[F.halted] >= 0 && BOOL[F.halted] === 1);
+    p = field(out, p, F.severity);
+    p = tsvList(out, p, REASONS);
+    out[p++] = TAB;
+    p = tsvList(out, p, FIRED);
+    out[p++] = TAB;
+    p = tsvList(out, p, FAILED);
+    out[p++] = TAB;
+    p = START[F.tripwires] >= 0 ? field(out, p, F.tripwires) : lit(out, p, EMPTY_LIST_TAB);
+    p = START[F.rules] >= 0 ? field(out, p, F.rules) : lit(out, p, EMPTY_LIST_TAB);
+    if (START[F.latency_ms] >= 0) p = ascii(out, p, String(NUM[F.latency_ms]));
+    else out[p++] = D0;
+    out[p++] = TAB;
+    p = epoch(out, p, F.event_time_ms);
+    out[p++] = TAB;
+    p = epoch(out, p, START[F.decided_at_ms] >= 0 ? F.decided_at_ms : F.event_time_ms);
+    out[p++] = TAB;
+    p = field(out, p, F.hook);
+    p = field(out, p, F.tool);
+    p = field(out, p, F.session_id);
+    p = field(out, p, F.engine_version);
+    p = flag(out, p, START[F.fallback] >= 0 && BOOL[F.fallback] === 1);
+    p = ascii(out, p, this.ingested);
+    out[p++] = NL;
+    this.tsv.len = p;
+  }
+
+  /** JSON.stringify(policyDecisionDraft(record)) with ts_ms = the row's event time, key order and all. */
+  private draft(out: Buffer): void {
+    let p = this.drafts.len;
+    p = lit(out, p, D_ENTRY);
+    p = copy(out, p, START[F.trace_id], END[F.trace_id]);
+    p = lit(out, p, D_AGENT);
+    p = copy(out, p, START[F.agent_id], END[F.agent_id]);
+    p = lit(out, p, D_TENANT);
+    if (START[F.tenant] >= 0) p = copy(out, p, START[F.tenant], END[F.tenant]);
+    p = lit(out, p, D_TS);
+    const ts = NUM[F.event_time_ms];
+    p = ascii(out, p, Number.isSafeInteger(ts) ? String(ts) : '0');
+    p = lit(out, p, D_TRACE);
+    p = copy(out, p, START[F.trace_id], END[F.trace_id]);
+    if (START[F.blueprint] >= 0) {
+      p = lit(out, p, D_BLUEPRINT);
+      p = copy(out, p, START[F.blueprint], END[F.blueprint]);
+    }
+    p = lit(out, p, approved() ? D_ALLOW : D_DENY);
+    p = copy(out, p, START[F.intervention], END[F.intervention]);
+    p = lit(out, p, D_STAGE);
+    p = START[F.stage] >= 0 ? copy(out, p, START[F.stage], END[F.stage]) : lit(out, p, D_NONE);
+    p = lit(out, p, D_FIRED);
+    p = jsonList(out, p, FIRED);
+    p = lit(out, p, D_FAILED);
+    p = jsonList(out, p, FAILED);
+    p = lit(out, p, D_REASONS);
+    p = jsonList(out, p, REASONS);
+    // policyDecisionDraft keeps engine_version only when it is non-empty.
+    if (START[F.engine_version] >= 0 && END[F.engine_version] > START[F.engine_version]) {
+      p = lit(out, p, D_ENGINE);
+      p = copy(out, p, START[F.engine_version], END[F.engine_version]);
+      p = lit(out, p, D_END_QUOTED);
+    } else p = lit(out, p, D_END);
+    this.drafts.len = p;
+  }
+}
