@@ -18,6 +18,7 @@ import { LedgerWriter, ledgerDraftFrom } from '../adapters/clickhouse/ledger-sto
 import type { PoolableLedgerSigner } from '../adapters/clickhouse/ledger-keys.js';
 import { ClickHouseSink, type PoisonRow, type SinkItem } from '../adapters/clickhouse/sink.js';
 import { DecisionTsvWriter, type LedgerDraftMessage } from '../adapters/clickhouse/decision-writer.js';
+import { VerdictTsvWriter } from '../adapters/clickhouse/verdict-writer.js';
 import { decisionRow, dlqRow, gateRow, trustDebtRow, verdictRow, type TableName } from '../adapters/clickhouse/rows.js';
 import { policyDecisionDraft, type LedgerDraft, type LedgerSigner, type PolicyDecisionInput } from '../engine/ledger/index.js';
 import { StewardError } from '../errors.js';
@@ -117,10 +118,12 @@ export class SinkProcessor {
     // In batch order, so one agent's entries chain in the order of its decisions.
     const decisionDrafts: LedgerDraftMessage[] = [];
     const rejected: Promise<void>[] = [];
-    // Plain decision records (what the tripwire stage writes) go from their bytes to TSV bytes (decision-scan.ts);
-    // the rest take the parse → row path below.
+    // Plain decision and verdict records (what the tripwire and scorer stages write) go from their bytes to
+    // TSV bytes (decision-writer.ts, verdict-writer.ts); the rest take the parse → row path below.
     let scanned: DecisionTsvWriter | undefined;
     const scannedSources: InMessage[] = [];
+    let scannedVerdicts: VerdictTsvWriter | undefined;
+    const verdictSources: InMessage[] = [];
     const push = (t: TableName, item: SinkItem) => {
       const list = byTable.get(t);
       if (list) list.push(item);
@@ -156,6 +159,13 @@ export class SinkProcessor {
           if (draft) {
             scannedSources.push(m);
             decisionDrafts.push(draft);
+            continue;
+          }
+        }
+        if (kind === 'verdicts' && m.value && this.sink.encodesLines) {
+          scannedVerdicts ??= new VerdictTsvWriter(now, bytesOf(messages));
+          if (scannedVerdicts.add(m.value)) {
+            verdictSources.push(m);
             continue;
           }
         }
@@ -201,6 +211,7 @@ export class SinkProcessor {
     }
     const writes = [...byTable].map(([t, items]) => this.sink.write(t, items, caughtUp));
     if (scanned && scannedSources.length > 0) writes.push(this.sink.writeEncoded('decisions', scanned.bytes(), scannedSources, caughtUp));
+    if (scannedVerdicts && verdictSources.length > 0) writes.push(this.sink.writeEncoded('verdicts', scannedVerdicts.bytes(), verdictSources, caughtUp));
     await Promise.all([...writes, ...rejected]);
   }
 }

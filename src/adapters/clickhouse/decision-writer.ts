@@ -8,19 +8,10 @@
  * anything in them except `'` inside TSV array literals.
  */
 import { BOOL, END, F, FAILED, FIRED, J, NUM, PLAIN, REASONS, START, scanDecision } from './decision-scan.js';
+import { Growing, NL, TAB, ascii, flag, jsonList as jsonSpans, latin1 as bytes, lit, copy as copyFrom, tsvList as tsvSpans } from './tsv-bytes.js';
 import type { Spans } from './json-bytes.js';
 
-const TAB = 9;
-const NL = 10;
-const APOS = 39;
-const QUOTE = 34;
-const BACKSLASH = 92;
-const COMMA = 44;
-const LBRACK = 91;
-const RBRACK = 93;
 const D0 = 48;
-
-const bytes = (s: string) => Buffer.from(s, 'latin1');
 const EMPTY_LIST_TAB = bytes('[]\t');
 const APPROVED_INTERVENTIONS = [bytes('ok'), bytes('nudge'), bytes('flag')];
 const D_ENTRY = bytes('{"entry_id":"pd:');
@@ -46,66 +37,15 @@ export interface LedgerDraftMessage {
   value: string | Buffer;
 }
 
-/** `J.src[a, b)` into `out` at `p`; returns the new position. */
-function copy(out: Buffer, p: number, a: number, b: number): number {
-  const src = J.src;
-  if (b - a > 32) return p + src.copy(out, p, a, b);
-  for (let k = a; k < b; k++) out[p++] = src[k];
-  return p;
-}
+const copy = (out: Buffer, p: number, a: number, b: number): number => copyFrom(out, p, J.src, a, b);
+const tsvList = (out: Buffer, p: number, spans: Spans): number => tsvSpans(out, p, J.src, spans);
+const jsonList = (out: Buffer, p: number, spans: Spans): number => jsonSpans(out, p, J.src, spans);
 
-function lit(out: Buffer, p: number, b: Uint8Array): number {
-  for (let k = 0; k < b.length; k++) out[p++] = b[k];
-  return p;
-}
-
-function ascii(out: Buffer, p: number, text: string): number {
-  for (let k = 0; k < text.length; k++) out[p++] = text.charCodeAt(k);
-  return p;
-}
-
-/** A field's bytes (nothing when absent) and a tab. Module functions rather than closures: nothing allocated per row. */
+/** A field's bytes (nothing when absent) and a tab. */
 function field(out: Buffer, p: number, id: number): number {
   if (START[id] >= 0) p = copy(out, p, START[id], END[id]);
   out[p] = TAB;
   return p + 1;
-}
-
-function flag(out: Buffer, p: number, on: boolean): number {
-  out[p] = on ? 49 : D0;
-  out[p + 1] = TAB;
-  return p + 2;
-}
-
-/** An Array(String) literal of the spans: `['a','b\'c']`. */
-function tsvList(out: Buffer, p: number, spans: Spans): number {
-  const src = J.src;
-  out[p++] = LBRACK;
-  for (let k = 0; k < spans.length; k += 2) {
-    if (k > 0) out[p++] = COMMA;
-    out[p++] = APOS;
-    for (let j = spans.a[k]; j < spans.a[k + 1]; j++) {
-      const c = src[j];
-      if (c === APOS) out[p++] = BACKSLASH;
-      out[p++] = c;
-    }
-    out[p++] = APOS;
-  }
-  out[p++] = RBRACK;
-  return p;
-}
-
-/** A JSON array of the spans as strings: `["a","b"]`. */
-function jsonList(out: Buffer, p: number, spans: Spans): number {
-  out[p++] = LBRACK;
-  for (let k = 0; k < spans.length; k += 2) {
-    if (k > 0) out[p++] = COMMA;
-    out[p++] = QUOTE;
-    p = copy(out, p, spans.a[k], spans.a[k + 1]);
-    out[p++] = QUOTE;
-  }
-  out[p++] = RBRACK;
-  return p;
 }
 
 /** An epoch-ms column: the digits as written when they are exact, else String() of the truncated value. */
@@ -119,23 +59,6 @@ function approved(): boolean {
   const b = END[F.intervention];
   for (const name of APPROVED_INTERVENTIONS) if (J.sameName(a, b, name)) return true;
   return false;
-}
-
-/** A buffer that only grows; views handed out earlier keep the old memory (bytes are never rewritten). */
-class Growing {
-  buf: Buffer;
-  len = 0;
-  constructor(bytes: number) {
-    this.buf = Buffer.allocUnsafe(Math.max(256, bytes));
-  }
-  reserve(n: number): Buffer {
-    if (this.len + n > this.buf.length) {
-      const b = Buffer.allocUnsafe(Math.max(this.len + n, this.buf.length * 2));
-      this.buf.copy(b, 0, 0, this.len);
-      this.buf = b;
-    }
-    return this.buf;
-  }
 }
 
 export class DecisionTsvWriter {

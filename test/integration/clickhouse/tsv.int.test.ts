@@ -6,6 +6,7 @@ import { migrate } from '../../../src/adapters/clickhouse/migrations.js';
 import { ClickHouseSink, type PoisonRow } from '../../../src/adapters/clickhouse/sink.js';
 import { TABLE_COLUMNS, decisionRow, dlqRow, gateRow, ledgerRow, trustDebtRow, verdictRow } from '../../../src/adapters/clickhouse/rows.js';
 import { DecisionTsvWriter } from '../../../src/adapters/clickhouse/decision-writer.js';
+import { VerdictTsvWriter } from '../../../src/adapters/clickhouse/verdict-writer.js';
 import { services, uniqueIdent } from '../setup/helpers.js';
 
 /** Everything TSV and quoted-array escaping must survive. */
@@ -123,6 +124,33 @@ describe('TabSeparated inserts (real server)', () => {
     const scanned = await read('scan');
     expect(scanned).toHaveLength(sources.length);
     expect(scanned).toEqual(await read('ref'));
+  });
+
+  it('verdicts scanned from their bytes (the sink fast path) read back exactly as the reference rows do', async () => {
+    const record = (s: string, i: number, prefix: string) => ({
+      trace_id: `${prefix}-${i}`, agent_id: s || 'empty', blueprint: s, intervention: i % 2 ? 'escalate' : 'ok', stage: s,
+      ctq: i % 3 ? 0.1 + 0.2 : null, risk: i % 2 ? null : 1e-7,
+      metrics: [{ name: s, score: i % 2 ? null : 0.75, status: s, weight: 1 }, { name: 'x', score: 1, status: 'ok' }],
+      verdict: { approved: i % 2 === 0, policy_violations: [s, "it's"], confidence_score: 0.5, metadata: { tenant_id: s, latency_ms: 1.5 }, signature: i % 2 ? { sig: s } : s },
+      event_time_ms: 1_700_000_200_000 + i, scored_at_ms: 1_700_000_200_000 + i + 0.25,
+    });
+    const writer = new VerdictTsvWriter(1);
+    const sources: number[] = [];
+    NASTY.forEach((s, i) => {
+      if (writer.add(Buffer.from(JSON.stringify(record(s, i, 'vscan'))))) sources.push(i);
+    });
+    // eslint-disable-next-line no-control-regex -- control characters are what JSON escapes
+    expect(sources.length).toBe(NASTY.filter((s) => !/[\\\u0000-\u001f"]/.test(s)).length);
+    const sink = new ClickHouseSink(store, { maxRows: 100, maxDelayMs: 5, onPoison: async () => Promise.reject(new Error('no poison expected')) });
+    await sink.writeEncoded('verdicts', writer.bytes(), sources);
+    await store.insert('verdicts', sources.map((i) => verdictRow(record(NASTY[i], i, 'vref'), 1)));
+    const read = (prefix: string) =>
+      store
+        .query<Record<string, unknown>>(`SELECT * FROM ${store.table('v_verdicts')} WHERE trace_id LIKE '${prefix}-%' ORDER BY event_time_ms`)
+        .then((rows) => rows.map((r) => normalise({ ...r, trace_id: String(r.trace_id).slice(prefix.length) })));
+    const scanned = await read('vscan');
+    expect(scanned).toHaveLength(sources.length);
+    expect(scanned).toEqual(await read('vref'));
   });
 
   it('a wrong-typed value (with a tab in it) is isolated as poison; its neighbours land intact', async () => {

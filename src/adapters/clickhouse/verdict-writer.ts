@@ -1,0 +1,348 @@
+/**
+ * Verdict records (`acgp.verdicts`) from their UTF-8 bytes straight to TSV bytes (VERDICT_COLUMNS order,
+ * tables.ts), without JSON.parse: the verdicts table gets one row per scored trace, like decisions.
+ *
+ * Contract (as decision-scan.ts): a record is taken only when its line is exactly what the reference path
+ * gives (JSON.parse → `verdictRow` → `tsvEncoder(VERDICT_COLUMNS)`); test/unit/adapters/clickhouse/
+ * verdict-writer.test.ts checks this differentially. Anything else is declined and takes the reference path.
+ * Declined besides what json-bytes.ts declines (escapes, control characters, other whitespace, invalid
+ * UTF-8): a missing or non-object `verdict`; `metrics` or the verdict's text that JSON.stringify would not
+ * reproduce byte for byte (both are stored as JSON columns); a wrongly typed known field (e.g. a string ctq,
+ * a non-string metric name, a null signature); a duplicated known field; a missing or empty trace_id /
+ * agent_id / intervention; a missing event_time_ms, or a missing scored_at_ms with an ISO `timestamp`.
+ */
+import { isUtf8 } from 'node:buffer';
+import { DECLINE, JsonBytes, Spans, decline } from './json-bytes.js';
+import { Growing, NL, TAB, ascii, copy, flag, latin1, lit, tsvList } from './tsv-bytes.js';
+
+const COMMA = 44;
+const LBRACE = 123;
+const RBRACE = 125;
+const LBRACK = 91;
+const RBRACK = 93;
+const QUOTE = 34;
+const D0 = 48;
+const D9 = 57;
+
+const NAMES = [
+  'trace_id', 'agent_id', 'tenant', 'blueprint', 'intervention', 'approved', 'stage', 'ctq', 'risk', 'metrics',
+  'verdict', 'event_time_ms', 'scored_at_ms', 'timestamp',
+] as const;
+const F = Object.fromEntries(NAMES.map((name, k) => [name, k + 1])) as Record<(typeof NAMES)[number], number>;
+const NAME_BYTES = [new Uint8Array(0), ...NAMES.map(latin1)];
+const BY_LENGTH: number[][] = [];
+NAMES.forEach((name, k) => (BY_LENGTH[name.length] ??= []).push(k + 1));
+const K = {
+  approved: latin1('approved'), confidence: latin1('confidence_score'), violations: latin1('policy_violations'),
+  metadata: latin1('metadata'), signature: latin1('signature'), tenantId: latin1('tenant_id'),
+  name: latin1('name'), score: latin1('score'), status: latin1('status'),
+};
+const APPROVED_INTERVENTIONS = [latin1('ok'), latin1('nudge'), latin1('flag')];
+const NULL_TAB = latin1('\\N\t');
+const NULL = latin1('NULL');
+const EMPTY_LIST_TAB = latin1('[]\t');
+
+// Scanner state: synchronous, so module-level tables serve every call (valid until the next scan).
+const J = new JsonBytes();
+/** Per top-level field id: value span (string content, number text, whole object/array) or -1. */
+const START = new Int32Array(NAMES.length + 1);
+const END = new Int32Array(NAMES.length + 1);
+const BOOL = new Uint8Array(NAMES.length + 1);
+/** Numbers as verdictRow reads them; NULLED: the field was JSON null (ctq, risk). */
+const NUM = new Float64Array(NAMES.length + 1);
+const NULLED = new Uint8Array(NAMES.length + 1);
+/** Epoch-ms texts that are digits only (≤ 15, exact): printed as written. */
+const PLAIN = new Uint8Array(NAMES.length + 1);
+const VIOLATIONS = new Spans();
+/** Per metric, one span each: name and status (empty when absent), score text ([-1, -1] for NULL). */
+const M_NAME = new Spans();
+const M_STATUS = new Spans();
+const M_SCORE = new Spans();
+/** Inside the verdict: approved (-1 absent), confidence_score, signature and metadata.{tenant_id, signature}. */
+const V = { approved: -1, confidence: 0, hasConfidence: false, sigA: -1, sigB: -1, metaSigA: -1, metaSigB: -1, tenantA: -1, tenantB: -1 };
+
+function fieldId(a: number, b: number): number {
+  const candidates = BY_LENGTH[b - a];
+  if (candidates === undefined) return 0;
+  for (let c = 0; c < candidates.length; c++) if (J.sameName(a, b, NAME_BYTES[candidates[c]])) return candidates[c];
+  return 0;
+}
+
+/** A finite number whose text is what JSON.stringify prints for it (inside an exact-form span). */
+function canonicalNumber(): number {
+  const a = J.number();
+  const t = J.src.toString('latin1', a, J.i);
+  const v = Number(t);
+  if (!Number.isFinite(v) || String(v) !== t) decline();
+  return v;
+}
+
+/** A signature value (not null): a string's content, or the exact JSON text of anything else. Returns [a, b) via out. */
+function signature(): [number, number] {
+  const c = J.peek();
+  if (c === QUOTE) {
+    const a = J.str();
+    return [a, J.strEnd];
+  }
+  if (c === 110) decline(); // null falls back to the metadata's signature in verdictRow: left to it
+  const a = J.i;
+  J.skip(3, true);
+  return [a, J.i];
+}
+
+/** The exact-form object at the cursor; calls `onKey` for each key, which must consume the value. */
+function exactObject(onKey: (k: number, kEnd: number) => void): void {
+  const base = J.openKeys();
+  J.expect(LBRACE);
+  if (J.peek() === RBRACE) J.i++;
+  else
+    for (;;) {
+      const k = J.key(base);
+      onKey(k, J.strEnd);
+      const d = J.next();
+      if (d === RBRACE) break;
+      if (d !== COMMA) decline();
+    }
+  J.closeKeys(base);
+}
+
+// Key handlers, allocated once (no closure per record).
+const onMetadataKey = (k: number, kEnd: number): void => {
+  if (J.sameName(k, kEnd, K.tenantId) && J.peek() === QUOTE) {
+    V.tenantA = J.str();
+    V.tenantB = J.strEnd;
+  } else if (J.sameName(k, kEnd, K.signature)) [V.metaSigA, V.metaSigB] = signature();
+  else J.skip(3, true);
+};
+
+const onVerdictKey = (k: number, kEnd: number): void => {
+  if (J.sameName(k, kEnd, K.approved)) V.approved = J.bool();
+  else if (J.sameName(k, kEnd, K.confidence)) {
+    V.confidence = canonicalNumber();
+    V.hasConfidence = true;
+  } else if (J.sameName(k, kEnd, K.violations)) {
+    J.expect(LBRACK);
+    if (J.peek() === RBRACK) J.i++;
+    else
+      for (;;) {
+        const a = J.str();
+        VIOLATIONS.push(a, J.strEnd);
+        const d = J.next();
+        if (d === RBRACK) break;
+        if (d !== COMMA) decline();
+      }
+  } else if (J.sameName(k, kEnd, K.metadata)) {
+    if (J.peek() === LBRACE) exactObject(onMetadataKey);
+    else decline();
+  } else if (J.sameName(k, kEnd, K.signature)) [V.sigA, V.sigB] = signature();
+  else J.skip(2, true);
+};
+
+let mName: [number, number] = [0, 0];
+let mStatus: [number, number] = [0, 0];
+let mScore: [number, number] = [-1, -1];
+const onMetricKey = (k: number, kEnd: number): void => {
+  if (J.sameName(k, kEnd, K.name)) mName = [J.str(), J.strEnd];
+  else if (J.sameName(k, kEnd, K.status)) mStatus = [J.str(), J.strEnd];
+  else if (J.sameName(k, kEnd, K.score)) {
+    if (J.peek() === 110) J.skip(3, true); // null
+    else {
+      const a = J.i;
+      canonicalNumber();
+      mScore = [a, J.i];
+    }
+  } else J.skip(3, true);
+};
+
+function metrics(): void {
+  J.expect(LBRACK);
+  if (J.peek() === RBRACK) {
+    J.i++;
+    return;
+  }
+  for (;;) {
+    mName = [0, 0];
+    mStatus = [0, 0];
+    mScore = [-1, -1];
+    exactObject(onMetricKey);
+    M_NAME.push(mName[0], mName[1]);
+    M_STATUS.push(mStatus[0], mStatus[1]);
+    M_SCORE.push(mScore[0], mScore[1]);
+    const d = J.next();
+    if (d === RBRACK) return;
+    if (d !== COMMA) decline();
+  }
+}
+
+function epochMs(id: number, a: number, b: number): void {
+  const src = J.src;
+  let v = 0;
+  let plain = b - a <= 15;
+  for (let k = a; plain && k < b; k++) {
+    const c = src[k];
+    if (c < D0 || c > D9) plain = false;
+    else v = v * 10 + (c - D0);
+  }
+  if (!plain) {
+    v = Number(src.toString('latin1', a, b));
+    if (!Number.isFinite(v) || v < 0) decline();
+    v = Math.trunc(v);
+  }
+  NUM[id] = v;
+  PLAIN[id] = plain ? 1 : 0;
+}
+
+function scan(): void {
+  START.fill(-1);
+  NULLED.fill(0);
+  VIOLATIONS.length = 0;
+  M_NAME.length = 0;
+  M_STATUS.length = 0;
+  M_SCORE.length = 0;
+  V.approved = -1;
+  V.hasConfidence = false;
+  V.sigA = V.metaSigA = V.tenantA = -1;
+  J.ws();
+  J.expect(LBRACE);
+  for (;;) {
+    J.ws();
+    const k = J.key(-1);
+    const id = fieldId(k, J.strEnd);
+    J.ws();
+    if (id === 0) J.skip(1, false);
+    else {
+      if (START[id] !== -1) decline();
+      const from = J.i;
+      if (id === F.approved) BOOL[id] = J.bool();
+      else if (id === F.ctq || id === F.risk) {
+        if (J.peek() === 110) {
+          J.skip(1, false);
+          NULLED[id] = 1;
+        } else {
+          const v = Number(J.src.toString('latin1', J.number(), J.i));
+          if (!Number.isFinite(v)) decline();
+          NUM[id] = v;
+        }
+      } else if (id === F.metrics) metrics();
+      else if (id === F.verdict) exactObject(onVerdictKey);
+      else if (id === F.event_time_ms || id === F.scored_at_ms) epochMs(id, J.number(), J.i);
+      else if (id === F.timestamp) J.skip(1, false);
+      else {
+        START[id] = J.str(); // the string fields
+        END[id] = J.strEnd;
+      }
+      if (START[id] === -1) {
+        START[id] = from;
+        END[id] = J.i;
+      }
+    }
+    J.ws();
+    const c = J.next();
+    if (c === RBRACE) break;
+    if (c !== COMMA) decline();
+  }
+  J.ws();
+  if (J.i !== J.n) decline();
+  for (const id of [F.trace_id, F.agent_id, F.intervention]) if (START[id] < 0 || END[id] === START[id]) decline();
+  if (START[F.verdict] < 0 || START[F.event_time_ms] < 0) decline();
+  if (START[F.scored_at_ms] < 0 && START[F.timestamp] >= 0) decline();
+}
+
+export class VerdictTsvWriter {
+  private readonly tsv: Growing;
+  private readonly ingested: string;
+  /** Records taken so far. */
+  count = 0;
+
+  constructor(ingestedAtMs: number, initialBytes = 1 << 16) {
+    this.tsv = new Growing(initialBytes);
+    this.ingested = String(ingestedAtMs);
+  }
+
+  /** Appends the record's TSV line and returns true when it is in the plain form; else appends nothing. */
+  add(value: Buffer): boolean {
+    if (!isUtf8(value)) return false;
+    J.reset(value);
+    try {
+      scan();
+    } catch (e) {
+      if (e === DECLINE) return false;
+      throw e;
+    }
+    this.line(this.tsv.reserve(4 * J.n + 256));
+    this.count++;
+    return true;
+  }
+
+  /** The lines written (a view of the internal buffer). */
+  bytes(): Buffer {
+    return this.tsv.buf.subarray(0, this.tsv.len);
+  }
+
+  private line(out: Buffer): void {
+    const src = J.src;
+    let p = this.tsv.len;
+    p = field(out, p, F.trace_id);
+    p = field(out, p, F.agent_id);
+    if (START[F.tenant] < 0 && V.tenantA >= 0) p = copy(out, p, src, V.tenantA, V.tenantB);
+    p = field(out, p, F.tenant);
+    p = field(out, p, F.blueprint);
+    p = field(out, p, F.intervention);
+    p = flag(out, p, START[F.approved] >= 0 ? BOOL[F.approved] === 1 : V.approved >= 0 ? V.approved === 1 : approvedIntervention());
+    p = field(out, p, F.stage);
+    p = nullable(out, p, F.ctq);
+    p = nullable(out, p, F.risk);
+    p = ascii(out, p, V.hasConfidence ? String(V.confidence) : '0');
+    out[p++] = TAB;
+    p = tsvList(out, p, src, VIOLATIONS);
+    out[p++] = TAB;
+    p = tsvList(out, p, src, M_NAME);
+    out[p++] = TAB;
+    out[p++] = LBRACK;
+    for (let k = 0; k < M_SCORE.length; k += 2) {
+      if (k > 0) out[p++] = COMMA;
+      p = M_SCORE.a[k] < 0 ? lit(out, p, NULL) : copy(out, p, src, M_SCORE.a[k], M_SCORE.a[k + 1]);
+    }
+    out[p++] = RBRACK;
+    out[p++] = TAB;
+    p = tsvList(out, p, src, M_STATUS);
+    out[p++] = TAB;
+    p = START[F.metrics] >= 0 ? field(out, p, F.metrics) : lit(out, p, EMPTY_LIST_TAB);
+    p = field(out, p, F.verdict);
+    if (V.sigA >= 0) p = copy(out, p, src, V.sigA, V.sigB);
+    else if (V.metaSigA >= 0) p = copy(out, p, src, V.metaSigA, V.metaSigB);
+    out[p++] = TAB;
+    p = epoch(out, p, F.event_time_ms);
+    p = epoch(out, p, START[F.scored_at_ms] >= 0 ? F.scored_at_ms : F.event_time_ms);
+    p = ascii(out, p, this.ingested);
+    out[p++] = NL;
+    this.tsv.len = p;
+  }
+}
+
+/** A field's bytes (nothing when absent) and a tab. */
+function field(out: Buffer, p: number, id: number): number {
+  if (START[id] >= 0) p = copy(out, p, J.src, START[id], END[id]);
+  out[p] = TAB;
+  return p + 1;
+}
+
+/** A Nullable(Float64) field: `\N` for null or absent. */
+function nullable(out: Buffer, p: number, id: number): number {
+  if (START[id] < 0 || NULLED[id] === 1) return lit(out, p, NULL_TAB);
+  p = ascii(out, p, String(NUM[id]));
+  out[p] = TAB;
+  return p + 1;
+}
+
+/** An epoch-ms field: the digits as written when exact, else String() of the truncated value. */
+function epoch(out: Buffer, p: number, id: number): number {
+  p = PLAIN[id] === 1 ? copy(out, p, J.src, START[id], END[id]) : ascii(out, p, String(NUM[id]));
+  out[p] = TAB;
+  return p + 1;
+}
+
+function approvedIntervention(): boolean {
+  for (const name of APPROVED_INTERVENTIONS) if (J.sameName(START[F.intervention], END[F.intervention], name)) return true;
+  return false;
+}
