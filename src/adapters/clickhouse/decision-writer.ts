@@ -10,6 +10,7 @@
 import { BOOL, END, F, FAILED, FIRED, J, NUM, PLAIN, REASONS, START, scanDecision } from './decision-scan.js';
 import { Growing, NL, TAB, ascii, flag, jsonList as jsonSpans, latin1 as bytes, lit, copy as copyFrom, tsvList as tsvSpans } from './tsv-bytes.js';
 import type { Spans } from './json-bytes.js';
+import { StewardError } from '../../errors.js';
 
 const D0 = 48;
 const EMPTY_LIST_TAB = bytes('[]\t');
@@ -30,6 +31,8 @@ const D_REASONS = bytes(',"reasons":');
 const D_ENGINE = bytes(',"engine_version":"');
 const D_END_QUOTED = bytes('"}}');
 const D_END = bytes('}}');
+/** A draft's bytes besides its copied values: the literals, ts_ms (≤ 21 digits), `none`, list brackets. */
+const DRAFT_FIXED = [D_ENTRY, D_AGENT, D_TENANT, D_TS, D_TRACE, D_BLUEPRINT, D_ALLOW, D_STAGE, D_NONE, D_FIRED, D_FAILED, D_REASONS, D_ENGINE, D_END_QUOTED].reduce((n, b) => n + b.length, 64);
 
 /** One acgp.ledger record: a draft's JSON keyed by its agent. */
 export interface LedgerDraftMessage {
@@ -81,12 +84,15 @@ export class DecisionTsvWriter {
    */
   add(value: Buffer): { key: string; value: Buffer } | undefined {
     if (!scanDecision(value)) return undefined;
-    // Every input byte lands at most twice (an outcome id is in its list and in the JSON column), doubled by
-    // escaping a quote at worst, plus the fixed fields.
-    this.line(this.tsv.reserve(4 * J.n + 256));
+    // TSV: every input byte lands at most twice (an outcome id is in its list and in the JSON column), doubled
+    // by escaping a quote at worst, plus the fixed fields (tabs, flags, numbers printed by String()). Draft:
+    // the trace id twice, every other value once, plus DRAFT_FIXED. Typed arrays drop writes past their end,
+    // so running over is checked, not trusted.
+    this.line(this.tsv.reserve(4 * J.n + 512));
     this.count++;
     const from = this.drafts.len;
-    this.draft(this.drafts.reserve(2 * J.n + 256));
+    this.draft(this.drafts.reserve(2 * J.n + DRAFT_FIXED));
+    if (this.tsv.len > this.tsv.buf.length || this.drafts.len > this.drafts.buf.length) throw new StewardError('STEWARD_INTERNAL', 'decision writer ran past its reserved buffer');
     return { key: J.src.toString('utf8', START[F.agent_id], END[F.agent_id]), value: this.drafts.buf.subarray(from, this.drafts.len) };
   }
 

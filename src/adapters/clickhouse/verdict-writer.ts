@@ -13,6 +13,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { DECLINE, JsonBytes, Spans, decline } from './json-bytes.js';
+import { StewardError } from '../../errors.js';
 import { Growing, NL, TAB, ascii, copy, flag, latin1, lit, tsvList } from './tsv-bytes.js';
 
 const COMMA = 44;
@@ -269,7 +270,10 @@ export class VerdictTsvWriter {
       if (e === DECLINE) return false;
       throw e;
     }
-    this.line(this.tsv.reserve(4 * J.n + 256));
+    // Every input byte lands at most three times (a metric name in the metrics JSON and, quote-escaped, in the
+    // names list), plus tabs and numbers printed by String(). Typed arrays drop writes past their end: checked.
+    this.line(this.tsv.reserve(4 * J.n + 512));
+    if (this.tsv.len > this.tsv.buf.length) throw new StewardError('STEWARD_INTERNAL', 'verdict writer ran past its reserved buffer');
     this.count++;
     return true;
   }
