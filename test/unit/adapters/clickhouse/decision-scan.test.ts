@@ -6,6 +6,7 @@ import { tsvEncoder } from '../../../../src/adapters/clickhouse/tsv.js';
 import { policyDecisionDraft, type PolicyDecisionInput } from '../../../../src/engine/ledger/index.js';
 import { decisionMessage } from '../../../../src/consumers/common-engine.js';
 import { blockedRecord, shellTrace } from '../../consumers/fixtures.js';
+import { rng } from '../../../../src/demo/agents.js';
 
 const NOW = 1_700_000_999_999;
 const tsv = tsvEncoder(DECISION_COLUMNS);
@@ -58,18 +59,6 @@ const plain: DecisionMessage = {
   latency_ms: 1.25, event_time_ms: 1_700_000_000_001, decided_at_ms: 1_700_000_000_004, hook: 'tool_call', tool: 'execute_trade',
   session_id: 's-1', engine_version: '0.1.0', event_id: 'tr-1#x',
 };
-
-// Deterministic PRNG (mulberry32) so a failure reproduces.
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('scanDecision: agrees with JSON.parse → decisionRow → TSV, or declines', () => {
   it('takes the plain records the tripwire stage writes, field for field', () => {

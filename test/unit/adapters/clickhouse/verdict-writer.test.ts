@@ -4,6 +4,7 @@ import { VERDICT_COLUMNS, verdictRow } from '../../../../src/adapters/clickhouse
 import { tsvEncoder } from '../../../../src/adapters/clickhouse/tsv.js';
 import { decisionMessage, verdictMessage } from '../../../../src/consumers/common-engine.js';
 import { blockedRecord, shellTrace } from '../../consumers/fixtures.js';
+import { rng } from '../../../../src/demo/agents.js';
 
 const NOW = 1_700_000_999_999;
 const tsv = tsvEncoder(VERDICT_COLUMNS);
@@ -89,11 +90,7 @@ describe('VerdictTsvWriter: agrees with JSON.parse → verdictRow → TSV, or de
   });
 
   it('random records: every one taken agrees exactly, none the reference rejects is taken', () => {
-    let seed = 20261125;
-    const r = () => {
-      seed = (seed * 1103515245 + 12345) >>> 0;
-      return seed / 4294967296;
-    };
+    const r = rng(20261125);
     const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
     const strs = ['', 'a', "it's", 'über', '🚫 no', '[1]', 'null'];
     const scalar = (): unknown => pick<unknown>([pick(strs), 'q"uote', Math.round(r() * 1e4) / 100, -3, 0, true, false, null, 1e21]);
