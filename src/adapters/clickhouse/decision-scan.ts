@@ -21,26 +21,22 @@
  * without a string id and a boolean flag. Unknown fields are validated as JSON and skipped.
  */
 import { isUtf8 } from 'node:buffer';
-import { DECLINE, JsonBytes, Spans, decline } from './json-bytes.js';
+import { DECLINE, FieldTable, JsonBytes, Spans, decline } from './json-bytes.js';
 
 const COMMA = 44;
 const LBRACE = 123;
 const RBRACE = 125;
 const LBRACK = 91;
 const RBRACK = 93;
-const D0 = 48;
-const D9 = 57;
 
 // Known top-level fields: id = index + 1. A second occurrence declines (JSON.parse would keep the last).
-const NAMES = [
+const FIELDS = new FieldTable([
   'trace_id', 'agent_id', 'tenant', 'blueprint', 'intervention', 'approved', 'stage', 'halted', 'severity', 'reasons',
   'tripwires', 'rules', 'latency_ms', 'event_time_ms', 'decided_at_ms', 'hook', 'tool', 'session_id', 'engine_version',
   'fallback', 'timestamp',
-] as const;
-export const F = Object.fromEntries(NAMES.map((name, k) => [name, k + 1])) as Record<(typeof NAMES)[number], number>;
-const NAME_BYTES = [new Uint8Array(0), ...NAMES.map((name) => Buffer.from(name, 'latin1'))];
-const BY_LENGTH: number[][] = [];
-NAMES.forEach((name, k) => (BY_LENGTH[name.length] ??= []).push(k + 1));
+] as const);
+export const F = FIELDS.id;
+const REQUIRED = [F.trace_id, F.agent_id, F.intervention];
 const ID_NAME = Buffer.from('id', 'latin1');
 const FIRED_NAME = Buffer.from('fired', 'latin1');
 const PASSED_NAME = Buffer.from('passed', 'latin1');
@@ -50,14 +46,14 @@ const PASSED_NAME = Buffer.from('passed', 'latin1');
 /** The cursor; `J.src` holds the bytes of the record scanned last. */
 export const J = new JsonBytes();
 /** Per field id: value span (string content without quotes, number text, whole list), or -1 when absent. */
-export const START = new Int32Array(NAMES.length + 1);
-export const END = new Int32Array(NAMES.length + 1);
+export const START = new Int32Array(FIELDS.size);
+export const END = new Int32Array(FIELDS.size);
 /** Per field id: 1/0 for the booleans approved, halted, fallback. */
-export const BOOL = new Uint8Array(NAMES.length + 1);
+export const BOOL = new Uint8Array(FIELDS.size);
 /** Per field id: the numbers, as decisionRow reads them (epoch ms non-negative and truncated). */
-export const NUM = new Float64Array(NAMES.length + 1);
+export const NUM = new Float64Array(FIELDS.size);
 /** Per field id: 1 when an epoch-ms text is digits only (≤ 15: exact), so its bytes print as String(NUM) does. */
-export const PLAIN = new Uint8Array(NAMES.length + 1);
+export const PLAIN = new Uint8Array(FIELDS.size);
 /** Spans of the reasons, the fired tripwire ids and the failed rule ids. */
 export const REASONS = new Spans();
 export const FIRED = new Spans();
@@ -104,30 +100,41 @@ function outcomes(flag: Uint8Array, want: number, flagRequired: boolean, ids: Sp
   }
 }
 
-function fieldId(a: number, b: number): number {
-  const candidates = BY_LENGTH[b - a];
-  if (candidates === undefined) return 0;
-  for (let c = 0; c < candidates.length; c++) if (J.sameName(a, b, NAME_BYTES[candidates[c]])) return candidates[c];
-  return 0;
-}
-
-/** An epoch-ms number [a, b) into NUM/PLAIN (non-negative, truncated); digits-only text needs no string. */
-function epochMs(id: number, a: number, b: number): void {
-  const src = J.src;
-  let v = 0;
-  let plain = b - a <= 15;
-  for (let k = a; plain && k < b; k++) {
-    const c = src[k];
-    if (c < D0 || c > D9) plain = false;
-    else v = v * 10 + (c - D0);
+/** One known field's value (a module function, not a closure: nothing allocated per record). */
+function onField(id: number): void {
+  switch (id) {
+    case F.approved:
+    case F.halted:
+    case F.fallback:
+      BOOL[id] = J.bool();
+      break;
+    case F.reasons:
+      J.stringList(REASONS);
+      break;
+    case F.tripwires:
+      outcomes(FIRED_NAME, 1, false, FIRED);
+      break;
+    case F.rules:
+      outcomes(PASSED_NAME, 0, true, FAILED);
+      break;
+    case F.latency_ms: {
+      const v = Number(J.src.toString('latin1', J.number(), J.i));
+      if (!Number.isFinite(v)) decline();
+      NUM[id] = v;
+      break;
+    }
+    case F.event_time_ms:
+    case F.decided_at_ms:
+      NUM[id] = J.epochMs(J.number(), J.i);
+      PLAIN[id] = J.plain ? 1 : 0;
+      break;
+    case F.timestamp:
+      J.skip(1, false); // only read when a time field is missing (declined below)
+      break;
+    default:
+      START[id] = J.str(); // the string fields
+      END[id] = J.strEnd;
   }
-  if (!plain) {
-    v = Number(src.toString('latin1', a, b));
-    if (!Number.isFinite(v) || v < 0) decline();
-    v = Math.trunc(v);
-  }
-  NUM[id] = v;
-  PLAIN[id] = plain ? 1 : 0;
 }
 
 /** Scans the whole record into START/END/BOOL and the span lists; declines by throwing DECLINE. */
@@ -136,69 +143,8 @@ function scan(): void {
   REASONS.length = 0;
   FIRED.length = 0;
   FAILED.length = 0;
-  J.ws();
-  J.expect(LBRACE);
-  J.ws();
-  if (J.peek() === RBRACE) decline();
-  for (;;) {
-    J.ws();
-    const k = J.key(-1);
-    const id = fieldId(k, J.strEnd);
-    J.ws();
-    if (id === 0) J.skip(1, false);
-    else {
-      if (START[id] !== -1) decline();
-      const from = J.i;
-      switch (id) {
-        case F.approved:
-        case F.halted:
-        case F.fallback:
-          BOOL[id] = J.bool();
-          break;
-        case F.reasons:
-          J.stringList(REASONS);
-          break;
-        case F.tripwires:
-          outcomes(FIRED_NAME, 1, false, FIRED);
-          break;
-        case F.rules:
-          outcomes(PASSED_NAME, 0, true, FAILED);
-          break;
-        case F.latency_ms: {
-          const v = Number(J.src.toString('latin1', J.number(), J.i));
-          if (!Number.isFinite(v)) decline();
-          NUM[id] = v;
-          break;
-        }
-        case F.event_time_ms:
-        case F.decided_at_ms:
-          epochMs(id, J.number(), J.i);
-          break;
-        case F.timestamp:
-          J.skip(1, false); // only read when a time field is missing (declined below)
-          break;
-        default: {
-          const s = J.str(); // the string fields
-          START[id] = s;
-          END[id] = J.strEnd;
-          break;
-        }
-      }
-      if (START[id] === -1) {
-        START[id] = from;
-        END[id] = J.i;
-      }
-    }
-    J.ws();
-    const c = J.next();
-    if (c === RBRACE) break;
-    if (c !== COMMA) decline();
-  }
-  J.ws();
-  if (J.i !== J.n) decline();
-  if (START[F.trace_id] < 0 || END[F.trace_id] === START[F.trace_id]) decline();
-  if (START[F.agent_id] < 0 || END[F.agent_id] === START[F.agent_id]) decline();
-  if (START[F.intervention] < 0 || END[F.intervention] === START[F.intervention]) decline();
+  J.record(FIELDS, START, END, onField);
+  for (const id of REQUIRED) JsonBytes.required(START, END, id);
   if (START[F.event_time_ms] < 0) decline();
   if (START[F.decided_at_ms] < 0 && START[F.timestamp] >= 0) decline();
 }

@@ -85,15 +85,19 @@ export class DecisionTsvWriter {
   add(value: Buffer): { key: string; value: Buffer } | undefined {
     if (!scanDecision(value)) return undefined;
     // TSV: every input byte lands at most twice (an outcome id is in its list and in the JSON column), doubled
-    // by escaping a quote at worst, plus the fixed fields (tabs, flags, numbers printed by String()). Draft:
-    // the trace id twice, every other value once, plus DRAFT_FIXED. Typed arrays drop writes past their end,
-    // so running over is checked, not trusted.
-    this.line(this.tsv.reserve(4 * J.n + 512));
+    // by escaping a quote at worst, plus the fixed fields (tabs, flags, numbers printed by String()) and a few
+    // bytes per list element. Draft: the trace id twice, every other value once, plus DRAFT_FIXED and the list
+    // elements' quotes. Typed arrays drop writes past their end, so the ends are checked before anything is
+    // kept: a failed record leaves both buffers as they were.
+    const elements = (REASONS.length + FIRED.length + FAILED.length) >> 1;
+    const lineEnd = this.line(this.tsv.reserve(4 * J.n + 512 + 8 * elements));
+    const draftFrom = this.drafts.len;
+    const draftEnd = this.draft(this.drafts.reserve(2 * J.n + DRAFT_FIXED + 4 * elements));
+    if (lineEnd > this.tsv.buf.length || draftEnd > this.drafts.buf.length) throw new StewardError('STEWARD_INTERNAL', 'decision writer ran past its reserved buffer');
+    this.tsv.len = lineEnd;
+    this.drafts.len = draftEnd;
     this.count++;
-    const from = this.drafts.len;
-    this.draft(this.drafts.reserve(2 * J.n + DRAFT_FIXED));
-    if (this.tsv.len > this.tsv.buf.length || this.drafts.len > this.drafts.buf.length) throw new StewardError('STEWARD_INTERNAL', 'decision writer ran past its reserved buffer');
-    return { key: J.src.toString('utf8', START[F.agent_id], END[F.agent_id]), value: this.drafts.buf.subarray(from, this.drafts.len) };
+    return { key: J.src.toString('utf8', START[F.agent_id], END[F.agent_id]), value: this.drafts.buf.subarray(draftFrom, draftEnd) };
   }
 
   /** The lines written (a view of the internal buffer). */
@@ -101,7 +105,8 @@ export class DecisionTsvWriter {
     return this.tsv.buf.subarray(0, this.tsv.len);
   }
 
-  private line(out: Buffer): void {
+  /** Writes the line at `tsv.len`; returns its end (the caller commits it). */
+  private line(out: Buffer): number {
     let p = this.tsv.len;
     p = field(out, p, F.trace_id);
     p = field(out, p, F.agent_id);
@@ -134,11 +139,11 @@ export class DecisionTsvWriter {
     p = flag(out, p, START[F.fallback] >= 0 && BOOL[F.fallback] === 1);
     p = ascii(out, p, this.ingested);
     out[p++] = NL;
-    this.tsv.len = p;
+    return p;
   }
 
-  /** JSON.stringify(policyDecisionDraft(record)) with ts_ms = the row's event time, key order and all. */
-  private draft(out: Buffer): void {
+  /** JSON.stringify(policyDecisionDraft(record)) with ts_ms = the row's event time, key order and all; returns its end. */
+  private draft(out: Buffer): number {
     let p = this.drafts.len;
     p = lit(out, p, D_ENTRY);
     p = copy(out, p, START[F.trace_id], END[F.trace_id]);
@@ -171,6 +176,6 @@ export class DecisionTsvWriter {
       p = copy(out, p, START[F.engine_version], END[F.engine_version]);
       p = lit(out, p, D_END_QUOTED);
     } else p = lit(out, p, D_END);
-    this.drafts.len = p;
+    return p;
   }
 }

@@ -12,7 +12,7 @@
  * agent_id / intervention; a missing event_time_ms, or a missing scored_at_ms with an ISO `timestamp`.
  */
 import { isUtf8 } from 'node:buffer';
-import { DECLINE, JsonBytes, Spans, decline } from './json-bytes.js';
+import { DECLINE, FieldTable, JsonBytes, Spans, decline } from './json-bytes.js';
 import { StewardError } from '../../errors.js';
 import { Growing, NL, TAB, ascii, copy, flag, latin1, lit, tsvList } from './tsv-bytes.js';
 
@@ -22,17 +22,13 @@ const RBRACE = 125;
 const LBRACK = 91;
 const RBRACK = 93;
 const QUOTE = 34;
-const D0 = 48;
-const D9 = 57;
 
-const NAMES = [
+const FIELDS = new FieldTable([
   'trace_id', 'agent_id', 'tenant', 'blueprint', 'intervention', 'approved', 'stage', 'ctq', 'risk', 'metrics',
   'verdict', 'event_time_ms', 'scored_at_ms', 'timestamp',
-] as const;
-const F = Object.fromEntries(NAMES.map((name, k) => [name, k + 1])) as Record<(typeof NAMES)[number], number>;
-const NAME_BYTES = [new Uint8Array(0), ...NAMES.map(latin1)];
-const BY_LENGTH: number[][] = [];
-NAMES.forEach((name, k) => (BY_LENGTH[name.length] ??= []).push(k + 1));
+] as const);
+const F = FIELDS.id;
+const REQUIRED = [F.trace_id, F.agent_id, F.intervention];
 const K = {
   approved: latin1('approved'), confidence: latin1('confidence_score'), violations: latin1('policy_violations'),
   metadata: latin1('metadata'), signature: latin1('signature'), tenantId: latin1('tenant_id'),
@@ -46,14 +42,14 @@ const EMPTY_LIST_TAB = latin1('[]\t');
 // Scanner state: synchronous, so module-level tables serve every call (valid until the next scan).
 const J = new JsonBytes();
 /** Per top-level field id: value span (string content, number text, whole object/array) or -1. */
-const START = new Int32Array(NAMES.length + 1);
-const END = new Int32Array(NAMES.length + 1);
-const BOOL = new Uint8Array(NAMES.length + 1);
+const START = new Int32Array(FIELDS.size);
+const END = new Int32Array(FIELDS.size);
+const BOOL = new Uint8Array(FIELDS.size);
 /** Numbers as verdictRow reads them; NULLED: the field was JSON null (ctq, risk). */
-const NUM = new Float64Array(NAMES.length + 1);
-const NULLED = new Uint8Array(NAMES.length + 1);
+const NUM = new Float64Array(FIELDS.size);
+const NULLED = new Uint8Array(FIELDS.size);
 /** Epoch-ms texts that are digits only (≤ 15, exact): printed as written. */
-const PLAIN = new Uint8Array(NAMES.length + 1);
+const PLAIN = new Uint8Array(FIELDS.size);
 const VIOLATIONS = new Spans();
 /** Per metric, one span each: name and status (empty when absent), score text ([-1, -1] for NULL). */
 const M_NAME = new Spans();
@@ -61,13 +57,6 @@ const M_STATUS = new Spans();
 const M_SCORE = new Spans();
 /** Inside the verdict: approved (-1 absent), confidence_score, signature and metadata.{tenant_id, signature}. */
 const V = { approved: -1, confidence: 0, hasConfidence: false, sigA: -1, sigB: -1, metaSigA: -1, metaSigB: -1, tenantA: -1, tenantB: -1 };
-
-function fieldId(a: number, b: number): number {
-  const candidates = BY_LENGTH[b - a];
-  if (candidates === undefined) return 0;
-  for (let c = 0; c < candidates.length; c++) if (J.sameName(a, b, NAME_BYTES[candidates[c]])) return candidates[c];
-  return 0;
-}
 
 /** A finite number whose text is what JSON.stringify prints for it (inside an exact-form span). */
 function canonicalNumber(): number {
@@ -175,22 +164,28 @@ function metrics(): void {
   }
 }
 
-function epochMs(id: number, a: number, b: number): void {
-  const src = J.src;
-  let v = 0;
-  let plain = b - a <= 15;
-  for (let k = a; plain && k < b; k++) {
-    const c = src[k];
-    if (c < D0 || c > D9) plain = false;
-    else v = v * 10 + (c - D0);
+/** One known field's value (a module function, not a closure: nothing allocated per record). */
+function onField(id: number): void {
+  if (id === F.approved) BOOL[id] = J.bool();
+  else if (id === F.ctq || id === F.risk) {
+    if (J.peek() === 110) {
+      J.skip(1, false);
+      NULLED[id] = 1;
+    } else {
+      const v = Number(J.src.toString('latin1', J.number(), J.i));
+      if (!Number.isFinite(v)) decline();
+      NUM[id] = v;
+    }
+  } else if (id === F.metrics) metrics();
+  else if (id === F.verdict) exactObject(onVerdictKey);
+  else if (id === F.event_time_ms || id === F.scored_at_ms) {
+    NUM[id] = J.epochMs(J.number(), J.i);
+    PLAIN[id] = J.plain ? 1 : 0;
+  } else if (id === F.timestamp) J.skip(1, false);
+  else {
+    START[id] = J.str(); // the string fields
+    END[id] = J.strEnd;
   }
-  if (!plain) {
-    v = Number(src.toString('latin1', a, b));
-    if (!Number.isFinite(v) || v < 0) decline();
-    v = Math.trunc(v);
-  }
-  NUM[id] = v;
-  PLAIN[id] = plain ? 1 : 0;
 }
 
 function scan(): void {
@@ -203,48 +198,8 @@ function scan(): void {
   V.approved = -1;
   V.hasConfidence = false;
   V.sigA = V.metaSigA = V.tenantA = -1;
-  J.ws();
-  J.expect(LBRACE);
-  for (;;) {
-    J.ws();
-    const k = J.key(-1);
-    const id = fieldId(k, J.strEnd);
-    J.ws();
-    if (id === 0) J.skip(1, false);
-    else {
-      if (START[id] !== -1) decline();
-      const from = J.i;
-      if (id === F.approved) BOOL[id] = J.bool();
-      else if (id === F.ctq || id === F.risk) {
-        if (J.peek() === 110) {
-          J.skip(1, false);
-          NULLED[id] = 1;
-        } else {
-          const v = Number(J.src.toString('latin1', J.number(), J.i));
-          if (!Number.isFinite(v)) decline();
-          NUM[id] = v;
-        }
-      } else if (id === F.metrics) metrics();
-      else if (id === F.verdict) exactObject(onVerdictKey);
-      else if (id === F.event_time_ms || id === F.scored_at_ms) epochMs(id, J.number(), J.i);
-      else if (id === F.timestamp) J.skip(1, false);
-      else {
-        START[id] = J.str(); // the string fields
-        END[id] = J.strEnd;
-      }
-      if (START[id] === -1) {
-        START[id] = from;
-        END[id] = J.i;
-      }
-    }
-    J.ws();
-    const c = J.next();
-    if (c === RBRACE) break;
-    if (c !== COMMA) decline();
-  }
-  J.ws();
-  if (J.i !== J.n) decline();
-  for (const id of [F.trace_id, F.agent_id, F.intervention]) if (START[id] < 0 || END[id] === START[id]) decline();
+  J.record(FIELDS, START, END, onField);
+  for (const id of REQUIRED) JsonBytes.required(START, END, id);
   if (START[F.verdict] < 0 || START[F.event_time_ms] < 0) decline();
   if (START[F.scored_at_ms] < 0 && START[F.timestamp] >= 0) decline();
 }
@@ -271,9 +226,13 @@ export class VerdictTsvWriter {
       throw e;
     }
     // Every input byte lands at most three times (a metric name in the metrics JSON and, quote-escaped, in the
-    // names list), plus tabs and numbers printed by String(). Typed arrays drop writes past their end: checked.
-    this.line(this.tsv.reserve(4 * J.n + 512));
-    if (this.tsv.len > this.tsv.buf.length) throw new StewardError('STEWARD_INTERNAL', 'verdict writer ran past its reserved buffer');
+    // names list), plus tabs, numbers printed by String(), and per metric up to 11 bytes that need no input
+    // (`'',NULL,'',` for `{}`). Typed arrays drop writes past their end, so the end is checked before it is
+    // kept: a failed record leaves the buffer as it was.
+    const metrics = M_SCORE.length >> 1;
+    const end = this.line(this.tsv.reserve(4 * J.n + 512 + 16 * metrics + 4 * (VIOLATIONS.length >> 1)));
+    if (end > this.tsv.buf.length) throw new StewardError('STEWARD_INTERNAL', 'verdict writer ran past its reserved buffer');
+    this.tsv.len = end;
     this.count++;
     return true;
   }
@@ -283,7 +242,8 @@ export class VerdictTsvWriter {
     return this.tsv.buf.subarray(0, this.tsv.len);
   }
 
-  private line(out: Buffer): void {
+  /** Writes the line at `tsv.len`; returns its end (the caller commits it). */
+  private line(out: Buffer): number {
     const src = J.src;
     let p = this.tsv.len;
     p = field(out, p, F.trace_id);
@@ -320,7 +280,7 @@ export class VerdictTsvWriter {
     p = epoch(out, p, START[F.scored_at_ms] >= 0 ? F.scored_at_ms : F.event_time_ms);
     p = ascii(out, p, this.ingested);
     out[p++] = NL;
-    this.tsv.len = p;
+    return p;
   }
 }
 

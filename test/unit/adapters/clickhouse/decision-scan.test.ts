@@ -68,6 +68,8 @@ describe('scanDecision: agrees with JSON.parse → decisionRow → TSV, or decli
     expect(agrees(JSON.stringify({ ...minimal, approved: true, halted: true, fallback: true, latency_ms: -0, tripwires: [], rules: [] }))).toBe(true);
     // Spaces between top-level tokens are fine; unknown fields of any shape are validated and skipped.
     expect(agrees('{ "trace_id" : "t" , "agent_id":"a","x":{"y":[1,2.5e3,{"z":null}],"w":true} , "intervention":"nudge","event_time_ms":7.9 }')).toBe(true);
+    // 64 keys in one outcome object are still taken (the limit is on more).
+    expect(agrees(JSON.stringify({ ...minimal, rules: [{ id: 'r', passed: false, ...Object.fromEntries(Array.from({ length: 62 }, (_, k) => [`k${k}`, k])) }] }))).toBe(true);
     // The same key in sibling or nested objects of an outcome is no duplicate.
     expect(agrees(JSON.stringify({ ...minimal, rules: [{ id: 'r', passed: false, d: { a: { a: 1, b: [{ a: 2 }] }, b: { a: 3 } } }, { id: 'q', passed: true, a: 1 }] }))).toBe(true);
     expect(scanned(Buffer.from(JSON.stringify(plain)))?.line.split('\t')).toHaveLength(Object.keys(DECISION_COLUMNS).length);
@@ -88,6 +90,7 @@ describe('scanDecision: agrees with JSON.parse → decisionRow → TSV, or decli
     ['a non-canonical number in an outcome', JSON.stringify(plain).replace('"reason":"email seen"', '"score":1.50')],
     ['a duplicate key in an outcome', JSON.stringify(plain).replace('"id":"hours"', '"id":"hours","id":"other"')],
     ['a duplicate key nested in an outcome', JSON.stringify(plain).replace('"id":"hours"', '"id":"hours","d":{"a":{"x":1},"a":2}')],
+    ['an outcome object with more keys than the exact-form limit (64)', JSON.stringify({ ...plain, rules: [{ id: 'r', passed: false, ...Object.fromEntries(Array.from({ length: 64 }, (_, k) => [`k${k}`, k])) }] })],
     ['an integer-like key in an outcome', JSON.stringify(plain).replace('"id":"hours"', '"id":"hours","7":1')],
     ['a duplicated known field', JSON.stringify(plain).replace('"tenant":"acme"', '"tenant":"acme","tenant":"other"')],
     ['null for a known field', JSON.stringify({ ...plain, tenant: null })],

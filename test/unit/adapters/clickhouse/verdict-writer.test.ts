@@ -68,6 +68,14 @@ describe('VerdictTsvWriter: agrees with JSON.parse → verdictRow → TSV, or de
     expect(written(Buffer.from(JSON.stringify(plain)))?.split('\t')).toHaveLength(Object.keys(VERDICT_COLUMNS).length);
   });
 
+  it('a record whose line is several times its size (thousands of empty metrics) is written whole, with a small first buffer', () => {
+    const many = JSON.stringify({ trace_id: 't', agent_id: 'a', intervention: 'ok', verdict: {}, event_time_ms: 1, metrics: Array.from({ length: 3300 }, () => ({})) });
+    const w = new VerdictTsvWriter(NOW, 4096 + many.length);
+    expect(w.add(Buffer.from(many))).toBe(true);
+    expect(w.bytes().toString('utf8')).toBe(reference(many));
+    expect(agrees(many)).toBe(true);
+  });
+
   it.each([
     ['an escape in the reasoning', JSON.stringify({ ...plain, verdict: { ...plain.verdict, reasoning: 'say "no"' } })],
     ['no verdict', JSON.stringify({ ...plain, verdict: undefined })],
