@@ -9,7 +9,7 @@
  * drafts sit on one partition, and Kafka gives a partition to one instance at a time, so every chain has a
  * single writer even with many sink instances.
  */
-import { KafkaAdapter, type InMessage, type KafkaSettings, type StewardConsumer, type StewardProducer } from '../adapters/kafka/client.js';
+import { KafkaAdapter, type BatchControl, type InBatch, type InMessage, type KafkaSettings, type StewardConsumer, type StewardProducer } from '../adapters/kafka/client.js';
 import { dlqMessage, readDlqHeaders } from '../adapters/kafka/dlq.js';
 import { topicNames } from '../adapters/kafka/topics.js';
 import { ClickHouseStore, type ClickHouseSettings } from '../adapters/clickhouse/client.js';
@@ -23,6 +23,7 @@ import { decisionRow, dlqRow, gateRow, trustDebtRow, verdictRow, type TableName 
 import { policyDecisionDraft, type LedgerDraft, type LedgerSigner, type PolicyDecisionInput } from '../engine/ledger/index.js';
 import { StewardError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { StewardMetrics } from '../observability/metrics.js';
 import { SinkConsumerLoop } from './sink-loop.js';
 
 export interface SinkStageOptions {
@@ -47,6 +48,8 @@ export interface SinkStageOptions {
   shutdownTimeoutMs?: number;
   /** A consumer kafkajs gave up on (crash without restart) is replaced after this delay (default 2 000 ms). */
   restartDelayMs?: number;
+  /** Prometheus metrics (steward_sink_*, and the sink's DLQ count, messages and consumer lag). */
+  metrics?: StewardMetrics;
   /** The Kafka client to use (default: a KafkaAdapter of `kafka`); tests wrap it to play kafkajs giving up. */
   adapter?: Pick<KafkaAdapter, 'producer' | 'consumer'>;
   nowMs?: () => number;
@@ -231,6 +234,7 @@ export async function startSinkStage(opts: SinkStageOptions): Promise<RunningSin
 async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, opened: (() => Promise<unknown>)[]): Promise<RunningSink> {
   const log = opts.logger;
   const now = opts.nowMs ?? Date.now;
+  const metrics = opts.metrics;
   if (opts.migrate !== false) {
     const r = await migrate(store);
     if (r.applied.length > 0) log.info({ applied: r.applied, database: r.database }, 'clickhouse migrations applied');
@@ -248,6 +252,8 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
     }
     log.warn({ topic: m.topic, partition: m.partition, offset: m.offset, code: err.code, err: err.message }, 'sink: record dead-lettered');
     await producer.send([{ topic: topics.dlq, messages: [dlqMessage(m, { code: err.code, message: err.message }, 'sink', now())] }]);
+    metrics?.dlq.inc({ stage: 'sink', code: err.code });
+    metrics?.messages.inc({ stage: 'sink', outcome: 'dlq' });
   };
   const onPoison = async (rows: PoisonRow[]) => {
     for (const p of rows) {
@@ -261,9 +267,19 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
     maxDelayMs: opts.maxDelayMs,
     retry: opts.retry,
     onPoison,
-    onRetry: (e, attempt, delay, table) =>
-      log.warn({ table, attempt, delay_ms: delay, err: (e as Error).message }, 'sink: ClickHouse insert failed, retrying'),
+    onRetry: (e, attempt, delay, table) => {
+      metrics?.sinkRetries.inc({ table });
+      log.warn({ table, attempt, delay_ms: delay, err: (e as Error).message }, 'sink: ClickHouse insert failed, retrying');
+    },
+    onInserted: metrics
+      ? (table, rows, seconds) => {
+          metrics.sinkRows.inc({ table }, rows);
+          metrics.sinkInsertSeconds.observe({ table }, seconds);
+          metrics.messages.inc({ stage: 'sink', outcome: 'ok' }, rows);
+        }
+      : undefined,
   });
+  metrics?.watchSinkBuffer(() => sink.pending);
   // Per-entry Ed25519 signatures on worker threads when the signer can (steward run): on this thread they
   // were ~40 % of the stage's CPU (bench:sink, full-stage line).
   const pool = 'signPool' in opts.signer && opts.signThreads !== 0 ? (opts.signer as PoolableLedgerSigner).signPool(opts.signThreads) : undefined;
@@ -300,7 +316,17 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
       if (!stopped && consumer === c) restartLater(c);
     });
     await c.subscribe(proc.inputTopics, true);
-    await c.runBatches(loop.handler, { partitionsConcurrently: opts.partitionsConcurrently ?? 6, autoCommit: false });
+    const handler = metrics
+      ? (b: InBatch, ctl: BatchControl) => {
+          const last = b.messages.length > 0 ? BigInt(b.messages[b.messages.length - 1].offset) + 1n : undefined;
+          if (last !== undefined) {
+            const lag = BigInt(b.highWatermark) - last;
+            metrics.consumerLag.set({ stage: 'sink', topic: b.topic, partition: String(b.partition) }, Number(lag < 0n ? 0n : lag));
+          }
+          return loop.handler(b, ctl);
+        }
+      : loop.handler;
+    await c.runBatches(handler, { partitionsConcurrently: opts.partitionsConcurrently ?? 6, autoCommit: false });
   };
   const restartLater = (dead: StewardConsumer): void => {
     const current = () => !stopped && consumer === dead;
@@ -356,8 +382,10 @@ export async function startSinkFromConfig(
   cfg: { kafka: KafkaSettings; topics: { prefix: string }; clickhouse: ClickHouseSettings; consumer: { groupPrefix: string; sessionTimeoutMs: number; autoCommitIntervalMs: number }; signing?: { key: string; keyId?: string }; limits?: { shutdownTimeoutMs: number } },
   logger: Logger,
   signer: LedgerSigner,
+  metrics?: StewardMetrics,
 ): Promise<RunningSink> {
   return startSinkStage({
+    metrics,
     kafka: cfg.kafka,
     topicPrefix: cfg.topics.prefix,
     groupId: `${cfg.consumer.groupPrefix}-sink`,

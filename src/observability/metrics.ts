@@ -17,6 +17,12 @@ export class StewardMetrics {
   readonly trustDebtAgents: Gauge<'level'>;
   readonly blueprintReloads: Counter<'outcome'>;
   readonly registryReloads: Counter<'outcome'>;
+  /** Sink stage: rows inserted, insert durations, retried attempts (per table) and rows waiting in its buffers. */
+  readonly sinkRows: Counter<'table'>;
+  readonly sinkInsertSeconds: Histogram<'table'>;
+  readonly sinkRetries: Counter<'table'>;
+  readonly sinkBuffered: Gauge;
+  private sinkPending: () => number = () => 0;
 
   /** Series of steward_trust_debt kept, most recently updated first; older agents' series are dropped. */
   readonly maxTrustDebtSeries: number;
@@ -42,6 +48,29 @@ export class StewardMetrics {
     this.trustDebtAgents = new Gauge({ name: 'steward_trust_debt_agents', help: 'Agents by trust-debt level (last change per agent) among those steward_trust_debt keeps', labelNames: ['level'], registers });
     this.blueprintReloads = new Counter({ name: 'steward_blueprint_reloads_total', help: 'Blueprint hot reloads by outcome', labelNames: ['outcome'], registers });
     this.registryReloads = new Counter({ name: 'steward_agent_registry_reloads_total', help: 'Agent registry (agents.yaml) hot reloads by outcome', labelNames: ['outcome'], registers });
+    this.sinkRows = new Counter({ name: 'steward_sink_rows_total', help: 'Rows the sink stage inserted into ClickHouse, by table (redelivered rows included: the tables dedupe)', labelNames: ['table'], registers });
+    this.sinkInsertSeconds = new Histogram({
+      name: 'steward_sink_insert_seconds',
+      help: 'Duration of the sink stage\'s successful ClickHouse inserts, by table, seconds',
+      labelNames: ['table'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.sinkRetries = new Counter({ name: 'steward_sink_retries_total', help: 'Sink inserts retried after a retryable failure (ClickHouse down, overloaded, timed out), by table', labelNames: ['table'], registers });
+    const pending = () => this.sinkPending();
+    this.sinkBuffered = new Gauge({
+      name: 'steward_sink_buffered_rows',
+      help: 'Rows the sink stage holds that are not inserted yet',
+      registers,
+      collect() {
+        this.set(pending());
+      },
+    });
+  }
+
+  /** Where steward_sink_buffered_rows reads from (the running sink's ClickHouseSink.pending). */
+  watchSinkBuffer(pending: () => number): void {
+    this.sinkPending = pending;
   }
 
   /**

@@ -62,6 +62,8 @@ export interface SinkOptions {
   /** Receives isolated poison rows; must persist them (DLQ) before resolving. Retried like an insert if it throws. */
   onPoison: (rows: PoisonRow[]) => Promise<void>;
   onRetry?: (err: unknown, attempt: number, delayMs: number, table: string) => void;
+  /** Told after every successful insert (also each part of a bisected batch). */
+  onInserted?: (table: string, rows: number, seconds: number) => void;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
 }
@@ -298,13 +300,14 @@ export class ClickHouseSink {
   private async insertParts(table: string, chunk: Segment[], poison: PoisonRow[]): Promise<void> {
     const rows = chunk.reduce((n, s) => n + s.count, 0);
     try {
-      await this.withRetry(table, () =>
-        this.codec
+      let t0 = 0;
+      await this.withRetry(table, () => {
+        t0 = performance.now();
+        return this.codec
           ? this.codec.insert(table, chunk.map((s) => s.body ?? ''))
-          : this.target.insert(table, chunk.flatMap((s) => (s.items ?? []).map((i) => i.row))),
-      );
-      this.stats.inserted += rows;
-      this.stats.batches++;
+          : this.target.insert(table, chunk.flatMap((s) => (s.items ?? []).map((i) => i.row)));
+      });
+      this.inserted(table, rows, t0);
     } catch (e) {
       if (this.aborted || isRetryable(e)) throw e;
       const units = chunk.flatMap(unitsOf);
@@ -315,14 +318,22 @@ export class ClickHouseSink {
     }
   }
 
+  /** Counts a successful insert whose last attempt started at `t0` (performance.now()). */
+  private inserted(table: string, rows: number, t0: number): void {
+    this.stats.inserted += rows;
+    this.stats.batches++;
+    this.opts.onInserted?.(table, rows, (performance.now() - t0) / 1000);
+  }
+
   /** Inserts rows; on a data error splits them in halves until the offending rows are alone. */
   private async insertIsolating(table: string, units: readonly Unit[], poison: PoisonRow[]): Promise<void> {
     try {
-      await this.withRetry(table, () =>
-        this.codec ? this.codec.insert(table, joinLines(units)) : this.target.insert(table, units.map((u) => u.row ?? {})),
-      );
-      this.stats.inserted += units.length;
-      this.stats.batches++;
+      let t0 = 0;
+      await this.withRetry(table, () => {
+        t0 = performance.now();
+        return this.codec ? this.codec.insert(table, joinLines(units)) : this.target.insert(table, units.map((u) => u.row ?? {}));
+      });
+      this.inserted(table, units.length, t0);
     } catch (e) {
       if (this.aborted || isRetryable(e)) throw e;
       if (units.length === 1) return this.poisoned(table, units[0], e, poison);

@@ -42,8 +42,8 @@ export function ledgerSignerFor(cfg: Pick<StewardConfig, 'signing'>, env: NodeJS
   return ledgerSignerFrom(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
 }
 
-function sinkStarter(cfg: StewardConfig, logger: Logger): PipelineDeps['startSink'] {
-  return async () => startSinkFromConfig(cfg, logger.child({ stage: 'sink' }), ledgerSignerFor(cfg, process.env, logger));
+function sinkStarter(cfg: StewardConfig, logger: Logger, metrics: StewardMetrics): PipelineDeps['startSink'] {
+  return async () => startSinkFromConfig(cfg, logger.child({ stage: 'sink' }), ledgerSignerFor(cfg, process.env, logger), metrics);
 }
 
 export interface RunningProcess {
@@ -88,7 +88,7 @@ export async function startStewardProcess(cfg: StewardConfig, stages: StageName[
     server.setReady('stages', false);
     const engineStages = stages.filter((s) => s !== 'sink');
     rt = engineStages.length > 0 ? await bootstrapEngine(cfg, engineStages, logger, metrics) : undefined;
-    const deps: PipelineDeps = { ...(rt?.deps ?? {}), startSink: stages.includes('sink') ? sinkStarter(cfg, logger) : undefined };
+    const deps: PipelineDeps = { ...(rt?.deps ?? {}), startSink: stages.includes('sink') ? sinkStarter(cfg, logger, metrics) : undefined };
     try {
       pipe = await startPipeline(cfg, stages, deps, { logger, metrics });
     } catch (e) {

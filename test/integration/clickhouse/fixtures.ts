@@ -62,7 +62,7 @@ export interface Env {
   database: string;
   store: ClickHouseStore;
   produce(topic: string, msgs: { agent_id?: string; [k: string]: unknown }[] | { key: string; value: string }[]): Promise<void>;
-  startSink(opts?: { groupId?: string; clickhouseUrl?: string; shutdownTimeoutMs?: number } & Pick<SinkStageOptions, 'adapter' | 'restartDelayMs'>): Promise<RunningSink>;
+  startSink(opts?: { groupId?: string; clickhouseUrl?: string; shutdownTimeoutMs?: number } & Pick<SinkStageOptions, 'adapter' | 'restartDelayMs' | 'metrics'>): Promise<RunningSink>;
   count(view: string, where?: string): Promise<{ n: number; u: number }>;
   close(): Promise<void>;
 }
@@ -106,6 +106,7 @@ export async function setupEnv(name: string, opts: { partitions?: number; clickh
         shutdownTimeoutMs: o.shutdownTimeoutMs ?? 5000,
         adapter: o.adapter,
         restartDelayMs: o.restartDelayMs,
+        metrics: o.metrics,
       });
       sinks.push(s);
       return s;

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readLedger } from '../../../src/adapters/clickhouse/ledger-store.js';
 import { verifyLedger } from '../../../src/engine/ledger/index.js';
 import { run as ledgerCli } from '../../../src/cli/commands/ledger.js';
+import { StewardMetrics } from '../../../src/observability/metrics.js';
 import { caughtUp, decisionMsg, publicPem, setupEnv, signer, verdictMsg, type Env } from './fixtures.js';
 import { consumeMessages, waitFor } from '../setup/helpers.js';
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -32,7 +33,8 @@ describe('sink stage: Kafka → ClickHouse exactly once (real Kafka + ClickHouse
     const verdicts = Array.from({ length: N_VER }, (_, i) => verdictMsg(i));
     await env.produce(env.topics.decisions, decisions.slice(0, 120));
     await env.produce(env.topics.verdicts, verdicts.slice(0, 90));
-    const sink = await env.startSink();
+    const metrics = new StewardMetrics();
+    const sink = await env.startSink({ metrics });
     await env.produce(env.topics.decisions, decisions.slice(120));
     await env.produce(env.topics.verdicts, verdicts.slice(90));
     // Redelivery by an upstream stage that crashed before committing: the same records again.
@@ -81,6 +83,17 @@ describe('sink stage: Kafka → ClickHouse exactly once (real Kafka + ClickHouse
     expect(new Set(entries.map((e) => e.entry_id)).size).toBe(N_DEC + 1);
     expect(entries.find((e) => e.entry_id === 'plan:g1:A')).toMatchObject({ agent_id: 'agent-7', type: 'PLAN_SELECTED', payload: { plan: 'A' } });
     expect(await env.count('v_gate_events')).toEqual({ n: 1, u: 1 });
+    // /metrics: rows per table (the 60 redelivered decisions and 50 verdicts were inserted again; the tables
+    // dedupe), the two dead letters, nothing buffered, no lag.
+    const text = await metrics.registry.metrics();
+    const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    expect(value('steward_sink_rows_total{table="decisions"}')).toBeGreaterThanOrEqual(N_DEC + 60);
+    expect(value('steward_sink_rows_total{table="verdicts"}')).toBeGreaterThanOrEqual(N_VER + 50);
+    expect(value('steward_sink_rows_total{table="ledger"}')).toBeGreaterThanOrEqual(N_DEC + 1);
+    expect(value('steward_dlq_total{stage="sink",code="STEWARD_SINK_RECORD"}')).toBe(2);
+    expect(value('steward_sink_buffered_rows')).toBe(0);
+    expect(value('steward_sink_insert_seconds_count{table="decisions"}')).toBeGreaterThan(0);
+    expect(value(`steward_consumer_lag{stage="sink",topic="${env.topics.decisions}",partition="0"}`)).toBe(0);
     await sink.stop();
 
     // A second consumer group re-reads every topic from the beginning: a full redelivery.

@@ -34,6 +34,15 @@ describe('ClickHouseSink', () => {
     expect(t.ids()).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
 
+  it('tells onInserted of every successful insert: table, rows and the duration of its last attempt', async () => {
+    const t = new MemoryTarget();
+    const seen: [string, number, number][] = [];
+    const sink = new ClickHouseSink(t, { maxRows: 3, maxDelayMs: 60_000, onPoison: async () => {}, onInserted: (table, rows, s) => void seen.push([table, rows, s]) });
+    await sink.write('decisions', items(1, 5));
+    expect(seen.map(([table, rows]) => [table, rows])).toEqual([['decisions', 3], ['decisions', 2]]);
+    expect(seen.every(([, , s]) => s >= 0 && s < 5)).toBe(true);
+  });
+
   it('batches by time: a partial buffer waits for maxDelayMs, then goes', async () => {
     const t = new MemoryTarget();
     const sink = new ClickHouseSink(t, { maxRows: 100, maxDelayMs: 40, onPoison: async () => {} });
