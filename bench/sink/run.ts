@@ -35,7 +35,7 @@ import { migrate } from '../../src/adapters/clickhouse/migrations.js';
 import { DECISION_COLUMNS, decisionRow } from '../../src/adapters/clickhouse/rows.js';
 import { ClickHouseSink } from '../../src/adapters/clickhouse/sink.js';
 import { tsvEncoder } from '../../src/adapters/clickhouse/tsv.js';
-import { SinkProcessor } from '../../src/consumers/sink.js';
+import { SinkProcessor } from '../../src/consumers/sink-processor.js';
 import { SinkConsumerLoop } from '../../src/consumers/sink-loop.js';
 import { ed25519Signer } from '../../src/engine/ledger/index.js';
 import type { LedgerDraftMessage } from '../../src/adapters/clickhouse/decision-writer.js';

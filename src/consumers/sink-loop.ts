@@ -4,7 +4,7 @@
  */
 import type { BatchControl, InBatch } from '../adapters/kafka/client.js';
 import type { Logger } from '../logger.js';
-import type { SinkProcessor } from './sink.js';
+import type { SinkProcessor } from './sink-processor.js';
 
 export interface SinkLoopOptions {
   /** Topics whose batches are fully inserted before the partition is fetched again (the ledger: one chain writer). */

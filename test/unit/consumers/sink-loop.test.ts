@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BatchControl, InBatch, InMessage } from '../../../src/adapters/kafka/client.js';
-import type { SinkProcessor } from '../../../src/consumers/sink.js';
+import type { SinkProcessor } from '../../../src/consumers/sink-processor.js';
 import { SinkConsumerLoop } from '../../../src/consumers/sink-loop.js';
 
 function batch(partition: number, from: number, to: number, highWatermark: number): InBatch {

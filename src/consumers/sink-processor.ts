@@ -1,0 +1,173 @@
+/**
+ * The sink stage's record handling (src/consumers/sink.ts wires it to Kafka): a batch of records from
+ * acgp.decisions, .verdicts, .ledger, .trust-debt, .gate and .dlq becomes rows for the ClickHouseSink, ledger
+ * drafts for acgp.ledger, and dead letters. Plain decisions and verdicts skip JSON.parse (decision-writer.ts,
+ * verdict-writer.ts); everything else is parsed and mapped by rows.ts.
+ */
+import type { InMessage } from '../adapters/kafka/client.js';
+import { readDlqHeaders } from '../adapters/kafka/dlq.js';
+import type { topicNames } from '../adapters/kafka/topics.js';
+import { ledgerDraftFrom, type LedgerWriter } from '../adapters/clickhouse/ledger-store.js';
+import type { ClickHouseSink, SinkItem } from '../adapters/clickhouse/sink.js';
+import { DecisionTsvWriter, type LedgerDraftMessage } from '../adapters/clickhouse/decision-writer.js';
+import { VerdictTsvWriter } from '../adapters/clickhouse/verdict-writer.js';
+import { decisionRow, dlqRow, gateRow, trustDebtRow, verdictRow, type TableName } from '../adapters/clickhouse/rows.js';
+import { policyDecisionDraft, type LedgerDraft, type PolicyDecisionInput } from '../engine/ledger/index.js';
+import { StewardError } from '../errors.js';
+
+type Kind = 'decisions' | 'verdicts' | 'ledger' | 'trustDebt' | 'gate' | 'dlq';
+const TABLE: Record<Exclude<Kind, 'ledger'>, TableName> = {
+  decisions: 'decisions',
+  verdicts: 'verdicts',
+  trustDebt: 'trust_debt_events',
+  gate: 'gate_events',
+  dlq: 'dlq_events',
+};
+
+function json(m: InMessage): unknown {
+  if (!m.value) throw new StewardError('STEWARD_SINK_RECORD', 'empty record value');
+  try {
+    return JSON.parse(m.value.toString('utf8'));
+  } catch (e) {
+    throw new StewardError('STEWARD_SINK_RECORD', `not JSON: ${(e as Error).message}`);
+  }
+}
+
+/** Room for a batch's lines: its records' bytes (a TSV line is about as long as its record). */
+function bytesOf(messages: readonly InMessage[]): number {
+  let n = 4096;
+  for (let k = 0; k < messages.length; k++) n += messages[k].value?.length ?? 0;
+  return n;
+}
+
+export class SinkProcessor {
+  private readonly kindOf: Map<string, Kind>;
+  private draftsPublished: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly topics: ReturnType<typeof topicNames>,
+    private readonly sink: ClickHouseSink,
+    private readonly ledger: LedgerWriter,
+    private readonly deadLetter: (m: InMessage, err: StewardError) => Promise<void>,
+    /** Publishes POLICY_DECISION drafts to acgp.ledger (keyed by agent_id, the draft's JSON as value). */
+    private readonly publishDrafts: (messages: LedgerDraftMessage[]) => Promise<void>,
+    private readonly nowMs: () => number,
+  ) {
+    this.kindOf = new Map(
+      (['decisions', 'verdicts', 'ledger', 'trustDebt', 'gate', 'dlq'] as Kind[]).map((k) => [topics[k], k]),
+    );
+  }
+
+  get inputTopics(): string[] {
+    return [...this.kindOf.keys()];
+  }
+
+  /**
+   * Resolves once every message of the batch is in ClickHouse or in the DLQ. `caughtUp`: the batch ends at its
+   * partition's high watermark, so its rows need not linger for more (ClickHouseSink expediteRows).
+   */
+  async process(messages: InMessage[], caughtUp = false): Promise<void> {
+    const now = this.nowMs();
+    const byTable = new Map<TableName, SinkItem[]>();
+    const drafts: LedgerDraft[] = [];
+    const draftSources: InMessage[] = [];
+    // In batch order, so one agent's entries chain in the order of its decisions.
+    const decisionDrafts: LedgerDraftMessage[] = [];
+    const rejected: Promise<void>[] = [];
+    // Plain decision and verdict records (what the tripwire and scorer stages write) go from their bytes to
+    // TSV bytes (decision-writer.ts, verdict-writer.ts); the rest take the parse → row path below.
+    let scanned: DecisionTsvWriter | undefined;
+    const scannedSources: InMessage[] = [];
+    let scannedVerdicts: VerdictTsvWriter | undefined;
+    const verdictSources: InMessage[] = [];
+    const push = (t: TableName, item: SinkItem) => {
+      const list = byTable.get(t);
+      if (list) list.push(item);
+      else byTable.set(t, [item]);
+    };
+    for (const m of messages) {
+      const kind = this.kindOf.get(m.topic);
+      if (!kind) continue;
+      try {
+        if (kind === 'dlq') {
+          const h = readDlqHeaders(m);
+          const failedAt = m.headers['x-steward-failed-at'];
+          const sourceTs = m.headers['x-steward-source-timestamp'];
+          push('dlq_events', {
+            row: dlqRow(
+              {
+                dlq_topic: m.topic, dlq_partition: m.partition, dlq_offset: m.offset,
+                source_topic: h.sourceTopic, source_partition: h.sourcePartition, source_offset: h.sourceOffset,
+                source_ts_ms: sourceTs ? Number(sourceTs.toString()) : undefined,
+                stage: h.stage, code: h.code, message: h.message,
+                failed_at_ms: failedAt ? Number(failedAt.toString()) : undefined,
+                timestamp_ms: m.timestampMs, key: m.key?.toString('utf8'), value_bytes: m.value?.length ?? 0,
+              },
+              now,
+            ),
+            source: m,
+          });
+          continue;
+        }
+        if (kind === 'decisions' && m.value && this.sink.encodesLines) {
+          scanned ??= new DecisionTsvWriter(now, bytesOf(messages));
+          const draft = scanned.add(m.value);
+          if (draft) {
+            scannedSources.push(m);
+            decisionDrafts.push(draft);
+            continue;
+          }
+        }
+        if (kind === 'verdicts' && m.value && this.sink.encodesLines) {
+          scannedVerdicts ??= new VerdictTsvWriter(now, bytesOf(messages));
+          if (scannedVerdicts.add(m.value)) {
+            verdictSources.push(m);
+            continue;
+          }
+        }
+        const v = json(m);
+        if (kind === 'decisions') {
+          const row = decisionRow(v, now);
+          push('decisions', { row, source: m });
+          // The draft's time is the row's event time (which also accepts an ISO timestamp): set on the draft
+          // rather than on a copy of the whole record (same result as passing event_time_ms: row.event_time_ms).
+          const draft = policyDecisionDraft(v as PolicyDecisionInput);
+          draft.ts_ms = Number.isSafeInteger(row.event_time_ms) ? row.event_time_ms : 0;
+          decisionDrafts.push({ key: draft.agent_id, value: JSON.stringify(draft) });
+        } else if (kind === 'ledger') {
+          drafts.push(ledgerDraftFrom(v));
+          draftSources.push(m);
+        } else if (kind === 'trustDebt') {
+          // A change marked `duplicate: true` is the original change replayed by Redis (same event id, same
+          // values). It is stored all the same: if the trust-debt stage crashed after the Redis write and
+          // before publishing, the replay is the only copy that ever reaches Kafka. The table dedupes by event_id.
+          push('trust_debt_events', { row: trustDebtRow(v, now), source: m });
+        } else {
+          push(TABLE[kind], { row: kind === 'verdicts' ? verdictRow(v, now) : gateRow(v, now), source: m });
+        }
+      } catch (e) {
+        const err = e instanceof StewardError ? e : new StewardError('STEWARD_SINK_RECORD', String(e));
+        if (err.retryable) throw err;
+        rejected.push(this.deadLetter(m, err));
+      }
+    }
+    // Drafts are on the ledger topic before this batch's offsets can be committed (a redelivered decision
+    // publishes its draft again; the chain skips an entry_id it already holds).
+    // Batches overlap (SinkConsumerLoop): publish in batch order, also when a publish is retried.
+    if (decisionDrafts.length > 0) {
+      const published = this.draftsPublished.then(() => this.sink.withRetry('ledger-drafts', () => this.publishDrafts(decisionDrafts)));
+      this.draftsPublished = published.catch(() => undefined);
+      await published;
+    }
+    // Chain (it may wait for ClickHouse to read heads), then hand every table to the sink at once.
+    const ledgerRows = drafts.length > 0 ? await this.sink.withRetry('ledger', () => this.ledger.append(drafts)) : [];
+    if (ledgerRows.length > 0) {
+      const sourceOf = new Map(drafts.map((d, i) => [`${d.agent_id}\u0000${d.entry_id}`, draftSources[i]]));
+      for (const row of ledgerRows) push('ledger', { row, source: sourceOf.get(`${row.agent_id}\u0000${row.entry_id}`) });
+    }
+    const writes = [...byTable].map(([t, items]) => this.sink.write(t, items, caughtUp));
+    if (scanned && scannedSources.length > 0) writes.push(this.sink.writeEncoded('decisions', scanned.bytes(), scannedSources, caughtUp));
+    if (scannedVerdicts && verdictSources.length > 0) writes.push(this.sink.writeEncoded('verdicts', scannedVerdicts.bytes(), verdictSources, caughtUp));
+    await Promise.all([...writes, ...rejected]);
+  }
+}
