@@ -40,6 +40,8 @@ export class SinkConsumerLoop {
   private readonly outstanding = new Set<Promise<void>>();
   private readonly commits = new Map<string, PendingCommit>();
   private commitTimer: NodeJS.Timeout | undefined;
+  /** When the pending timer fires (ms, Date.now()). */
+  private commitTimerAt = 0;
   private lastCommitAt = 0;
   private committing: Promise<void> = Promise.resolve();
   private stopping: Promise<void> | undefined;
@@ -82,11 +84,10 @@ export class SinkConsumerLoop {
     const first = batch.messages[0].offset;
     const last = batch.messages[batch.messages.length - 1].offset;
     const prev = this.tails.get(key);
-    const caughtUp = reachesHighWatermark(last, batch.highWatermark);
-    const done = this.proc.process(batch.messages, caughtUp);
-    const tail = (prev ? Promise.all([prev, done]) : done).then(
-      () => {
-        if (generation === this.generation) this.commitLater(key, { offset: last, ctl, generation }, caughtUp);
+    const done = this.proc.process(batch.messages, reachesHighWatermark(last, batch.highWatermark));
+    const tail = (prev ? Promise.all([prev, done]).then(([, expedited]) => expedited) : done).then(
+      (expedited) => {
+        if (generation === this.generation) this.commitLater(key, { offset: last, ctl, generation }, expedited);
       },
       (e: unknown) => {
         // Nothing of this batch or later ones of the partition is committed; read again from here.
@@ -143,17 +144,26 @@ export class SinkConsumerLoop {
     return clean;
   }
 
-  /** `now`: the partition has caught up, so no later batch will come soon to share this commit with. */
-  private commitLater(key: string, c: PendingCommit, now = false): void {
+  /**
+   * Commits at most once per commitIntervalMs. `soon`: the batch caught up with its partition and its rows
+   * went out at once (ClickHouseSink expediteRows), so no later batch will come soon to share this commit:
+   * the wait shrinks to a tenth of the interval. A trickle is never expedited, so it keeps the full interval
+   * (one commit request per partition per caught-up batch would otherwise follow every message).
+   */
+  private commitLater(key: string, c: PendingCommit, soon = false): void {
     this.commits.set(key, c);
-    if (now) {
-      void this.flushCommits();
-      return;
+    const at = this.lastCommitAt + (soon ? this.commitIntervalMs / 10 : this.commitIntervalMs);
+    if (this.commitTimer) {
+      if (at >= this.commitTimerAt) return;
+      clearTimeout(this.commitTimer);
+      this.commitTimer = undefined;
     }
-    if (this.commitTimer) return;
-    const wait = this.lastCommitAt + this.commitIntervalMs - Date.now();
+    const wait = at - Date.now();
     if (wait <= 0) void this.flushCommits();
-    else this.commitTimer = setTimeout(() => void this.flushCommits(), wait);
+    else {
+      this.commitTimerAt = at;
+      this.commitTimer = setTimeout(() => void this.flushCommits(), wait);
+    }
   }
 
   /** Commits the pending offsets (one commit at a time; a failed one is retried with the next flush). */

@@ -64,9 +64,10 @@ export class SinkProcessor {
 
   /**
    * Resolves once every message of the batch is in ClickHouse or in the DLQ. `caughtUp`: the batch ends at its
-   * partition's high watermark, so its rows need not linger for more (ClickHouseSink expediteRows).
+   * partition's high watermark, so its rows need not linger for more (ClickHouseSink expediteRows). Resolves
+   * to whether they went out at once for that reason (the loop then commits sooner).
    */
-  async process(messages: InMessage[], caughtUp = false): Promise<void> {
+  async process(messages: InMessage[], caughtUp = false): Promise<boolean> {
     const now = this.nowMs();
     const byTable = new Map<TableName, SinkItem[]>();
     const drafts: LedgerDraft[] = [];
@@ -165,9 +166,21 @@ export class SinkProcessor {
       const sourceOf = new Map(drafts.map((d, i) => [`${d.agent_id}\u0000${d.entry_id}`, draftSources[i]]));
       for (const row of ledgerRows) push('ledger', { row, source: sourceOf.get(`${row.agent_id}\u0000${row.entry_id}`) });
     }
-    const writes = [...byTable].map(([t, items]) => this.sink.write(t, items, caughtUp));
-    if (scanned && scannedSources.length > 0) writes.push(this.sink.writeEncoded('decisions', scanned.bytes(), scannedSources, caughtUp));
-    if (scannedVerdicts && verdictSources.length > 0) writes.push(this.sink.writeEncoded('verdicts', scannedVerdicts.bytes(), verdictSources, caughtUp));
+    let expedited = false;
+    const writes: Promise<void>[] = [];
+    for (const [t, items] of byTable) {
+      expedited ||= caughtUp && this.sink.expedites(t, items.length);
+      writes.push(this.sink.write(t, items, caughtUp));
+    }
+    if (scanned && scannedSources.length > 0) {
+      expedited ||= caughtUp && this.sink.expedites('decisions', scannedSources.length);
+      writes.push(this.sink.writeEncoded('decisions', scanned.bytes(), scannedSources, caughtUp));
+    }
+    if (scannedVerdicts && verdictSources.length > 0) {
+      expedited ||= caughtUp && this.sink.expedites('verdicts', verdictSources.length);
+      writes.push(this.sink.writeEncoded('verdicts', scannedVerdicts.bytes(), verdictSources, caughtUp));
+    }
     await Promise.all([...writes, ...rejected]);
+    return expedited;
   }
 }

@@ -122,7 +122,7 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
         }
       : undefined,
   });
-  metrics?.watchSinkBuffer(() => sink.pending);
+  metrics?.watchSinkBuffer(() => sink.unsettled);
   // Per-entry Ed25519 signatures on worker threads when the signer can (steward run): on this thread they
   // were ~40 % of the stage's CPU (bench:sink, full-stage line).
   const pool = 'signPool' in opts.signer && opts.signThreads !== 0 ? (opts.signer as PoolableLedgerSigner).signPool(opts.signThreads) : undefined;
@@ -134,6 +134,9 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
   let consumer: StewardConsumer | undefined;
   let joined = false;
   let stopped = false;
+  // A restart in progress, which stop() waits for; failed restarts back off (2 s doubling, at most 30 s).
+  let restarting: Promise<void> | undefined;
+  let failedRestarts = 0;
   const loop = new SinkConsumerLoop(proc, {
     serialTopics: [topics.ledger],
     commitIntervalMs: opts.autoCommitIntervalMs,
@@ -145,6 +148,7 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
     consumer = c;
     c.onGroupJoin(() => {
       joined = true;
+      failedRestarts = 0;
       loop.onGroupJoin();
       ledger.forgetHeads();
     });
@@ -159,6 +163,7 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
       if (!stopped && consumer === c) restartLater(c);
     });
     await c.subscribe(proc.inputTopics, true);
+    if (stopped) return; // stop() ran during a restart: it stops and disconnects this consumer
     const handler = metrics
       ? (b: InBatch, ctl: BatchControl) => {
           const last = b.messages.length > 0 ? BigInt(b.messages[b.messages.length - 1].offset) + 1n : undefined;
@@ -173,25 +178,26 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
   };
   const restartLater = (dead: StewardConsumer): void => {
     const current = () => !stopped && consumer === dead;
+    const delay = Math.min(30_000, (opts.restartDelayMs ?? 2000) * 2 ** failedRestarts);
     setTimeout(() => {
       if (!current()) return;
-      void (async () => {
+      restarting = (async () => {
         await dead.disconnect().catch(() => undefined);
-        // The dead consumer's ledger batches must be done before a new consumer re-reads their partitions:
-        // a chain has one writer at a time.
+        // This instance's next consumer waits for the dead one's batches (its ledger inserts above all). Another
+        // instance may have taken the partitions meanwhile: that is a rebalance's case, and the ledger verifier
+        // reports a raced entry (docs/analytics.md, Sink delivery).
         await loop.idle();
         if (!current()) return;
         log.warn('sink: restarting the crashed consumer');
         try {
           await startConsumer();
         } catch (e) {
+          failedRestarts++;
           log.error({ err: (e as Error).message }, 'sink: consumer restart failed; retrying');
           if (!stopped && consumer) restartLater(consumer);
-          return;
         }
-        if (stopped) await consumer?.disconnect().catch(() => undefined);
       })();
-    }, opts.restartDelayMs ?? 2000).unref();
+    }, delay).unref();
   };
   opened.push(() => consumer?.disconnect() ?? Promise.resolve());
   await startConsumer();
@@ -211,6 +217,8 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
         log.warn({ pending: sink.pending, batches: loop.pendingBatches }, 'sink: stopping with inserts outstanding; their offsets stay uncommitted');
         sink.abort('sink stopping with ClickHouse unavailable');
       });
+      // A restart that is joining the group: let it finish, then stop the consumer it made.
+      await restarting;
       await consumer?.stop().catch(() => undefined);
       sink.abort('sink stopped');
       await Promise.allSettled([consumer?.disconnect(), producer.disconnect()]);

@@ -56,11 +56,11 @@ export class StewardMetrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     });
-    this.sinkRetries = new Counter({ name: 'steward_sink_retries_total', help: 'Sink inserts retried after a retryable failure (ClickHouse down, overloaded, timed out), by table', labelNames: ['table'], registers });
+    this.sinkRetries = new Counter({ name: 'steward_sink_retries_total', help: 'Sink operations retried after a retryable failure (ClickHouse down, overloaded, timed out), by table; ledger also counts chain-head reads, ledger-drafts the Kafka publish of ledger drafts', labelNames: ['table'], registers });
     const pending = () => this.sinkPending();
     this.sinkBuffered = new Gauge({
       name: 'steward_sink_buffered_rows',
-      help: 'Rows the sink stage holds that are not inserted yet',
+      help: 'Rows the sink stage holds that are not inserted yet (buffered, and in inserts in flight or being retried)',
       registers,
       collect() {
         this.set(pending());

@@ -117,6 +117,7 @@ export class ClickHouseSink {
   private readonly tables = new Map<string, TableState>();
   private readonly inFlight = new Set<Promise<void>>();
   private buffered = 0;
+  private inFlightRows = 0;
   private aborted: StewardError | undefined;
   private readonly maxRows: number;
   private readonly maxDelayMs: number;
@@ -176,6 +177,11 @@ export class ClickHouseSink {
     });
   }
 
+  /** Whether a write of `rows` more rows marked `expedite` would go out at once (expediteRows reached). */
+  expedites(table: string, rows: number): boolean {
+    return (this.tables.get(table)?.rows ?? 0) + rows >= this.expediteRows;
+  }
+
   /** Whether writeEncoded may be used (the target has the encoded fast path). */
   get encodesLines(): boolean {
     return this.codec !== undefined;
@@ -222,8 +228,14 @@ export class ClickHouseSink {
     this.buffered = 0;
   }
 
+  /** Rows written and not yet handed to an insert. */
   get pending(): number {
     return this.buffered;
+  }
+
+  /** Rows written and not yet inserted or dead-lettered: buffered plus those of the inserts in flight (retries included). */
+  get unsettled(): number {
+    return this.buffered + this.inFlightRows;
   }
 
   private state(table: string): TableState {
@@ -243,6 +255,8 @@ export class ClickHouseSink {
   private pump(table: string, t: TableState, force: boolean): void {
     while (!this.aborted && t.rows > 0 && t.inFlight < this.maxInFlight && (force || t.rows >= this.maxRows)) {
       const chunk = this.take(t);
+      const rows = chunk.reduce((n, s) => n + s.count, 0);
+      this.inFlightRows += rows;
       t.inFlight++;
       const p = this.insertChunk(table, chunk).then(
         () => {
@@ -254,6 +268,7 @@ export class ClickHouseSink {
       );
       const done: Promise<void> = p.finally(() => {
         this.inFlight.delete(done);
+        this.inFlightRows -= rows;
         t.inFlight--;
         // Group commit: rows that arrived while the server was busy go now rather than after their timer.
         if (t.rows > 0) this.pump(table, t, true);
@@ -322,7 +337,11 @@ export class ClickHouseSink {
   private inserted(table: string, rows: number, t0: number): void {
     this.stats.inserted += rows;
     this.stats.batches++;
-    this.opts.onInserted?.(table, rows, (performance.now() - t0) / 1000);
+    try {
+      this.opts.onInserted?.(table, rows, (performance.now() - t0) / 1000);
+    } catch {
+      // A failing observer must not turn an insert that succeeded into a data error (and its rows into poison).
+    }
   }
 
   /** Inserts rows; on a data error splits them in halves until the offending rows are alone. */

@@ -56,6 +56,12 @@ describe('sink stage: a consumer kafkajs gave up on is replaced (real Kafka + Cl
     const r = verifyLedger(await readLedger(env.store), { [signer.kid]: publicPem });
     expect(r.issues).toEqual([]);
     expect(r.entries).toBe(120);
+
+    // Crash again and stop during the restart delay: no consumer comes back after stop().
+    await made[1].consumer.stop();
+    made[1].crash?.(new Error('KafkaJSNumberOfRetriesExceeded'), false);
     await sink.stop();
+    await new Promise((r) => setTimeout(r, 500));
+    expect(made).toHaveLength(2);
   });
 });

@@ -20,25 +20,43 @@ function control(committed: string[]): BatchControl {
   };
 }
 
-const settle = () => new Promise((r) => setTimeout(r, 10));
+const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('SinkConsumerLoop', () => {
-  it('a batch that reaches the high watermark tells the processor and is committed without waiting for the interval', async () => {
+  it('commits at most once per interval; a batch that caught up and went out at once waits a tenth of it', async () => {
     const caughtUp: boolean[] = [];
-    const proc = { process: async (_m: InMessage[], c = false) => void caughtUp.push(c) } as unknown as SinkProcessor;
-    const loop = new SinkConsumerLoop(proc, { commitIntervalMs: 60_000 });
+    // The processor reports the batch as expedited when it caught up (as ClickHouseSink does with enough rows).
+    const proc = { process: async (_m: InMessage[], c = false) => (caughtUp.push(c), c) } as unknown as SinkProcessor;
+    const loop = new SinkConsumerLoop(proc, { commitIntervalMs: 1000 });
     loop.onGroupJoin();
     const committed: string[] = [];
     const ctl = control(committed);
     await loop.handler(batch(0, 0, 9, 100), ctl);
-    await settle();
+    await settle(10);
     expect(committed).toEqual(['9']); // the first commit goes at once; the interval starts now
     await loop.handler(batch(0, 10, 19, 100), ctl);
-    await settle();
-    expect(committed).toEqual(['9']); // behind the high watermark: waits for the interval (a minute)
+    await settle(10);
+    expect(committed).toEqual(['9']); // behind the high watermark: waits for the interval
     await loop.handler(batch(0, 20, 99, 100), ctl);
-    await settle();
-    expect(committed).toEqual(['9', '99']); // caught up: committed as soon as it is in, superseding 19
+    await settle(10);
+    expect(committed).toEqual(['9']); // caught up: sooner, but not at once
+    await settle(150);
+    expect(committed).toEqual(['9', '99']); // a tenth of the interval after the last commit, superseding 19
     expect(caughtUp).toEqual([false, false, true]);
+  });
+
+  it('a trickle (caught up, but not expedited) keeps the full interval: no commit per message', async () => {
+    const proc = { process: async () => false } as unknown as SinkProcessor;
+    const loop = new SinkConsumerLoop(proc, { commitIntervalMs: 300 });
+    loop.onGroupJoin();
+    const committed: string[] = [];
+    const ctl = control(committed);
+    for (let o = 0; o < 5; o++) {
+      await loop.handler(batch(o % 2, o, o, o + 1), ctl);
+      await settle(20);
+    }
+    expect(committed).toEqual(['0']); // the first at once, the rest wait for the interval
+    await settle(300);
+    expect(committed.slice(1).sort()).toEqual(['3', '4']);
   });
 });
