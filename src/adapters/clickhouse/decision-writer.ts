@@ -152,8 +152,10 @@ export class DecisionTsvWriter {
     p = lit(out, p, D_TENANT);
     if (START[F.tenant] >= 0) p = copy(out, p, START[F.tenant], END[F.tenant]);
     p = lit(out, p, D_TS);
+    // Digits-only event times (≤ 15 digits) are safe integers that print as written.
     const ts = NUM[F.event_time_ms];
-    p = ascii(out, p, Number.isSafeInteger(ts) ? String(ts) : '0');
+    if (PLAIN[F.event_time_ms] === 1) p = copy(out, p, START[F.event_time_ms], END[F.event_time_ms]);
+    else p = ascii(out, p, Number.isSafeInteger(ts) ? String(ts) : '0');
     p = lit(out, p, D_TRACE);
     p = copy(out, p, START[F.trace_id], END[F.trace_id]);
     if (START[F.blueprint] >= 0) {

@@ -45,6 +45,10 @@ export function copy(out: Buffer, p: number, src: Buffer, a: number, b: number):
 }
 
 export function lit(out: Buffer, p: number, b: Uint8Array): number {
+  if (b.length > 16) {
+    out.set(b, p);
+    return p + b.length;
+  }
   for (let k = 0; k < b.length; k++) out[p++] = b[k];
   return p;
 }
