@@ -198,6 +198,8 @@ async function main(): Promise<void> {
     const cpuPerRow: number[] = [];
     const othersPerRow: number[][] = [];
     let inserts = 0;
+    // Warm-up of the sink path (JIT, connections), like the raw baselines' warm-up above: one unmeasured pass.
+    await sinkRound(`${prefix}-warm`, false);
     for (let round = 0; round < ROUNDS; round++) {
       let t = performance.now();
       for (let i = 0; i < N; i += RAW_BATCH) await raw.insert({ table: rawStore.table('decisions'), values: rows.slice(i, i + RAW_BATCH), format: 'JSONEachRow' });
