@@ -29,6 +29,7 @@ import {
   type TrustDebtStore,
 } from '../../engine/trust-debt/index.js';
 import type { TrustDebtConfig, TrustDebtLevel } from '../../engine/types.js';
+import { parseRequest, parseRetier } from './trust-debt-replies.js';
 import { APPLY_LUA, DECIDE_REMEDIATION_LUA, RELEASE_LOCK_LUA, REQUEST_REMEDIATION_LUA, RESOLVE_RETIER_LUA } from './trust-debt-lua.js';
 
 export interface RedisTrustDebtStoreOptions {
@@ -66,24 +67,6 @@ const enc = (s: string) => encodeURIComponent(s);
 
 function redisError(e: unknown, what: string): StewardError {
   return new StewardError('STEWARD_STATE_UNAVAILABLE', `redis ${what}: ${e instanceof Error ? e.message : String(e)}`, { retryable: true, cause: e });
-}
-
-function parseRequest(flat: unknown): RemediationRequest {
-  const a = flat as string[];
-  const m: Record<string, string> = {};
-  for (let i = 0; i + 1 < a.length; i += 2) m[a[i]!] = a[i + 1]!;
-  const r: RemediationRequest = {
-    requestId: m.requestId!,
-    tenant: m.tenant!,
-    agentId: m.agentId!,
-    reason: m.reason ?? '',
-    atMs: Number(m.atMs),
-    status: m.status as RemediationRequest['status'],
-  };
-  if (m.reviewer !== undefined) r.reviewer = m.reviewer;
-  if (m.decidedAtMs !== undefined) r.decidedAtMs = Number(m.decidedAtMs);
-  if (m.credit !== undefined) r.credit = Number(m.credit);
-  return r;
 }
 
 export class RedisTrustDebtStore implements TrustDebtStore {
@@ -414,9 +397,4 @@ export class RedisTrustDebtStore implements TrustDebtStore {
   async unlockSweep(token: string): Promise<void> {
     await this.redis.eval(RELEASE_LOCK_LUA, 1, this.sweepLockKey, token);
   }
-}
-
-function parseRetier(s: string): RetierRequest {
-  const o = JSON.parse(s) as Record<string, string>;
-  return { tenant: o.tenant!, agentId: o.agentId!, eventId: o.eventId!, atMs: Number(o.atMs), debt: Number(o.debt) };
 }
