@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { coalescingProducer, type OutRecord } from '../../../../src/adapters/kafka/client.js';
+import type { OutRecord } from '../../../../src/adapters/kafka/client.js';
+import { coalescingProducer } from '../../../../src/adapters/kafka/coalescing-producer.js';
 
 function deferred() {
   let resolve!: () => void;
