@@ -16,7 +16,7 @@
  * e.g. a topic whose max.message.bytes is below the configured limit) the chunk is re-sent input by input
  * and the inputs whose outputs the broker refuses are dead-lettered (STEWARD_TRACE_TOO_LARGE).
  */
-import type { KafkaAdapter, InMessage, OutMessage, StewardConsumer, StewardProducer, InBatch, BatchControl } from '../adapters/kafka/client.js';
+import { lagAfter, type KafkaAdapter, type InMessage, type OutMessage, type StewardConsumer, type StewardProducer, type InBatch, type BatchControl } from '../adapters/kafka/client.js';
 import { dlqMessage } from '../adapters/kafka/dlq.js';
 import { StewardError, isRetryable } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -226,8 +226,8 @@ export class StageRunner {
         sent.catch(() => undefined);
         acking = sent;
         if (stoppedAt >= 0) break;
-        const lag = BigInt(batch.highWatermark) - BigInt(chunk[chunk.length - 1].offset) - 1n;
-        this.opts.metrics.consumerLag.set({ stage: this.stage, topic: batch.topic, partition: String(batch.partition) }, Number(lag < 0n ? 0n : lag));
+        const lag = lagAfter(chunk[chunk.length - 1].offset, batch.highWatermark);
+        if (lag !== undefined) this.opts.metrics.consumerLag.set({ stage: this.stage, topic: batch.topic, partition: String(batch.partition) }, lag);
         await ctl.heartbeat().catch(() => undefined);
       }
     } finally {

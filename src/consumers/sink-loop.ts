@@ -2,7 +2,7 @@
  * The sink stage's consumer loop (src/consumers/sink.ts wires it): pipelined batches, offsets committed per
  * partition in order once inserted. Split from sink.ts: the loop knows Kafka batches and commits, not tables.
  */
-import type { BatchControl, InBatch } from '../adapters/kafka/client.js';
+import { lagAfter, type BatchControl, type InBatch } from '../adapters/kafka/client.js';
 import type { Logger } from '../logger.js';
 import type { SinkProcessor } from './sink-processor.js';
 
@@ -14,6 +14,8 @@ export interface SinkLoopOptions {
   /** Moves a partition's fetch position back (StewardConsumer.seek) after a batch of it failed. */
   seek?: (topic: string, partition: number, offset: string) => void;
   logger?: Logger;
+  /** Told each batch's lag behind its partition's high watermark (the stage's consumer-lag metric). */
+  onLag?: (topic: string, partition: number, lag: number) => void;
 }
 
 interface PendingCommit {
@@ -84,7 +86,9 @@ export class SinkConsumerLoop {
     const first = batch.messages[0].offset;
     const last = batch.messages[batch.messages.length - 1].offset;
     const prev = this.tails.get(key);
-    const done = this.proc.process(batch.messages, reachesHighWatermark(last, batch.highWatermark));
+    const lag = lagAfter(last, batch.highWatermark);
+    if (lag !== undefined) this.opts.onLag?.(batch.topic, batch.partition, lag);
+    const done = this.proc.process(batch.messages, lag === 0);
     const tail = (prev ? Promise.all([prev, done]).then(([, expedited]) => expedited) : done).then(
       (expedited) => {
         if (generation === this.generation) this.commitLater(key, { offset: last, ctl, generation }, expedited);
@@ -185,14 +189,5 @@ export class SinkConsumerLoop {
       }
     });
     return this.committing;
-  }
-}
-
-/** Whether a batch ending at offset `last` reaches the partition's high watermark (nothing more to fetch now). */
-function reachesHighWatermark(last: string, highWatermark: string): boolean {
-  try {
-    return BigInt(last) + 1n >= BigInt(highWatermark);
-  } catch {
-    return false;
   }
 }

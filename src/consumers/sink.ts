@@ -9,7 +9,7 @@
  * drafts sit on one partition, and Kafka gives a partition to one instance at a time, so every chain has a
  * single writer even with many sink instances.
  */
-import { KafkaAdapter, type BatchControl, type InBatch, type InMessage, type KafkaSettings, type StewardConsumer, type StewardProducer } from '../adapters/kafka/client.js';
+import { KafkaAdapter, type InMessage, type KafkaSettings, type StewardConsumer, type StewardProducer } from '../adapters/kafka/client.js';
 import { dlqMessage } from '../adapters/kafka/dlq.js';
 import { topicNames } from '../adapters/kafka/topics.js';
 import { ClickHouseStore, type ClickHouseSettings } from '../adapters/clickhouse/client.js';
@@ -142,6 +142,7 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
     commitIntervalMs: opts.autoCommitIntervalMs,
     seek: (t, p, o) => consumer?.seek(t, p, o),
     logger: log,
+    onLag: metrics ? (topic, partition, lag) => metrics.consumerLag.set({ stage: 'sink', topic, partition: String(partition) }, lag) : undefined,
   });
   const startConsumer = async (): Promise<void> => {
     const c = adapter.consumer({ groupId: opts.groupId, sessionTimeoutMs: opts.sessionTimeoutMs });
@@ -164,17 +165,7 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
     });
     await c.subscribe(proc.inputTopics, true);
     if (stopped) return; // stop() ran during a restart: it stops and disconnects this consumer
-    const handler = metrics
-      ? (b: InBatch, ctl: BatchControl) => {
-          const last = b.messages.length > 0 ? BigInt(b.messages[b.messages.length - 1].offset) + 1n : undefined;
-          if (last !== undefined) {
-            const lag = BigInt(b.highWatermark) - last;
-            metrics.consumerLag.set({ stage: 'sink', topic: b.topic, partition: String(b.partition) }, Number(lag < 0n ? 0n : lag));
-          }
-          return loop.handler(b, ctl);
-        }
-      : loop.handler;
-    await c.runBatches(handler, { partitionsConcurrently: opts.partitionsConcurrently ?? 6, autoCommit: false });
+    await c.runBatches(loop.handler, { partitionsConcurrently: opts.partitionsConcurrently ?? 6, autoCommit: false });
   };
   const restartLater = (dead: StewardConsumer): void => {
     const current = () => !stopped && consumer === dead;

@@ -358,6 +358,16 @@ export class KafkaAdapter {
   }
 }
 
+/** Records after `lastOffset` up to the partition's high watermark: 0 once caught up; undefined if unreadable. */
+export function lagAfter(lastOffset: string, highWatermark: string): number | undefined {
+  try {
+    const lag = BigInt(highWatermark) - BigInt(lastOffset) - 1n;
+    return lag > 0n ? Number(lag) : 0;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Header value as text (undefined when absent). */
 export function headerText(m: InMessage, name: string): string | undefined {
   const v = m.headers[name];
