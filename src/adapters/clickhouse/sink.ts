@@ -110,7 +110,7 @@ export class ClickHouseSink {
       for (const seg of segments) t.segments.push(seg);
       t.rows += items.length;
       this.buffered += items.length;
-      this.pump(table, t, expedite && t.rows >= this.expediteRows);
+      this.pump(table, t, expedite && this.expedites(table, 0));
     });
   }
 
@@ -139,7 +139,7 @@ export class ClickHouseSink {
       t.segments.push({ count: sources.length, items: undefined, body, sources, waiter });
       t.rows += sources.length;
       this.buffered += sources.length;
-      this.pump(table, t, expedite && t.rows >= this.expediteRows);
+      this.pump(table, t, expedite && this.expedites(table, 0));
     });
   }
 
