@@ -8,13 +8,12 @@
  * anything in them except `'` inside TSV array literals.
  */
 import { BOOL, END, F, FAILED, FIRED, J, NUM, PLAIN, REASONS, START, scanDecision } from './decision-scan.js';
-import { Growing, NL, TAB, ascii, flag, jsonList as jsonSpans, latin1 as bytes, lit, copy as copyFrom, tsvList as tsvSpans } from './tsv-bytes.js';
+import { Growing, NL, TAB, approvedIntervention, ascii, flag, jsonList as jsonSpans, latin1 as bytes, lit, copy as copyFrom, tsvList as tsvSpans } from './tsv-bytes.js';
 import type { Spans } from './json-bytes.js';
 import { StewardError } from '../../errors.js';
 
 const D0 = 48;
 const EMPTY_LIST_TAB = bytes('[]\t');
-const APPROVED_INTERVENTIONS = [bytes('ok'), bytes('nudge'), bytes('flag')];
 const D_ENTRY = bytes('{"entry_id":"pd:');
 const D_AGENT = bytes('","agent_id":"');
 const D_TENANT = bytes('","tenant":"');
@@ -58,18 +57,13 @@ function epoch(out: Buffer, p: number, id: number): number {
 
 function approved(): boolean {
   if (START[F.approved] >= 0) return BOOL[F.approved] === 1;
-  const a = START[F.intervention];
-  const b = END[F.intervention];
-  for (const name of APPROVED_INTERVENTIONS) if (J.sameName(a, b, name)) return true;
-  return false;
+  return approvedIntervention(J, START[F.intervention], END[F.intervention]);
 }
 
 export class DecisionTsvWriter {
   private readonly tsv: Growing;
   private readonly drafts: Growing;
   private readonly ingested: string;
-  /** Records taken so far. */
-  count = 0;
 
   /** `initialBytes`: room for the batch's lines (about its records' size); both buffers grow as needed. */
   constructor(ingestedAtMs: number, initialBytes = 1 << 16) {
@@ -96,7 +90,6 @@ export class DecisionTsvWriter {
     if (lineEnd > this.tsv.buf.length || draftEnd > this.drafts.buf.length) throw new StewardError('STEWARD_INTERNAL', 'decision writer ran past its reserved buffer');
     this.tsv.len = lineEnd;
     this.drafts.len = draftEnd;
-    this.count++;
     return { key: J.src.toString('utf8', START[F.agent_id], END[F.agent_id]), value: this.drafts.buf.subarray(draftFrom, draftEnd) };
   }
 

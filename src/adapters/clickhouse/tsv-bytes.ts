@@ -4,7 +4,8 @@
  * no backslash, control character, quote or invalid UTF-8, so copying needs no escaping except `'` inside
  * TSV array literals. Module functions, not closures: nothing is allocated per field.
  */
-import type { Spans } from './json-bytes.js';
+import { INTERVENTIONS, isApproved } from '../../engine/types.js';
+import type { JsonBytes, Spans } from './json-bytes.js';
 
 export const TAB = 9;
 export const NL = 10;
@@ -16,6 +17,14 @@ const LBRACK = 91;
 const RBRACK = 93;
 
 export const latin1 = (s: string): Buffer => Buffer.from(s, 'latin1');
+
+const APPROVED_INTERVENTIONS = INTERVENTIONS.filter(isApproved).map(latin1);
+
+/** Whether bytes [a, b) name an intervention PVS-1 counts as approved (engine isApproved: ok, nudge, flag). */
+export function approvedIntervention(j: JsonBytes, a: number, b: number): boolean {
+  for (let k = 0; k < APPROVED_INTERVENTIONS.length; k++) if (j.sameName(a, b, APPROVED_INTERVENTIONS[k])) return true;
+  return false;
+}
 
 /** A buffer that only grows; views handed out earlier keep the old memory (bytes are never rewritten). */
 export class Growing {

@@ -14,7 +14,7 @@
 import { isUtf8 } from 'node:buffer';
 import { DECLINE, FieldTable, JsonBytes, Spans, decline } from './json-bytes.js';
 import { StewardError } from '../../errors.js';
-import { Growing, NL, TAB, ascii, copy, flag, latin1, lit, tsvList } from './tsv-bytes.js';
+import { Growing, NL, TAB, approvedIntervention, ascii, copy, flag, latin1, lit, tsvList } from './tsv-bytes.js';
 
 const COMMA = 44;
 const LBRACE = 123;
@@ -34,7 +34,6 @@ const K = {
   metadata: latin1('metadata'), signature: latin1('signature'), tenantId: latin1('tenant_id'),
   name: latin1('name'), score: latin1('score'), status: latin1('status'),
 };
-const APPROVED_INTERVENTIONS = [latin1('ok'), latin1('nudge'), latin1('flag')];
 const NULL_TAB = latin1('\\N\t');
 const NULL = latin1('NULL');
 const EMPTY_LIST_TAB = latin1('[]\t');
@@ -207,8 +206,6 @@ function scan(): void {
 export class VerdictTsvWriter {
   private readonly tsv: Growing;
   private readonly ingested: string;
-  /** Records taken so far. */
-  count = 0;
 
   constructor(ingestedAtMs: number, initialBytes = 1 << 16) {
     this.tsv = new Growing(initialBytes);
@@ -233,7 +230,6 @@ export class VerdictTsvWriter {
     const end = this.line(this.tsv.reserve(4 * J.n + 512 + 16 * metrics + 4 * (VIOLATIONS.length >> 1)));
     if (end > this.tsv.buf.length) throw new StewardError('STEWARD_INTERNAL', 'verdict writer ran past its reserved buffer');
     this.tsv.len = end;
-    this.count++;
     return true;
   }
 
@@ -252,7 +248,7 @@ export class VerdictTsvWriter {
     p = field(out, p, F.tenant);
     p = field(out, p, F.blueprint);
     p = field(out, p, F.intervention);
-    p = flag(out, p, START[F.approved] >= 0 ? BOOL[F.approved] === 1 : V.approved >= 0 ? V.approved === 1 : approvedIntervention());
+    p = flag(out, p, START[F.approved] >= 0 ? BOOL[F.approved] === 1 : V.approved >= 0 ? V.approved === 1 : approvedIntervention(J, START[F.intervention], END[F.intervention]));
     p = field(out, p, F.stage);
     p = nullable(out, p, F.ctq);
     p = nullable(out, p, F.risk);
@@ -304,9 +300,4 @@ function epoch(out: Buffer, p: number, id: number): number {
   p = PLAIN[id] === 1 ? copy(out, p, J.src, START[id], END[id]) : ascii(out, p, String(NUM[id]));
   out[p] = TAB;
   return p + 1;
-}
-
-function approvedIntervention(): boolean {
-  for (const name of APPROVED_INTERVENTIONS) if (J.sameName(START[F.intervention], END[F.intervention], name)) return true;
-  return false;
 }
