@@ -167,20 +167,16 @@ export class SinkProcessor {
       for (const row of ledgerRows) push('ledger', { row, source: sourceOf.get(`${row.agent_id}\u0000${row.entry_id}`) });
     }
     let expedited = false;
-    const writes: Promise<void>[] = [];
-    for (const [t, items] of byTable) {
-      expedited ||= caughtUp && this.sink.expedites(t, items.length);
-      writes.push(this.sink.write(t, items, caughtUp));
-    }
-    if (scanned && scannedSources.length > 0) {
-      expedited ||= caughtUp && this.sink.expedites('decisions', scannedSources.length);
-      writes.push(this.sink.writeEncoded('decisions', scanned.bytes(), scannedSources, caughtUp));
-    }
-    if (scannedVerdicts && verdictSources.length > 0) {
-      expedited ||= caughtUp && this.sink.expedites('verdicts', verdictSources.length);
-      writes.push(this.sink.writeEncoded('verdicts', scannedVerdicts.bytes(), verdictSources, caughtUp));
-    }
-    await Promise.all([...writes, ...rejected]);
+    const writes: Promise<void>[] = [...rejected];
+    const write = (table: TableName, rows: number, send: () => Promise<void>) => {
+      if (rows === 0) return;
+      expedited ||= caughtUp && this.sink.expedites(table, rows);
+      writes.push(send());
+    };
+    for (const [t, items] of byTable) write(t, items.length, () => this.sink.write(t, items, caughtUp));
+    if (scanned) write('decisions', scannedSources.length, () => this.sink.writeEncoded('decisions', scanned.bytes(), scannedSources, caughtUp));
+    if (scannedVerdicts) write('verdicts', verdictSources.length, () => this.sink.writeEncoded('verdicts', scannedVerdicts.bytes(), verdictSources, caughtUp));
+    await Promise.all(writes);
     return expedited;
   }
 }
