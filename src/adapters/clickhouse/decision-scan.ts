@@ -23,12 +23,6 @@
 import { isUtf8 } from 'node:buffer';
 import { DECLINE, FieldTable, JsonBytes, Spans, decline } from './json-bytes.js';
 
-const COMMA = 44;
-const LBRACE = 123;
-const RBRACE = 125;
-const LBRACK = 91;
-const RBRACK = 93;
-
 // Known top-level fields: id = index + 1. A second occurrence declines (JSON.parse would keep the last).
 const FIELDS = new FieldTable([
   'trace_id', 'agent_id', 'tenant', 'blueprint', 'intervention', 'approved', 'stage', 'halted', 'severity', 'reasons',
@@ -63,41 +57,32 @@ export const FAILED = new Spans();
  * A list of `{id, <flag>, …}` outcomes in exact form (its text is the row's JSON column). Pushes the id of
  * every entry whose flag equals `want`. The ledger draft reads the flag by truthiness and the row by
  * identity: with booleans they agree, so the flag must be a boolean (or, when not required, absent).
+ * The list's parameters and the entry being read live in `O` (handlers allocated once, not per record).
  */
+const O = { flag: new Uint8Array(0) as Uint8Array, want: 0, flagRequired: false, ids: FIRED, idFrom: -1, idEnd: -1, value: -1 };
+
+const onOutcomeKey = (k: number, kEnd: number): void => {
+  if (J.sameName(k, kEnd, ID_NAME)) {
+    O.idFrom = J.str();
+    O.idEnd = J.strEnd;
+  } else if (J.sameName(k, kEnd, O.flag)) O.value = J.bool();
+  else J.skip(2, true);
+};
+
+const onOutcome = (): void => {
+  O.idFrom = -1;
+  O.value = -1;
+  J.exactObject(onOutcomeKey);
+  if (O.idFrom < 0 || (O.value < 0 && O.flagRequired)) decline();
+  if (O.value === O.want) O.ids.push(O.idFrom, O.idEnd);
+};
+
 function outcomes(flag: Uint8Array, want: number, flagRequired: boolean, ids: Spans): void {
-  J.expect(LBRACK);
-  if (J.peek() === RBRACK) {
-    J.i++;
-    return;
-  }
-  for (;;) {
-    J.expect(LBRACE);
-    let idFrom = -1;
-    let idEnd = -1;
-    let value = -1;
-    const base = J.openKeys();
-    if (J.peek() === RBRACE) J.i++;
-    else {
-      for (;;) {
-        const k = J.key(base);
-        const kEnd = J.strEnd;
-        if (J.sameName(k, kEnd, ID_NAME)) {
-          idFrom = J.str();
-          idEnd = J.strEnd;
-        } else if (J.sameName(k, kEnd, flag)) value = J.bool();
-        else J.skip(2, true);
-        const d = J.next();
-        if (d === RBRACE) break;
-        if (d !== COMMA) decline();
-      }
-    }
-    J.closeKeys(base);
-    if (idFrom < 0 || (value < 0 && flagRequired)) decline();
-    if (value === want) ids.push(idFrom, idEnd);
-    const d = J.next();
-    if (d === RBRACK) return;
-    if (d !== COMMA) decline();
-  }
+  O.flag = flag;
+  O.want = want;
+  O.flagRequired = flagRequired;
+  O.ids = ids;
+  J.exactArray(onOutcome);
 }
 
 /** One known field's value (a module function, not a closure: nothing allocated per record). */

@@ -275,10 +275,7 @@ export class JsonBytes {
     else if (c === 110) this.literal('null');
     else {
       const from = this.number();
-      if (exact) {
-        const t = this.src.toString('latin1', from, this.i);
-        if (String(Number(t)) !== t) decline();
-      }
+      if (exact) this.checkCanonical(from);
     }
   }
 
@@ -320,20 +317,63 @@ export class JsonBytes {
     if (start[id] < 0 || end[id] === start[id]) decline();
   }
 
-  /** A list of strings; their content spans go to `out`. */
-  stringList(out: Spans): void {
+  /** A list of strings; their content spans go to `out`. `exact`: no spaces (the list is part of a copied text). */
+  stringList(out: Spans, exact = false): void {
     this.expect(LBRACK);
-    this.ws();
+    if (!exact) this.ws();
     if (this.src[this.i] === RBRACK) {
       this.i++;
       return;
     }
     for (;;) {
-      this.ws();
+      if (!exact) this.ws();
       const from = this.str();
       out.push(from, this.strEnd);
-      this.ws();
+      if (!exact) this.ws();
       const d = this.src[this.i++];
+      if (d === RBRACK) return;
+      if (d !== COMMA) decline();
+    }
+  }
+
+  /** The number at the cursor in exact form: finite, and its text is what JSON.stringify prints for it. */
+  canonicalNumber(): number {
+    return this.checkCanonical(this.number());
+  }
+
+  private checkCanonical(from: number): number {
+    const t = this.src.toString('latin1', from, this.i);
+    const v = Number(t);
+    if (!Number.isFinite(v) || String(v) !== t) decline();
+    return v;
+  }
+
+  /** An exact-form object: `onKey(start, end)` for each key, which must consume its value. */
+  exactObject(onKey: (k: number, kEnd: number) => void): void {
+    const base = this.openKeys();
+    this.expect(LBRACE);
+    if (this.src[this.i] === RBRACE) this.i++;
+    else
+      for (;;) {
+        const k = this.key(base);
+        onKey(k, this.strEnd);
+        const d = this.next();
+        if (d === RBRACE) break;
+        if (d !== COMMA) decline();
+      }
+    this.closeKeys(base);
+  }
+
+  /** An exact-form array: `onItem()` for each element, which must consume it. */
+  exactArray(onItem: () => void): void {
+    this.expect(LBRACK);
+    if (this.src[this.i] === RBRACK) {
+      this.i++;
+      return;
+    }
+    for (;;) {
+      onItem();
+      const d = this.next();
       if (d === RBRACK) return;
       if (d !== COMMA) decline();
     }

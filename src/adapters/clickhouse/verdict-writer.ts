@@ -18,7 +18,6 @@ import { Growing, NL, TAB, approvedIntervention, ascii, copy, flag, latin1, lit,
 
 const COMMA = 44;
 const LBRACE = 123;
-const RBRACE = 125;
 const LBRACK = 91;
 const RBRACK = 93;
 const QUOTE = 34;
@@ -57,15 +56,6 @@ const M_SCORE = new Spans();
 /** Inside the verdict: approved (-1 absent), confidence_score, signature and metadata.{tenant_id, signature}. */
 const V = { approved: -1, confidence: 0, hasConfidence: false, sigA: -1, sigB: -1, metaSigA: -1, metaSigB: -1, tenantA: -1, tenantB: -1 };
 
-/** A finite number whose text is what JSON.stringify prints for it (inside an exact-form span). */
-function canonicalNumber(): number {
-  const a = J.number();
-  const t = J.src.toString('latin1', a, J.i);
-  const v = Number(t);
-  if (!Number.isFinite(v) || String(v) !== t) decline();
-  return v;
-}
-
 /** A signature value (not null): a string's content, or the exact JSON text of anything else. Returns [a, b) via out. */
 function signature(): [number, number] {
   const c = J.peek();
@@ -77,22 +67,6 @@ function signature(): [number, number] {
   const a = J.i;
   J.skip(3, true);
   return [a, J.i];
-}
-
-/** The exact-form object at the cursor; calls `onKey` for each key, which must consume the value. */
-function exactObject(onKey: (k: number, kEnd: number) => void): void {
-  const base = J.openKeys();
-  J.expect(LBRACE);
-  if (J.peek() === RBRACE) J.i++;
-  else
-    for (;;) {
-      const k = J.key(base);
-      onKey(k, J.strEnd);
-      const d = J.next();
-      if (d === RBRACE) break;
-      if (d !== COMMA) decline();
-    }
-  J.closeKeys(base);
 }
 
 // Key handlers, allocated once (no closure per record).
@@ -107,61 +81,44 @@ const onMetadataKey = (k: number, kEnd: number): void => {
 const onVerdictKey = (k: number, kEnd: number): void => {
   if (J.sameName(k, kEnd, K.approved)) V.approved = J.bool();
   else if (J.sameName(k, kEnd, K.confidence)) {
-    V.confidence = canonicalNumber();
+    V.confidence = J.canonicalNumber();
     V.hasConfidence = true;
-  } else if (J.sameName(k, kEnd, K.violations)) {
-    J.expect(LBRACK);
-    if (J.peek() === RBRACK) J.i++;
-    else
-      for (;;) {
-        const a = J.str();
-        VIOLATIONS.push(a, J.strEnd);
-        const d = J.next();
-        if (d === RBRACK) break;
-        if (d !== COMMA) decline();
-      }
-  } else if (J.sameName(k, kEnd, K.metadata)) {
-    if (J.peek() === LBRACE) exactObject(onMetadataKey);
+  } else if (J.sameName(k, kEnd, K.violations)) J.stringList(VIOLATIONS, true);
+  else if (J.sameName(k, kEnd, K.metadata)) {
+    if (J.peek() === LBRACE) J.exactObject(onMetadataKey);
     else decline();
   } else if (J.sameName(k, kEnd, K.signature)) [V.sigA, V.sigB] = signature();
   else J.skip(2, true);
 };
 
-let mName: [number, number] = [0, 0];
-let mStatus: [number, number] = [0, 0];
-let mScore: [number, number] = [-1, -1];
+/** The metric being read: name and status spans ([0, 0]: absent, printed as ''), score text ([-1, -1]: NULL). */
+const M = { nameA: 0, nameB: 0, statusA: 0, statusB: 0, scoreA: -1, scoreB: -1 };
+
 const onMetricKey = (k: number, kEnd: number): void => {
-  if (J.sameName(k, kEnd, K.name)) mName = [J.str(), J.strEnd];
-  else if (J.sameName(k, kEnd, K.status)) mStatus = [J.str(), J.strEnd];
-  else if (J.sameName(k, kEnd, K.score)) {
+  if (J.sameName(k, kEnd, K.name)) {
+    M.nameA = J.str();
+    M.nameB = J.strEnd;
+  } else if (J.sameName(k, kEnd, K.status)) {
+    M.statusA = J.str();
+    M.statusB = J.strEnd;
+  } else if (J.sameName(k, kEnd, K.score)) {
     if (J.peek() === 110) J.skip(3, true); // null
     else {
-      const a = J.i;
-      canonicalNumber();
-      mScore = [a, J.i];
+      M.scoreA = J.i;
+      J.canonicalNumber();
+      M.scoreB = J.i;
     }
   } else J.skip(3, true);
 };
 
-function metrics(): void {
-  J.expect(LBRACK);
-  if (J.peek() === RBRACK) {
-    J.i++;
-    return;
-  }
-  for (;;) {
-    mName = [0, 0];
-    mStatus = [0, 0];
-    mScore = [-1, -1];
-    exactObject(onMetricKey);
-    M_NAME.push(mName[0], mName[1]);
-    M_STATUS.push(mStatus[0], mStatus[1]);
-    M_SCORE.push(mScore[0], mScore[1]);
-    const d = J.next();
-    if (d === RBRACK) return;
-    if (d !== COMMA) decline();
-  }
-}
+const onMetric = (): void => {
+  M.nameA = M.nameB = M.statusA = M.statusB = 0;
+  M.scoreA = M.scoreB = -1;
+  J.exactObject(onMetricKey);
+  M_NAME.push(M.nameA, M.nameB);
+  M_STATUS.push(M.statusA, M.statusB);
+  M_SCORE.push(M.scoreA, M.scoreB);
+};
 
 /** One known field's value (a module function, not a closure: nothing allocated per record). */
 function onField(id: number): void {
@@ -175,8 +132,8 @@ function onField(id: number): void {
       if (!Number.isFinite(v)) decline();
       NUM[id] = v;
     }
-  } else if (id === F.metrics) metrics();
-  else if (id === F.verdict) exactObject(onVerdictKey);
+  } else if (id === F.metrics) J.exactArray(onMetric);
+  else if (id === F.verdict) J.exactObject(onVerdictKey);
   else if (id === F.event_time_ms || id === F.scored_at_ms) {
     NUM[id] = J.epochMs(J.number(), J.i);
     PLAIN[id] = J.plain ? 1 : 0;
