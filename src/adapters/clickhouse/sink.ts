@@ -105,13 +105,20 @@ export class ClickHouseSink {
           segments.push({ count: part.length, items: undefined, body: this.encode(table, part), sources, waiter });
         } else segments.push({ count: part.length, items: part, body: undefined, sources: undefined, waiter });
       }
-      waiter.remaining = segments.length;
-      const t = this.state(table);
-      for (const seg of segments) t.segments.push(seg);
-      t.rows += items.length;
-      this.buffered += items.length;
-      this.pump(table, t, expedite && this.expedites(table, 0));
+      this.enqueue(table, waiter, segments, expedite);
     });
+  }
+
+  /** Buffers a write's segments (all of one waiter) and starts what may go now. */
+  private enqueue(table: string, waiter: Waiter, segments: Segment[], expedite: boolean): void {
+    waiter.remaining = segments.length;
+    const t = this.state(table);
+    for (const seg of segments) {
+      t.segments.push(seg);
+      t.rows += seg.count;
+      this.buffered += seg.count;
+    }
+    this.pump(table, t, expedite && this.expedites(table, 0));
   }
 
   /** Whether a write of `rows` more rows marked `expedite` would go out at once (expediteRows reached). */
@@ -134,12 +141,8 @@ export class ClickHouseSink {
     if (!this.codec) return Promise.reject(new StewardError('STEWARD_INTERNAL', `sink: encoded rows for ${table}, but the target takes row objects`));
     if (sources.length === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { remaining: 1, resolve, reject };
-      const t = this.state(table);
-      t.segments.push({ count: sources.length, items: undefined, body, sources, waiter });
-      t.rows += sources.length;
-      this.buffered += sources.length;
-      this.pump(table, t, expedite && this.expedites(table, 0));
+      const waiter: Waiter = { remaining: 0, resolve, reject };
+      this.enqueue(table, waiter, [{ count: sources.length, items: undefined, body, sources, waiter }], expedite);
     });
   }
 
