@@ -68,7 +68,7 @@ export class StewardMetrics {
     });
   }
 
-  /** Where steward_sink_buffered_rows reads from (the running sink's ClickHouseSink.pending). */
+  /** Where steward_sink_buffered_rows reads from (the running sink's ClickHouseSink.unsettled). */
   watchSinkBuffer(pending: () => number): void {
     this.sinkPending = pending;
   }
