@@ -1,8 +1,9 @@
 /**
- * A strict JSON cursor over UTF-8 bytes for the sink's plain-record scanners (decision-scan.ts, verdict-writer.ts). It knows only
- * the plain form: strings without escapes or control characters, spaces as the only whitespace. Anything
- * else, valid JSON or not, "declines" (throws DECLINE) and the caller falls back to JSON.parse, which is also
- * what reports a malformed record. It never allocates while scanning, except key lists in exact mode.
+ * A strict JSON cursor over UTF-8 bytes for the sink's plain-record scanners (decision-scan.ts,
+ * verdict-writer.ts). It knows only the plain form: strings without escapes or control characters, spaces as
+ * the only whitespace. Anything else, valid JSON or not, "declines" (throws DECLINE) and the caller falls
+ * back to JSON.parse, which is also what reports a malformed record. Scanning allocates nothing: exact-mode
+ * keys share one reusable stack.
  */
 
 const QUOTE = 34;
