@@ -129,13 +129,15 @@ export class StageRunner {
   async start(): Promise<void> {
     const c = this.opts.adapter.consumer({ groupId: this.opts.groupId, sessionTimeoutMs: this.opts.sessionTimeoutMs, maxWaitTimeMs: 100 });
     this.consumer = c;
-    c.onGroupJoin(() => {
+    c.onGroupJoin((assignment) => {
       this.joined = true;
+      this.opts.metrics.retainLag(this.stage, assignment);
     });
     c.onCrash((err, willRestart) => {
       this.opts.logger.error({ err, stage: this.stage, willRestart }, 'consumer crashed');
       if (willRestart) return;
       this.joined = false;
+      this.opts.metrics.retainLag(this.stage);
       // kafkajs gave up on this consumer (e.g. retries exhausted while a broker was down): without a new one
       // the stage would sit idle in a live process. Nothing was committed past what was acknowledged.
       if (!this.stopRequested && this.consumer === c) this.restartLater(c);
@@ -182,6 +184,7 @@ export class StageRunner {
     await this.consumer.stop();
     await this.consumer.disconnect();
     this.consumer = undefined;
+    this.opts.metrics.retainLag(this.stage);
   }
 
   /**
@@ -227,7 +230,7 @@ export class StageRunner {
         acking = sent;
         if (stoppedAt >= 0) break;
         const lag = lagAfter(chunk[chunk.length - 1].offset, batch.highWatermark);
-        if (lag !== undefined) this.opts.metrics.consumerLag.set({ stage: this.stage, topic: batch.topic, partition: String(batch.partition) }, lag);
+        if (lag !== undefined) this.opts.metrics.setLag(this.stage, batch.topic, batch.partition, lag);
         await ctl.heartbeat().catch(() => undefined);
       }
     } finally {

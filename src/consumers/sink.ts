@@ -142,13 +142,14 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
     commitIntervalMs: opts.autoCommitIntervalMs,
     seek: (t, p, o) => consumer?.seek(t, p, o),
     logger: log,
-    onLag: metrics ? (topic, partition, lag) => metrics.consumerLag.set({ stage: 'sink', topic, partition: String(partition) }, lag) : undefined,
+    onLag: metrics ? (topic, partition, lag) => metrics.setLag('sink', topic, partition, lag) : undefined,
   });
   const startConsumer = async (): Promise<void> => {
     const c = adapter.consumer({ groupId: opts.groupId, sessionTimeoutMs: opts.sessionTimeoutMs });
     consumer = c;
-    c.onGroupJoin(() => {
+    c.onGroupJoin((assignment) => {
       joined = true;
+      metrics?.retainLag('sink', assignment);
       failedRestarts = 0;
       loop.onGroupJoin();
       ledger.forgetHeads();
@@ -157,6 +158,7 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
       log.error({ err: e.message, restart }, 'sink: consumer crashed');
       if (restart) return;
       joined = false;
+      metrics?.retainLag('sink');
       // kafkajs gave up on this consumer (e.g. retries exhausted while a broker was down): without a new one
       // the stage would sit idle in a live process. Its batches still in flight may finish inserting, but
       // their offsets are no longer committed (a new generation): the next consumer re-reads them.
@@ -215,6 +217,7 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
       await Promise.allSettled([consumer?.disconnect(), producer.disconnect()]);
       await pool?.close();
       await store.close();
+      metrics?.retainLag('sink');
     },
   };
 }

@@ -24,6 +24,9 @@ export class StewardMetrics {
   readonly sinkBuffered: Gauge;
   private sinkPending: () => number = () => 0;
 
+  /** steward_consumer_lag label sets per stage, so a lost partition's series can be dropped. */
+  private readonly lagSeries = new Map<string, Map<string, { topic: string; partition: string }>>();
+
   /** Series of steward_trust_debt kept, most recently updated first; older agents' series are dropped. */
   readonly maxTrustDebtSeries: number;
   private readonly debtSeries = new Map<string, { tenant: string; agentId: string; level: string }>();
@@ -66,6 +69,30 @@ export class StewardMetrics {
         this.set(pending());
       },
     });
+  }
+
+  /** A stage's lag on one partition (steward_consumer_lag). */
+  setLag(stage: string, topic: string, partition: number, lag: number): void {
+    let series = this.lagSeries.get(stage);
+    if (!series) this.lagSeries.set(stage, (series = new Map()));
+    const key = `${topic}\u0000${partition}`;
+    let labels = series.get(key);
+    if (!labels) series.set(key, (labels = { topic, partition: String(partition) }));
+    this.consumerLag.set({ stage, topic: labels.topic, partition: labels.partition }, lag);
+  }
+
+  /**
+   * Drops the lag series of `stage`'s partitions outside `assignment` (all of them without one): after a
+   * rebalance another instance reports those partitions, and a frozen value here would read as lag forever.
+   */
+  retainLag(stage: string, assignment?: Record<string, number[]>): void {
+    const series = this.lagSeries.get(stage);
+    if (!series) return;
+    for (const [key, l] of series) {
+      if (assignment?.[l.topic]?.includes(Number(l.partition))) continue;
+      series.delete(key);
+      this.consumerLag.remove({ stage, topic: l.topic, partition: l.partition });
+    }
   }
 
   /** Where steward_sink_buffered_rows reads from (the running sink's ClickHouseSink.unsettled). */

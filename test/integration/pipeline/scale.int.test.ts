@@ -16,7 +16,14 @@ function child(opts: Record<string, unknown>) {
   const ready = waitFor(() => buf.includes('READY'), { timeoutMs: 60000, message: 'child ready' });
   const processed = () => Number(/PROCESSED (\d+)/.exec(buf)?.[1] ?? NaN);
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
-  return { proc, ready, processed, exited };
+  /** The partitions the child reports steward_consumer_lag for. */
+  const lagPartitions = async (): Promise<string[]> => {
+    const from = buf.length;
+    proc.kill('SIGUSR2');
+    await waitFor(() => /LAG (.*)\n/.test(buf.slice(from)), { timeoutMs: 10000, message: 'lag report' });
+    return JSON.parse(/LAG (.*)\n/.exec(buf.slice(from))![1]) as string[];
+  };
+  return { proc, ready, processed, exited, lagPartitions };
 }
 
 describe('scale-out', () => {
@@ -28,6 +35,7 @@ describe('scale-out', () => {
         const out = await new Collector(adapter, [topics.decisions]).start();
         const producer = await adapter.producer();
         const procs: ChildProcess[] = [];
+        let lagSeen: string[][] = [];
         try {
           const a = child(opts);
           procs.push(a.proc);
@@ -41,12 +49,21 @@ describe('scale-out', () => {
             await producer.send([{ topic: topics.traces, messages: traces.slice(i, i + 100).map((t) => ({ key: t.agent_id, value: JSON.stringify(t) })) }]);
             await new Promise((r) => setTimeout(r, 100));
             if (i === 1000) await b.ready; // b joins mid-stream: rebalance splits the partitions
+            if (i === 1500) {
+              // Each reports lag only for the partitions it holds now: a's series of those it handed to b are gone.
+              const [la, lb] = [await a.lagPartitions(), await b.lagPartitions()];
+              expect(la.length).toBeGreaterThan(0);
+              expect(la.length + lb.length).toBeLessThanOrEqual(6);
+              expect(la.filter((p) => lb.includes(p))).toEqual([]);
+              lagSeen = [la, lb];
+            }
             if (i === 2000) a.proc.kill('SIGTERM'); // graceful leave mid-stream: drain, commit, rebalance to b
           }
           await a.exited;
           await waitFor(() => out.byId(topics.decisions).size === N, { timeoutMs: 60000, message: 'all decisions' });
           b.proc.kill('SIGTERM');
           await b.exited;
+          expect(lagSeen).toHaveLength(2);
           expect(a.processed()).toBeGreaterThan(0);
           // b took part before a left: more than the 900 traces produced after a's departure.
           expect(b.processed()).toBeGreaterThan(N - 2100);
@@ -61,7 +78,7 @@ describe('scale-out', () => {
             order.set(d.agent_id, [...(order.get(d.agent_id) ?? []), i]);
           }
           for (const [agent, idx] of order) expect(idx, agent).toEqual([...idx].sort((x, y) => x - y));
-          process.stderr.write(`[scale] a=${a.processed()} b=${b.processed()} decisions=${out.on(topics.decisions).length}\n`);
+          process.stderr.write(`[scale] a=${a.processed()} b=${b.processed()} decisions=${out.on(topics.decisions).length} lag a=${lagSeen[0]} b=${lagSeen[1]}\n`);
         } finally {
           for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
           await producer.disconnect();

@@ -65,3 +65,10 @@ const stop = async () => {
   process.exit(0);
 };
 process.once('SIGTERM', () => void stop());
+// SIGUSR2: the partitions this instance reports steward_consumer_lag for (the rebalance test).
+process.on('SIGUSR2', () => {
+  void pipe.metrics.consumerLag.get().then((g) => {
+    const parts = g.values.map((v) => `${v.labels.topic}:${v.labels.partition}`).sort();
+    process.stdout.write(`LAG ${JSON.stringify(parts)}\n`);
+  });
+});

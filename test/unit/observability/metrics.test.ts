@@ -21,3 +21,29 @@ describe('steward_trust_debt cardinality', () => {
     expect(await series(m, 'steward_trust_debt')).toHaveLength(2);
   });
 });
+
+describe('steward_consumer_lag series', () => {
+  it('drops the series of partitions a stage no longer owns, and all of a stage\'s series when it stops', async () => {
+    const m = new StewardMetrics();
+    m.setLag('tripwire', 'acgp.traces', 0, 5);
+    m.setLag('tripwire', 'acgp.traces', 1, 7);
+    m.setLag('tripwire', 'acgp.traces', 2, 9);
+    m.setLag('sink', 'acgp.decisions', 1, 3);
+    m.setLag('tripwire', 'acgp.traces', 1, 2); // updates, no second series
+    // A rebalance leaves this instance partitions 1 and 3; the sink's series are another stage's.
+    m.retainLag('tripwire', { 'acgp.traces': [1, 3] });
+    expect(await series(m, 'steward_consumer_lag')).toEqual([
+      { stage: 'tripwire', topic: 'acgp.traces', partition: '1', value: 2 },
+      { stage: 'sink', topic: 'acgp.decisions', partition: '1', value: 3 },
+    ]);
+    m.retainLag('tripwire', { 'acgp.reviews': [1] }); // same partition number on another topic is not ours
+    m.setLag('tripwire', 'acgp.traces', 0, 1); // a partition regained after being dropped reports again
+    expect(await series(m, 'steward_consumer_lag')).toEqual([
+      { stage: 'sink', topic: 'acgp.decisions', partition: '1', value: 3 },
+      { stage: 'tripwire', topic: 'acgp.traces', partition: '0', value: 1 },
+    ]);
+    m.retainLag('sink');
+    m.retainLag('scorer'); // never reported: nothing to drop
+    expect(await series(m, 'steward_consumer_lag')).toEqual([{ stage: 'tripwire', topic: 'acgp.traces', partition: '0', value: 1 }]);
+  });
+});
