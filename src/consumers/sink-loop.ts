@@ -35,6 +35,16 @@ interface PendingCommit {
  * the new owner re-reads those records and the tables dedupe them. Serial topics (the ledger) are inserted
  * before the handler returns, as without pipelining. Used by startSinkStage and by bench/sink.
  */
+/** A batch's processing failed: where its partition is read again from. */
+class BatchFailed extends Error {
+  constructor(
+    readonly from: string,
+    override readonly cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause));
+  }
+}
+
 export class SinkConsumerLoop {
   private generation = 0;
   /** Per `topic\0partition`: the latest batch (resolves once it and all earlier ones are in). */
@@ -75,7 +85,8 @@ export class SinkConsumerLoop {
   }
 
   readonly handler = async (batch: InBatch, ctl: BatchControl): Promise<void> => {
-    if (batch.messages.length === 0) return;
+    // Fetched before a seek back to a failed batch: kafkajs reads the partition again from there.
+    if (batch.messages.length === 0 || ctl.isStale()) return;
     if (this.stopping) {
       // Stopping: nothing new is processed (nor committed); the next owner reads it.
       await this.stopping;
@@ -88,20 +99,25 @@ export class SinkConsumerLoop {
     const prev = this.tails.get(key);
     const lag = lagAfter(last, batch.highWatermark);
     if (lag !== undefined) this.opts.onLag?.(batch.topic, batch.partition, lag);
-    const done = this.proc.process(batch.messages, lag === 0);
-    const tail = (prev ? Promise.all([prev, done]).then(([, expedited]) => expedited) : done).then(
+    const done = this.proc.process(batch.messages, lag === 0).catch((e: unknown) => {
+      throw new BatchFailed(first, e);
+    });
+    // After the previous batch: a partition's earliest failed batch is what every later tail rejects with.
+    const tail: Promise<void> = (prev ? prev.then(() => done) : done).then(
       (expedited) => {
         if (generation === this.generation) this.commitLater(key, { offset: last, ctl, generation }, expedited);
       },
       (e: unknown) => {
-        // Nothing of this batch or later ones of the partition is committed; read again from here.
+        // Nothing of the failed batch or later ones of the partition is committed; the latest batch moves the
+        // fetch position back to the earliest failed one (seeking to its own start would skip the records between).
         if (generation === this.generation && this.tails.get(key) === tail) {
           this.tails.delete(key);
-          this.opts.seek?.(batch.topic, batch.partition, first);
+          this.opts.seek?.(batch.topic, batch.partition, e instanceof BatchFailed ? e.from : first);
         }
         throw e;
       },
     );
+    if (prev) done.catch(() => undefined); // reported through `prev` when an earlier batch failed first
     this.tails.set(key, tail);
     const tracked: Promise<void> = tail.then(
       () => undefined,
@@ -120,6 +136,8 @@ export class SinkConsumerLoop {
     const beat = setInterval(() => void ctl.heartbeat().catch(() => undefined), 1000);
     try {
       await wait;
+    } catch (e) {
+      throw e instanceof BatchFailed ? e.cause : e;
     } finally {
       clearInterval(beat);
     }

@@ -42,7 +42,8 @@ function bytesOf(messages: readonly InMessage[]): number {
 
 export class SinkProcessor {
   private readonly kindOf: Map<string, Kind>;
-  private draftsPublished: Promise<unknown> = Promise.resolve();
+  /** Per decisions partition: its latest draft publish, and the first offset of a batch whose publish failed. */
+  private readonly draftChains = new Map<string, DraftChain>();
 
   constructor(
     readonly topics: ReturnType<typeof topicNames>,
@@ -63,6 +64,7 @@ export class SinkProcessor {
   }
 
   /**
+   * `messages`: one partition's batch, in offset order (SinkConsumerLoop).
    * Resolves once every message of the batch is in ClickHouse or in the DLQ. `caughtUp`: the batch ends at its
    * partition's high watermark, so its rows need not linger for more (ClickHouseSink expediteRows). Resolves
    * to whether they went out at once for that reason (the loop then commits sooner).
@@ -154,12 +156,7 @@ export class SinkProcessor {
     }
     // Drafts are on the ledger topic before this batch's offsets can be committed (a redelivered decision
     // publishes its draft again; the chain skips an entry_id it already holds).
-    // Batches overlap (SinkConsumerLoop): publish in batch order, also when a publish is retried.
-    if (decisionDrafts.length > 0) {
-      const published = this.draftsPublished.then(() => this.sink.withRetry('ledger-drafts', () => this.publishDrafts(decisionDrafts)));
-      this.draftsPublished = published.catch(() => undefined);
-      await published;
-    }
+    if (decisionDrafts.length > 0) await this.publishInOrder(messages[0], decisionDrafts);
     // Chain (it may wait for ClickHouse to read heads), then hand every table to the sink at once.
     const ledgerRows = drafts.length > 0 ? await this.sink.withRetry('ledger', () => this.ledger.append(drafts)) : [];
     if (ledgerRows.length > 0) {
@@ -179,4 +176,32 @@ export class SinkProcessor {
     await Promise.all(writes);
     return expedited;
   }
+
+  /**
+   * Batches of a partition overlap (SinkConsumerLoop), and an agent's ledger entries chain in the order their
+   * drafts reach acgp.ledger: a batch's drafts go out after the previous batch's, also when that one is retried.
+   * If a publish fails for good, the batches queued behind it fail unpublished too; the partition is read again
+   * from the failed batch (its first offset or earlier starts a new chain), so its drafts still come first.
+   */
+  private publishInOrder(first: InMessage, drafts: LedgerDraftMessage[]): Promise<void> {
+    const key = `${first.topic}\u0000${first.partition}`;
+    const from = BigInt(first.offset);
+    let chain = this.draftChains.get(key);
+    if (!chain || (chain.failedFrom !== undefined && from <= chain.failedFrom)) {
+      chain = { tail: Promise.resolve() };
+      this.draftChains.set(key, chain);
+    }
+    const c = chain;
+    const published = c.tail.then(() => this.sink.withRetry('ledger-drafts', () => this.publishDrafts(drafts)));
+    c.tail = published;
+    published.catch(() => {
+      if (c.failedFrom === undefined || from < c.failedFrom) c.failedFrom = from;
+    });
+    return published;
+  }
+}
+
+interface DraftChain {
+  tail: Promise<void>;
+  failedFrom?: bigint;
 }

@@ -59,4 +59,52 @@ describe('SinkConsumerLoop', () => {
     await settle(300);
     expect(committed.slice(1).sort()).toEqual(['3', '4']);
   });
+
+  it('a failed batch with later ones pipelined behind it: the partition is read again from the earliest failed batch', async () => {
+    // Batches 0-9, 10-19, 20-29 of one partition, in flight together; the middle one fails first, then the first.
+    const gates = [0, 1, 2].map(() => {
+      let ok!: (v: boolean) => void, fail!: (e: Error) => void;
+      const p = new Promise<boolean>((res, rej) => ((ok = res), (fail = rej)));
+      return { p, ok, fail };
+    });
+    let n = 0;
+    const proc = { process: () => gates[n++].p } as unknown as SinkProcessor;
+    const seeks: string[] = [];
+    const committed: string[] = [];
+    const loop = new SinkConsumerLoop(proc, { commitIntervalMs: 0, seek: (_t, _p, o) => void seeks.push(o) });
+    loop.onGroupJoin();
+    const ctl = control(committed);
+    await loop.handler(batch(0, 0, 9, 1000), ctl); // returns at once (pipelined)
+    const second = loop.handler(batch(0, 10, 19, 1000), ctl).then(() => 'ok', (e: Error) => e.message);
+    const third = loop.handler(batch(0, 20, 29, 1000), ctl).then(() => 'ok', (e: Error) => e.message);
+    gates[1].fail(new Error('second failed'));
+    gates[2].ok(false);
+    await settle(10);
+    expect(seeks).toEqual([]); // the first batch may still land: nothing decided yet
+    gates[0].fail(new Error('first failed'));
+    // The handlers report the original error (kafkajs sees the cause, not the loop's wrapper).
+    expect(await second).toBe('first failed');
+    expect(await third).toBe('first failed'); // its previous batch failed: kafkajs redoes the partition
+    await loop.idle();
+    await settle(10);
+    expect(seeks).toEqual(['0']); // not 10 or 20: records 0-19 were never inserted
+    expect(committed).toEqual([]);
+  });
+
+  it('a partition whose first batch fails alone is read again from that batch', async () => {
+    let n = 0;
+    const proc = { process: async () => (n++ === 0 ? Promise.reject(new Error('boom')) : false) } as unknown as SinkProcessor;
+    const seeks: string[] = [];
+    const committed: string[] = [];
+    const loop = new SinkConsumerLoop(proc, { commitIntervalMs: 0, seek: (_t, _p, o) => void seeks.push(o) });
+    loop.onGroupJoin();
+    const ctl = control(committed);
+    await loop.handler(batch(3, 40, 49, 1000), ctl);
+    await loop.idle();
+    expect(seeks).toEqual(['40']);
+    await loop.handler(batch(3, 40, 49, 1000), ctl); // read again: lands and commits
+    await loop.idle();
+    await settle(10);
+    expect(committed).toEqual(['49']);
+  });
 });
