@@ -173,7 +173,18 @@ export class SinkProcessor {
     for (const [t, items] of byTable) write(t, items.length, () => this.sink.write(t, items, caughtUp));
     if (scanned) write('decisions', scannedSources.length, () => this.sink.writeEncoded('decisions', scanned.bytes(), scannedSources, caughtUp));
     if (scannedVerdicts) write('verdicts', verdictSources.length, () => this.sink.writeEncoded('verdicts', scannedVerdicts.bytes(), verdictSources, caughtUp));
-    await Promise.all(writes);
+    if (ledgerRows.length === 0) {
+      await Promise.all(writes);
+      return expedited;
+    }
+    try {
+      await Promise.all(writes);
+      await this.sink.withRetry('ledger', () => this.ledger.stored(ledgerRows));
+    } catch (e) {
+      // The chain heads moved past rows that may not be stored: the redelivery reloads them from ClickHouse.
+      await this.ledger.discard(ledgerRows);
+      throw e;
+    }
     return expedited;
   }
 

@@ -103,6 +103,17 @@ export const MIGRATIONS: Migration[] = [
        ANY LEFT JOIN (SELECT trace_id, intervention AS v_intervention, stage AS v_stage, ctq, risk FROM {db}.verdicts FINAL) USING trace_id`,
     ],
   },
+  {
+    version: 4,
+    name: 'ledger entry ids',
+    // The ledger writer's "already stored?" index (ledger-store.ts): keyed by (agent_id, entry_id), so the
+    // per-batch lookup reads a few small granules per agent and part instead of every entry of the batch's
+    // agents. Written by the writer after the entries, checked against the ledger whenever it loads a head.
+    statements: [
+      `CREATE TABLE IF NOT EXISTS {db}.ledger_ids (agent_id String, entry_id String, seq UInt64)
+       ENGINE = ReplacingMergeTree() ORDER BY (agent_id, entry_id) SETTINGS index_granularity = 1024`,
+    ],
+  },
 ];
 
 export function migrationChecksum(m: Migration): string {
