@@ -234,9 +234,39 @@ export class KafkaAdapter {
    * every send merged into it; nothing after it was sent meanwhile.
    */
   async producer(): Promise<StewardProducer> {
-    const p: KProducer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: cachingKeyPartitioner() });
-    await p.connect();
-    return coalescingProducer((topicMessages) => p.sendBatch({ topicMessages: topicMessages as { topic: string; messages: KMessage[] }[], acks: -1 }).then(() => undefined), () => p.disconnect());
+    let current: Promise<KProducer> | undefined;
+    const fresh = (): Promise<KProducer> => {
+      const p = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: cachingKeyPartitioner() });
+      const ready = p.connect().then(
+        () => p,
+        (e: unknown) => {
+          if (current === ready) current = undefined;
+          throw e;
+        },
+      );
+      current = ready;
+      return ready;
+    };
+    await fresh();
+    const sendBatch = async (topicMessages: OutRecord[]): Promise<void> => {
+      const p = await (current ?? fresh());
+      try {
+        await p.sendBatch({ topicMessages: topicMessages as { topic: string; messages: KMessage[] }[], acks: -1 });
+      } catch (e) {
+        // kafkajs winds back the sequence numbers of every partition of a failed request, also of those the
+        // broker wrote (one partition's error fails the whole request), and never renews the producer id: the
+        // next send to such a partition would be acknowledged as a duplicate without being written, or refused
+        // as out of order forever. A new producer (new id, sequences from 0) is used from the next send on.
+        current = undefined;
+        void p.disconnect().catch(() => undefined);
+        throw e;
+      }
+    };
+    const disconnect = async () => {
+      const p = await current?.catch(() => undefined);
+      await p?.disconnect();
+    };
+    return coalescingProducer(sendBatch, disconnect);
   }
 
   consumer(opts: ConsumerOptions): StewardConsumer {
