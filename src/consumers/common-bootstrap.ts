@@ -49,23 +49,27 @@ export function loadSourceRegistry(cfg: StewardConfig): SourceRegistry | undefin
 
 /**
  * The engine reads an agent's trust debt before every decision. When Redis is down that read must not
- * stall the synchronous path: the last debt read for the agent is used (the floor when never read) and
- * stateful tripwires still fail closed on their own. Writes (apply) are never faked.
+ * stall the synchronous path: the last debt read for the agent is used, and an agent this process never
+ * read (after a restart or a rebalance) is taken to be in restricted mode, not normal: its real debt may be
+ * high, and an outage must not lift a restriction. Stateful tripwires still fail closed on their own.
+ * Writes (apply) are never faked. The last values are kept for the most recently read agents (LRU).
  */
-export function resilientTrustDebt(store: TrustDebtStore, logger: Logger): TrustDebtStore {
+export function resilientTrustDebt(store: TrustDebtStore, logger: Logger, maxAgents = 100_000): TrustDebtStore {
   const last = new Map<string, { debt: number; level: TrustDebtLevel }>();
   const wrapped = Object.create(store) as TrustDebtStore;
   wrapped.current = async (tenant, agentId, atMs, cfg) => {
     const k = `${tenant}\u0000${agentId}`;
     try {
       const v = await store.current(tenant, agentId, atMs, cfg);
-      if (last.size > 100_000) last.clear();
+      last.delete(k);
       last.set(k, v);
+      if (last.size > maxAgents) last.delete(last.keys().next().value as string);
       return v;
     } catch (e) {
       if (!isRetryable(e)) throw e;
-      logger.warn({ agentId, err: (e as Error).message }, 'trust debt unavailable: deciding with the last known value');
-      return last.get(k) ?? { debt: cfg.decay.minDebt, level: 'normal' };
+      const known = last.get(k);
+      logger.warn({ agentId, err: (e as Error).message }, known ? 'trust debt unavailable: deciding with the last known value' : 'trust debt unavailable and never read: deciding in restricted mode');
+      return known ?? { debt: Math.max(cfg.decay.minDebt, cfg.thresholds.restrictedMode), level: 'restricted_mode' };
     }
   };
   return wrapped;

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { bootstrapEngine } from '../../../src/consumers/common-bootstrap.js';
+import { bootstrapEngine, resilientTrustDebt } from '../../../src/consumers/common-bootstrap.js';
+import { DEFAULT_TRUST_DEBT_CONFIG } from '../../../src/engine/trust-debt/index.js';
+import type { TrustDebtStore } from '../../../src/engine/types.js';
+import { StewardError } from '../../../src/errors.js';
 import { buildConfig } from '../../../src/config/steward-config.js';
 import { createLogger } from '../../../src/logger.js';
 
@@ -24,3 +27,32 @@ describe('bootstrapEngine startup errors', () => {
     expect(err.message).not.toContain('SuperSecretPw');
   });
 });
+
+describe('resilientTrustDebt (the tripwire stage\'s trust-debt read while Redis is down)', () => {
+  it('uses the last value read for the agent, and restricted mode for an agent it never read; a non-retryable error still throws', async () => {
+    let down = false;
+    let broken = false;
+    const debts: Record<string, number> = { a: 0.62, b: 0.1, c: 0.2 };
+    const store = {
+      current: async (_t: string, agent: string) => {
+        if (broken) throw new StewardError('STEWARD_TRUST_DEBT', 'bad reply', { retryable: false });
+        if (down) throw new StewardError('STEWARD_REDIS', 'connection refused', { retryable: true });
+        return { debt: debts[agent]!, level: debts[agent]! >= 0.5 ? 'restricted_mode' : 'normal' };
+      },
+    } as unknown as TrustDebtStore;
+    const cfg = DEFAULT_TRUST_DEBT_CONFIG;
+    const r = resilientTrustDebt(store, logger, 2);
+    await r.current('acme', 'a', 0, cfg);
+    await r.current('acme', 'b', 0, cfg);
+    await r.current('acme', 'a', 0, cfg); // a is the most recently read: c's read evicts b, not a
+    await r.current('acme', 'c', 0, cfg);
+    down = true;
+    expect(await r.current('acme', 'a', 0, cfg)).toEqual({ debt: 0.62, level: 'restricted_mode' });
+    expect(await r.current('acme', 'c', 0, cfg)).toEqual({ debt: 0.2, level: 'normal' });
+    // Never read here (or evicted): its real debt is unknown, so no restriction is lifted.
+    for (const agent of ['b', 'new-agent']) expect(await r.current('acme', agent, 0, cfg)).toEqual({ debt: cfg.thresholds.restrictedMode, level: 'restricted_mode' });
+    broken = true;
+    await expect(r.current('acme', 'a', 0, cfg)).rejects.toThrow('bad reply');
+  });
+});
+
