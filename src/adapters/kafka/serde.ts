@@ -80,8 +80,18 @@ export function validateTrace(obj: unknown): Trace {
     const where = e?.instancePath || '$';
     throw new StewardError('STEWARD_TRACE_SCHEMA', `trace invalid at ${where}: ${e?.message ?? 'schema violation'}`);
   }
-  return obj as Trace;
+  // Ids become Redis keys, Kafka keys and ClickHouse values: a lone surrogate ("\ud800" in JSON text) has no
+  // UTF-8 form, so it would fail every key built from it (encodeURIComponent throws) or change in transit.
+  const t = obj as Trace;
+  for (const f of ID_FIELDS) {
+    const v = (t as unknown as Record<string, unknown>)[f];
+    if (typeof v === 'string' && LONE_SURROGATE.test(v)) throw new StewardError('STEWARD_TRACE_SCHEMA', `trace invalid at /${f}: contains a lone UTF-16 surrogate`);
+  }
+  return t;
 }
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const ID_FIELDS = ['trace_id', 'agent_id', 'session_id', 'goal_id', 'plan_id', 'task_id', 'tenant'] as const;
 
 export function isConfluentWire(buf: Buffer): boolean {
   return buf.length >= 5 && buf[0] === 0;

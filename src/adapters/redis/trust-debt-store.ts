@@ -66,6 +66,8 @@ interface Scripts {
 const enc = (s: string) => encodeURIComponent(s);
 
 function redisError(e: unknown, what: string): StewardError {
+  // A key that cannot be built (encodeURIComponent on a lone surrogate) fails the same way on every retry.
+  if (e instanceof URIError) return new StewardError('STEWARD_TRACE_SCHEMA', `redis ${what}: id not encodable: ${e.message}`, { cause: e });
   return new StewardError('STEWARD_STATE_UNAVAILABLE', `redis ${what}: ${e instanceof Error ? e.message : String(e)}`, { retryable: true, cause: e });
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bootstrapEngine, resilientTrustDebt } from '../../../src/consumers/common-bootstrap.js';
 import { DEFAULT_TRUST_DEBT_CONFIG } from '../../../src/engine/trust-debt/index.js';
-import type { TrustDebtStore } from '../../../src/engine/types.js';
+import type { TrustDebtStore } from '../../../src/engine/trust-debt/store.js';
 import { StewardError } from '../../../src/errors.js';
 import { buildConfig } from '../../../src/config/steward-config.js';
 import { createLogger } from '../../../src/logger.js';
@@ -35,8 +35,8 @@ describe('resilientTrustDebt (the tripwire stage\'s trust-debt read while Redis 
     const debts: Record<string, number> = { a: 0.62, b: 0.1, c: 0.2 };
     const store = {
       current: async (_t: string, agent: string) => {
-        if (broken) throw new StewardError('STEWARD_TRUST_DEBT', 'bad reply', { retryable: false });
-        if (down) throw new StewardError('STEWARD_REDIS', 'connection refused', { retryable: true });
+        if (broken) throw new StewardError('STEWARD_INTERNAL', 'bad reply', { retryable: false });
+        if (down) throw new StewardError('STEWARD_STATE_UNAVAILABLE', 'connection refused', { retryable: true });
         return { debt: debts[agent]!, level: debts[agent]! >= 0.5 ? 'restricted_mode' : 'normal' };
       },
     } as unknown as TrustDebtStore;

@@ -30,6 +30,18 @@ describe('trace serde', () => {
     expect(await code(dec.decode(Buffer.from([0, 0, 0, 0, 1, 2])))).toBe('STEWARD_TRACE_AVRO');
   });
 
+  it('rejects ids with a lone UTF-16 surrogate (no UTF-8 form: every key built from one would fail), keeps paired ones', async () => {
+    // JSON text escapes: JSON.parse turns "\ud800" into a lone surrogate.
+    for (const [field, raw] of [['agent_id', 'a\\ud800'], ['trace_id', '\\udc00x'], ['session_id', 'x\\udbff'], ['task_id', 'y\\udfff\\ud800']]) {
+      const text = JSON.stringify({ ...t, [field]: 'PLACEHOLDER' }).replace('PLACEHOLDER', raw);
+      const err = (await dec.decode(Buffer.from(text)).catch((e: unknown) => e)) as { code: string; message: string };
+      expect(err.code, field).toBe('STEWARD_TRACE_SCHEMA');
+      expect(err.message).toBe(`trace invalid at /${field}: contains a lone UTF-16 surrogate`);
+    }
+    const paired = JSON.stringify({ ...t, agent_id: 'PLACEHOLDER' }).replace('PLACEHOLDER', 'agent-\\ud83d\\ude00');
+    expect((await dec.decode(Buffer.from(paired))).trace.agent_id).toBe('agent-\u{1F600}');
+  });
+
   it('accepts ISO-8601 timestamps beyond RFC 3339 (no offset, microseconds, no seconds) and rejects impossible dates', async () => {
     for (const timestamp of ['2026-01-01T00:00:00', '2026-01-01T00:00:00.123456', '2026-01-01 00:00', '2026-01-01T01:00+01'])
       expect((await dec.decode(Buffer.from(JSON.stringify({ ...t, timestamp })))).trace.timestamp).toBe(timestamp);
