@@ -13,6 +13,7 @@ import { KafkaAdapter, type KafkaSettings, type StewardConsumer, type StewardPro
 import { topicNames, type TopicNames } from '../adapters/kafka/topics.js';
 import { REPLY_HEADERS, replyHeaders } from '../adapters/kafka/request-reply.js';
 import { createRegistry, encodeTrace, registerAvro } from '../adapters/kafka/serde.js';
+import { isMessageTooLarge } from '../adapters/kafka/kafka-error.js';
 import type { DecisionMessage, VerdictMessage } from '../adapters/kafka/messages.js';
 import { parseTimestamp } from '../engine/time.js';
 import { isApproved, type AclTier, type FallbackOnTimeout, type Intervention, type Trace } from '../engine/types.js';
@@ -151,6 +152,12 @@ export class StewardClient {
       if (p) d = { ...d, trace_id: p.trace.trace_id, agent_id: p.trace.agent_id, hook: p.trace.hook, ...(typeof p.trace.tool === 'string' ? { tool: p.trace.tool } : {}) };
       this.opts.logger?.warn({ trace_id: d.trace_id, code: rejected.code, reason: rejected.message }, 'trace rejected by the tripwire stage');
     } else {
+      // Anyone who can write to acgp.traces can copy another client's reply headers onto a trace of their own:
+      // a decision answers only the trace it names (and only such a decision may be replayed by cached_decision).
+      if (!p || d.trace_id !== p.trace.trace_id || d.agent_id !== p.trace.agent_id) {
+        if (p) this.opts.logger?.warn({ expected: p.trace.trace_id, got: d.trace_id }, 'reply names another trace than the one waiting for it: ignored');
+        return;
+      }
       this.lastDecision.set(cacheKey(d.agent_id, d.tool), d);
     }
     p?.resolve(d);
@@ -158,7 +165,13 @@ export class StewardClient {
 
   private async send(trace: Trace, correlation: string): Promise<void> {
     await this.connect();
-    const value = await encodeTrace(trace, this.registry && this.avroSchemaId !== undefined ? { registry: this.registry, schemaId: this.avroSchemaId } : undefined);
+    let value: Buffer;
+    try {
+      value = await encodeTrace(trace, this.registry && this.avroSchemaId !== undefined ? { registry: this.registry, schemaId: this.avroSchemaId } : undefined);
+    } catch (e) {
+      // Not the broker's fault, and no retry helps: the stage would reject such a trace too.
+      throw new StewardError('STEWARD_TRACE_SCHEMA', `trace cannot be encoded: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    }
     const headers = replyHeaders({ topic: this.topics.replies, partition: this.replyPartition, correlation_id: correlation });
     await this.producer!.send([{ topic: this.topics.traces, messages: [{ key: trace.agent_id, value, headers }] }]);
   }
@@ -171,8 +184,11 @@ export class StewardClient {
    * anyway (its decision is recorded on acgp.decisions; this call has already answered).
    */
   async decide(trace: Trace, opts: { timeoutMs?: number } = {}): Promise<ClientDecision> {
-    const timeoutMs = opts.timeoutMs ?? this.opts.defaultTimeoutMs ?? 1000;
-    const correlation = `${this.instanceId}:${++this.seq}`;
+    // setTimeout fires at once beyond 2^31-1 ms (and on NaN/Infinity): clamp, never answer early.
+    const asked = opts.timeoutMs ?? this.opts.defaultTimeoutMs ?? 1000;
+    const timeoutMs = Number.isNaN(asked) ? 1000 : Math.min(MAX_TIMER_MS, Math.max(0, asked));
+    // Unguessable per call: a correlation id is all a reply needs to be routed to this call.
+    const correlation = `${this.instanceId}:${++this.seq}.${randomBytes(8).toString('hex')}`;
     return new Promise<ClientDecision>((resolve) => {
       let done = false;
       let sent = false;
@@ -195,6 +211,14 @@ export class StewardClient {
         },
         (e: unknown) => {
           const msg = e instanceof Error ? e.message : String(e);
+          // A trace the broker refuses as too large, or that cannot be encoded, would be rejected by the stage
+          // (fail closed): only an unreachable Kafka is the governance contract's case.
+          const refused = isMessageTooLarge(e) ? 'STEWARD_TRACE_TOO_LARGE' : (e as { code?: string }).code === 'STEWARD_TRACE_SCHEMA' ? 'STEWARD_TRACE_SCHEMA' : undefined;
+          if (refused) {
+            this.opts.logger?.warn({ err: e, trace_id: trace.trace_id, code: refused }, 'trace refused before reaching the stage: blocked');
+            finish(this.rejectedDecision(trace, refused, msg));
+            return;
+          }
           this.opts.logger?.warn({ err: e, trace_id: trace.trace_id }, done ? 'publish failed after the governance fallback was returned' : 'connect or publish failed, applying governance fallback');
           finish(this.fallback(trace, timeoutMs, `publish failed: ${msg}`));
         },
@@ -216,6 +240,31 @@ export class StewardClient {
     return () => {
       const i = this.verdictHandlers.indexOf(handler);
       if (i >= 0) this.verdictHandlers.splice(i, 1);
+    };
+  }
+
+  /** The fail-closed answer to a trace that never reached the stage, shaped like the stage's own rejection. */
+  private rejectedDecision(trace: Trace, code: string, message: string): ClientDecision {
+    const ts = parseTimestamp(trace.timestamp);
+    const text = message.length > 500 ? message.slice(0, 500) + '…' : message;
+    return {
+      trace_id: trace.trace_id,
+      agent_id: trace.agent_id,
+      tenant: '',
+      blueprint: '',
+      intervention: 'block',
+      approved: false,
+      stage: 'none',
+      halted: false,
+      reasons: [`trace rejected before reaching the tripwire stage: ${code}: ${text}`],
+      tripwires: [],
+      rules: [],
+      latency_ms: 0,
+      event_time_ms: Number.isFinite(ts) ? ts : Date.now(),
+      decided_at_ms: Date.now(),
+      hook: trace.hook,
+      ...(typeof trace.tool === 'string' ? { tool: trace.tool } : {}),
+      rejected: { code, message: text },
     };
   }
 
@@ -265,6 +314,8 @@ export class StewardClient {
     await this.producer?.disconnect().catch(() => undefined);
   }
 }
+
+const MAX_TIMER_MS = 2_147_483_647;
 
 function cacheKey(agent: string, tool: unknown): string {
   return `${agent}\u0000${typeof tool === 'string' ? tool : ''}`;

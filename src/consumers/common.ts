@@ -18,6 +18,7 @@
  */
 import { lagAfter, type KafkaAdapter, type InMessage, type OutMessage, type StewardConsumer, type StewardProducer, type InBatch, type BatchControl } from '../adapters/kafka/client.js';
 import { dlqMessage } from '../adapters/kafka/dlq.js';
+import { isMessageTooLarge } from '../adapters/kafka/kafka-error.js';
 import { StewardError, isRetryable } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { StewardMetrics } from '../observability/metrics.js';
@@ -79,24 +80,10 @@ export function fitsIn(m: OutMessage, limit: number): boolean {
   return messageBytes(m, (s) => s.length * 3) <= limit || messageBytes(m) <= limit;
 }
 
-const TOO_LARGE_TYPES = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);
-
-/**
- * True when the broker refused a produce because a record (batch) is too large: kafkajs MESSAGE_TOO_LARGE
- * or RECORD_LIST_TOO_LARGE, found on the error or its causes. Never retryable: the same bytes fail again.
- */
-export function isMessageTooLarge(e: unknown): boolean {
-  for (let cur: unknown = e, depth = 0; cur && typeof cur === 'object' && depth < 8; depth++) {
-    const o = cur as { type?: unknown; cause?: unknown; originalError?: unknown; errors?: unknown };
-    if (typeof o.type === 'string' && TOO_LARGE_TYPES.has(o.type)) return true;
-    if (Array.isArray(o.errors) && o.errors.some((x) => isMessageTooLarge(x))) return true;
-    cur = o.cause ?? o.originalError;
-  }
-  return false;
-}
-
 /** Headers added to a DLQ record whose original value or headers had to be left out to fit the limit. */
 export const DLQ_DROPPED_HEADER = 'x-steward-dropped';
+
+export { isMessageTooLarge };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -6,3 +6,19 @@ export function kafkaError(e: unknown, what: string): StewardError {
   const retriable = (e as { retriable?: boolean })?.retriable !== false;
   return new StewardError('STEWARD_KAFKA', `${what}: ${msg}`, { retryable: retriable, cause: e });
 }
+
+const TOO_LARGE_TYPES = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);
+
+/**
+ * True when the broker refused a produce because a record (batch) is too large: kafkajs MESSAGE_TOO_LARGE
+ * or RECORD_LIST_TOO_LARGE, found on the error or its causes. Never retryable: the same bytes fail again.
+ */
+export function isMessageTooLarge(e: unknown): boolean {
+  for (let cur: unknown = e, depth = 0; cur && typeof cur === 'object' && depth < 8; depth++) {
+    const o = cur as { type?: unknown; cause?: unknown; originalError?: unknown; errors?: unknown };
+    if (typeof o.type === 'string' && TOO_LARGE_TYPES.has(o.type)) return true;
+    if (Array.isArray(o.errors) && o.errors.some((x) => isMessageTooLarge(x))) return true;
+    cur = o.cause ?? o.originalError;
+  }
+  return false;
+}

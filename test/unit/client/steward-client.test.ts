@@ -124,4 +124,72 @@ describe('StewardClient.decide', () => {
     await c.close();
     await expect(pending).resolves.toMatchObject({ fallback: true, fallback_reason: 'client closed' });
   });
+
+  const decision = (over: object = {}) => ({
+    trace_id: 't-1', agent_id: 'a1', tenant: 'acme', blueprint: 'b@1', intervention: 'ok', approved: true, stage: 'none', halted: false, reasons: [], tripwires: [], rules: [],
+    latency_ms: 1, event_time_ms: 0, decided_at_ms: 0, hook: 'tool_call', tool: 'shell', ...over,
+  });
+  const sentCorrelation = async (state: ReturnType<typeof fakeAdapter>['state']) => {
+    for (let i = 0; i < 100 && state.sent.length === 0; i++) await new Promise((r) => setImmediate(r));
+    return state.sent[0].messages[0].headers![REPLY_HEADERS.correlation] as string;
+  };
+
+  it("a reply naming another trace is ignored (copied reply headers); the trace's own decision resolves the call", async () => {
+    const { adapter, state, reply } = fakeAdapter();
+    const c = client(adapter, { fallbackOnTimeout: 'cached_decision' });
+    const wire = { ...trace, trace_id: 'wire-1', tool: 'wire_transfer' };
+    const pending = c.decide(wire, { timeoutMs: 5000 });
+    const corr = await sentCorrelation(state);
+    // Unguessable: instance id, sequence number and a random part.
+    expect(corr).toMatch(new RegExp(`^${c.instanceId}:1\\.[0-9a-f]{16}$`));
+    await reply(decision({ trace_id: 'harmless-9', tool: 'wire_transfer' }), corr);
+    await reply(decision({ trace_id: 'wire-1', agent_id: 'other-agent', tool: 'wire_transfer' }), corr);
+    let settled = false;
+    void pending.then(() => (settled = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(settled).toBe(false);
+    // Neither became the cached decision either.
+    expect(c.fallback(wire, 10)).toMatchObject({ intervention: 'flag', fallback: true });
+    await reply(decision({ trace_id: 'wire-1', tool: 'wire_transfer', intervention: 'block', approved: false, stage: 'rule' }), corr);
+    expect(await pending).toMatchObject({ trace_id: 'wire-1', intervention: 'block', approved: false });
+    await c.close();
+  });
+
+  it('a timeoutMs beyond what a timer holds (or Infinity) waits instead of answering with the fallback at once', async () => {
+    for (const timeoutMs of [Infinity, 2 ** 31, 1e12]) {
+      const { adapter, state, reply } = fakeAdapter();
+      const c = client(adapter);
+      const pending = c.decide(trace, { timeoutMs });
+      const corr = await sentCorrelation(state);
+      await new Promise((r) => setTimeout(r, 30));
+      await reply(decision(), corr);
+      expect(await pending, String(timeoutMs)).toMatchObject({ intervention: 'ok', tenant: 'acme' });
+      expect((await pending).fallback).toBeUndefined();
+      await c.close();
+    }
+  });
+
+  it('a trace the broker refuses as too large, or that cannot be encoded, is blocked (rejected), not given the approved fallback', async () => {
+    const { adapter } = fakeAdapter();
+    const tooLarge = Object.assign(new Error('The request included a message larger than the max message size the server will accept'), { type: 'MESSAGE_TOO_LARGE', retriable: false });
+    let fail: unknown = tooLarge;
+    const real = adapter.producer.bind(adapter);
+    Object.assign(adapter, {
+      async producer() {
+        const p = await real();
+        return { ...p, send: async () => { throw fail; } };
+      },
+    });
+    const c = client(adapter, { tier: 'ACL-1' });
+    expect(await c.decide(trace, { timeoutMs: 5000 })).toMatchObject({ intervention: 'block', approved: false, rejected: { code: 'STEWARD_TRACE_TOO_LARGE' } });
+    fail = undefined;
+    const big = { ...trace, args: { n: 10n } } as unknown as Trace; // JSON.stringify throws on a BigInt
+    const d = await c.decide(big, { timeoutMs: 5000 });
+    expect(d).toMatchObject({ intervention: 'block', approved: false, rejected: { code: 'STEWARD_TRACE_SCHEMA' } });
+    expect(d.rejected!.message).toMatch(/cannot be encoded.*BigInt/);
+    // Kafka itself failing is still the governance contract's case.
+    fail = Object.assign(new Error('Connection error: ECONNREFUSED'), { retriable: true });
+    expect(await c.decide(trace, { timeoutMs: 5000 })).toMatchObject({ fallback: true, intervention: 'flag' });
+    await c.close();
+  });
 });
