@@ -138,7 +138,14 @@ export class TrustDebtProcessor implements StageProcessor {
         return undefined;
       }
       if (r.kind !== 'review_approved' && r.kind !== 'remediation_granted' && r.kind !== 'audit_credit') return undefined;
-      return { ev: { eventId: r.event_id, tenant: r.tenant ?? this.d.tenantOf(r.agent_id), agentId: r.agent_id, atMs: timeOf(r.timestamp, m), kind: r.kind, credit: r.credit } };
+      // A credit that is not a number would become NaN in the debt arithmetic, which reads as the floor:
+      // one malformed review would wipe the agent's debt.
+      const credit: unknown = r.credit;
+      if (credit !== undefined && credit !== null && !(typeof credit === 'number' && Number.isFinite(credit) && Math.abs(credit) <= 1)) {
+        throw new StewardError('STEWARD_TRACE_SCHEMA', `review credit must be a number in [-1, 1], got ${JSON.stringify(credit)?.slice(0, 40)}`);
+      }
+      if (r.tenant !== undefined && r.tenant !== null && typeof r.tenant !== 'string') throw new StewardError('STEWARD_TRACE_SCHEMA', 'review tenant must be a string');
+      return { ev: { eventId: r.event_id, tenant: r.tenant ?? this.d.tenantOf(r.agent_id), agentId: r.agent_id, atMs: timeOf(r.timestamp, m), kind: r.kind, credit: typeof credit === 'number' ? credit : undefined } };
     }
     return undefined;
   }

@@ -88,6 +88,19 @@ describe('trust-debt stage: threshold actions', () => {
     expect(lines.find((l) => l.event_id === 'retier:acme:bad:1')).toMatchObject({ decision: 'keep', reviewer: 'carol', agent_id: 'bad' });
     await expect(p.process(msg(topics.reviews, { event_id: 'x', agent_id: 'bad', kind: 'made_up', timestamp: T0 }, 'bad'))).rejects.toMatchObject({ code: 'STEWARD_TRACE_SCHEMA' });
   });
+
+  it('a review whose credit is not a number in [-1, 1] (or whose tenant is not a string) is dead-lettered and moves no debt', async () => {
+    const store = new MemoryTrustDebtStore();
+    const p = new TrustDebtProcessor({ store, configFor: () => DEFAULT_TRUST_DEBT_CONFIG, tenantOf: () => 'acme', topics, metrics: new StewardMetrics() });
+    await p.process(verdict('h2', 'agent-x', 'halt'));
+    const review = (extra: object, id: string) => msg(topics.reviews, { event_id: id, agent_id: 'agent-x', tenant: 'acme', kind: 'review_approved', timestamp: T0, ...extra }, 'agent-x');
+    for (const [i, bad] of [{ credit: 'n/a' }, { credit: Number.MAX_VALUE }, { credit: 5 }, { credit: [0.1] }, { tenant: 42 }].entries()) {
+      await expect(p.process(review(bad, `r-bad-${i}`)), JSON.stringify(bad)).rejects.toMatchObject({ code: 'STEWARD_TRACE_SCHEMA' });
+    }
+    expect((await store.current('acme', 'agent-x', T0, DEFAULT_TRUST_DEBT_CONFIG)).debt).toBe(0.5);
+    await p.process(review({ credit: -0.1 }, 'r-ok'));
+    expect((await store.current('acme', 'agent-x', T0, DEFAULT_TRUST_DEBT_CONFIG)).debt).toBeCloseTo(0.4, 12);
+  });
 });
 
 describe('trust-debt stage: audit sweep', () => {
