@@ -159,7 +159,7 @@ async function openEngine(cfg: StewardConfig, stages: readonly StageName[], logg
   const readCache = rawTrustDebt && cfg.redis.trustDebtReadCacheMs > 0 ? new TrustDebtReadCache(rawTrustDebt, { ttlMs: cfg.redis.trustDebtReadCacheMs }) : undefined;
   const trustDebt = rawTrustDebt && readCache ? invalidatingTrustDebtWrites(rawTrustDebt, readCache) : rawTrustDebt;
 
-  const state = redis ? new RedisStateStore(redis, cfg.redis.keyPrefix) : undefined;
+  const state = redis ? new RedisStateStore(redis, cfg.redis.keyPrefix, { maxEventTimeSkewMs: cfg.limits.maxEventTimeSkewMs }) : undefined;
   const llm = cfg.llm
     ? llmClientFromEnv({ STEWARD_LLM_BASE_URL: cfg.llm.baseUrl, STEWARD_LLM_API_KEY: cfg.llm.apiKey, STEWARD_LLM_MODEL: cfg.llm.model, STEWARD_LLM_PROVIDER: process.env.STEWARD_LLM_PROVIDER })
     : undefined;

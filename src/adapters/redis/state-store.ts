@@ -13,37 +13,38 @@ import type { Redis } from 'ioredis';
 import { StewardError } from '../../errors.js';
 import type { StateStore } from '../../engine/types.js';
 
-// KEYS[1] window zset; ARGV: now, window, hitId. Prunes score <= now-window, adds the hit once (NX),
-// counts every hit after now-window (later event times included: concurrent instances deliver out of
-// order, and a hit that arrived first must count for one that arrives later), and keeps the key alive
-// for at least one window.
+// KEYS[1] window zset; ARGV: now, window, hitId, keep (>= window). Prunes score <= now-keep, adds the hit
+// once (NX), counts every hit after now-window (later event times included: concurrent instances deliver
+// out of order, and a hit that arrived first must count for one that arrives later), and keeps the key
+// alive for at least `keep`. `keep` exceeds the window by the event-time skew allowed in both directions:
+// a hit stamped ahead of the others must not prune hits that traces stamped earlier still count.
 const HIT_SCRIPT = `
 local now = tonumber(ARGV[1])
 local win = tonumber(ARGV[2])
-local cutoff = now - win
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', cutoff)
+local keep = tonumber(ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - keep)
 redis.call('ZADD', KEYS[1], 'NX', now, ARGV[3])
-local n = redis.call('ZCOUNT', KEYS[1], '(' .. cutoff, '+inf')
+local n = redis.call('ZCOUNT', KEYS[1], '(' .. (now - win), '+inf')
 local ttl = redis.call('PTTL', KEYS[1])
-if ttl < win then redis.call('PEXPIRE', KEYS[1], win) end
+if ttl < keep then redis.call('PEXPIRE', KEYS[1], keep) end
 return n
 `;
 
-// KEYS[i] window zset; ARGV[3i-2..3i]: now, window, hitId — HIT_SCRIPT per key, in order. A key that
-// fails (e.g. WRONGTYPE) answers 'ERR <message>' in its slot instead of failing the others.
+// KEYS[i] window zset; ARGV[4i-3..4i]: now, window, hitId, keep — HIT_SCRIPT per key, in order. A key
+// that fails (e.g. WRONGTYPE) answers 'ERR <message>' in its slot instead of failing the others.
 const HITS_SCRIPT = `
 local out = {}
 for i = 1, #KEYS do
-  local b = (i - 1) * 3
+  local b = (i - 1) * 4
   local ok, n = pcall(function()
     local now = tonumber(ARGV[b + 1])
     local win = tonumber(ARGV[b + 2])
-    local cutoff = now - win
-    redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', cutoff)
+    local keep = tonumber(ARGV[b + 4])
+    redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now - keep)
     redis.call('ZADD', KEYS[i], 'NX', now, ARGV[b + 3])
-    local c = redis.call('ZCOUNT', KEYS[i], '(' .. cutoff, '+inf')
+    local c = redis.call('ZCOUNT', KEYS[i], '(' .. (now - win), '+inf')
     local ttl = redis.call('PTTL', KEYS[i])
-    if ttl < win then redis.call('PEXPIRE', KEYS[i], win) end
+    if ttl < keep then redis.call('PEXPIRE', KEYS[i], keep) end
     return c
   end)
   if ok then out[i] = n else out[i] = 'ERR ' .. tostring(type(n) == 'table' and (n.err or n) or n) end
@@ -52,8 +53,8 @@ return out
 `;
 
 type RedisWithHit = Redis & {
-  stewardRateHit(key: string, now: number, win: number, hitId: string): Promise<number>;
-  stewardRateHits(numKeys: number, ...keysAndArgs: (string | number)[]): Promise<(number | string)[]>;
+  stewardRateHit2(key: string, now: number, win: number, hitId: string, keep: number): Promise<number>;
+  stewardRateHits2(numKeys: number, ...keysAndArgs: (string | number)[]): Promise<(number | string)[]>;
 };
 
 interface PendingHit {
@@ -61,23 +62,32 @@ interface PendingHit {
   now: number;
   win: number;
   hitId: string;
+  keep: number;
   resolve: (n: number) => void;
   reject: (e: unknown) => void;
 }
 
 export class RedisStateStore implements StateStore {
   private readonly redis: RedisWithHit;
+  private readonly slackMs: number;
 
-  /** `prefix` isolates deployments (and tests); keys are `${prefix}rate:…` and `${prefix}kv:…`. */
+  /**
+   * `prefix` isolates deployments (and tests); keys are `${prefix}rate:…` and `${prefix}kv:…`.
+   * `maxEventTimeSkewMs`: how far a trace's event time may be from the clock (limits.max_event_time_skew_ms);
+   * hits are kept that much longer on both sides of their window. Null: event times are trusted as they
+   * come (a rate limit on agent-stamped times is then only as good as those stamps).
+   */
   constructor(
     redis: Redis,
     private readonly prefix = 'steward:',
+    opts: { maxEventTimeSkewMs?: number | null } = {},
   ) {
-    if (typeof (redis as unknown as Partial<RedisWithHit>).stewardRateHit !== 'function') {
-      redis.defineCommand('stewardRateHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
+    this.slackMs = Math.max(0, 2 * (opts.maxEventTimeSkewMs ?? 0));
+    if (typeof (redis as unknown as Partial<RedisWithHit>).stewardRateHit2 !== 'function') {
+      redis.defineCommand('stewardRateHit2', { numberOfKeys: 1, lua: HIT_SCRIPT });
     }
-    if (typeof (redis as unknown as Partial<RedisWithHit>).stewardRateHits !== 'function') {
-      redis.defineCommand('stewardRateHits', { lua: HITS_SCRIPT });
+    if (typeof (redis as unknown as Partial<RedisWithHit>).stewardRateHits2 !== 'function') {
+      redis.defineCommand('stewardRateHits2', { lua: HITS_SCRIPT });
     }
     this.redis = redis as RedisWithHit;
   }
@@ -90,22 +100,23 @@ export class RedisStateStore implements StateStore {
     this.pending = [];
     if (batch.length === 1) {
       const h = batch[0]!;
-      this.redis.stewardRateHit(h.key, h.now, h.win, h.hitId).then(
+      this.redis.stewardRateHit2(h.key, h.now, h.win, h.hitId, h.keep).then(
         (n) => h.resolve(Number(n)),
         (e: unknown) => h.reject(unavailable(e)),
       );
       return;
     }
-    const args: (string | number)[] = new Array(batch.length * 4);
+    const args: (string | number)[] = new Array(batch.length * 5);
     for (let i = 0; i < batch.length; i++) {
       const h = batch[i]!;
       args[i] = h.key;
-      const b = batch.length + i * 3;
+      const b = batch.length + i * 4;
       args[b] = h.now;
       args[b + 1] = h.win;
       args[b + 2] = h.hitId;
+      args[b + 3] = h.keep;
     }
-    this.redis.stewardRateHits(batch.length, ...args).then(
+    this.redis.stewardRateHits2(batch.length, ...args).then(
       (res) => {
         for (let i = 0; i < batch.length; i++) {
           const v = res[i];
@@ -151,7 +162,8 @@ export class RedisStateStore implements StateStore {
   hit(namespace: string, key: string, windowMs: number, nowMs: number, hitId: string): Promise<number> {
     if (!(windowMs > 0) || !Number.isFinite(nowMs)) return Promise.reject(new StewardError('STEWARD_DSL_EVAL', 'rate window must be positive and time finite'));
     return new Promise<number>((resolve, reject) => {
-      if (this.pending.push({ key: `${this.prefix}rate:${namespace}:${key}`, now: Math.floor(nowMs), win: Math.ceil(windowMs), hitId, resolve, reject }) === 1) process.nextTick(this.flushHits);
+      const win = Math.ceil(windowMs);
+      if (this.pending.push({ key: `${this.prefix}rate:${namespace}:${key}`, now: Math.floor(nowMs), win, hitId, keep: win + this.slackMs, resolve, reject }) === 1) process.nextTick(this.flushHits);
     });
   }
 }

@@ -35,7 +35,7 @@ export class MemoryStateStore implements StateStore {
       this.windows.set(k, w);
     }
     const cutoff = nowMs - windowMs;
-    // Prune what can never count again (same rule as the Redis script: score <= now - window).
+    // Prune what can never count again (the Redis script's rule with no event-time skew slack: score <= now - window).
     const kept = w.hits.filter((h) => h.t > cutoff);
     if (kept.length !== w.hits.length) {
       w.hits = kept;

@@ -98,6 +98,25 @@ describe('exceeds_rate on real Redis', () => {
     expect(ttl).toBeLessThanOrEqual(60_000);
   });
 
+  it('a hit stamped ahead (within the allowed skew) does not prune hits that traces stamped earlier still count', async () => {
+    const t0 = 1_700_100_000_000;
+    const run = async (store: RedisStateStore, ns: string) => {
+      const out: number[] = [];
+      for (let i = 0; i < 5; i++) out.push(await store.hit(ns, 'k', 60_000, t0 + i, `e-${i}`));
+      out.push(await store.hit(ns, 'k', 60_000, t0 + 300_000, 'ahead')); // stamped 5 min ahead
+      for (let i = 5; i < 8; i++) out.push(await store.hit(ns, 'k', 60_000, t0 + i, `e-${i}`));
+      return out;
+    };
+    // The stage's setting (5 min skew): the five earlier hits still count for e-5..e-7 (and the later-stamped one too).
+    const skewed = new RedisStateStore(a, prefix, { maxEventTimeSkewMs: 300_000 });
+    expect(await run(skewed, 'acme:skewed')).toEqual([1, 2, 3, 4, 5, 1, 7, 8, 9]);
+    const ttl = await a.pttl(`${prefix}rate:acme:skewed:k`);
+    expect(ttl).toBeGreaterThan(60_000); // kept for window + 2 x skew
+    expect(ttl).toBeLessThanOrEqual(660_000);
+    // Without a skew bound, event times are taken as they come: the stamp ahead pruned them (counts restart).
+    expect(await run(storeA, 'acme:trusting')).toEqual([1, 2, 3, 4, 5, 1, 2, 3, 4]);
+  });
+
   it('storage.get reads namespaced JSON state', async () => {
     await storeA.set('acme:trader-1', 'trades_today', 49);
     await a.set(`${prefix}kv:acme:trader-1:mode`, 'paper');
