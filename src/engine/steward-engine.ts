@@ -117,7 +117,8 @@ export class StewardEngine {
       agent,
       trustDebt: td.debt,
       nowMs,
-      stateNamespace: `${agent.tenant}:${agent.id}`,
+      // Each part percent-encoded: tenant `a` + agent `b:c` must not share state with tenant `a:b` + agent `c`.
+      stateNamespace: `${encodeURIComponent(agent.tenant)}:${encodeURIComponent(agent.id)}`,
       state: this.o.state,
       eventId,
     };

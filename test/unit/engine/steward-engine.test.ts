@@ -115,3 +115,46 @@ describe('StewardEngine.score with the Kafka decision message', () => {
     expect(s.verdict.metadata?.latency_ms).toBeGreaterThanOrEqual(3);
   });
 });
+
+describe('StewardEngine state namespaces', () => {
+  it('tenant "a" + agent "b:c" and tenant "a:b" + agent "c" do not share storage.get state', async () => {
+    const bp = `
+id: t/ns@1.0
+version: "1.0.0"
+description: namespace test
+scope: { agent_tier: [ACL-2] }
+tripwires:
+  - id: quota
+    severity: critical
+    eval_tier: 1
+    requires_state: true
+    when: { hook: tool_call }
+    condition: "storage.get('x:quota', 0) < 5"
+    on_fail: { decision: block, reason: over quota }
+checks: []
+scoring: { thresholds: { ok: 0.3, nudge: 0.45, escalate: 0.6, block: 0.75 } }
+`;
+    const config = defaultEngineConfig();
+    const res = compileBlueprintSet([{ file: 'ns.yaml', text: bp }], { config });
+    if (!res.set) throw new Error(res.errors.map((e) => e.format()).join('\n'));
+    const set = res.set;
+    // Over quota: agent "b:c" of tenant "a" (namespace = percent-encoded tenant ":" agent id).
+    const state = new MemoryStateStore({ 'a:b%3Ac': { 'x:quota': 9 } });
+    const engine = new StewardEngine({
+      blueprints: () => set,
+      registry: createAgentRegistry([
+        { id: 'b:c', tenant: 'a', tier: 'ACL-2', tools: [], domains: [], registered: true },
+        { id: 'c', tenant: 'a:b', tier: 'ACL-2', tools: [], domains: [], registered: true },
+      ]),
+      config,
+      state,
+      trustDebt: new MemoryTrustDebtStore(),
+      signer: Ed25519Signer.ephemeral(),
+      scorers: createDefaultScorerRegistry(),
+    });
+    const decide = (agent: string) => engine.decide({ trace_id: `ns-${agent}`, agent_id: agent, timestamp: '2025-01-01T00:00:00Z', hook: 'tool_call' }, NOW);
+    expect((await decide('b:c')).intervention).toBe('block');
+    // Tenant "a:b", agent "c": before, both namespaces were "a:b:c" (one quota, one rate window for two agents).
+    expect((await decide('c')).intervention).toBe('ok');
+  });
+});
