@@ -151,6 +151,7 @@ scoring: { thresholds: { ok: 0.3, nudge: 0.45, escalate: 0.6, block: 0.75 } }
       trustDebt: new MemoryTrustDebtStore(),
       signer: Ed25519Signer.ephemeral(),
       scorers: createDefaultScorerRegistry(),
+      engineVersion: '9.9.9',
     });
     const decide = (agent: string) => engine.decide({ trace_id: `ns-${agent}`, agent_id: agent, timestamp: '2025-01-01T00:00:00Z', hook: 'tool_call' }, NOW);
     expect((await decide('b:c')).intervention).toBe('block');
