@@ -207,8 +207,16 @@ export class TraceDecoder {
       return (await this.opts.registry.decode(value)) as Record<string, unknown>;
     } catch (e) {
       const status = (e as { status?: number }).status;
-      if (status === 404 || status === 422 || /not found/i.test(String((e as Error).message))) {
+      const message = String((e as Error).message);
+      // A registry's own answer (404/422 with an error body) that it has no such schema: dead-letter. A 5xx or
+      // 429 is an outage whatever its text says, and a 404 without a registry error body (a wrong URL path,
+      // a proxy) is not the registry speaking: both are retried, so good data is never dead-lettered for them.
+      const registryAnswer = (status === 404 || status === 422) && !/Error, status \d+/.test(message);
+      if (registryAnswer || (status === undefined && /not found/i.test(message))) {
         throw new StewardError('STEWARD_TRACE_AVRO', `unknown Avro schema id ${schemaId}`);
+      }
+      if (status !== undefined && (status >= 500 || status === 429 || status === 404 || status === 408)) {
+        throw new StewardError('STEWARD_KAFKA', `schema registry unavailable (HTTP ${status}): ${message}`, { retryable: true, cause: e });
       }
       if (status === undefined && (e as Error).name !== 'ResponseError' && !/ECONNREFUSED|ETIMEDOUT|socket|fetch failed|network/i.test(String((e as Error).message))) {
         throw new StewardError('STEWARD_TRACE_AVRO', `Avro decode failed (schema id ${schemaId}): ${(e as Error).message}`);

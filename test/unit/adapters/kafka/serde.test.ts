@@ -30,6 +30,26 @@ describe('trace serde', () => {
     expect(await code(dec.decode(Buffer.from([0, 0, 0, 0, 1, 2])))).toBe('STEWARD_TRACE_AVRO');
   });
 
+  it('registry errors: its own "no such schema" answer is dead-lettered; outages, 5xx whatever their text, and bare 404s are retried', async () => {
+    const responseError = (status: number, message: string) => Object.assign(new Error(message), { name: 'ResponseError', status });
+    const cases: [unknown, string, boolean][] = [
+      [responseError(404, 'steward - Schema 7 not found'), 'STEWARD_TRACE_AVRO', false],
+      [responseError(404, "steward - No content with id 'contentId-7' was found."), 'STEWARD_TRACE_AVRO', false],
+      [responseError(422, 'steward - Unprocessable'), 'STEWARD_TRACE_AVRO', false],
+      [responseError(503, 'steward - upstream not found'), 'STEWARD_KAFKA', true],
+      [responseError(500, 'steward - Error, status 500'), 'STEWARD_KAFKA', true],
+      [responseError(429, 'steward - slow down'), 'STEWARD_KAFKA', true],
+      [responseError(404, 'steward - Error, status 404: <html>'), 'STEWARD_KAFKA', true], // not the registry answering
+      [Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }), 'STEWARD_KAFKA', true],
+      [new Error('invalid union index: 9'), 'STEWARD_TRACE_AVRO', false], // a decode failure of the bytes themselves
+    ];
+    for (const [err, wantCode, wantRetry] of cases) {
+      const d = new TraceDecoder({ maxBytes: 1000, registry: { decode: async () => Promise.reject(err) } as never });
+      const got = (await d.decode(Buffer.from([0, 0, 0, 0, 7, 2, 4])).catch((e: unknown) => e)) as { code: string; retryable: boolean };
+      expect([got.code, got.retryable], (err as Error).message).toEqual([wantCode, wantRetry]);
+    }
+  });
+
   it('rejects ids with a lone UTF-16 surrogate (no UTF-8 form: every key built from one would fail), keeps paired ones', async () => {
     // JSON text escapes: JSON.parse turns "\ud800" into a lone surrogate.
     for (const [field, raw] of [['agent_id', 'a\\ud800'], ['trace_id', '\\udc00x'], ['session_id', 'x\\udbff'], ['task_id', 'y\\udfff\\ud800']]) {
