@@ -18,7 +18,7 @@
  */
 import { lagAfter, type KafkaAdapter, type InMessage, type OutMessage, type StewardConsumer, type StewardProducer, type InBatch, type BatchControl } from '../adapters/kafka/client.js';
 import { dlqMessage } from '../adapters/kafka/dlq.js';
-import { isMessageTooLarge } from '../adapters/kafka/kafka-error.js';
+import { isMessageTooLarge, isRebalance } from '../adapters/kafka/kafka-error.js';
 import { StewardError, isRetryable } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { StewardMetrics } from '../observability/metrics.js';
@@ -218,7 +218,8 @@ export class StageRunner {
         if (stoppedAt >= 0) break;
         const lag = lagAfter(chunk[chunk.length - 1].offset, batch.highWatermark);
         if (lag !== undefined) this.opts.metrics.setLag(this.stage, batch.topic, batch.partition, lag);
-        await ctl.heartbeat().catch(() => undefined);
+        // A rebalance: hand the partition over after this chunk rather than process the rest of the batch.
+        if (await this.rebalancing(ctl)) break;
       }
     } finally {
       await settle();
@@ -308,6 +309,18 @@ export class StageRunner {
     return { ...bare, headers: { ...bare.headers, [DLQ_DROPPED_HEADER]: `value (${valueBytes} bytes), original headers and key` } };
   }
 
+  /** Heartbeats; true when the group is rebalancing (or this member left its generation). */
+  private async rebalancing(ctl: BatchControl): Promise<boolean> {
+    try {
+      await ctl.heartbeat();
+      return false;
+    } catch (e) {
+      if (!isRebalance(e)) return false;
+      this.opts.logger.info({ ...this.stageField(), type: (e as { type?: string }).type }, 'group rebalancing: finishing the batch early');
+      return true;
+    }
+  }
+
   /** `stage` for a log line unless the logger already binds it (one `stage` key per line). */
   private stageField(): { stage?: string } {
     return 'stage' in this.opts.logger.bindings() ? {} : { stage: this.stage };
@@ -342,7 +355,9 @@ export class StageRunner {
           if (!this.running || !ctl.isRunning()) return 'stopped';
           await sleep(delay);
           delay = Math.min(retry.maxMs, delay * 2);
-          await ctl.heartbeat().catch(() => undefined);
+          // Waiting out an outage must not hold the partition through a rebalance: this member would keep
+          // retrying past its eviction while the new owner processes the same records (duplicates, split order).
+          if (await this.rebalancing(ctl)) return 'stopped';
           continue;
         }
         const se = e instanceof StewardError ? e : new StewardError('STEWARD_EVAL', e instanceof Error ? e.message : String(e), { cause: e });

@@ -22,3 +22,14 @@ export function isMessageTooLarge(e: unknown): boolean {
   }
   return false;
 }
+
+const REBALANCE_TYPES = new Set(['REBALANCE_IN_PROGRESS', 'NOT_COORDINATOR_FOR_GROUP', 'ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID']);
+
+/**
+ * True when a heartbeat failed because the group is rebalancing or this member is no longer in its generation:
+ * the partitions may be handed to another member, so a handler holding them should finish what it has and return.
+ */
+export function isRebalance(e: unknown): boolean {
+  return typeof (e as { type?: unknown })?.type === 'string' && REBALANCE_TYPES.has((e as { type: string }).type);
+}
+

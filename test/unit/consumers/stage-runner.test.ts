@@ -265,3 +265,47 @@ describe('StageRunner when kafkajs gives a consumer up', () => {
     expect(made).toHaveLength(1);
   });
 });
+
+describe('StageRunner and rebalances', () => {
+  it('a retry loop (Redis down) ends when the heartbeat reports a rebalance: the finished prefix is sent and resolved, the rest is left', async () => {
+    let rebalancing = false;
+    const proc: StageProcessor = {
+      stage: 'test',
+      inputTopics: ['in'],
+      async process(m: InMessage): Promise<StageOutput[]> {
+        if (m.offset === '2') throw new StewardError('STEWARD_STATE_UNAVAILABLE', 'redis down', { retryable: true });
+        return [{ topic: 'out', message: { key: m.key, value: `o${m.offset}` } }];
+      },
+    };
+    const sends: string[] = [];
+    const producer: StewardProducer = { async send(rs) { sends.push(...rs.flatMap((r) => r.messages.map((x) => String(x.value)))); }, async disconnect() {} };
+    const { handle } = await startedRunner(proc, { producer, chunkSize: 10, retry: { initialMs: 1, maxMs: 2 } });
+    const resolved: string[] = [];
+    let beats = 0;
+    const ctl: BatchControl = {
+      resolveOffset: (o) => void resolved.push(o),
+      heartbeat: async () => {
+        beats++;
+        if (rebalancing) throw Object.assign(new Error('The group is rebalancing, so a rejoin is needed'), { type: 'REBALANCE_IN_PROGRESS' });
+      },
+      isRunning: () => true,
+      isStale: () => false,
+      commit: async () => undefined,
+    };
+    // One agent: offsets 0..3 in order, 2 fails until the rebalance.
+    const done = handle({ topic: 'in', partition: 0, highWatermark: '4', messages: [0, 1, 2, 3].map((o) => msg(o, 'a')) }, ctl);
+    while (beats < 3) await new Promise((r) => setTimeout(r, 2));
+    expect(resolved).toEqual([]);
+    rebalancing = true;
+    await done; // returns (does not retry forever), so kafkajs can rejoin
+    expect(sends).toEqual(['o0', 'o1']);
+    expect(resolved).toEqual(['1']); // 2 and 3 are read again by whoever owns the partition next
+  });
+
+  it("isRebalance: only the group's rebalance and generation errors count", async () => {
+    const { isRebalance } = await import('../../../src/adapters/kafka/kafka-error.js');
+    expect(['REBALANCE_IN_PROGRESS', 'ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID', 'NOT_COORDINATOR_FOR_GROUP'].every((type) => isRebalance({ type }))).toBe(true);
+    expect(isRebalance(new Error('socket hang up'))).toBe(false);
+    expect(isRebalance({ type: 'REQUEST_TIMED_OUT' })).toBe(false);
+  });
+});
