@@ -111,7 +111,26 @@ export class StewardClient {
       // A one-member group with a fixed assignment: kafkajs' stand-in for consumer.assign().
       const c = this.adapter.consumer({ groupId: `steward-client-${this.instanceId}`, assign: { topic: this.topics.replies, partitions: [this.replyPartition] }, maxWaitTimeMs: 100 });
       this.replies = c;
-      const joined = new Promise<void>((res) => c.onGroupJoin(() => res()));
+      let crashed: (e: unknown) => void = () => undefined;
+      const joined = new Promise<void>((res, rej) => {
+        crashed = rej;
+        c.onGroupJoin(() => res());
+      });
+      joined.catch(() => undefined);
+      // A reply consumer kafkajs gives up on would leave every later decide() waiting for replies nobody reads:
+      // before joining, the connect fails; afterwards the client drops its connection, and the next call reconnects.
+      c.onCrash((err, willRestart) => {
+        if (willRestart) return;
+        crashed(err);
+        if (this.replies !== c) return;
+        this.opts.logger?.warn({ err }, 'reply consumer crashed: reconnecting on the next call');
+        const producer = this.producer;
+        this.replies = undefined;
+        this.producer = undefined;
+        this.connected = undefined;
+        void c.disconnect().catch(() => undefined);
+        void producer?.disconnect().catch(() => undefined);
+      });
       await c.subscribe([this.topics.replies], false);
       await c.runBatches(async (batch, ctl) => {
         for (const m of batch.messages) {

@@ -192,4 +192,32 @@ describe('StewardClient.decide', () => {
     expect(await c.decide(trace, { timeoutMs: 5000 })).toMatchObject({ fallback: true, intervention: 'flag' });
     await c.close();
   });
+
+  it('a reply consumer kafkajs gives up on is replaced on the next call (before: every later call waited for replies nobody read)', async () => {
+    const { adapter, state, reply } = fakeAdapter();
+    const crashes: ((e: Error, restart: boolean) => void)[] = [];
+    const made = adapter.consumer.bind(adapter);
+    let consumers = 0;
+    Object.assign(adapter, {
+      consumer(o: never) {
+        consumers++;
+        const c = made(o);
+        return { ...c, onCrash: (fn: (e: Error, restart: boolean) => void) => void crashes.push(fn) };
+      },
+    });
+    const c = client(adapter);
+    await c.connect();
+    expect(consumers).toBe(1);
+    crashes[0]!(new Error('The coordinator is not aware of this member'), true); // kafkajs restarts it itself: nothing to do
+    expect(state.producersOpen).toBe(1);
+    crashes[0]!(new Error('retries exhausted'), false);
+    expect(state.producersOpen).toBe(0);
+    const pending = c.decide(trace, { timeoutMs: 5000 });
+    const corr = await sentCorrelation(state);
+    expect(consumers).toBe(2);
+    await reply(decision(), corr);
+    expect(await pending).toMatchObject({ intervention: 'ok', tenant: 'acme' });
+    await c.close();
+  });
 });
+
