@@ -71,6 +71,28 @@ export async function startPipeline(
     if (replies.partitions === 0) opts.logger.warn({ topic: topics.replies }, 'replies topic missing: synchronous decide() calls will time out (run steward topics create)');
   }
   const routeLog = opts.logger.child({ stage: 'tripwire' });
+  // The replies topic may gain partitions (or be created) while the stage runs: clients of the new partitions
+  // must be answered without a restart. Re-read every minute, and at once (at most every 5 s) when a route
+  // points past the known partitions.
+  let lastReplyRefresh = 0;
+  const refreshReplies = (force = false): void => {
+    const target = replies;
+    if (!target || (!force && Date.now() - lastReplyRefresh < 5_000)) return;
+    lastReplyRefresh = Date.now();
+    void (async () => {
+      const admin = await adapter.admin();
+      try {
+        const n = await admin.partitionCount(target.topic);
+        if (n > target.partitions) {
+          routeLog.info({ topic: target.topic, partitions: n, before: target.partitions }, 'replies topic has more partitions now');
+          target.partitions = n;
+        }
+      } finally {
+        await admin.disconnect();
+      }
+    })().catch((e: unknown) => routeLog.warn({ err: (e as Error).message }, 'could not re-read the replies topic'));
+  };
+  const replyTimer = replies ? setInterval(() => refreshReplies(true), 60_000).unref() : undefined;
   const extra: { stop(): Promise<void>; isReady?(): boolean }[] = [];
   const producers: StewardProducer[] = [];
   const runners: StageRunner[] = [];
@@ -90,7 +112,10 @@ export async function startPipeline(
                 maxEventTimeSkewMs: cfg.limits.maxEventTimeSkewMs,
                 maxMessageBytes: cfg.limits.maxMessageBytes,
                 replies: replies!,
-                onRejectedRoute: (m) => routeLog.warn({ topic: m.topic, partition: m.partition, offset: m.offset, key: m.key?.toString('utf8') }, 'reply route outside the replies topic ignored'),
+                onRejectedRoute: (m) => {
+                  routeLog.warn({ topic: m.topic, partition: m.partition, offset: m.offset, key: m.key?.toString('utf8') }, 'reply route outside the replies topic ignored');
+                  refreshReplies();
+                },
               })
             : new ScorerProcessor({ engine: deps.engine, topics, metrics }),
         );
@@ -155,6 +180,7 @@ export async function startPipeline(
   } catch (e) {
     // A start that fails half-way must not leave a sink, consumers or producers running (a half-started
     // process would keep consuming, or keep the event loop alive, after reporting its failure).
+    clearInterval(replyTimer);
     await Promise.allSettled([...runners.map((r) => r.stop()), ...extra.map((x) => x.stop())]);
     await Promise.allSettled(producers.map((p) => p.disconnect()));
     throw e;
@@ -169,6 +195,7 @@ export async function startPipeline(
     async stop() {
       if (stopped) return;
       stopped = true;
+      clearInterval(replyTimer);
       await auditSweep?.stop();
       await Promise.all([...runners.map((r) => r.stop()), ...extra.map((e) => e.stop())]);
       await Promise.all(producers.map((p) => p.disconnect()));
