@@ -177,7 +177,11 @@ export class StewardClient {
         if (p) this.opts.logger?.warn({ expected: p.trace.trace_id, got: d.trace_id }, 'reply names another trace than the one waiting for it: ignored');
         return;
       }
-      this.lastDecision.set(cacheKey(d.agent_id, d.tool), d);
+      // Most recent agent+tool pairs only (tool names come from traces: unbounded otherwise).
+      const k = cacheKey(d.agent_id, d.tool);
+      this.lastDecision.delete(k);
+      this.lastDecision.set(k, d);
+      if (this.lastDecision.size > MAX_CACHED_DECISIONS) this.lastDecision.delete(this.lastDecision.keys().next().value as string);
     }
     p?.resolve(d);
   }
@@ -335,6 +339,7 @@ export class StewardClient {
 }
 
 const MAX_TIMER_MS = 2_147_483_647;
+const MAX_CACHED_DECISIONS = 10_000;
 
 function cacheKey(agent: string, tool: unknown): string {
   return `${agent}\u0000${typeof tool === 'string' ? tool : ''}`;
