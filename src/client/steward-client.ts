@@ -14,7 +14,7 @@ import { topicNames, type TopicNames } from '../adapters/kafka/topics.js';
 import { REPLY_HEADERS, replyHeaders } from '../adapters/kafka/request-reply.js';
 import { createRegistry, encodeTrace, registerAvro } from '../adapters/kafka/serde.js';
 import { isMessageTooLarge } from '../adapters/kafka/kafka-error.js';
-import type { DecisionMessage, VerdictMessage } from '../adapters/kafka/messages.js';
+import { rejectedDecision, type DecisionMessage, type VerdictMessage } from '../adapters/kafka/messages.js';
 import { parseTimestamp } from '../engine/time.js';
 import { isApproved, type AclTier, type FallbackOnTimeout, type Intervention, type Trace } from '../engine/types.js';
 import { StewardError } from '../errors.js';
@@ -269,26 +269,7 @@ export class StewardClient {
   /** The fail-closed answer to a trace that never reached the stage, shaped like the stage's own rejection. */
   private rejectedDecision(trace: Trace, code: string, message: string): ClientDecision {
     const ts = parseTimestamp(trace.timestamp);
-    const text = message.length > 500 ? message.slice(0, 500) + '…' : message;
-    return {
-      trace_id: trace.trace_id,
-      agent_id: trace.agent_id,
-      tenant: '',
-      blueprint: '',
-      intervention: 'block',
-      approved: false,
-      stage: 'none',
-      halted: false,
-      reasons: [`trace rejected before reaching the tripwire stage: ${code}: ${text}`],
-      tripwires: [],
-      rules: [],
-      latency_ms: 0,
-      event_time_ms: Number.isFinite(ts) ? ts : Date.now(),
-      decided_at_ms: Date.now(),
-      hook: trace.hook,
-      ...(typeof trace.tool === 'string' ? { tool: trace.tool } : {}),
-      rejected: { code, message: text },
-    };
+    return rejectedDecision(trace, { code, message }, { event_time_ms: Number.isFinite(ts) ? ts : Date.now(), decided_at_ms: Date.now() }, 'before reaching the tripwire stage');
   }
 
   /** DESIGN §5.5: the governance contract's fallback_on_timeout, default by tier. */

@@ -19,7 +19,7 @@ import type { StewardMetrics } from '../observability/metrics.js';
 import type { StageOutput, StageProcessor } from './common.js';
 import { eventTimeMs, fitsIn, messageBytes } from './common.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../config/steward-config.js';
-import type { DecisionMessage, RejectedInfo } from '../adapters/kafka/messages.js';
+import { rejectedDecision } from '../adapters/kafka/messages.js';
 import { decisionMessage, type DecideScoreEngine } from './common-engine.js';
 import { scoringJson } from './scoring-message.js';
 import { traceEventId } from '../engine/event-id.js';
@@ -41,7 +41,6 @@ export interface TripwireStageDeps {
   maxMessageBytes?: number;
 }
 
-const MAX_REJECT_MESSAGE = 1000;
 const MAX_ID_LENGTH = 256;
 /** Identifying fields are read back from a rejected JSON trace only up to this size (best effort). */
 const MAX_PEEK_BYTES = 64 * 1024;
@@ -104,29 +103,9 @@ export class TripwireProcessor implements StageProcessor {
     if (!route) return [];
     const key = m.key && m.key.length <= MAX_ID_LENGTH ? m.key.toString('utf8') : '';
     const ids = peekIds(m.value);
-    const message = err.message.length > MAX_REJECT_MESSAGE ? err.message.slice(0, MAX_REJECT_MESSAGE) + '…' : err.message;
-    const rejected: RejectedInfo = { code: err.code, message };
     const now = (this.d.nowMs ?? Date.now)();
-    const d: DecisionMessage = {
-      trace_id: ids.trace_id ?? '',
-      agent_id: key,
-      tenant: '',
-      blueprint: '',
-      intervention: 'block',
-      approved: false,
-      stage: 'none',
-      halted: false,
-      reasons: [`trace rejected by the tripwire stage: ${err.code}: ${message}`],
-      tripwires: [],
-      rules: [],
-      latency_ms: 0,
-      event_time_ms: Number.isFinite(m.timestampMs) ? m.timestampMs : now,
-      decided_at_ms: now,
-      hook: ids.hook ?? '',
-      ...(ids.tool !== undefined ? { tool: ids.tool } : {}),
-      ...(this.d.engineVersion ? { engine_version: this.d.engineVersion } : {}),
-      rejected,
-    };
+    const d = rejectedDecision({ trace_id: ids.trace_id ?? '', agent_id: key, hook: ids.hook ?? '', tool: ids.tool }, err, { event_time_ms: Number.isFinite(m.timestampMs) ? m.timestampMs : now, decided_at_ms: now }, 'by the tripwire stage');
+    if (this.d.engineVersion) d.engine_version = this.d.engineVersion;
     return [replyMessage(route, 'decision', key, JSON.stringify(d))];
   }
 }

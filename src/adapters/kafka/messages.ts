@@ -42,6 +42,42 @@ export interface DecisionMessage {
   [k: string]: unknown;
 }
 
+/** Longest `rejected.message` kept (the rest is cut with an ellipsis). */
+export const MAX_REJECT_MESSAGE = 1000;
+
+/**
+ * The fail-closed decision for a refused trace (block, approved false, stage none, `rejected`): the tripwire
+ * stage's reply for a dead-lettered trace, and the client's own answer for a trace that never reached it.
+ * `where` ends the reason: "by the tripwire stage" or "before reaching the tripwire stage".
+ */
+export function rejectedDecision(
+  ids: { trace_id: string; agent_id: string; hook: string; tool?: unknown },
+  err: RejectedInfo,
+  times: { event_time_ms: number; decided_at_ms: number },
+  where: string,
+): DecisionMessage {
+  const message = err.message.length > MAX_REJECT_MESSAGE ? err.message.slice(0, MAX_REJECT_MESSAGE) + '…' : err.message;
+  return {
+    trace_id: ids.trace_id,
+    agent_id: ids.agent_id,
+    tenant: '',
+    blueprint: '',
+    intervention: 'block',
+    approved: false,
+    stage: 'none',
+    halted: false,
+    reasons: [`trace rejected ${where}: ${err.code}: ${message}`],
+    tripwires: [],
+    rules: [],
+    latency_ms: 0,
+    event_time_ms: times.event_time_ms,
+    decided_at_ms: times.decided_at_ms,
+    hook: ids.hook,
+    ...(typeof ids.tool === 'string' ? { tool: ids.tool } : {}),
+    rejected: { code: err.code, message },
+  };
+}
+
 export interface VerdictMessage {
   trace_id: string;
   agent_id: string;
