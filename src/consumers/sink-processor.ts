@@ -188,6 +188,11 @@ export class SinkProcessor {
     return expedited;
   }
 
+  /** Call on every group join and consumer crash: partitions may come back at other offsets (a new start). */
+  forgetDraftChains(): void {
+    this.draftChains.clear();
+  }
+
   /**
    * Batches of a partition overlap (SinkConsumerLoop), and an agent's ledger entries chain in the order their
    * drafts reach acgp.ledger: a batch's drafts go out after the previous batch's, also when that one is retried.

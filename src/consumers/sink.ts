@@ -152,6 +152,7 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
       metrics?.retainLag('sink', assignment);
       failedRestarts = 0;
       loop.onGroupJoin();
+      proc.forgetDraftChains();
       ledger.forgetHeads();
     });
     c.onCrash((e, restart) => {
@@ -163,6 +164,7 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
       // the stage would sit idle in a live process. Its batches still in flight may finish inserting, but
       // their offsets are no longer committed (a new generation): the next consumer re-reads them.
       loop.onGroupJoin();
+      proc.forgetDraftChains();
       if (!stopped && consumer === c) restartLater(c);
     });
     await c.subscribe(proc.inputTopics, true);

@@ -71,4 +71,20 @@ describe('SinkProcessor ledger drafts', () => {
     // Partition 1's t-0, then partition 0's drafts in offset order, none of t-2..t-4 ahead of t-0, t-1.
     expect(published).toEqual(['t-0', 't-0', 't-1', 't-2', 't-3', 't-4']);
   });
+
+  it('a new generation (group join, consumer crash) starts new chains: a partition that comes back past the failed batch publishes again', async () => {
+    const { proc, pending } = processor();
+    const b1 = outcome(proc.process(decisions(0, 0, 1)));
+    await tick();
+    pending[0].fail(new StewardError('STEWARD_KAFKA', 'retries exhausted', { retryable: false }));
+    expect(await b1).toMatch(/retries exhausted/);
+    // Another instance committed past offset 1 meanwhile; the partition comes back here at offset 500.
+    proc.forgetDraftChains();
+    const later = outcome(proc.process(decisions(0, 500, 501)));
+    await tick();
+    expect(pending).toHaveLength(2);
+    pending[1].ok();
+    expect(await later).toBe('ok');
+  });
 });
+
