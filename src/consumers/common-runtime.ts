@@ -2,7 +2,7 @@
  * Starts a set of stages in this process on one Kafka adapter and one idempotent producer. Used by
  * `steward run`, the demo, the integration tests and the bench, so all of them exercise the same wiring.
  */
-import { KafkaAdapter, type StewardProducer } from '../adapters/kafka/client.js';
+import { KafkaAdapter, METADATA_MAX_AGE_MS, type StewardProducer } from '../adapters/kafka/client.js';
 import { topicNames, type TopicNames } from '../adapters/kafka/topics.js';
 import { TraceDecoder, createRegistry } from '../adapters/kafka/serde.js';
 import type { StewardConfig } from '../config/steward-config.js';
@@ -74,19 +74,25 @@ export async function startPipeline(
   // The replies topic may gain partitions (or be created) while the stage runs: clients of the new partitions
   // must be answered without a restart. Re-read every minute, and at once (at most every 5 s) when a route
   // points past the known partitions.
+  // A new partition is used only once the stage's producers refreshed their metadata: kafkajs drops a record
+  // for a partition it does not know yet without an error (METADATA_MAX_AGE_MS).
   let lastReplyRefresh = 0;
+  let growing = false;
   const refreshReplies = (force = false): void => {
     const target = replies;
-    if (!target || (!force && Date.now() - lastReplyRefresh < 5_000)) return;
+    if (!target || growing || (!force && Date.now() - lastReplyRefresh < 5_000)) return;
     lastReplyRefresh = Date.now();
     void (async () => {
       const admin = await adapter.admin();
       try {
         const n = await admin.partitionCount(target.topic);
-        if (n > target.partitions) {
-          routeLog.info({ topic: target.topic, partitions: n, before: target.partitions }, 'replies topic has more partitions now');
-          target.partitions = n;
-        }
+        if (n <= target.partitions) return;
+        routeLog.info({ topic: target.topic, partitions: n, before: target.partitions, in_ms: METADATA_MAX_AGE_MS + 5_000 }, 'replies topic has more partitions: answering them once producers know them');
+        growing = true;
+        setTimeout(() => {
+          growing = false;
+          target.partitions = Math.max(target.partitions, n);
+        }, METADATA_MAX_AGE_MS + 5_000).unref();
       } finally {
         await admin.disconnect();
       }

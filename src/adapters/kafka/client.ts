@@ -205,6 +205,13 @@ function kafkaLogCreator(logger?: Logger) {
     };
 }
 
+/**
+ * Producers re-read topic metadata at least this often. kafkajs silently drops a record whose explicit
+ * partition is missing from its metadata (no error, the send resolves): a partition added to a topic is only
+ * safe to address once every producer had time to refresh (common-runtime.ts, replies topic).
+ */
+export const METADATA_MAX_AGE_MS = 30_000;
+
 export class KafkaAdapter {
   private readonly kafka: Kafka;
 
@@ -235,12 +242,15 @@ export class KafkaAdapter {
    */
   async producer(): Promise<StewardProducer> {
     let current: Promise<KProducer> | undefined;
+    let closed = false;
     const fresh = (): Promise<KProducer> => {
-      const p = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: cachingKeyPartitioner() });
+      const p = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: cachingKeyPartitioner(), metadataMaxAge: METADATA_MAX_AGE_MS });
       const ready = p.connect().then(
         () => p,
         (e: unknown) => {
           if (current === ready) current = undefined;
+          // connect() may have opened broker connections before failing (e.g. in initProducerId).
+          void p.disconnect().catch(() => undefined);
           throw e;
         },
       );
@@ -249,6 +259,8 @@ export class KafkaAdapter {
     };
     await fresh();
     const sendBatch = async (topicMessages: OutRecord[]): Promise<void> => {
+      // After disconnect() nothing may open a producer again (it would hold sockets nobody closes).
+      if (closed) throw new StewardError('STEWARD_KAFKA', 'producer disconnected');
       const p = await (current ?? fresh());
       try {
         await p.sendBatch({ topicMessages: topicMessages as { topic: string; messages: KMessage[] }[], acks: -1 });
@@ -263,7 +275,9 @@ export class KafkaAdapter {
       }
     };
     const disconnect = async () => {
+      closed = true;
       const p = await current?.catch(() => undefined);
+      current = undefined;
       await p?.disconnect();
     };
     return coalescingProducer(sendBatch, disconnect);

@@ -16,11 +16,15 @@ describe('replies topic growing while the stage runs', () => {
         const admin = kafka.admin();
         await admin.connect();
         const client = new StewardClient({ kafka: adapter, topicPrefix: cfg.topics.prefix, replyPartition: 2, logger: quietLogger() });
+        const early = new StewardClient({ kafka: adapter, topicPrefix: cfg.topics.prefix, replyPartition: 0, logger: quietLogger() });
         try {
+          // The stage's producer learns the replies topic's metadata (2 partitions) before it grows.
+          expect((await early.decide(trace(100, 'early-agent'), { timeoutMs: 15_000 })).fallback).toBeUndefined();
           await admin.createPartitions({ topicPartitions: [{ topic: topics.replies, count: 3 }] });
-          // The first route past the stage's known partitions makes it re-read the topic; later calls are answered.
+          // The first route past the stage's known partitions makes it re-read the topic; once its producers
+          // refreshed their metadata (kafkajs would drop a record for an unknown partition silently), calls are answered.
           let answered = false;
-          for (let i = 0; i < 20 && !answered; i++) {
+          for (let i = 0; i < 45 && !answered; i++) {
             const d = await client.decide(trace(i, 'grow-agent'), { timeoutMs: 1500 });
             answered = d.fallback === undefined;
             if (answered) expect(d).toMatchObject({ trace_id: trace(i, 'grow-agent').trace_id, intervention: 'ok' });
@@ -28,11 +32,12 @@ describe('replies topic growing while the stage runs', () => {
           expect(answered).toBe(true);
         } finally {
           await client.close();
+          await early.close();
           await admin.disconnect();
           await pipe.stop();
         }
       },
       { topics: { reply_partitions: 2 } },
     );
-  }, 90_000);
+  }, 120_000);
 });
