@@ -117,8 +117,9 @@ export class StewardEngine {
       agent,
       trustDebt: td.debt,
       nowMs,
-      // Each part percent-encoded: tenant `a` + agent `b:c` must not share state with tenant `a:b` + agent `c`.
-      stateNamespace: `${encodeURIComponent(agent.tenant)}:${encodeURIComponent(agent.id)}`,
+      // `%` and `:` escaped in each part: tenant `a` + agent `b:c` must not share state with tenant `a:b` +
+      // agent `c`. Nothing else is escaped, so ids without those two characters keep their keys.
+      stateNamespace: `${nsPart(agent.tenant)}:${nsPart(agent.id)}`,
       state: this.o.state,
       eventId,
     };
@@ -335,3 +336,5 @@ export function finalOutcome(decision: Pick<TripwireStageResult, 'intervention' 
   if (decision.stage !== 'none' && severityRank(d) > 0) return { intervention, stage: decision.stage };
   return { intervention, stage: ctq !== null ? 'ctq' : decision.stage === 'tripwire' ? 'tripwire' : 'rule' };
 }
+
+const nsPart = (s: string): string => (s.includes('%') || s.includes(':') ? s.replace(/%/g, '%25').replace(/:/g, '%3A') : s);

@@ -69,20 +69,22 @@ interface PendingHit {
 
 export class RedisStateStore implements StateStore {
   private readonly redis: RedisWithHit;
-  private readonly slackMs: number;
+  private readonly skewMs: number;
 
   /**
    * `prefix` isolates deployments (and tests); keys are `${prefix}rate:…` and `${prefix}kv:…`.
    * `maxEventTimeSkewMs`: how far a trace's event time may be from the clock (limits.max_event_time_skew_ms);
-   * hits are kept that much longer on both sides of their window. Null: event times are trusted as they
-   * come (a rate limit on agent-stamped times is then only as good as those stamps).
+   * hits are kept twice that longer than their window. The cost is memory: a key holds its hits of window +
+   * 2 x skew (a 1 s window at 50 hits/s and the default 5 min skew: ~30 000 members, ~3 MB), and a smaller cap
+   * would let one trace stamped ahead prune the hits again. Null: event times are trusted as they come (a
+   * rate limit on agent-stamped times is then only as good as those stamps).
    */
   constructor(
     redis: Redis,
     private readonly prefix = 'steward:',
     opts: { maxEventTimeSkewMs?: number | null } = {},
   ) {
-    this.slackMs = Math.max(0, 2 * (opts.maxEventTimeSkewMs ?? 0));
+    this.skewMs = Math.max(0, opts.maxEventTimeSkewMs ?? 0);
     if (typeof (redis as unknown as Partial<RedisWithHit>).stewardRateHit2 !== 'function') {
       redis.defineCommand('stewardRateHit2', { numberOfKeys: 1, lua: HIT_SCRIPT });
     }
@@ -163,7 +165,7 @@ export class RedisStateStore implements StateStore {
     if (!(windowMs > 0) || !Number.isFinite(nowMs)) return Promise.reject(new StewardError('STEWARD_DSL_EVAL', 'rate window must be positive and time finite'));
     return new Promise<number>((resolve, reject) => {
       const win = Math.ceil(windowMs);
-      if (this.pending.push({ key: `${this.prefix}rate:${namespace}:${key}`, now: Math.floor(nowMs), win, hitId, keep: win + this.slackMs, resolve, reject }) === 1) process.nextTick(this.flushHits);
+      if (this.pending.push({ key: `${this.prefix}rate:${namespace}:${key}`, now: Math.floor(nowMs), win, hitId, keep: win + 2 * this.skewMs, resolve, reject }) === 1) process.nextTick(this.flushHits);
     });
   }
 }
