@@ -12,7 +12,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { KafkaAdapter, type KafkaSettings, type StewardConsumer, type StewardProducer, type InMessage, headerText } from '../adapters/kafka/client.js';
 import { topicNames, type TopicNames } from '../adapters/kafka/topics.js';
 import { REPLY_HEADERS, replyHeaders } from '../adapters/kafka/request-reply.js';
-import { createRegistry, encodeTrace, registerAvro } from '../adapters/kafka/serde.js';
+import { assertWellFormedIds, createRegistry, encodeTrace, registerAvro } from '../adapters/kafka/serde.js';
 import { isMessageTooLarge } from '../adapters/kafka/kafka-error.js';
 import { rejectedDecision, type DecisionMessage, type VerdictMessage } from '../adapters/kafka/messages.js';
 import { parseTimestamp } from '../engine/time.js';
@@ -55,6 +55,8 @@ export class StewardClient {
   private readonly pending = new Map<string, Pending>();
   private readonly verdictHandlers: ((v: VerdictMessage) => void | Promise<void>)[] = [];
   private readonly lastDecision = new Map<string, DecisionMessage>();
+  /** Calls answered with the fallback before their decision arrived, by correlation id (most recent only). */
+  private readonly answered = new Map<string, { resolve: (d: ClientDecision) => void; trace: Trace }>();
   private avroSchemaId?: number;
   private registry?: ReturnType<typeof createRegistry>;
   private connected?: Promise<void>;
@@ -162,7 +164,9 @@ export class StewardClient {
       }
       return;
     }
-    const p = this.pending.get(corr);
+    // A call that already answered (timeout) still learns its decision for the cached_decision fallback.
+    const p = this.pending.get(corr) ?? this.answered.get(corr);
+    if (p && !this.pending.has(corr)) this.answered.delete(corr);
     let d = body as ClientDecision;
     const rejected = d.rejected;
     if (rejected !== undefined) {
@@ -190,6 +194,7 @@ export class StewardClient {
     await this.connect();
     let value: Buffer;
     try {
+      assertWellFormedIds(trace);
       value = await encodeTrace(trace, this.registry && this.avroSchemaId !== undefined ? { registry: this.registry, schemaId: this.avroSchemaId } : undefined);
     } catch (e) {
       // Not the broker's fault, and no retry helps: the stage would reject such a trace too.
@@ -219,7 +224,13 @@ export class StewardClient {
         if (done) return;
         done = true;
         clearTimeout(timer);
+        const p = this.pending.get(correlation);
         this.pending.delete(correlation);
+        if (p && d.fallback) {
+          // Answered before its decision arrived: a late reply is still matched to its trace (bounded).
+          this.answered.set(correlation, { resolve: () => undefined, trace: p.trace });
+          if (this.answered.size > MAX_ANSWERED) this.answered.delete(this.answered.keys().next().value as string);
+        }
         resolve(d);
       };
       const timer = setTimeout(() => {
@@ -321,6 +332,7 @@ export class StewardClient {
 
 const MAX_TIMER_MS = 2_147_483_647;
 const MAX_CACHED_DECISIONS = 10_000;
+const MAX_ANSWERED = 10_000;
 
 function cacheKey(agent: string, tool: unknown): string {
   return `${agent}\u0000${typeof tool === 'string' ? tool : ''}`;

@@ -80,14 +80,20 @@ export function validateTrace(obj: unknown): Trace {
     const where = e?.instancePath || '$';
     throw new StewardError('STEWARD_TRACE_SCHEMA', `trace invalid at ${where}: ${e?.message ?? 'schema violation'}`);
   }
-  // Ids become Redis keys, Kafka keys and ClickHouse values: a lone surrogate ("\ud800" in JSON text) has no
-  // UTF-8 form, so it would fail every key built from it (encodeURIComponent throws) or change in transit.
-  const t = obj as Trace;
+  assertWellFormedIds(obj as Trace);
+  return obj as Trace;
+}
+
+/**
+ * Ids become Redis keys, Kafka keys and ClickHouse values: a lone surrogate ("\ud800" in JSON text) has no
+ * UTF-8 form, so it would fail every key built from it (encodeURIComponent throws) or change in transit
+ * (Avro writes U+FFFD). Checked by the stage on decode and by the client before sending.
+ */
+export function assertWellFormedIds(t: Trace): void {
   for (const f of ID_FIELDS) {
     const v = (t as unknown as Record<string, unknown>)[f];
     if (typeof v === 'string' && LONE_SURROGATE.test(v)) throw new StewardError('STEWARD_TRACE_SCHEMA', `trace invalid at /${f}: contains a lone UTF-16 surrogate`);
   }
-  return t;
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

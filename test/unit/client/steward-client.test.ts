@@ -219,5 +219,25 @@ describe('StewardClient.decide', () => {
     expect(await pending).toMatchObject({ intervention: 'ok', tenant: 'acme' });
     await c.close();
   });
+
+  it('a decision that arrives after its call timed out still feeds cached_decision', async () => {
+    const { adapter, state, reply } = fakeAdapter();
+    const c = client(adapter, { fallbackOnTimeout: 'cached_decision' });
+    const first = await c.decide(trace, { timeoutMs: 20 });
+    expect(first).toMatchObject({ fallback: true, intervention: 'flag' }); // nothing cached yet
+    const corr = state.sent[0].messages[0].headers![REPLY_HEADERS.correlation] as string;
+    await reply(decision({ intervention: 'block', approved: false, stage: 'rule' }), corr); // late
+    expect(await c.decide({ ...trace, trace_id: 't-2' }, { timeoutMs: 20 })).toMatchObject({ fallback: true, intervention: 'block' });
+    await c.close();
+  });
+
+  it('a trace with a lone surrogate in an id is refused before sending (Avro would rewrite it to U+FFFD)', async () => {
+    const { adapter, state } = fakeAdapter();
+    const c = client(adapter);
+    const d = await c.decide({ ...trace, agent_id: 'a\ud800' }, { timeoutMs: 5000 });
+    expect(d).toMatchObject({ intervention: 'block', approved: false, rejected: { code: 'STEWARD_TRACE_SCHEMA' } });
+    expect(state.sent).toEqual([]);
+    await c.close();
+  });
 });
 
