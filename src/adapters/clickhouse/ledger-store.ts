@@ -175,11 +175,13 @@ export class LedgerWriter {
   /** Copies into ledger_ids the ids of entries above each agent's highest indexed seq, up to its head. */
   private async completeIds(heads: { agent: string; head: number }[]): Promise<void> {
     if (heads.length === 0) return;
-    const marks = await this.store.query<{ agent_id: string; ids_seq: string }>(
-      `SELECT agent_id, max(seq) AS ids_seq FROM ${this.store.table('ledger_ids')}
+    // The mark is the highest indexed seq only if every seq below it is indexed too: a repair copy that failed
+    // half way (INSERT … SELECT writes block by block) may have indexed higher seqs and not lower ones.
+    const marks = await this.store.query<{ agent_id: string; ids_seq: string; ids_n: string }>(
+      `SELECT agent_id, max(seq) AS ids_seq, uniqExact(seq) AS ids_n FROM ${this.store.table('ledger_ids')}
        WHERE agent_id IN (${heads.map((h) => sqlString(h.agent)).join(',')}) GROUP BY agent_id`,
     );
-    const mark = new Map(marks.map((m) => [m.agent_id, Number(m.ids_seq)]));
+    const mark = new Map(marks.map((m) => [m.agent_id, Number(m.ids_n) === Number(m.ids_seq) ? Number(m.ids_seq) : 0]));
     const behind = heads.filter((h) => (mark.get(h.agent) ?? 0) < h.head);
     if (behind.length === 0) return;
     const where = behind.map((h) => `(agent_id = ${sqlString(h.agent)} AND seq > ${mark.get(h.agent) ?? 0})`).join(' OR ');

@@ -81,4 +81,16 @@ describe('ledger entry-id index (real ClickHouse)', () => {
     expect(chain.map((e) => e.entry_id)).toEqual(['pd:lost-1', 'pd:lost-2', 'pd:lost-3', 'pd:lost-4']);
     expect(verifyLedger(chain, keys).issues).toEqual([]);
   });
+
+  it('an index with a gap below its highest seq (a repair copy that failed half way) is completed from the start', async () => {
+    const w = new LedgerWriter(store, signer);
+    const rows = await w.append(drafts('gap', [1, 2, 3, 4, 5]));
+    await store.insert('ledger', rows);
+    // Only seqs 4 and 5 made it into the index.
+    await store.insert('ledger_ids', rows.filter((r) => r.seq >= 4).map((r) => ({ agent_id: r.agent_id, entry_id: r.entry_id, seq: r.seq })));
+    const next = await new LedgerWriter(store, signer).append(drafts('gap', [2, 6]));
+    expect(next.map((r) => [r.entry_id, r.seq])).toEqual([['pd:gap-6', 6]]);
+    expect(await indexed('gap')).toEqual([1, 2, 3, 4, 5].map((n) => `pd:gap-${n}@${n}`));
+  });
 });
+
