@@ -53,6 +53,8 @@ export class SinkProcessor {
     /** Publishes POLICY_DECISION drafts to acgp.ledger (keyed by agent_id, the draft's JSON as value). */
     private readonly publishDrafts: (messages: LedgerDraftMessage[]) => Promise<void>,
     private readonly nowMs: () => number,
+    /** A ledger id-index write failed (logged; repaired at the next head load). */
+    private readonly onIndexError?: (e: unknown) => void,
   ) {
     this.kindOf = new Map(
       (['decisions', 'verdicts', 'ledger', 'trustDebt', 'gate', 'dlq'] as Kind[]).map((k) => [topics[k], k]),
@@ -179,12 +181,13 @@ export class SinkProcessor {
     }
     try {
       await Promise.all(writes);
-      await this.sink.withRetry('ledger', () => this.ledger.stored(ledgerRows));
     } catch (e) {
       // The chain heads moved past rows that may not be stored: the redelivery reloads them from ClickHouse.
       await this.ledger.discard(ledgerRows);
       throw e;
     }
+    // Not awaited: a lost index write is repaired at the next head load (ledger-store.ts).
+    this.ledger.stored(ledgerRows).catch((e: unknown) => this.onIndexError?.(e));
     return expedited;
   }
 

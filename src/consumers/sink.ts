@@ -129,7 +129,9 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
   if (pool) opened.push(() => pool.close());
   const ledger = new LedgerWriter(store, opts.signer, { nowMs: now, signMany: pool ? (h) => pool.signMany(h) : undefined });
   const publishDrafts = (messages: LedgerDraftMessage[]) => producer.send([{ topic: topics.ledger, messages }]);
-  const proc = new SinkProcessor(topics, sink, ledger, deadLetter, publishDrafts, now);
+  const proc = new SinkProcessor(topics, sink, ledger, deadLetter, publishDrafts, now, (e) =>
+    log.warn({ err: (e as Error).message }, 'sink: ledger id-index write failed; the next head load repairs it'),
+  );
 
   let consumer: StewardConsumer | undefined;
   let joined = false;
@@ -218,6 +220,7 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
       sink.abort('sink stopped');
       await Promise.allSettled([consumer?.disconnect(), producer.disconnect()]);
       await pool?.close();
+      await ledger.idsWritten();
       await store.close();
       metrics?.retainLag('sink');
     },

@@ -7,9 +7,9 @@
  * (agent_id, seq), so asking it costs a scan of the agents' whole chains per batch (bench:ledger: 108 ms vs
  * 9 ms per 500-draft batch over 10 agents of 1 M entries each). The index must never miss a stored entry (the entry would chain
  * twice), so it is written after the entries (`stored`) and, whenever a head is loaded, checked against the
- * chain: ids are written batch by batch in chain order, so an agent's highest indexed seq below its head
- * means the ids of the entries above it were lost (a crash between the two inserts), and those are copied
- * from the ledger before the agent is used. A batch whose insert failed is `discarded`: its agents' heads
+ * chain: an agent whose indexed seqs are not exactly 1..max, or whose max is below its head, lost index
+ * writes (a crash between the two inserts, a failed write), and the missing ids are copied from the ledger
+ * before the agent is used. A batch whose insert failed is `discarded`: its agents' heads
  * and remembered ids are dropped, so its redelivery reloads and re-checks them.
  */
 import { canonicalize, LedgerChain, isLedgerEntryType, type LedgerDraft, type LedgerEntry, type LedgerSigner } from '../../engine/ledger/index.js';
@@ -49,6 +49,8 @@ export function ledgerDraftFrom(m: unknown): LedgerDraft {
 export class LedgerWriter {
   private readonly chain: LedgerChain;
   private queue: Promise<unknown> = Promise.resolve();
+  private idsQueue: { agent_id: string; entry_id: string; seq: number }[] = [];
+  private idsFlush: Promise<void> | undefined;
   /** entry_ids appended by this process recently: a redelivered copy inside one process is skipped without a query. */
   private readonly recent = new Map<string, true>();
 
@@ -57,6 +59,8 @@ export class LedgerWriter {
     signer: LedgerSigner,
     private readonly opts: {
       recentIds?: number;
+      /** How long stored() collects ids before writing them (default 100 ms). */
+      idsLingerMs?: number;
       nowMs?: () => number;
       /** Signs entry hashes elsewhere (src/adapters/crypto/sign-pool.ts) instead of one by one on this thread; same key as `signer`. */
       signMany?: (hashesHex: string[]) => Promise<string[]>;
@@ -74,12 +78,26 @@ export class LedgerWriter {
   }
 
   /**
-   * Call once `rows` (from append) are in the ledger table, before the next batch of their partition: indexes
-   * their ids. If it fails for good, `discard` them (the redelivery then repairs the index from the ledger).
+   * Call once `rows` (from append) are in the ledger table: indexes their ids. Batches' ids are written together
+   * after `idsLingerMs` (one part for many batches, off the ledger's critical path). Nothing depends on the write
+   * landing at once: this process remembers what it appended, and a lost write (failure, crash) leaves a gap or
+   * a mark below the head, which the next head load repairs. Resolves when the write carrying `rows` is done.
    */
-  async stored(rows: readonly LedgerRow[]): Promise<void> {
-    if (rows.length === 0) return;
-    await this.store.insert('ledger_ids', rows.map((r) => ({ agent_id: r.agent_id, entry_id: r.entry_id, seq: r.seq })));
+  stored(rows: readonly LedgerRow[]): Promise<void> {
+    if (rows.length === 0) return Promise.resolve();
+    for (const r of rows) this.idsQueue.push({ agent_id: r.agent_id, entry_id: r.entry_id, seq: r.seq });
+    this.idsFlush ??= new Promise<void>((res) => setTimeout(res, this.opts.idsLingerMs ?? 100)).then(() => {
+      const q = this.idsQueue;
+      this.idsQueue = [];
+      this.idsFlush = undefined;
+      return this.store.insert('ledger_ids', q);
+    });
+    return this.idsFlush;
+  }
+
+  /** Resolves once the pending id-index write (if any) is done: call before closing the store. */
+  async idsWritten(): Promise<void> {
+    await this.idsFlush?.catch(() => undefined);
   }
 
   /** Call when `rows` (from append) could not be stored: their agents' heads and remembered ids are dropped. */

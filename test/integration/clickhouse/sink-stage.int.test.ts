@@ -81,9 +81,9 @@ describe('sink stage: Kafka → ClickHouse exactly once (real Kafka + ClickHouse
     expect(r.entries).toBe(N_DEC + 1);
     expect(r.agents).toBe(8);
     expect(new Set(entries.map((e) => e.entry_id)).size).toBe(N_DEC + 1);
-    // The writer indexed every entry's id (what the replay below relies on to skip them).
-    const ids = await env.store.query<{ n: string }>(`SELECT count() AS n FROM ${env.store.table('ledger_ids')} FINAL`);
-    expect(Number(ids[0].n)).toBe(N_DEC + 1);
+    // The writer indexed every entry's id (written off the critical path, shortly after the entries).
+    const ids = async () => Number((await env.store.query<{ n: string }>(`SELECT count() AS n FROM ${env.store.table('ledger_ids')} FINAL`))[0].n);
+    await waitFor(async () => (await ids()) === N_DEC + 1, { timeoutMs: 10_000, message: 'ledger ids indexed' });
     expect(entries.find((e) => e.entry_id === 'plan:g1:A')).toMatchObject({ agent_id: 'agent-7', type: 'PLAN_SELECTED', payload: { plan: 'A' } });
     expect(await env.count('v_gate_events')).toEqual({ n: 1, u: 1 });
     // /metrics: rows per table (the 60 redelivered decisions and 50 verdicts were inserted again; the tables
