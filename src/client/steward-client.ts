@@ -114,9 +114,13 @@ export class StewardClient {
       const c = this.adapter.consumer({ groupId: `steward-client-${this.instanceId}`, assign: { topic: this.topics.replies, partitions: [this.replyPartition] }, maxWaitTimeMs: 100 });
       this.replies = c;
       let crashed: (e: unknown) => void = () => undefined;
+      let isJoined = false;
       const joined = new Promise<void>((res, rej) => {
         crashed = rej;
-        c.onGroupJoin(() => res());
+        c.onGroupJoin(() => {
+          isJoined = true;
+          res();
+        });
       });
       joined.catch(() => undefined);
       // A reply consumer kafkajs gives up on would leave every later decide() waiting for replies nobody reads:
@@ -124,7 +128,8 @@ export class StewardClient {
       c.onCrash((err, willRestart) => {
         if (willRestart) return;
         crashed(err);
-        if (this.replies !== c) return;
+        // Before the join the failing connect attempt cleans up itself (doConnect), and must be the only one to.
+        if (!isJoined || this.replies !== c) return;
         this.opts.logger?.warn({ err }, 'reply consumer crashed: reconnecting on the next call');
         const producer = this.producer;
         this.replies = undefined;
