@@ -21,6 +21,13 @@ export interface AuditSweepOptions {
   onChanges: (changes: TrustDebtChange[]) => Promise<void> | void;
   onError?: (e: unknown) => void;
   now?: () => number;
+  /**
+   * Input partitions where the trust-debt stage still has records from before a cutoff to read (a backlog
+   * longer than `lagMs`: a Redis outage, a stopped stage). While any are, the sweep credits nothing.
+   */
+  backlogBefore?: (cutoffMs: number) => Promise<string[]>;
+  /** Told when a sweep was held back by a backlog (the partitions behind). */
+  onHeld?: (behind: string[]) => void;
 }
 
 /** What the periodic sweep needs; the Redis store adds the lock and the outbox, the memory store has neither. */
@@ -50,7 +57,10 @@ export function startAuditSweep(store: SweepableStore, o: AuditSweepOptions): Au
       if (token === undefined) return [];
     }
     try {
-      const changes = await store.sweep(now() - (o.lagMs ?? HOUR_MS), o.cfgFor);
+      const cutoff = now() - (o.lagMs ?? HOUR_MS);
+      const behind = (await o.backlogBefore?.(cutoff)) ?? [];
+      if (behind.length > 0) o.onHeld?.(behind);
+      const changes = behind.length > 0 ? [] : await store.sweep(cutoff, o.cfgFor);
       if (store.drainAuditOutbox) {
         // also publishes credits an earlier sweep granted but could not publish
         while ((await store.drainAuditOutbox(o.onChanges)).length > 0);

@@ -13,6 +13,7 @@ import { StageRunner, type StageProcessor } from './common.js';
 import type { DecideScoreEngine } from './common-engine.js';
 import { TripwireProcessor } from './tripwire.js';
 import type { ReplyTarget } from '../adapters/kafka/request-reply.js';
+import { backlogBefore } from '../adapters/kafka/backlog.js';
 import { ScorerProcessor } from './scorer.js';
 import { TrustDebtProcessor, startTrustDebtAuditSweep, type TrustDebtStoreLike } from './trust-debt.js';
 import type { AuditSweep, SweepableStore } from './audit-sweep.js';
@@ -181,6 +182,14 @@ export async function startPipeline(
         intervalMs: cfg.trustDebt.auditSweepIntervalMs,
         lagMs: cfg.trustDebt.auditSweepLagMs,
         now: deps.sweepNow,
+        backlogBefore: async (cutoffMs) => {
+          const admin = await adapter.admin();
+          try {
+            return await backlogBefore(admin, groupId(cfg, 'trust-debt'), procs[tdIndex]!.inputTopics, cutoffMs);
+          } finally {
+            await admin.disconnect();
+          }
+        },
       });
     }
   } catch (e) {

@@ -207,6 +207,8 @@ export interface TrustDebtSweepDeps {
   /** trust_debt.audit_sweep_lag_ms: credit only windows that ended at least this long ago (event time). */
   lagMs: number;
   now?: () => number;
+  /** The stage's input partitions still holding records from before a cutoff (see AuditSweepOptions). */
+  backlogBefore?: (cutoffMs: number) => Promise<string[]>;
 }
 
 /**
@@ -220,6 +222,8 @@ export function startTrustDebtAuditSweep(d: TrustDebtSweepDeps): AuditSweep {
     lagMs: d.lagMs,
     now: d.now,
     cfgFor: d.cfgFor,
+    backlogBefore: d.backlogBefore,
+    onHeld: (behind) => d.logger?.warn({ behind: behind.slice(0, 20), partitions: behind.length }, 'audit sweep held back: the trust-debt stage has older records still to apply'),
     onChanges: async (changes) => {
       await d.producer.send([{ topic: d.topics.trustDebt, messages: changes.map((c) => toTrustDebtOutput(d.topics, c).message) }]);
       for (const c of changes) {

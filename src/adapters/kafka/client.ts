@@ -125,6 +125,8 @@ export interface StewardAdmin {
   /** Committed offsets of a group on a topic (-1 when none). */
   groupOffsets(groupId: string, topic: string): Promise<{ partition: number; offset: string }[]>;
   partitionCount(topic: string): Promise<number>;
+  /** Per partition, the first offset whose record timestamp is >= `ms` (the high watermark when none is). */
+  offsetsAtTime(topic: string, ms: number): Promise<{ partition: number; offset: string }[]>;
   disconnect(): Promise<void>;
 }
 
@@ -397,6 +399,7 @@ export class KafkaAdapter {
         const md = await a.fetchTopicMetadata({ topics: [topic] });
         return md.topics[0]?.partitions.length ?? 0;
       },
+      offsetsAtTime: (topic, ms) => a.fetchTopicOffsetsByTimestamp(topic, ms),
       disconnect: () => a.disconnect(),
     };
   }

@@ -104,6 +104,37 @@ describe('trust-debt stage: threshold actions', () => {
 });
 
 describe('trust-debt stage: audit sweep', () => {
+  it('credits nothing while the stage still has records from before the cutoff to apply (a backlog past the lag)', async () => {
+    const store = new MemoryTrustDebtStore();
+    const cfg = trustDebtConfigFrom({ recovery: { good_behavior_audit: { threshold_hours: 24, credit: -0.1 } } });
+    await store.apply({ eventId: 'h-0', tenant: 'acme', agentId: 'h', atMs: T0, kind: 'intervention', intervention: 'halt' }, cfg);
+    const clock = T0 + 27 * HOUR_MS;
+    let behind = ['t.verdicts/2'];
+    const asked: number[] = [];
+    const { logger, lines } = capture('warn');
+    const sweep = startTrustDebtAuditSweep({
+      store,
+      producer: { send: async () => undefined },
+      topics,
+      cfgFor: () => cfg,
+      logger,
+      intervalMs: 3_600_000,
+      lagMs: HOUR_MS,
+      now: () => clock,
+      backlogBefore: async (cutoff) => (asked.push(cutoff), behind),
+    });
+    try {
+      expect(await sweep.runOnce()).toEqual([]);
+      expect(asked).toEqual([clock - HOUR_MS]);
+      expect(lines.find((l) => l.msg === 'audit sweep held back: the trust-debt stage has older records still to apply')).toMatchObject({ behind: ['t.verdicts/2'], partitions: 1 });
+      // The backlog applied: the window [T0, T0 + 24 h] is credited now.
+      behind = [];
+      expect((await sweep.runOnce()).map((c) => c.eventId)).toEqual([`audit:acme:h:${T0 + 24 * HOUR_MS}`]);
+    } finally {
+      await sweep.stop();
+    }
+  });
+
   it('publishes each credit it grants once, as a trust-debt event, with the agent\'s own settings', async () => {
     const store = new MemoryTrustDebtStore();
     const cfgA = trustDebtConfigFrom({ recovery: { good_behavior_audit: { threshold_hours: 24, credit: -0.1 } } });

@@ -1,0 +1,26 @@
+/**
+ * Whether a consumer group still has records older than a time to read: the audit sweep (consumers/audit-sweep.ts)
+ * must not credit a good-behaviour window while a non-ok event from inside it waits in the trust-debt stage's
+ * backlog. Record timestamps are the producing stage's clock (CreateTime), at or after the event they carry.
+ */
+import type { StewardAdmin } from './client.js';
+
+/**
+ * Partitions of `topics` where `groupId` has unread records with a timestamp before `beforeMs` (committed
+ * offset below the first offset at `beforeMs`); a partition the group never committed counts from its low
+ * watermark. Empty when the group is past `beforeMs` everywhere.
+ */
+export async function backlogBefore(admin: StewardAdmin, groupId: string, topics: readonly string[], beforeMs: number): Promise<string[]> {
+  const behind: string[] = [];
+  for (const topic of topics) {
+    const [at, committed, ends] = await Promise.all([admin.offsetsAtTime(topic, beforeMs), admin.groupOffsets(groupId, topic), admin.topicOffsets(topic)]);
+    const done = new Map(committed.map((c) => [c.partition, BigInt(c.offset)]));
+    const low = new Map(ends.map((e) => [e.partition, BigInt(e.low)]));
+    for (const p of at) {
+      const c = done.get(p.partition) ?? -1n;
+      const next = c >= 0n ? c : (low.get(p.partition) ?? 0n);
+      if (next < BigInt(p.offset)) behind.push(`${topic}/${p.partition}`);
+    }
+  }
+  return behind;
+}
