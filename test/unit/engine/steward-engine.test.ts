@@ -26,11 +26,15 @@ checks:
 scoring: { thresholds: { ok: 0.3, nudge: 0.45, escalate: 0.6, block: 0.75 } }
 `;
 
+function compiled(text: string, config = defaultEngineConfig()) {
+  const res = compileBlueprintSet([{ file: 'eng.yaml', text }], { config });
+  if (!res.set) throw new Error(res.errors.map((e) => e.format()).join('\n'));
+  return res.set;
+}
+
 function setup(score = 0.9) {
   const config = defaultEngineConfig();
-  const res = compileBlueprintSet([{ file: 'eng.yaml', text: BP }], { config });
-  if (!res.set) throw new Error(res.errors.map((e) => e.format()).join('\n'));
-  const set = res.set;
+  const set = compiled(BP, config);
   let calls = 0;
   const counting: Scorer = {
     scorerType: 'counting',
@@ -135,9 +139,7 @@ checks: []
 scoring: { thresholds: { ok: 0.3, nudge: 0.45, escalate: 0.6, block: 0.75 } }
 `;
     const config = defaultEngineConfig();
-    const res = compileBlueprintSet([{ file: 'ns.yaml', text: bp }], { config });
-    if (!res.set) throw new Error(res.errors.map((e) => e.format()).join('\n'));
-    const set = res.set;
+    const set = compiled(bp, config);
     // Over quota: agent "b:c" of tenant "a" (namespace = percent-encoded tenant ":" agent id).
     const state = new MemoryStateStore({ 'a:b%3Ac': { 'x:quota': 9 } });
     const engine = new StewardEngine({
