@@ -185,7 +185,9 @@ export async function startPipeline(
         backlogBefore: async (cutoffMs) => {
           const admin = await adapter.admin();
           try {
-            return await backlogBefore(admin, groupId(cfg, 'trust-debt'), procs[tdIndex]!.inputTopics, cutoffMs);
+            // A record is stamped after the event it carries (pipeline latency, and up to the allowed skew).
+            const stampedBy = cutoffMs + (cfg.limits.maxEventTimeSkewMs ?? 0) + 60_000;
+            return await backlogBefore(admin, groupId(cfg, 'trust-debt'), procs[tdIndex]!.inputTopics, stampedBy);
           } finally {
             await admin.disconnect();
           }

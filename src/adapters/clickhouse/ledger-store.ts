@@ -51,6 +51,7 @@ export class LedgerWriter {
   private queue: Promise<unknown> = Promise.resolve();
   private idsQueue: { agent_id: string; entry_id: string; seq: number }[] = [];
   private idsFlush: Promise<void> | undefined;
+  private idsWrites: Promise<void> = Promise.resolve();
   /** entry_ids appended by this process recently: a redelivered copy inside one process is skipped without a query. */
   private readonly recent = new Map<string, true>();
 
@@ -86,18 +87,29 @@ export class LedgerWriter {
   stored(rows: readonly LedgerRow[]): Promise<void> {
     if (rows.length === 0) return Promise.resolve();
     for (const r of rows) this.idsQueue.push({ agent_id: r.agent_id, entry_id: r.entry_id, seq: r.seq });
+    // One write at a time, in order; a failed one makes its agents reload (and repair) on their next batch,
+    // rather than leaving only `recent` between a redelivered draft and a second chaining.
     this.idsFlush ??= new Promise<void>((res) => setTimeout(res, this.opts.idsLingerMs ?? 100)).then(() => {
       const q = this.idsQueue;
       this.idsQueue = [];
       this.idsFlush = undefined;
-      return this.store.insert('ledger_ids', q);
+      const write = this.idsWrites.then(() => this.store.insert('ledger_ids', q));
+      this.idsWrites = write.catch(() => {
+        const agents = new Set(q.map((r) => r.agent_id));
+        this.queue = this.queue.then(() => {
+          for (const a of agents) this.chain.forget(a);
+          for (const k of this.recent.keys()) if (agents.has(k.slice(0, k.indexOf('\u0000')))) this.recent.delete(k);
+        });
+      });
+      return write;
     });
     return this.idsFlush;
   }
 
-  /** Resolves once the pending id-index write (if any) is done: call before closing the store. */
+  /** Resolves once the id-index writes queued so far are done (or failed): call before closing the store. */
   async idsWritten(): Promise<void> {
     await this.idsFlush?.catch(() => undefined);
+    await this.idsWrites;
   }
 
   /** Call when `rows` (from append) could not be stored: their agents' heads and remembered ids are dropped. */
@@ -178,12 +190,12 @@ export class LedgerWriter {
   private async loadHeads(agents: string[]): Promise<void> {
     if (agents.length === 0) return;
     // Aliases must not shadow columns: ClickHouse resolves `argMax(hash, seq)` against an alias named seq.
-    const rows = await this.store.query<{ agent_id: string; head_seq: string; head_hash: string; head_ts: string }>(
-      `SELECT agent_id, max(seq) AS head_seq, argMax(hash, seq) AS head_hash, argMax(ts_ms, seq) AS head_ts FROM ${this.store.table('ledger')}
-       WHERE agent_id IN (${agents.map(sqlString).join(',')}) GROUP BY agent_id`,
+    const rows = await this.store.query<{ agent_id: string; head_seq: string; head_hash: string; head_ts: string; head_n: string }>(
+      `SELECT agent_id, max(seq) AS head_seq, argMax(hash, seq) AS head_hash, argMax(ts_ms, seq) AS head_ts, uniqExact(seq) AS head_n
+       FROM ${this.store.table('ledger')} WHERE agent_id IN (${agents.map(sqlString).join(',')}) GROUP BY agent_id`,
     );
     const found = new Map(rows.map((r) => [r.agent_id, r]));
-    await this.completeIds(rows.map((r) => ({ agent: r.agent_id, head: Number(r.head_seq) })));
+    await this.completeIds(rows.map((r) => ({ agent: r.agent_id, head: Number(r.head_seq), n: Number(r.head_n) })));
     for (const a of agents) {
       const r = found.get(a);
       this.chain.setHead(a, r ? { agent_id: a, seq: Number(r.head_seq), hash: r.head_hash, ts_ms: Number(r.head_ts) } : null);
@@ -191,15 +203,25 @@ export class LedgerWriter {
   }
 
   /** Copies into ledger_ids the ids of entries above each agent's highest indexed seq, up to its head. */
-  private async completeIds(heads: { agent: string; head: number }[]): Promise<void> {
+  private async completeIds(heads: { agent: string; head: number; n: number }[]): Promise<void> {
     if (heads.length === 0) return;
-    // The mark is the highest indexed seq only if every seq below it is indexed too: a repair copy that failed
-    // half way (INSERT … SELECT writes block by block) may have indexed higher seqs and not lower ones.
+    // The index is complete when it holds as many distinct seqs as the ledger, up to the same head. Otherwise
+    // its highest seq is a mark only if every seq below it is indexed too (a repair copy that failed half way,
+    // INSERT … SELECT writing block by block, may have indexed higher seqs and not lower ones); a ledger with
+    // a seq gap of its own (an operator's delete) is then copied whole, and complete from then on.
     const marks = await this.store.query<{ agent_id: string; ids_seq: string; ids_n: string }>(
       `SELECT agent_id, max(seq) AS ids_seq, uniqExact(seq) AS ids_n FROM ${this.store.table('ledger_ids')}
        WHERE agent_id IN (${heads.map((h) => sqlString(h.agent)).join(',')}) GROUP BY agent_id`,
     );
-    const mark = new Map(marks.map((m) => [m.agent_id, Number(m.ids_n) === Number(m.ids_seq) ? Number(m.ids_seq) : 0]));
+    const of = new Map(heads.map((h) => [h.agent, h]));
+    const mark = new Map(
+      marks.map((m) => {
+        const seq = Number(m.ids_seq);
+        const n = Number(m.ids_n);
+        const h = of.get(m.agent_id);
+        return [m.agent_id, h && seq === h.head && n === h.n ? seq : n === seq ? seq : 0];
+      }),
+    );
     const behind = heads.filter((h) => (mark.get(h.agent) ?? 0) < h.head);
     if (behind.length === 0) return;
     const where = behind.map((h) => `(agent_id = ${sqlString(h.agent)} AND seq > ${mark.get(h.agent) ?? 0})`).join(' OR ');

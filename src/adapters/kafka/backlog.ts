@@ -1,7 +1,9 @@
 /**
  * Whether a consumer group still has records older than a time to read: the audit sweep (consumers/audit-sweep.ts)
  * must not credit a good-behaviour window while a non-ok event from inside it waits in the trust-debt stage's
- * backlog. Record timestamps are the producing stage's clock (CreateTime), at or after the event they carry.
+ * backlog. Record timestamps are the producing stage's clock (CreateTime): later than the event time they
+ * carry, by the pipeline's latency plus up to the allowed event-time skew, so callers ask about a time that
+ * far after their cutoff.
  */
 import type { StewardAdmin } from './client.js';
 
@@ -17,8 +19,11 @@ export async function backlogBefore(admin: StewardAdmin, groupId: string, topics
     const done = new Map(committed.map((c) => [c.partition, BigInt(c.offset)]));
     const low = new Map(ends.map((e) => [e.partition, BigInt(e.low)]));
     for (const p of at) {
+      // Committed offsets below the low watermark (deleted records) and none at all (-1, kafkajs' -2 after an
+      // out-of-range reset) both read from the low watermark.
       const c = done.get(p.partition) ?? -1n;
-      const next = c >= 0n ? c : (low.get(p.partition) ?? 0n);
+      const lo = low.get(p.partition) ?? 0n;
+      const next = c > lo ? c : lo;
       if (next < BigInt(p.offset)) behind.push(`${topic}/${p.partition}`);
     }
   }

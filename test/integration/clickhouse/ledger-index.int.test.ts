@@ -92,5 +92,18 @@ describe('ledger entry-id index (real ClickHouse)', () => {
     expect(next.map((r) => [r.entry_id, r.seq])).toEqual([['pd:gap-6', 6]]);
     expect(await indexed('gap')).toEqual([1, 2, 3, 4, 5].map((n) => `pd:gap-${n}@${n}`));
   });
+
+  it('a ledger with a seq gap of its own is indexed once, not copied again at every head load', async () => {
+    const w = new LedgerWriter(store, signer);
+    const rows = await w.append(drafts('holes', [1, 2, 3, 4, 5]));
+    await store.insert('ledger', rows.filter((r) => r.seq !== 3)); // seq 3 never landed (or was deleted)
+    const copies = async () => Number((await store.query<{ n: string }>(`SELECT count() AS n FROM ${store.table('ledger_ids')} WHERE agent_id = 'holes'`))[0].n);
+    expect(await new LedgerWriter(store, signer).append(drafts('holes', [6]))).toHaveLength(1);
+    expect(await indexed('holes')).toEqual([1, 2, 4, 5].map((n) => `pd:holes-${n}@${n}`));
+    const after = await copies();
+    // Two more writers (restarts, rebalances) load the head: the index is complete, nothing is copied.
+    for (let i = 0; i < 2; i++) expect(await new LedgerWriter(store, signer).append(drafts('holes', [2]))).toEqual([]);
+    expect(await copies()).toBeLessThanOrEqual(after);
+  });
 });
 
