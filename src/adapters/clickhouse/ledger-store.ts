@@ -94,13 +94,7 @@ export class LedgerWriter {
       this.idsQueue = [];
       this.idsFlush = undefined;
       const write = this.idsWrites.then(() => this.store.insert('ledger_ids', q));
-      this.idsWrites = write.catch(() => {
-        const agents = new Set(q.map((r) => r.agent_id));
-        this.queue = this.queue.then(() => {
-          for (const a of agents) this.chain.forget(a);
-          for (const k of this.recent.keys()) if (agents.has(k.slice(0, k.indexOf('\u0000')))) this.recent.delete(k);
-        });
-      });
+      this.idsWrites = write.catch(() => this.discard(q));
       return write;
     });
     return this.idsFlush;
@@ -113,13 +107,13 @@ export class LedgerWriter {
   }
 
   /** Call when `rows` (from append) could not be stored: their agents' heads and remembered ids are dropped. */
-  discard(rows: readonly LedgerRow[]): Promise<void> {
+  discard(rows: readonly { agent_id: string }[]): Promise<void> {
     const run = this.queue.then(() => this.forgetAgents(rows));
     this.queue = run;
     return run;
   }
 
-  private forgetAgents(rows: readonly LedgerRow[]): void {
+  private forgetAgents(rows: readonly { agent_id: string }[]): void {
     const agents = new Set(rows.map((r) => r.agent_id));
     for (const a of agents) this.chain.forget(a);
     for (const k of this.recent.keys()) if (agents.has(k.slice(0, k.indexOf('\u0000')))) this.recent.delete(k);
