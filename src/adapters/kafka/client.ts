@@ -9,7 +9,6 @@ import {
   Partitioners,
   type ICustomPartitioner,
   type Consumer as KConsumer,
-  type Producer as KProducer,
   type Admin as KAdmin,
   type KafkaConfig,
   type PartitionAssigner,
@@ -20,6 +19,7 @@ import {
 import { StewardError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { coalescingProducer } from './coalescing-producer.js';
+import { renewingSender } from './renewing-producer.js';
 import { kafkaError } from './kafka-error.js';
 
 export interface KafkaSettings {
@@ -243,46 +243,15 @@ export class KafkaAdapter {
    * every send merged into it; nothing after it was sent meanwhile.
    */
   async producer(): Promise<StewardProducer> {
-    let current: Promise<KProducer> | undefined;
-    let closed = false;
-    const fresh = (): Promise<KProducer> => {
+    const sender = await renewingSender(() => {
       const p = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: cachingKeyPartitioner(), metadataMaxAge: METADATA_MAX_AGE_MS });
-      const ready = p.connect().then(
-        () => p,
-        (e: unknown) => {
-          if (current === ready) current = undefined;
-          // connect() may have opened broker connections before failing (e.g. in initProducerId).
-          void p.disconnect().catch(() => undefined);
-          throw e;
-        },
-      );
-      current = ready;
-      return ready;
-    };
-    await fresh();
-    const sendBatch = async (topicMessages: OutRecord[]): Promise<void> => {
-      // After disconnect() nothing may open a producer again (it would hold sockets nobody closes).
-      if (closed) throw new StewardError('STEWARD_KAFKA', 'producer disconnected');
-      const p = await (current ?? fresh());
-      try {
-        await p.sendBatch({ topicMessages: topicMessages as { topic: string; messages: KMessage[] }[], acks: -1 });
-      } catch (e) {
-        // kafkajs winds back the sequence numbers of every partition of a failed request, also of those the
-        // broker wrote (one partition's error fails the whole request), and never renews the producer id: the
-        // next send to such a partition would be acknowledged as a duplicate without being written, or refused
-        // as out of order forever. A new producer (new id, sequences from 0) is used from the next send on.
-        current = undefined;
-        void p.disconnect().catch(() => undefined);
-        throw e;
-      }
-    };
-    const disconnect = async () => {
-      closed = true;
-      const p = await current?.catch(() => undefined);
-      current = undefined;
-      await p?.disconnect();
-    };
-    return coalescingProducer(sendBatch, disconnect);
+      return {
+        connect: () => p.connect(),
+        sendBatch: (topicMessages) => p.sendBatch({ topicMessages: topicMessages as { topic: string; messages: KMessage[] }[], acks: -1 }),
+        disconnect: () => p.disconnect(),
+      };
+    });
+    return coalescingProducer(sender.sendBatch, sender.disconnect);
   }
 
   consumer(opts: ConsumerOptions): StewardConsumer {
