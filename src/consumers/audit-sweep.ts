@@ -22,8 +22,9 @@ export interface AuditSweepOptions {
   onError?: (e: unknown) => void;
   now?: () => number;
   /**
-   * Input partitions where the trust-debt stage still has records from before a cutoff to read (a backlog
-   * longer than `lagMs`: a Redis outage, a stopped stage). While any are, the sweep credits nothing.
+   * Partitions where the pipeline (the trust-debt stage, or a stage upstream of it) still has records from
+   * before a cutoff to process (a backlog longer than `lagMs`: a Redis outage, a stopped or slow stage).
+   * While any are, the sweep credits nothing.
    */
   backlogBefore?: (cutoffMs: number) => Promise<string[]>;
   /** Told when a sweep was held back by a backlog (the partitions behind). */

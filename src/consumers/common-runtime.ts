@@ -13,7 +13,7 @@ import { StageRunner, type StageProcessor } from './common.js';
 import type { DecideScoreEngine } from './common-engine.js';
 import { TripwireProcessor } from './tripwire.js';
 import type { ReplyTarget } from '../adapters/kafka/request-reply.js';
-import { backlogBefore } from '../adapters/kafka/backlog.js';
+import { pipelineBacklogBefore } from '../adapters/kafka/backlog.js';
 import { ScorerProcessor } from './scorer.js';
 import { TrustDebtProcessor, startTrustDebtAuditSweep, type TrustDebtStoreLike } from './trust-debt.js';
 import type { AuditSweep, SweepableStore } from './audit-sweep.js';
@@ -187,7 +187,17 @@ export async function startPipeline(
           try {
             // A record is stamped after the event it carries (pipeline latency, and up to the allowed skew).
             const stampedBy = cutoffMs + (cfg.limits.maxEventTimeSkewMs ?? 0) + 60_000;
-            return await backlogBefore(admin, groupId(cfg, 'trust-debt'), procs[tdIndex]!.inputTopics, stampedBy);
+            // Upstream stages too: a trace or scoring message not yet turned into a decision or verdict carries
+            // an event the window may have to restart on. Those stages may run elsewhere or not at all (ifStarted).
+            return await pipelineBacklogBefore(
+              admin,
+              [
+                { groupId: groupId(cfg, 'trust-debt'), topics: procs[tdIndex]!.inputTopics },
+                { groupId: groupId(cfg, 'tripwire'), topics: [topics.traces], ifStarted: true },
+                { groupId: groupId(cfg, 'scorer'), topics: [topics.scoring], ifStarted: true },
+              ],
+              stampedBy,
+            );
           } finally {
             await admin.disconnect();
           }

@@ -207,7 +207,7 @@ export interface TrustDebtSweepDeps {
   /** trust_debt.audit_sweep_lag_ms: credit only windows that ended at least this long ago (event time). */
   lagMs: number;
   now?: () => number;
-  /** The stage's input partitions still holding records from before a cutoff (see AuditSweepOptions). */
+  /** Partitions of the pipeline still holding records from before a cutoff (see AuditSweepOptions). */
   backlogBefore?: (cutoffMs: number) => Promise<string[]>;
 }
 
@@ -223,7 +223,7 @@ export function startTrustDebtAuditSweep(d: TrustDebtSweepDeps): AuditSweep {
     now: d.now,
     cfgFor: d.cfgFor,
     backlogBefore: d.backlogBefore,
-    onHeld: (behind) => d.logger?.warn({ behind: behind.slice(0, 20), partitions: behind.length }, 'audit sweep held back: the trust-debt stage has older records still to apply'),
+    onHeld: (behind) => d.logger?.warn({ behind: behind.slice(0, 20), partitions: behind.length }, 'audit sweep held back: the pipeline has older records still to process'),
     onChanges: async (changes) => {
       await d.producer.send([{ topic: d.topics.trustDebt, messages: changes.map((c) => toTrustDebtOutput(d.topics, c).message) }]);
       for (const c of changes) {

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { Kafka, logLevel } from 'kafkajs';
 import { KafkaAdapter } from '../../../src/adapters/kafka/client.js';
-import { backlogBefore } from '../../../src/adapters/kafka/backlog.js';
+import { backlogBefore, pipelineBacklogBefore } from '../../../src/adapters/kafka/backlog.js';
 import { services, uniqueName } from '../setup/helpers.js';
 
 describe('backlogBefore (real Kafka)', () => {
@@ -26,11 +26,15 @@ describe('backlogBefore (real Kafka)', () => {
       await producer.send({ topic, messages: [0, 1].map((i) => ({ partition: 0, value: `new-${i}`, timestamp: String(now + i) })) });
       await producer.send({ topic, messages: [0, 1].map((i) => ({ partition: 1, value: `new-${i}`, timestamp: String(now + i) })) });
       const cutoff = now - 3_600_000;
-      // Never committed: read from the start, so partition 0's old records are still ahead.
+      // Never committed: read from the start, so partition 0's old records are still ahead; unless asked only
+      // about a group that has started (a stage the deployment may not run).
       expect(await backlogBefore(admin, group, [topic], cutoff)).toEqual([`${topic}/0`]);
+      expect(await backlogBefore(admin, group, [topic], cutoff, { ifStarted: true })).toEqual([]);
+      expect(await pipelineBacklogBefore(admin, [{ groupId: group, topics: [topic], ifStarted: true }, { groupId: group, topics: [topic] }], cutoff)).toEqual([`${topic}/0`]);
       // Committed up to offset 2 (records 0, 1 read): old-2 is still unread.
       await kadmin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '2' }, { partition: 1, offset: '0' }] });
       expect(await backlogBefore(admin, group, [topic], cutoff)).toEqual([`${topic}/0`]);
+      expect(await backlogBefore(admin, group, [topic], cutoff, { ifStarted: true })).toEqual([`${topic}/0`]);
       // Past the old records: only newer ones are unread, nothing holds the sweep back.
       await kadmin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '3' }, { partition: 1, offset: '0' }] });
       expect(await backlogBefore(admin, group, [topic], cutoff)).toEqual([]);

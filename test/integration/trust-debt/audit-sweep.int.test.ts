@@ -5,6 +5,7 @@
 // Time is event time with an injected sweep clock: nothing sleeps for hours.
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { Kafka, logLevel } from 'kafkajs';
 import { RedisTrustDebtStore } from '../../../src/adapters/redis/trust-debt-store.js';
 import { ClickHouseStore } from '../../../src/adapters/clickhouse/client.js';
 import { startPipeline } from '../../../src/consumers/common-runtime.js';
@@ -141,7 +142,27 @@ describe('audit sweep in the trust-debt stage (real Redis + Kafka + ClickHouse)'
           clock = T0 + WINDOW + 30 * 60_000;
           expect(await pipe.auditSweep!.runOnce()).toEqual([]);
           clock = T0 + WINDOW + HOUR_MS + 60_000;
-          const granted = await pipe.auditSweep!.runOnce();
+          // Upstream backlogs hold the sweep back too: a scoring message stamped inside the window that the
+          // scorer group (started: it has committed before) has not turned into a verdict yet.
+          let granted: TrustDebtChange[] = [];
+          const kadmin = new Kafka({ brokers: scfg.kafka.brokers, logLevel: logLevel.NOTHING }).admin();
+          await kadmin.connect();
+          try {
+            const stamped = String(T0 + 150 * HOUR_MS);
+            await producer.send([
+              { topic: topics.scoring, messages: [{ key: 'bad', value: '{}', partition: 0, timestamp: stamped }] },
+            ]);
+            const scorerGroup = `${scfg.consumer.groupPrefix}-scorer`;
+            const commitScorer = (offset: string) => kadmin.setOffsets({ groupId: scorerGroup, topic: topics.scoring, partitions: [{ partition: 0, offset }] });
+            await commitScorer('0');
+            expect(await pipe.auditSweep!.runOnce()).toEqual([]);
+            expect(await redis.llen(store.auditOutboxKey)).toBe(0);
+            await commitScorer('1'); // the scorer caught up
+            granted = await pipe.auditSweep!.runOnce();
+          } finally {
+            await kadmin.deleteGroups([`${scfg.consumer.groupPrefix}-scorer`]).catch(() => undefined);
+            await kadmin.disconnect();
+          }
           const auditId = `audit:acme:good:${T0 + WINDOW}`;
           expect(granted.map((c) => c.eventId)).toEqual([auditId]);
           expect(granted[0]!.before).toBe(debtBefore);

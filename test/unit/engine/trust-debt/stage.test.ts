@@ -126,7 +126,7 @@ describe('trust-debt stage: audit sweep', () => {
     try {
       expect(await sweep.runOnce()).toEqual([]);
       expect(asked).toEqual([clock - HOUR_MS]);
-      expect(lines.find((l) => l.msg === 'audit sweep held back: the trust-debt stage has older records still to apply')).toMatchObject({ behind: ['t.verdicts/2'], partitions: 1 });
+      expect(lines.find((l) => l.msg === 'audit sweep held back: the pipeline has older records still to process')).toMatchObject({ behind: ['t.verdicts/2'], partitions: 1 });
       // The backlog applied: the window [T0, T0 + 24 h] is credited now.
       behind = [];
       expect((await sweep.runOnce()).map((c) => c.eventId)).toEqual([`audit:acme:h:${T0 + 24 * HOUR_MS}`]);
