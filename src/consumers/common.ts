@@ -68,7 +68,13 @@ export interface StageRunnerOptions {
 export function messageBytes(m: OutMessage, utf8 = (s: string) => Buffer.byteLength(s)): number {
   const len = (v: string | Buffer | null | undefined) => (v === null || v === undefined ? 0 : typeof v === 'string' ? utf8(v) : v.length);
   let n = len(m.key) + len(m.value);
-  if (m.headers) for (const k in m.headers) n += utf8(k) + len(m.headers[k]);
+  if (m.headers) {
+    for (const k in m.headers) {
+      const v = m.headers[k];
+      if (Array.isArray(v)) for (const one of v) n += utf8(k) + len(one);
+      else n += utf8(k) + len(v);
+    }
+  }
   return n;
 }
 
@@ -305,7 +311,7 @@ export class StageRunner {
     const noValue = dlqMessage({ ...m, value: null }, err, this.stage, now);
     rec = { ...noValue, headers: { ...noValue.headers, [DLQ_DROPPED_HEADER]: `value (${valueBytes} bytes)` } };
     if (fitsIn(rec, limit)) return rec;
-    const bare = dlqMessage({ ...m, value: null, headers: {}, key: m.key && m.key.length <= 1024 ? m.key : null }, err, this.stage, now);
+    const bare = dlqMessage({ ...m, value: null, headers: {}, repeatedHeaders: undefined, key: m.key && m.key.length <= 1024 ? m.key : null }, err, this.stage, now);
     return { ...bare, headers: { ...bare.headers, [DLQ_DROPPED_HEADER]: `value (${valueBytes} bytes), original headers and key` } };
   }
 

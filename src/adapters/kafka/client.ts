@@ -38,14 +38,18 @@ export interface InMessage {
   offset: string;
   key: Buffer | null;
   value: Buffer | null;
+  /** One value per key: the last, when a key repeats (the stages read routing and DLQ headers from here). */
   headers: Record<string, Buffer>;
+  /** Every value of each key the record carries more than once (absent when none repeats), for the DLQ copy. */
+  repeatedHeaders?: Record<string, Buffer[]>;
   timestampMs: number;
 }
 
 export interface OutMessage {
   key?: string | Buffer | null;
   value: string | Buffer | null;
-  headers?: Record<string, string | Buffer>;
+  /** An array value is one header per element, in order (a key the record carries more than once). */
+  headers?: Record<string, string | Buffer | (string | Buffer)[]>;
   partition?: number;
   /** Epoch ms as a string (kafkajs convention); broker time when absent. */
   timestamp?: string;
@@ -134,17 +138,23 @@ function toSasl(s: NonNullable<KafkaSettings['sasl']>): SASLOptions {
   return { mechanism: s.mechanism, username: s.username, password: s.password } as SASLOptions;
 }
 
-function bufHeaders(h: IHeaders | undefined): Record<string, Buffer> {
-  const out: Record<string, Buffer> = {};
-  if (!h) return out;
+const toBuf = (v: string | Buffer): Buffer => (Buffer.isBuffer(v) ? v : Buffer.from(String(v)));
+
+/** Sets `m.headers` (and `m.repeatedHeaders` when a key repeats: kafkajs then gives an array) from kafkajs headers. */
+function setHeaders(m: InMessage, h: IHeaders | undefined): InMessage {
+  if (!h) return m;
   // for…in rather than Object.entries: no pair arrays per record (kafkajs headers are plain objects).
   for (const k in h) {
     const v = h[k];
     if (v === undefined || !Object.hasOwn(h, k)) continue;
-    const one = Array.isArray(v) ? v[v.length - 1] : v;
-    out[k] = Buffer.isBuffer(one) ? one : Buffer.from(String(one));
+    if (Array.isArray(v)) {
+      if (v.length === 0) continue;
+      const all = v.map(toBuf);
+      m.headers[k] = all[all.length - 1]!;
+      (m.repeatedHeaders ??= {})[k] = all;
+    } else m.headers[k] = toBuf(v);
   }
-  return out;
+  return m;
 }
 
 /** Assigns exactly the given partitions to the (single) member: kafkajs has no consumer.assign(). */
@@ -285,15 +295,9 @@ export class KafkaAdapter {
               topic: b.topic,
               partition: b.partition,
               highWatermark: b.highWatermark,
-              messages: b.messages.map((m) => ({
-                topic: b.topic,
-                partition: b.partition,
-                offset: m.offset,
-                key: m.key ?? null,
-                value: m.value ?? null,
-                headers: bufHeaders(m.headers),
-                timestampMs: Number(m.timestamp),
-              })),
+              messages: b.messages.map((m) =>
+                setHeaders({ topic: b.topic, partition: b.partition, offset: m.offset, key: m.key ?? null, value: m.value ?? null, headers: {}, timestampMs: Number(m.timestamp) }, m.headers),
+              ),
             };
             await handler(batch, {
               resolveOffset: p.resolveOffset,

@@ -19,7 +19,8 @@ export const DLQ_HEADERS = {
 const MAX_MESSAGE_HEADER = 1000;
 
 export function dlqMessage(m: InMessage, err: { code: string; message: string }, stage: string, nowMs: number): OutMessage {
-  const headers: Record<string, string | Buffer> = { ...m.headers };
+  // Every original header, a repeated key with all its values in order: the record must replay byte for byte.
+  const headers: NonNullable<OutMessage['headers']> = m.repeatedHeaders ? { ...m.headers, ...m.repeatedHeaders } : { ...m.headers };
   headers[DLQ_HEADERS.code] = err.code;
   headers[DLQ_HEADERS.message] = err.message.length > MAX_MESSAGE_HEADER ? err.message.slice(0, MAX_MESSAGE_HEADER) + '…' : err.message;
   headers[DLQ_HEADERS.topic] = m.topic;

@@ -127,7 +127,7 @@ describe('pipeline mechanics', () => {
       try {
         const expectedCodes = new Map<string, string>();
         const valid: string[] = [];
-        const msgs: { key: string; value: Buffer; headers: Record<string, string> }[] = [];
+        const msgs: { key: string; value: Buffer; headers: Record<string, string | string[]> }[] = [];
         const unknownAvro = Buffer.concat([Buffer.from([0]), Buffer.from([0x7f, 0xff, 0xff, 0x00]), Buffer.from('garbage')]);
         for (let i = 0; i < 1500; i++) {
           const agent = `ag${i % 7}`;
@@ -144,7 +144,8 @@ describe('pipeline mechanics', () => {
           if (kind !== 'valid') {
             expectedCodes.set(`${i}`, { json: 'STEWARD_TRACE_JSON', schema: 'STEWARD_TRACE_SCHEMA', avro: 'STEWARD_TRACE_AVRO', large: 'STEWARD_TRACE_TOO_LARGE', eval: 'STEWARD_EVAL' }[kind]!);
           }
-          msgs.push({ key: agent, value, headers: { 'x-test-seq': String(i) } });
+          // a key carried twice: the DLQ copy must keep both values, in order
+          msgs.push({ key: agent, value, headers: { 'x-test-seq': String(i), 'x-test-tag': ['first', `second-${i}`] } });
         }
         for (let i = 0; i < msgs.length; i += 250) await producer.send([{ topic: topics.traces, messages: msgs.slice(i, i + 250) }]);
         const malformed = expectedCodes.size;
@@ -159,6 +160,7 @@ describe('pipeline mechanics', () => {
           expect(h.message && h.message.length > 0).toBe(true);
           expect(m.value!.equals(msgs[Number(seq)].value)).toBe(true); // original bytes
           expect(m.key!.toString()).toBe(msgs[Number(seq)].key);
+          expect(m.repeatedHeaders?.['x-test-tag']?.map(String)).toEqual(['first', `second-${seq}`]);
         }
         expect([...out.byId(topics.decisions).keys()].sort()).toEqual([...valid].sort());
         expect(pipe.isReady()).toBe(true);

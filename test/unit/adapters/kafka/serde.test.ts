@@ -4,6 +4,7 @@ import { dlqMessage, readDlqHeaders } from '../../../../src/adapters/kafka/dlq.j
 import { replyRoute, replyHeaders } from '../../../../src/adapters/kafka/request-reply.js';
 import { topicNames, topicSpecs } from '../../../../src/adapters/kafka/topics.js';
 import type { InMessage } from '../../../../src/adapters/kafka/client.js';
+import { messageBytes } from '../../../../src/consumers/common.js';
 import type { Trace } from '../../../../src/engine/types.js';
 
 const t: Trace = { trace_id: 't1', agent_id: 'a', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', tool: 'x', args: { n: 1, nested: { y: [1, 2] } }, sources: [{ id: 's', trust: 0.4 }], custom: { k: true }, response_size: 12 };
@@ -84,9 +85,18 @@ describe('DLQ and reply routing', () => {
     const out = dlqMessage(m, { code: 'STEWARD_TRACE_JSON', message: 'bad' }, 'tripwire', 99);
     expect(out.value).toBe(m.value);
     expect(out.key).toBe(m.key);
-    const back: InMessage = { ...m, headers: Object.fromEntries(Object.entries(out.headers!).map(([k, v]) => [k, Buffer.from(v)])) };
+    const back: InMessage = { ...m, headers: Object.fromEntries(Object.entries(out.headers!).map(([k, v]) => [k, Buffer.from(v as string)])) };
     expect(readDlqHeaders(back)).toEqual({ code: 'STEWARD_TRACE_JSON', message: 'bad', sourceTopic: 'p.traces', sourcePartition: 2, sourceOffset: '41', stage: 'tripwire' });
     expect(back.headers.keep.toString()).toBe('me');
+  });
+  it('keeps every value of a header key the record carried more than once, in order', () => {
+    const twice: InMessage = { ...m, headers: { keep: Buffer.from('me'), tag: Buffer.from('b') }, repeatedHeaders: { tag: [Buffer.from('a'), Buffer.from('b')] } };
+    const out = dlqMessage(twice, { code: 'STEWARD_TRACE_JSON', message: 'bad' }, 'tripwire', 99);
+    expect((out.headers!.tag as Buffer[]).map(String)).toEqual(['a', 'b']);
+    expect(String(out.headers!.keep)).toBe('me');
+    // the wire size counts each value with its key
+    const once = dlqMessage({ ...twice, repeatedHeaders: undefined }, { code: 'STEWARD_TRACE_JSON', message: 'bad' }, 'tripwire', 99);
+    expect(messageBytes(out) - messageBytes(once)).toBe('tag'.length + 1);
   });
   it('parses reply routes and ignores malformed ones or any outside the replies topic', () => {
     const allowed = { topic: 'p.replies', partitions: 4 };
