@@ -43,7 +43,8 @@ export interface StewardConfig {
   limits: { maxTraceBytes: number; maxMessageBytes: number; chunkSize: number; partitionsConcurrently: number; shutdownTimeoutMs: number; maxEventTimeSkewMs: number | null };
   consumer: { groupPrefix: string; sessionTimeoutMs: number; autoCommitIntervalMs: number };
   /** Periodic good-behaviour audit of the trust-debt stage (ACGP-1004 §10.4.2); interval 0 = lazy credits only. */
-  trustDebt: { auditSweepIntervalMs: number; auditSweepLagMs: number };
+  /** dedupTtlSeconds: how long an applied trust-debt event id is remembered (a replay of older records applies them again). */
+  trustDebt: { auditSweepIntervalMs: number; auditSweepLagMs: number; dedupTtlSeconds: number };
   observability: { enabled: boolean; host: string; port: number };
   signing?: { key: string; keyId?: string };
   /** signing.require_key / STEWARD_REQUIRE_SIGNING_KEY: refuse to run the scorer with an ephemeral key (production). */
@@ -231,6 +232,8 @@ function engineFrom(e: Raw | undefined): EngineConfig {
 export const DEFAULT_MAX_TRACE_BYTES = 900_000;
 /** Default limits.max_message_bytes: below the broker's default max.message.bytes (1 048 588). */
 export const DEFAULT_MAX_MESSAGE_BYTES = 1_000_000;
+/** Default trust_debt.dedup_ttl_seconds: 7 days (docs/trust-debt.md: keep input retention below it). */
+export const DEFAULT_DEDUP_TTL_SECONDS = 7 * 24 * 3600;
 
 /** Builds the typed config from an already validated raw object (after env overrides). */
 export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, file?: string): StewardConfig {
@@ -289,6 +292,7 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
     trustDebt: {
       auditSweepIntervalMs: raw.trust_debt?.audit_sweep_interval_ms ?? 15 * 60_000,
       auditSweepLagMs: raw.trust_debt?.audit_sweep_lag_ms ?? 3_600_000,
+      dedupTtlSeconds: raw.trust_debt?.dedup_ttl_seconds ?? DEFAULT_DEDUP_TTL_SECONDS,
     },
     observability: { enabled: raw.observability?.enabled ?? true, host: raw.observability?.host ?? '127.0.0.1', port: raw.observability?.port ?? 9464 },
     signing: raw.signing?.key ? { key: raw.signing.key, keyId: raw.signing.key_id } : undefined,

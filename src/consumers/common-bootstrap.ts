@@ -153,7 +153,7 @@ async function openEngine(cfg: StewardConfig, stages: readonly StageName[], logg
       });
     });
   }
-  const rawTrustDebt = redis ? new RedisTrustDebtStore(redis, { prefix: cfg.redis.keyPrefix }) : undefined;
+  const rawTrustDebt = redis ? new RedisTrustDebtStore(redis, { prefix: cfg.redis.keyPrefix, dedupTtlSeconds: cfg.trustDebt.dedupTtlSeconds }) : undefined;
   // Decisions read trust debt through a short-lived cache of the raw state (docs/spec-decisions.md);
   // this process's own debt writes drop the agent's entry.
   const readCache = rawTrustDebt && cfg.redis.trustDebtReadCacheMs > 0 ? new TrustDebtReadCache(rawTrustDebt, { ttlMs: cfg.redis.trustDebtReadCacheMs }) : undefined;

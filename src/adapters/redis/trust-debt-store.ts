@@ -8,6 +8,7 @@
  */
 import type { Redis } from 'ioredis';
 import { StewardError } from '../../errors.js';
+import { DEFAULT_DEDUP_TTL_SECONDS } from '../../config/steward-config.js';
 import {
   DEFAULT_TRUST_DEBT_CONFIG,
   HOUR_MS,
@@ -86,7 +87,7 @@ export class RedisTrustDebtStore implements TrustDebtStore {
     opts: RedisTrustDebtStoreOptions,
   ) {
     this.prefix = opts.prefix;
-    this.ttl = opts.dedupTtlSeconds ?? 7 * 24 * 3600;
+    this.ttl = opts.dedupTtlSeconds ?? DEFAULT_DEDUP_TTL_SECONDS;
     this.sweepBatch = opts.sweepBatch ?? 200;
     this.maxBatch = Math.max(1, opts.maxBatch ?? 128);
     const r = redis as unknown as Partial<Scripts> & Redis;

@@ -51,9 +51,9 @@ export function parseTime(s: string | undefined, now: number): number {
 const iso = (ms: number | undefined) => (ms === undefined || !Number.isFinite(ms) ? '-' : new Date(ms).toISOString());
 
 /** Redis URL and key prefix: flags, then REDIS_URL/STEWARD_REDIS_PREFIX, then the steward config. */
-export function redisTarget(values: { config?: string; redis?: string; prefix?: string }): { url: string; prefix: string } {
+export function redisTarget(values: { config?: string; redis?: string; prefix?: string }): { url: string; prefix: string; dedupTtlSeconds: number } {
   const cfg = loadStewardConfig(values.config);
-  return { url: values.redis ?? cfg.redis.url, prefix: values.prefix ?? process.env.STEWARD_REDIS_PREFIX ?? cfg.redis.keyPrefix };
+  return { url: values.redis ?? cfg.redis.url, prefix: values.prefix ?? process.env.STEWARD_REDIS_PREFIX ?? cfg.redis.keyPrefix, dedupTtlSeconds: cfg.trustDebt.dedupTtlSeconds };
 }
 
 /** --tenant, else the agent's tenant from the registry (agents.yaml of the steward config), else 'default'. */
@@ -117,10 +117,10 @@ async function show(agent: string, values: Record<string, string | boolean | und
   const settings = await agentTrustDebtSettings(agent, values as { tenant?: string; config?: string; blueprints?: string; agents?: string });
   const tenant = settings.tenant;
   const at = parseTime(values.at as string | undefined, Date.now());
-  const { url, prefix } = redisTarget(values as { config?: string; redis?: string; prefix?: string });
+  const { url, prefix, dedupTtlSeconds } = redisTarget(values as { config?: string; redis?: string; prefix?: string });
   const redis = createRedis(url, { maxRetriesPerRequest: 1 });
   try {
-    const store = new RedisTrustDebtStore(redis, { prefix });
+    const store = new RedisTrustDebtStore(redis, { prefix, dedupTtlSeconds });
     const cfg = settings.config;
     const state = await store.state(tenant, agent);
     const { debt } = await store.current(tenant, agent, at, cfg);

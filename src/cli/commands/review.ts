@@ -116,9 +116,9 @@ export async function run(argv: string[]): Promise<number> {
   const now = Date.now();
   const at = parseTime(v.at, now);
   const credit = creditOf(v.credit);
-  const { url, prefix } = redisTarget(v);
+  const { url, prefix, dedupTtlSeconds } = redisTarget(v);
   const redis = createRedis(url, { maxRetriesPerRequest: 1 });
-  const store = new RedisTrustDebtStore(redis, { prefix });
+  const store = new RedisTrustDebtStore(redis, { prefix, dedupTtlSeconds });
   try {
     if (sub === 'pending') {
       const list = await store.pendingRemediations(v.tenant);
@@ -176,9 +176,9 @@ async function retier(args: string[], v: Values): Promise<number> {
     if (v.decision !== 'keep' && v.decision !== 'retier') throw usage('retier resolve needs --decision keep|retier');
     if (typeof v.by !== 'string' || v.by.trim() === '') throw usage('retier resolve needs --by NAME (the reviewer)');
   } else throw usage();
-  const { url, prefix } = redisTarget(v);
+  const { url, prefix, dedupTtlSeconds } = redisTarget(v);
   const redis = createRedis(url, { maxRetriesPerRequest: 1 });
-  const store = new RedisTrustDebtStore(redis, { prefix });
+  const store = new RedisTrustDebtStore(redis, { prefix, dedupTtlSeconds });
   try {
     if (action === 'list') {
       const list = (await store.retierQueue(1_000_000)).filter((r) => v.tenant === undefined || r.tenant === v.tenant);

@@ -31,6 +31,12 @@ describe('steward.yaml', () => {
     expect(() => buildConfig({}, { STEWARD_REQUIRE_SIGNING_KEY: 'maybe' })).toThrow(/require_key/);
   });
 
+  it('trust_debt.dedup_ttl_seconds: 7 days by default, at least an hour', () => {
+    expect(buildConfig({}, {}).trustDebt.dedupTtlSeconds).toBe(604_800);
+    expect(buildConfig(parseConfigText('trust_debt:\n  dedup_ttl_seconds: 1209600\n'), {}).trustDebt.dedupTtlSeconds).toBe(1_209_600);
+    expect(() => parseConfigText('trust_debt:\n  dedup_ttl_seconds: 600\n', 'steward.yaml')).toThrow(/steward\.yaml:2:\d+.*dedup_ttl_seconds/s);
+  });
+
   it('clamps agent timestamps by default; null trusts them', () => {
     expect(buildConfig({}, {}).limits.maxEventTimeSkewMs).toBe(300_000);
     expect(buildConfig(parseConfigText('limits:\n  max_event_time_skew_ms: null\n'), {}).limits.maxEventTimeSkewMs).toBeNull();

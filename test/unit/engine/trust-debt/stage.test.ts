@@ -181,8 +181,8 @@ describe('trust-debt stage: audit sweep', () => {
   });
 
   it('steward.yaml trust_debt block: interval and lag with defaults, 0 turns the sweep off, negatives rejected', () => {
-    expect(buildConfig({}, {}).trustDebt).toEqual({ auditSweepIntervalMs: 900_000, auditSweepLagMs: 3_600_000 });
-    expect(buildConfig({ trust_debt: { audit_sweep_interval_ms: 0, audit_sweep_lag_ms: 5 } }, {}).trustDebt).toEqual({ auditSweepIntervalMs: 0, auditSweepLagMs: 5 });
+    expect(buildConfig({}, {}).trustDebt).toEqual({ auditSweepIntervalMs: 900_000, auditSweepLagMs: 3_600_000, dedupTtlSeconds: 604_800 });
+    expect(buildConfig({ trust_debt: { audit_sweep_interval_ms: 0, audit_sweep_lag_ms: 5 } }, {}).trustDebt).toEqual({ auditSweepIntervalMs: 0, auditSweepLagMs: 5, dedupTtlSeconds: 604_800 });
     expect(() => buildConfig({ trust_debt: { audit_sweep_interval_ms: -1 } }, {})).toThrow(/audit_sweep_interval_ms/);
     expect(() => buildConfig({ trust_debt: { sweep: 1 } }, {})).toThrow(/unknown key 'sweep'/);
   });
