@@ -20,6 +20,7 @@ const COMMANDS: Record<string, string> = {
   report: 'Print analyst reports from ClickHouse',
   run: 'Run the stream stages',
   topics: 'Create the Kafka topics',
+  dlq: 'List dead-lettered records, or replay them to their source topic',
   schemas: 'Register Avro schemas in the schema registry',
   demo: 'Run the end-to-end demo on real services',
 };

@@ -17,7 +17,7 @@
  * and the inputs whose outputs the broker refuses are dead-lettered (STEWARD_TRACE_TOO_LARGE).
  */
 import { lagAfter, type KafkaAdapter, type InMessage, type OutMessage, type StewardConsumer, type StewardProducer, type InBatch, type BatchControl } from '../adapters/kafka/client.js';
-import { dlqMessage } from '../adapters/kafka/dlq.js';
+import { dlqMessage, DLQ_DROPPED_HEADER } from '../adapters/kafka/dlq.js';
 import { isMessageTooLarge, isRebalance } from '../adapters/kafka/kafka-error.js';
 import { StewardError, isRetryable } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -86,8 +86,7 @@ export function fitsIn(m: OutMessage, limit: number): boolean {
   return messageBytes(m, (s) => s.length * 3) <= limit || messageBytes(m) <= limit;
 }
 
-/** Headers added to a DLQ record whose original value or headers had to be left out to fit the limit. */
-export const DLQ_DROPPED_HEADER = 'x-steward-dropped';
+export { DLQ_DROPPED_HEADER };
 
 export { isMessageTooLarge };
 

@@ -134,6 +134,8 @@ export interface StewardAdmin {
   offsetsAtTime(topic: string, ms: number): Promise<{ partition: number; offset: string }[]>;
   /** The topic's effective values (broker defaults included) of the named configs. */
   topicConfig(topic: string, names: readonly string[]): Promise<Record<string, string>>;
+  /** Deletes consumer groups that have no members (a throwaway reader's). */
+  deleteGroups(groupIds: string[]): Promise<void>;
   disconnect(): Promise<void>;
 }
 
@@ -384,6 +386,9 @@ export class KafkaAdapter {
         const out: Record<string, string> = {};
         for (const e of r.resources[0]?.configEntries ?? []) out[e.configName] = e.configValue;
         return out;
+      },
+      async deleteGroups(groupIds) {
+        await a.deleteGroups(groupIds);
       },
       disconnect: () => a.disconnect(),
     };

@@ -16,7 +16,13 @@ export const DLQ_HEADERS = {
   stage: 'x-steward-stage',
 } as const;
 
+/** Headers added to a DLQ record whose original value or headers had to be left out to fit the limit. */
+export const DLQ_DROPPED_HEADER = 'x-steward-dropped';
+/** Set on a record `steward dlq replay` published again: the DLQ record it came from (topic/partition/offset). */
+export const REPLAYED_FROM_HEADER = 'x-steward-replayed-from';
+
 const MAX_MESSAGE_HEADER = 1000;
+const DLQ_ONLY = new Set<string>([...Object.values(DLQ_HEADERS), DLQ_DROPPED_HEADER]);
 
 export function dlqMessage(m: InMessage, err: { code: string; message: string }, stage: string, nowMs: number): OutMessage {
   // Every original header, a repeated key with all its values in order: the record must replay byte for byte.
@@ -52,4 +58,25 @@ export function readDlqHeaders(m: InMessage): DlqRecordView {
     sourceOffset: headerText(m, DLQ_HEADERS.offset),
     stage: headerText(m, DLQ_HEADERS.stage),
   };
+}
+
+export type ReplayPlan = { ok: true; topic: string; message: OutMessage } | { ok: false; reason: string };
+
+/**
+ * The original record of a DLQ record, to publish again to its source topic: key, value and headers as they
+ * arrived (repeated keys with all their values), the DLQ's own headers removed, REPLAYED_FROM_HEADER added, and
+ * the source timestamp. `allowed` are the only topics a replay may write to: the source topic is a header, and
+ * anyone who can write to the DLQ could name any topic in it.
+ */
+export function replayOf(m: InMessage, allowed: ReadonlySet<string>): ReplayPlan {
+  const source = headerText(m, DLQ_HEADERS.topic);
+  if (source === undefined) return { ok: false, reason: 'not a DLQ record: no source topic header' };
+  if (!allowed.has(source)) return { ok: false, reason: `source topic ${source} is not a topic of this deployment` };
+  const dropped = headerText(m, DLQ_DROPPED_HEADER);
+  if (dropped !== undefined) return { ok: false, reason: `the DLQ record left out the original ${dropped}` };
+  const headers: NonNullable<OutMessage['headers']> = {};
+  for (const k in m.headers) if (!DLQ_ONLY.has(k)) headers[k] = m.repeatedHeaders?.[k] ?? m.headers[k]!;
+  headers[REPLAYED_FROM_HEADER] = `${m.topic}/${m.partition}/${m.offset}`;
+  const ts = Number(headerText(m, DLQ_HEADERS.timestamp));
+  return { ok: true, topic: source, message: { key: m.key, value: m.value, headers, timestamp: Number.isFinite(ts) && ts >= 0 ? String(ts) : undefined } };
 }

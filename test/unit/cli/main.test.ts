@@ -8,7 +8,7 @@ const tsx = join(root, 'node_modules/.bin/tsx');
 const steward = (args: string[]) => spawnSync(tsx, [join(root, 'src/cli/main.ts'), ...args], { cwd: root, encoding: 'utf8', timeout: 60_000 });
 
 describe('steward command line', () => {
-  it.each(['run', 'topics', 'schemas', 'migrate', 'demo'])('%s --help prints its usage and exits 0 without touching services', (cmd) => {
+  it.each(['run', 'topics', 'schemas', 'migrate', 'demo', 'dlq'])('%s --help prints its usage and exits 0 without touching services', (cmd) => {
     const r = steward([cmd, '--help']);
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^usage: steward ${cmd} `));

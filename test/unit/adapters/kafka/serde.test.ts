@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { TraceDecoder, avroRecordToTrace, traceToAvroRecord, isConfluentWire } from '../../../../src/adapters/kafka/serde.js';
-import { dlqMessage, readDlqHeaders } from '../../../../src/adapters/kafka/dlq.js';
+import { dlqMessage, readDlqHeaders, replayOf } from '../../../../src/adapters/kafka/dlq.js';
 import { replyRoute, replyHeaders } from '../../../../src/adapters/kafka/request-reply.js';
 import { DEFAULT_TOPIC_LAYOUT, dedupSafeRetention, topicNames, topicSpecs } from '../../../../src/adapters/kafka/topics.js';
 import type { InMessage } from '../../../../src/adapters/kafka/client.js';
@@ -88,6 +88,33 @@ describe('DLQ and reply routing', () => {
     const back: InMessage = { ...m, headers: Object.fromEntries(Object.entries(out.headers!).map(([k, v]) => [k, Buffer.from(v as string)])) };
     expect(readDlqHeaders(back)).toEqual({ code: 'STEWARD_TRACE_JSON', message: 'bad', sourceTopic: 'p.traces', sourcePartition: 2, sourceOffset: '41', stage: 'tripwire' });
     expect(back.headers.keep.toString()).toBe('me');
+  });
+  it('replayOf: the original record for its source topic, DLQ headers removed; refused for foreign topics and cut records', () => {
+    const twice: InMessage = { ...m, headers: { keep: Buffer.from('me'), tag: Buffer.from('b') }, repeatedHeaders: { tag: [Buffer.from('a'), Buffer.from('b')] } };
+    const d = dlqMessage(twice, { code: 'STEWARD_EVAL', message: 'boom' }, 'tripwire', 99);
+    const asRead = (o: typeof d, extra: Record<string, string> = {}): InMessage => {
+      const headers: Record<string, Buffer> = {};
+      const repeated: Record<string, Buffer[]> = {};
+      for (const [k, v] of Object.entries({ ...o.headers, ...extra })) {
+        if (Array.isArray(v)) {
+          repeated[k] = v.map((x) => Buffer.from(x));
+          headers[k] = repeated[k]![repeated[k]!.length - 1]!;
+        } else headers[k] = Buffer.from(v);
+      }
+      return { topic: 'p.dlq', partition: 1, offset: '7', key: o.key as Buffer, value: o.value as Buffer, headers, repeatedHeaders: repeated, timestampMs: 5 };
+    };
+    const plan = replayOf(asRead(d), new Set(['p.traces']));
+    expect(plan.ok).toBe(true);
+    if (!plan.ok) return;
+    expect(plan.topic).toBe('p.traces');
+    expect(plan.message.value).toEqual(m.value);
+    expect(plan.message.timestamp).toBe('5');
+    expect(Object.keys(plan.message.headers!).sort()).toEqual(['keep', 'tag', 'x-steward-replayed-from']);
+    expect((plan.message.headers!.tag as Buffer[]).map(String)).toEqual(['a', 'b']);
+    expect(plan.message.headers!['x-steward-replayed-from']).toBe('p.dlq/1/7');
+    expect(replayOf(asRead(d), new Set(['q.traces']))).toEqual({ ok: false, reason: 'source topic p.traces is not a topic of this deployment' });
+    expect(replayOf(asRead(d, { 'x-steward-dropped': 'value (9 bytes)' }), new Set(['p.traces']))).toEqual({ ok: false, reason: 'the DLQ record left out the original value (9 bytes)' });
+    expect(replayOf({ ...m }, new Set(['p.traces'])).ok).toBe(false);
   });
   it('keeps every value of a header key the record carried more than once, in order', () => {
     const twice: InMessage = { ...m, headers: { keep: Buffer.from('me'), tag: Buffer.from('b') }, repeatedHeaders: { tag: [Buffer.from('a'), Buffer.from('b')] } };
