@@ -105,6 +105,37 @@ export async function startPipeline(
   const producers: StewardProducer[] = [];
   const runners: StageRunner[] = [];
   let auditSweep: AuditSweep | undefined;
+  // Partitions where a stage of this pipeline has records stamped before `cutoffMs` still to process. A record is
+  // stamped after the event it carries (pipeline latency, and up to the allowed skew), hence the margin. Upstream
+  // stages count too: a trace or scoring message not yet turned into a decision or verdict carries an event an
+  // audit window may have to restart on. Those stages may run elsewhere or not at all (ifStarted).
+  const behindBefore = async (cutoffMs: number): Promise<string[]> => {
+    const admin = await adapter.admin();
+    try {
+      const stampedBy = cutoffMs + (cfg.limits.maxEventTimeSkewMs ?? 0) + 60_000;
+      return await pipelineBacklogBefore(
+        admin,
+        [
+          { groupId: groupId(cfg, 'trust-debt'), topics: [topics.verdicts, topics.decisions, topics.reviews] },
+          { groupId: groupId(cfg, 'tripwire'), topics: [topics.traces], ifStarted: true },
+          { groupId: groupId(cfg, 'scorer'), topics: [topics.scoring], ifStarted: true },
+        ],
+        stampedBy,
+      );
+    } finally {
+      await admin.disconnect();
+    }
+  };
+  // Reviews ask whether the pipeline is behind by more than the sweep's lag; the answer is reused for 5 s, and a
+  // failed check answers yes (deferring audit credits only delays them).
+  let behindCache: { atMs: number; value: Promise<boolean> } | undefined;
+  const pipelineBehind = (): Promise<boolean> => {
+    const wall = Date.now();
+    if (!behindCache || wall - behindCache.atMs > 5_000) {
+      behindCache = { atMs: wall, value: behindBefore((deps.sweepNow ?? Date.now)() - cfg.trustDebt.auditSweepLagMs).then((b) => b.length > 0, () => true) };
+    }
+    return behindCache.value;
+  };
   try {
     for (const s of stages) {
       if (s === 'tripwire' || s === 'scorer') {
@@ -137,6 +168,7 @@ export async function startPipeline(
             topics,
             metrics,
             logger: opts.logger.child({ stage: 'trust-debt' }),
+            pipelineBehind,
           }),
         );
       } else if (s === 'sink') {
@@ -183,26 +215,7 @@ export async function startPipeline(
         intervalMs: cfg.trustDebt.auditSweepIntervalMs,
         lagMs: cfg.trustDebt.auditSweepLagMs,
         now: deps.sweepNow,
-        backlogBefore: async (cutoffMs) => {
-          const admin = await adapter.admin();
-          try {
-            // A record is stamped after the event it carries (pipeline latency, and up to the allowed skew).
-            const stampedBy = cutoffMs + (cfg.limits.maxEventTimeSkewMs ?? 0) + 60_000;
-            // Upstream stages too: a trace or scoring message not yet turned into a decision or verdict carries
-            // an event the window may have to restart on. Those stages may run elsewhere or not at all (ifStarted).
-            return await pipelineBacklogBefore(
-              admin,
-              [
-                { groupId: groupId(cfg, 'trust-debt'), topics: procs[tdIndex]!.inputTopics },
-                { groupId: groupId(cfg, 'tripwire'), topics: [topics.traces], ifStarted: true },
-                { groupId: groupId(cfg, 'scorer'), topics: [topics.scoring], ifStarted: true },
-              ],
-              stampedBy,
-            );
-          } finally {
-            await admin.disconnect();
-          }
-        },
+        backlogBefore: behindBefore,
       });
     }
   } catch (e) {

@@ -32,6 +32,7 @@ export interface TrustDebtEventLike {
   intervention?: Intervention;
   severity?: string;
   credit?: number;
+  deferAudits?: boolean;
 }
 export interface TrustDebtChangeLike {
   eventId: string;
@@ -61,6 +62,12 @@ export interface TrustDebtStageDeps {
   metrics: StewardMetrics;
   /** Per-trace and crossing log lines (§10.6 increased logging); silent when absent. */
   logger?: Logger;
+  /**
+   * Whether the pipeline is behind by more than the audit sweep's lag (the check that holds the sweep back).
+   * A review applied meanwhile leaves due audit credits for later (TrustDebtEvent.deferAudits): it carries
+   * wall-clock time, and its lazy audits would credit windows a backlogged non-ok event belongs to.
+   */
+  pipelineBehind?: () => Promise<boolean>;
 }
 
 function parseJson<T>(m: InMessage, what: string): T {
@@ -154,6 +161,7 @@ export class TrustDebtProcessor implements StageProcessor {
     const e = this.toEvent(m);
     if (!e) return [];
     const cfg = this.d.configFor(e.blueprint, e.ev.tenant, e.ev.agentId);
+    if (e.ev.kind !== 'intervention' && this.d.pipelineBehind && (await this.d.pipelineBehind())) e.ev.deferAudits = true;
     const change = await this.d.store.apply(e.ev, cfg);
     this.d.metrics.setTrustDebt(change.tenant, change.agentId, change.after, change.level);
     // Good-behaviour audit credits that fell due first are events of their own (own event ids).

@@ -9,7 +9,7 @@
  * KEYS: 1 re-tiering queue (list), 2 known-agents set, 3 audit outbox (list), then per event: agent hash, dedup key.
  * ARGV: 1 mode ('apply' | 'sweep'), 2 rate, 3 periodHours, 4 floor, 5 elevated, 6 restricted,
  *   7 retier, 8 auditEnabled (0/1), 9 auditThresholdMs, 10 auditCredit, 11 dedupTtlSeconds,
- *   then per event 8 values: atMs, delta, resetsWindow (0/1), agentsMember, cause, tenant, agentId, eventId.
+ *   then per event 8 values: atMs, delta, flags (1 resetsWindow + 2 deferAudits), agentsMember, cause, tenant, agentId, eventId.
  * Reply: per event { dup ('0'|'1'), payload } where payload = '|'-joined: the cause, then per change
  *   atMs, before, after, level, previousLevel; the last change is the event's own (absent in sweep mode).
  * Sweep mode also appends every granted credit to the audit outbox (JSON {tenant, agent, p = payload})
@@ -120,7 +120,8 @@ local function one(kAgent, kDedup, a)
   local out = { ARGV[a + 4] }
   local changed = false
   -- runAudits (math.ts): every window due by 'at' settled in one step, closed form + bisection
-  if auditOn then
+  local flags = tonumber(ARGV[a + 2])
+  if auditOn and flags < 2 then
     local windows = math.floor((at - win) / thr)
     if windows >= 1 then
       local endW = win + windows * thr
@@ -182,7 +183,7 @@ local function one(kAgent, kDedup, a)
   out[#out + 1] = atStr; out[#out + 1] = fmt(before); out[#out + 1] = afterStr
   out[#out + 1] = lvl; out[#out + 1] = lv
   if at > last then lastStr = atStr end
-  if ARGV[a + 2] == '1' and at > win then winStr = atStr end
+  if flags % 2 == 1 and at > win then winStr = atStr end
   if exists then
     if la then
       redis.call('HSET', kAgent, 'd', afterStr, 't', lastStr, 'w', winStr, 'lv', lvl, 'n', n + 1, 'la', la)

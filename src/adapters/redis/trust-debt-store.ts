@@ -52,6 +52,8 @@ interface BatchItem {
   atMs: number;
   delta: number;
   resets: boolean;
+  /** TrustDebtEvent.deferAudits */
+  defer?: boolean;
   cause: string;
 }
 interface Pending {
@@ -167,7 +169,7 @@ export class RedisTrustDebtStore implements TrustDebtStore {
     const argv = this.configArgs(mode, cfg);
     for (const it of items) {
       keys.push(this.agentKey(it.tenant, it.agentId), this.dedupKey(it.tenant, it.agentId, it.eventId));
-      argv.push(String(it.atMs), String(it.delta), it.resets ? '1' : '0', JSON.stringify([it.tenant, it.agentId]), it.cause, it.tenant, it.agentId, it.eventId);
+      argv.push(String(it.atMs), String(it.delta), String((it.resets ? 1 : 0) + (it.defer ? 2 : 0)), JSON.stringify([it.tenant, it.agentId]), it.cause, it.tenant, it.agentId, it.eventId);
     }
     // EVAL, not EVALSHA: ioredis retries a NOSCRIPT (script cache flushed by a Redis restart) as a later
     // EVAL, which could overtake batches sent after it and reorder an agent's events. Redis still caches
@@ -268,7 +270,7 @@ export class RedisTrustDebtStore implements TrustDebtStore {
     }
     let reply: [string, string];
     try {
-      reply = await this.enqueue(cfg, { tenant: ev.tenant, agentId: ev.agentId, eventId: ev.eventId, atMs: ev.atMs, delta: deltaFor(ev, cfg), resets: resetsWindow(ev), cause });
+      reply = await this.enqueue(cfg, { tenant: ev.tenant, agentId: ev.agentId, eventId: ev.eventId, atMs: ev.atMs, delta: deltaFor(ev, cfg), resets: resetsWindow(ev), defer: ev.deferAudits === true, cause });
     } catch (e) {
       throw redisError(e, 'trust-debt apply');
     }

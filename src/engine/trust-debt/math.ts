@@ -184,6 +184,8 @@ export interface StepInput {
   delta: number;
   /** A non-ok intervention: restarts the good-behaviour window (§10.4.2). */
   resetsWindow: boolean;
+  /** Do not settle due audit windows first (TrustDebtEvent.deferAudits). */
+  deferAudits?: boolean;
 }
 
 export interface StepChange {
@@ -285,7 +287,8 @@ export function advance(
   input: StepInput,
   cfg: TrustDebtConfig,
 ): { state: AgentDebtState; audits: StepChange[]; change: StepChange } {
-  const { state: s, changes: audits } = runAudits(sane(prev ?? initialState(input.atMs), cfg), input.atMs, cfg);
+  const start = sane(prev ?? initialState(input.atMs), cfg);
+  const { state: s, changes: audits } = input.deferAudits ? { state: start, changes: [] as StepChange[] } : runAudits(start, input.atMs, cfg);
   const before = decayBetween(s.debt, s.lastMs, input.atMs, cfg);
   const after = combine(before, input.delta, cfg);
   const level = levelFor(after, cfg);

@@ -82,7 +82,7 @@ export class MemoryTrustDebtStore implements TrustDebtStore {
       const { debt, level } = await this.current(ev.tenant, ev.agentId, ev.atMs, cfg);
       return { eventId: ev.eventId, tenant: ev.tenant, agentId: ev.agentId, atMs: ev.atMs, cause, before: debt, after: debt, level, previousLevel: level, crossings: [], duplicate: false };
     }
-    const r = advance(entry?.state, { atMs: ev.atMs, delta: deltaFor(ev, cfg), resetsWindow: resetsWindow(ev) }, cfg);
+    const r = advance(entry?.state, { atMs: ev.atMs, delta: deltaFor(ev, cfg), resetsWindow: resetsWindow(ev), deferAudits: ev.deferAudits === true }, cfg);
     if (!entry) {
       entry = { tenant: ev.tenant, agentId: ev.agentId, state: r.state, seen: new Map() };
       this.agents.set(k, entry);

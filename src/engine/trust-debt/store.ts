@@ -20,6 +20,12 @@ export interface TrustDebtEvent {
   severity?: string;
   /** Credit override for recovery kinds (negative; a positive value is read as the same credit). */
   credit?: number;
+  /**
+   * Leave good-behaviour audit credits that fell due before this event to the agent's next event or the
+   * sweep: set on wall-clock events (reviews) applied while the pipeline is behind, whose lazy audits would
+   * otherwise credit windows a non-ok event still in the backlog belongs to (docs/trust-debt.md).
+   */
+  deferAudits?: boolean;
 }
 
 export interface TrustDebtChange {

@@ -220,3 +220,59 @@ describe('audit sweep in the trust-debt stage (real Redis + Kafka + ClickHouse)'
     );
   });
 });
+
+describe('reviews while the pipeline is behind (real Redis + Kafka)', () => {
+  it('a review arriving ahead of a backlogged block credits no audit window; the block then restarts the window', async () => {
+    const daily = trustDebtConfigFrom({ recovery: { good_behavior_audit: { threshold_hours: 24, credit: -0.1 } } });
+    await withPipelineEnv('td-review-behind', async ({ cfg: scfg, topics, adapter, prefix }) => {
+      const redis = redisClient();
+      const store = new RedisTrustDebtStore(redis, { prefix: `${prefix}:` });
+      const clock = T0 + 30 * HOUR_MS; // wall clock of the stage: the review is stamped now
+      const pipe = await startPipeline(scfg, ['trust-debt'], { trustDebtStore: store, trustDebtConfigFor: () => daily, tenantOf: () => 'acme', sweepNow: () => clock }, { logger: quietLogger() });
+      const out = await new Collector(adapter, [topics.trustDebt]).start();
+      const producer = await adapter.producer();
+      const kadmin = new Kafka({ brokers: scfg.kafka.brokers, logLevel: logLevel.NOTHING }).admin();
+      await kadmin.connect();
+      const scorerGroup = `${scfg.consumer.groupPrefix}-scorer`;
+      const verdict = (n: number, intervention: Intervention, atMs: number) => ({
+        key: 'rb',
+        value: JSON.stringify({ trace_id: `rb-${n}`, agent_id: 'rb', tenant: 'acme', blueprint: 'x@1.0', intervention, event_time_ms: atMs }),
+      });
+      try {
+        await producer.send([{ topic: topics.verdicts, messages: [verdict(0, 'halt', T0)] }]);
+        await waitFor(() => out.byId(topics.trustDebt, 'event_id').has('rb-0'), { timeoutMs: 20_000, message: 'halt applied' });
+        // The scorer has yet to turn a trace from T0+20h into its verdict (a block).
+        await producer.send([{ topic: topics.scoring, messages: [{ key: 'rb', value: '{}', partition: 0, timestamp: String(T0 + 20 * HOUR_MS) }] }]);
+        await kadmin.setOffsets({ groupId: scorerGroup, topic: topics.scoring, partitions: [{ partition: 0, offset: '0' }] });
+        await producer.send([{ topic: topics.reviews, messages: [{ key: 'rb', value: JSON.stringify({ event_id: 'rb-review', agent_id: 'rb', tenant: 'acme', kind: 'review_approved', timestamp: clock }) }] }]);
+        const review = await waitFor(() => out.byId(topics.trustDebt, 'event_id').get('rb-review'), { timeoutMs: 20_000, message: 'review applied' });
+        // The block arrives (the scorer caught up), then an ok trace later that day.
+        await kadmin.setOffsets({ groupId: scorerGroup, topic: topics.scoring, partitions: [{ partition: 0, offset: '1' }] }).catch(() => undefined);
+        await producer.send([{ topic: topics.verdicts, messages: [verdict(1, 'block', T0 + 20 * HOUR_MS), verdict(2, 'ok', T0 + 40 * HOUR_MS)] }]);
+        await waitFor(() => out.byId(topics.trustDebt, 'event_id').has('rb-2'), { timeoutMs: 20_000, message: 'block and ok applied' });
+        // In event-time order the block at T0+20h restarts the window before it ends: no credit is ever due
+        // by T0+40h. Before this change the review credited [T0, T0+24h] at once.
+        expect(out.json(topics.trustDebt).filter((m) => m.cause === 'good_behavior_audit')).toEqual([]);
+        expect(review.before).toBeCloseTo(0.5 * 0.95 ** (30 / 24), 12);
+        const expected = new MemoryTrustDebtStore();
+        for (const ev of [
+          { eventId: 'rb-0', atMs: T0, intervention: 'halt' as Intervention },
+          { eventId: 'rb-1', atMs: T0 + 20 * HOUR_MS, intervention: 'block' as Intervention },
+        ]) await expected.apply({ ...ev, tenant: 'acme', agentId: 'rb', kind: 'intervention' }, daily);
+        await expected.apply({ eventId: 'rb-review', tenant: 'acme', agentId: 'rb', atMs: clock, kind: 'review_approved' }, daily);
+        const inOrder = (await expected.apply({ eventId: 'rb-2', tenant: 'acme', agentId: 'rb', atMs: T0 + 40 * HOUR_MS, kind: 'intervention', intervention: 'ok' }, daily)).after;
+        // the only difference left to event-time order: the block was applied after the review's decay step
+        expect(out.byId(topics.trustDebt, 'event_id').get('rb-2').after).toBeCloseTo(inOrder, 2);
+      } finally {
+        await kadmin.deleteGroups([scorerGroup]).catch(() => undefined);
+        await kadmin.disconnect();
+        await producer.disconnect();
+        await out.stop();
+        await pipe.stop();
+        const keys = await redis.keys(`${prefix}:*`);
+        if (keys.length) await redis.del(...keys);
+        await redis.quit();
+      }
+    });
+  }, 60_000);
+});

@@ -38,6 +38,7 @@ describe('RedisTrustDebtStore agrees with MemoryTrustDebtStore', () => {
             kind: fc.constantFrom('intervention', 'intervention', 'review_approved', 'audit_credit'),
             intervention: fc.constantFrom(...INTERVENTIONS),
             severity: fc.constantFrom(undefined, 'critical', 'severe'),
+            defer: fc.boolean(),
           }),
           { minLength: 1, maxLength: 30 },
         ),
@@ -49,7 +50,7 @@ describe('RedisTrustDebtStore agrees with MemoryTrustDebtStore', () => {
           let i = 0;
           for (const s of steps) {
             t += s.gap;
-            const ev: TrustDebtEvent = { eventId: `e${i++}`, tenant: 't', agentId: 'a', atMs: t, kind: s.kind, intervention: s.intervention, severity: s.severity };
+            const ev: TrustDebtEvent = { eventId: `e${i++}`, tenant: 't', agentId: 'a', atMs: t, kind: s.kind, intervention: s.intervention, severity: s.severity, deferAudits: s.defer };
             const a = await mem.apply(ev, cfg);
             const b = await red.apply(ev, cfg);
             expect(b.level).toBe(a.level);

@@ -89,6 +89,23 @@ describe('trust-debt stage: threshold actions', () => {
     await expect(p.process(msg(topics.reviews, { event_id: 'x', agent_id: 'bad', kind: 'made_up', timestamp: T0 }, 'bad'))).rejects.toMatchObject({ code: 'STEWARD_TRACE_SCHEMA' });
   });
 
+  it('a review applied while the pipeline is behind leaves due audit credits for later; interventions never ask', async () => {
+    const cfg = trustDebtConfigFrom({ recovery: { good_behavior_audit: { threshold_hours: 24, credit: -0.1 } } });
+    let behind = true;
+    let asked = 0;
+    const store = new MemoryTrustDebtStore();
+    const p = new TrustDebtProcessor({ store, configFor: () => cfg, tenantOf: () => 'acme', topics, metrics: new StewardMetrics(), pipelineBehind: async () => (asked++, behind) });
+    await p.process(verdict('h3', 'agent-y', 'halt'));
+    expect(asked).toBe(0);
+    const review = (id: string, atMs: number) => msg(topics.reviews, { event_id: id, agent_id: 'agent-y', tenant: 'acme', kind: 'review_approved', timestamp: atMs }, 'agent-y');
+    const held = await p.process(review('rv-a', T0 + 30 * HOUR_MS));
+    expect(asked).toBe(1);
+    expect(held.map((o) => JSON.parse(String(o.message.value)).cause)).toEqual(['review_approved']);
+    behind = false;
+    const next = await p.process(review('rv-b', T0 + 31 * HOUR_MS));
+    expect(next.map((o) => JSON.parse(String(o.message.value)).cause)).toEqual(['good_behavior_audit', 'review_approved']);
+  });
+
   it('a review whose credit is not a number in [-1, 1] (or whose tenant is not a string) is dead-lettered and moves no debt', async () => {
     const store = new MemoryTrustDebtStore();
     const p = new TrustDebtProcessor({ store, configFor: () => DEFAULT_TRUST_DEBT_CONFIG, tenantOf: () => 'acme', topics, metrics: new StewardMetrics() });

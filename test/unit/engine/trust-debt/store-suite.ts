@@ -244,6 +244,31 @@ export function describeTrustDebtStore(name: string, factory: () => Promise<Trus
       expect(c.audits).toBeUndefined();
     });
 
+    it('a review with deferAudits settles no audit window; a backlogged non-ok event can still restart it', async () => {
+      const s = await factory();
+      const daily = trustDebtConfigFrom({ recovery: { good_behavior_audit: { threshold_hours: 24, credit: -0.1 } } });
+      await s.apply(ev('d', T0, 'halt'), daily); // 0.5, window from T0
+      // a review at T0+30h while the pipeline is behind: the window [T0, T0+24h] is not credited
+      const r = await s.apply({ eventId: 'rv-1', tenant: 'acme', agentId: 'd', atMs: T0 + 30 * HOUR_MS, kind: 'review_approved', deferAudits: true }, daily);
+      expect(r.audits).toBeUndefined();
+      expect(r.before).toBeCloseTo(0.5 * 0.95 ** (30 / 24), 12);
+      // the backlogged block at T0+20h arrives: it restarts the window, so no credit is ever due for T0..T0+24h
+      await s.apply(ev('d', T0 + 20 * HOUR_MS, 'block'), daily);
+      const next = await s.apply(ev('d', T0 + 40 * HOUR_MS, 'ok'), daily);
+      expect(next.audits).toBeUndefined();
+      // without deferAudits the same review credits the window at once (the behaviour a backlog must not see)
+      const t = await factory();
+      await t.apply(ev('e', T0, 'halt'), daily);
+      const credited = await t.apply({ eventId: 'rv-2', tenant: 'acme', agentId: 'e', atMs: T0 + 30 * HOUR_MS, kind: 'review_approved' }, daily);
+      expect(credited.audits?.map((a) => a.atMs)).toEqual([T0 + 24 * HOUR_MS]);
+      // deferred windows are settled by the agent's next event
+      const u = await factory();
+      await u.apply(ev('f', T0, 'halt'), daily);
+      await u.apply({ eventId: 'rv-3', tenant: 'acme', agentId: 'f', atMs: T0 + 30 * HOUR_MS, kind: 'review_approved', deferAudits: true }, daily);
+      const later = await u.apply(ev('f', T0 + 31 * HOUR_MS, 'ok'), daily);
+      expect(later.audits?.map((a) => a.atMs)).toEqual([T0 + 24 * HOUR_MS]);
+    });
+
     it('sweep and lazy audit agree and never credit twice', async () => {
       const cfg = audited;
       const lazy = await factory();
