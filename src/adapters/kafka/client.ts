@@ -148,6 +148,17 @@ const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
 
 const toBuf = (v: string | Buffer): Buffer => (Buffer.isBuffer(v) ? v : Buffer.from(String(v)));
 
+/**
+ * `o[k] = v` for a key from the wire: a header named `__proto__` must become an own property, not the
+ * object's prototype (which would hand every later read the inherited members of whatever the value is).
+ */
+export function putHeader<T>(o: Record<string, T>, k: string, v: T): void {
+  if (k === '__proto__') Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else o[k] = v;
+}
+
+const isHeaderValue = (v: unknown): v is string | Buffer => typeof v === 'string' || Buffer.isBuffer(v);
+
 /** Sets `m.headers` (and `m.repeatedHeaders` when a key repeats: kafkajs then gives an array) from kafkajs headers. */
 function setHeaders(m: InMessage, h: IHeaders | undefined): InMessage {
   if (!h) return m;
@@ -156,11 +167,13 @@ function setHeaders(m: InMessage, h: IHeaders | undefined): InMessage {
     const v = h[k];
     if (v === undefined || !Object.hasOwn(h, k)) continue;
     if (Array.isArray(v)) {
-      if (v.length === 0) continue;
-      const all = v.map(toBuf);
-      m.headers[k] = all[all.length - 1]!;
-      (m.repeatedHeaders ??= {})[k] = all;
-    } else m.headers[k] = toBuf(v);
+      // kafkajs merges headers with `obj[key] === undefined ? value : [obj[key], value]`, so a key named like an
+      // Object.prototype member (constructor, __proto__) arrives as [that member, value]: drop what is not a value.
+      const all = v.filter(isHeaderValue).map(toBuf);
+      if (all.length === 0) continue;
+      putHeader(m.headers, k, all[all.length - 1]!);
+      if (all.length > 1) putHeader((m.repeatedHeaders ??= {}), k, all);
+    } else if (isHeaderValue(v)) putHeader(m.headers, k, toBuf(v));
   }
   return m;
 }

@@ -3,7 +3,7 @@
  * inspected and replayed byte for byte. The stage keeps running after dead-lettering.
  */
 import type { InMessage, OutMessage } from './client.js';
-import { headerText } from './client.js';
+import { headerText, putHeader } from './client.js';
 
 export const DLQ_HEADERS = {
   code: 'x-steward-error-code',
@@ -63,20 +63,29 @@ export function readDlqHeaders(m: InMessage): DlqRecordView {
 export type ReplayPlan = { ok: true; topic: string; message: OutMessage } | { ok: false; reason: string };
 
 /**
- * The original record of a DLQ record, to publish again to its source topic: key, value and headers as they
- * arrived (repeated keys with all their values), the DLQ's own headers removed, REPLAYED_FROM_HEADER added, and
- * the source timestamp. `allowed` are the only topics a replay may write to: the source topic is a header, and
- * anyone who can write to the DLQ could name any topic in it.
+ * What `steward dlq replay` publishes for a DLQ record: only traces the tripwire stage dead-lettered, back to the
+ * traces topic with their original key, value and headers (repeated keys with all their values), the DLQ's own
+ * headers removed and REPLAYED_FROM_HEADER added. That topic feeds the tripwire stage alone and takes any agent's
+ * traces anyway, so a DLQ record forged by whoever can write the DLQ gains nothing there, and the same bytes give
+ * the same idempotency id (rate-limit hits and trust debt are not counted twice). Everything else is refused: a
+ * scoring message carries a decision the scorer trusts as is, and the topics the trust-debt stage and the sink
+ * read have other consumers a replay would feed twice.
  */
-export function replayOf(m: InMessage, allowed: ReadonlySet<string>): ReplayPlan {
+export function replayOf(m: InMessage, tracesTopic: string): ReplayPlan {
   const source = headerText(m, DLQ_HEADERS.topic);
-  if (source === undefined) return { ok: false, reason: 'not a DLQ record: no source topic header' };
-  if (!allowed.has(source)) return { ok: false, reason: `source topic ${source} is not a topic of this deployment` };
+  const stage = headerText(m, DLQ_HEADERS.stage);
+  if (source === undefined || stage === undefined) return { ok: false, reason: 'not a DLQ record: no source topic or stage header' };
+  if (stage !== 'tripwire' || source !== tracesTopic) {
+    return { ok: false, reason: `only traces the tripwire stage dead-lettered are replayed (this one: stage ${stage}, source ${source})` };
+  }
   const dropped = headerText(m, DLQ_DROPPED_HEADER);
   if (dropped !== undefined) return { ok: false, reason: `the DLQ record left out the original ${dropped}` };
   const headers: NonNullable<OutMessage['headers']> = {};
-  for (const k in m.headers) if (!DLQ_ONLY.has(k)) headers[k] = m.repeatedHeaders?.[k] ?? m.headers[k]!;
+  const repeated = m.repeatedHeaders;
+  for (const k in m.headers) {
+    if (!Object.hasOwn(m.headers, k) || DLQ_ONLY.has(k)) continue;
+    putHeader(headers, k, repeated && Object.hasOwn(repeated, k) ? repeated[k]! : m.headers[k]!);
+  }
   headers[REPLAYED_FROM_HEADER] = `${m.topic}/${m.partition}/${m.offset}`;
-  const ts = Number(headerText(m, DLQ_HEADERS.timestamp));
-  return { ok: true, topic: source, message: { key: m.key, value: m.value, headers, timestamp: Number.isFinite(ts) && ts >= 0 ? String(ts) : undefined } };
+  return { ok: true, topic: source, message: { key: m.key, value: m.value, headers } };
 }

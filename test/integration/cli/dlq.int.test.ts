@@ -1,9 +1,11 @@
 // `steward dlq list|replay` on real Kafka: traces the tripwire stage dead-lettered for an engine failure are
-// replayed to acgp.traces once the failure is fixed and then get their decisions; other codes stay; a forged DLQ
-// record naming a topic outside the deployment is skipped; --dry-run publishes nothing.
+// replayed to acgp.traces once the failure is fixed and then get their decisions; other codes stay; DLQ records
+// naming another topic or another stage (forged, or the sink's) are skipped; --dry-run publishes nothing; a
+// header named __proto__ survives the round trip.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { run } from '../../../src/cli/commands/dlq.js';
 import { DLQ_HEADERS, REPLAYED_FROM_HEADER } from '../../../src/adapters/kafka/dlq.js';
+import { putHeader } from '../../../src/adapters/kafka/client.js';
 import { startPipeline } from '../../../src/consumers/common-runtime.js';
 import { Collector, TestEngine, quietLogger, trace, withPipelineEnv } from '../pipeline/harness.js';
 import { waitFor } from '../setup/helpers.js';
@@ -32,24 +34,42 @@ describe('steward dlq (real Kafka)', () => {
           {
             topic: topics.traces,
             messages: [
-              ...failing.map((t) => ({ key: t.agent_id, value: JSON.stringify(t), headers: { 'x-test-tag': ['a', `b-${t.trace_id}`] } })),
+              ...failing.map((t) => {
+                const headers: Record<string, string | string[]> = { 'x-test-tag': ['a', `b-${t.trace_id}`] };
+                putHeader(headers, '__proto__', `p-${t.trace_id}`);
+                return { key: t.agent_id, value: JSON.stringify(t), headers };
+              }),
               { key: 'ag1', value: '{"trace_id": "broken", oops' },
               { key: 'ag1', value: JSON.stringify(trace(4, 'ag1')) },
             ],
           },
-          // written straight to the DLQ by someone: it names a topic that is not the deployment's
-          { topic: topics.dlq, messages: [{ key: 'x', value: '{}', headers: { [DLQ_HEADERS.code]: 'STEWARD_EVAL', [DLQ_HEADERS.topic]: 'other.topic', [DLQ_HEADERS.stage]: 'tripwire' } }] },
+          // written straight to the DLQ by someone: a topic that is not the deployment's traces, and a sink record
+          // (its topic has other consumers: never replayed)
+          {
+            topic: topics.dlq,
+            messages: [
+              { key: 'x', value: '{}', headers: { [DLQ_HEADERS.code]: 'STEWARD_EVAL', [DLQ_HEADERS.topic]: 'other.topic', [DLQ_HEADERS.stage]: 'tripwire' } },
+              { key: 'y', value: '{}', headers: { [DLQ_HEADERS.code]: 'STEWARD_EVAL', [DLQ_HEADERS.topic]: topics.decisions, [DLQ_HEADERS.stage]: 'sink' } },
+            ],
+          },
         ]);
-        await waitFor(() => out.on(topics.dlq).length === 5 && out.byId(topics.decisions).size === 1 && out.on(topics.traces).length === 5, { timeoutMs: 30_000, message: 'dead-lettered and decided' });
+        await waitFor(() => out.on(topics.dlq).length === 6 && out.byId(topics.decisions).size === 1 && out.on(topics.traces).length === 5, { timeoutMs: 30_000, message: 'dead-lettered and decided' });
 
         expect(await run(['list', '--prefix', prefix, '--code', 'STEWARD_EVAL', '--json'])).toBe(0);
-        expect(jsonLines().map((l) => l.sourceTopic).sort()).toEqual(['other.topic', topics.traces, topics.traces, topics.traces].sort());
+        expect(jsonLines().map((l) => l.sourceTopic).sort()).toEqual(['other.topic', topics.decisions, topics.traces, topics.traces, topics.traces].sort());
+        // --limit counts what is listed
+        stdout = [];
+        expect(await run(['list', '--prefix', prefix, '--code', 'STEWARD_EVAL', '--json', '--limit', '2'])).toBe(0);
+        expect(jsonLines()).toHaveLength(2);
 
         stdout = [];
         const tracesBefore = out.on(topics.traces).length;
-        expect(await run(['replay', '--prefix', prefix, '--code', 'STEWARD_EVAL', '--dry-run', '--json'])).toBe(1); // the forged one is skipped
+        expect(await run(['replay', '--prefix', prefix, '--code', 'STEWARD_EVAL', '--dry-run', '--json'])).toBe(1); // the forged ones are skipped
         expect(jsonLines().filter((l) => l.replay_to === topics.traces && l.dry_run === true)).toHaveLength(3);
-        expect(jsonLines().filter((l) => l.skipped)).toEqual([expect.objectContaining({ skipped: 'source topic other.topic is not a topic of this deployment' })]);
+        expect(jsonLines().filter((l) => l.skipped).map((l) => l.skipped).sort()).toEqual([
+          `only traces the tripwire stage dead-lettered are replayed (this one: stage sink, source ${topics.decisions})`,
+          'only traces the tripwire stage dead-lettered are replayed (this one: stage tripwire, source other.topic)',
+        ]);
 
         engine.failOn = undefined; // the cause is fixed
         stdout = [];
@@ -64,12 +84,14 @@ describe('steward dlq (real Kafka)', () => {
           expect(failing.map((f) => JSON.stringify(f))).toContain(m.value!.toString('utf8'));
           expect(m.key!.toString()).toBe('ag1');
           expect(m.repeatedHeaders?.['x-test-tag']?.map(String)).toEqual(['a', `b-${t.trace_id}`]);
+          expect(Object.getPrototypeOf(m.headers)).toBe(Object.prototype);
+          expect(String(Object.getOwnPropertyDescriptor(m.headers, '__proto__')?.value)).toBe(`p-${t.trace_id}`);
           expect(m.headers[REPLAYED_FROM_HEADER]!.toString()).toMatch(new RegExp(`^${topics.dlq}/\\d+/\\d+$`));
           expect(m.headers[DLQ_HEADERS.code]).toBeUndefined();
           expect(m.headers[DLQ_HEADERS.topic]).toBeUndefined();
         }
-        // the malformed JSON record was not replayed: still one DLQ record of that code, none new
-        expect(out.on(topics.dlq).length).toBe(5);
+        // nothing replayed was dead-lettered again, and the malformed JSON record was not replayed
+        expect(out.on(topics.dlq).length).toBe(6);
       } finally {
         await producer.disconnect();
         await out.stop();

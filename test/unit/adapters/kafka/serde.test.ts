@@ -3,7 +3,7 @@ import { TraceDecoder, avroRecordToTrace, traceToAvroRecord, isConfluentWire } f
 import { dlqMessage, readDlqHeaders, replayOf } from '../../../../src/adapters/kafka/dlq.js';
 import { replyRoute, replyHeaders } from '../../../../src/adapters/kafka/request-reply.js';
 import { DEFAULT_TOPIC_LAYOUT, dedupSafeRetention, topicNames, topicSpecs } from '../../../../src/adapters/kafka/topics.js';
-import type { InMessage } from '../../../../src/adapters/kafka/client.js';
+import { putHeader, type InMessage } from '../../../../src/adapters/kafka/client.js';
 import { messageBytes } from '../../../../src/consumers/common.js';
 import type { Trace } from '../../../../src/engine/types.js';
 
@@ -89,10 +89,9 @@ describe('DLQ and reply routing', () => {
     expect(readDlqHeaders(back)).toEqual({ code: 'STEWARD_TRACE_JSON', message: 'bad', sourceTopic: 'p.traces', sourcePartition: 2, sourceOffset: '41', stage: 'tripwire' });
     expect(back.headers.keep.toString()).toBe('me');
   });
-  it('replayOf: the original record for its source topic, DLQ headers removed; refused for foreign topics and cut records', () => {
+  it('replayOf: a tripwire-stage trace back to the traces topic, DLQ headers removed; everything else refused', () => {
     const twice: InMessage = { ...m, headers: { keep: Buffer.from('me'), tag: Buffer.from('b') }, repeatedHeaders: { tag: [Buffer.from('a'), Buffer.from('b')] } };
-    const d = dlqMessage(twice, { code: 'STEWARD_EVAL', message: 'boom' }, 'tripwire', 99);
-    const asRead = (o: typeof d, extra: Record<string, string> = {}): InMessage => {
+    const asRead = (o: ReturnType<typeof dlqMessage>, extra: Record<string, string> = {}): InMessage => {
       const headers: Record<string, Buffer> = {};
       const repeated: Record<string, Buffer[]> = {};
       for (const [k, v] of Object.entries({ ...o.headers, ...extra })) {
@@ -103,18 +102,29 @@ describe('DLQ and reply routing', () => {
       }
       return { topic: 'p.dlq', partition: 1, offset: '7', key: o.key as Buffer, value: o.value as Buffer, headers, repeatedHeaders: repeated, timestampMs: 5 };
     };
-    const plan = replayOf(asRead(d), new Set(['p.traces']));
+    const d = dlqMessage(twice, { code: 'STEWARD_EVAL', message: 'boom' }, 'tripwire', 99);
+    const plan = replayOf(asRead(d), 'p.traces');
     expect(plan.ok).toBe(true);
     if (!plan.ok) return;
     expect(plan.topic).toBe('p.traces');
     expect(plan.message.value).toEqual(m.value);
-    expect(plan.message.timestamp).toBe('5');
+    expect(plan.message.key).toEqual(m.key);
     expect(Object.keys(plan.message.headers!).sort()).toEqual(['keep', 'tag', 'x-steward-replayed-from']);
     expect((plan.message.headers!.tag as Buffer[]).map(String)).toEqual(['a', 'b']);
     expect(plan.message.headers!['x-steward-replayed-from']).toBe('p.dlq/1/7');
-    expect(replayOf(asRead(d), new Set(['q.traces']))).toEqual({ ok: false, reason: 'source topic p.traces is not a topic of this deployment' });
-    expect(replayOf(asRead(d, { 'x-steward-dropped': 'value (9 bytes)' }), new Set(['p.traces']))).toEqual({ ok: false, reason: 'the DLQ record left out the original value (9 bytes)' });
-    expect(replayOf({ ...m }, new Set(['p.traces'])).ok).toBe(false);
+    // another deployment's traces, other stages' records, a cut record, not a DLQ record at all
+    expect(replayOf(asRead(d), 'q.traces')).toMatchObject({ ok: false, reason: expect.stringContaining('source p.traces') });
+    for (const stage of ['scorer', 'trust-debt', 'sink']) {
+      expect(replayOf(asRead(dlqMessage({ ...m, topic: 'p.verdicts' }, { code: 'X', message: 'y' }, stage, 1)), 'p.traces')).toMatchObject({ ok: false, reason: expect.stringContaining(`stage ${stage}`) });
+    }
+    expect(replayOf(asRead(dlqMessage(twice, { code: 'X', message: 'y' }, 'scorer', 1)), 'p.traces').ok).toBe(false); // a scorer record naming the traces topic
+    expect(replayOf(asRead(d, { 'x-steward-dropped': 'value (9 bytes)' }), 'p.traces')).toEqual({ ok: false, reason: 'the DLQ record left out the original value (9 bytes)' });
+    expect(replayOf({ ...m }, 'p.traces').ok).toBe(false);
+    // a header named __proto__ stays a header (own property), never the object's prototype
+    const proto: InMessage = asRead(d);
+    putHeader(proto.headers, '__proto__', Buffer.from('x'));
+    const p2 = replayOf(proto, 'p.traces');
+    expect(p2.ok && Object.getPrototypeOf(p2.message.headers) === Object.prototype && String(Object.getOwnPropertyDescriptor(p2.message.headers, '__proto__')?.value)).toBe('x');
   });
   it('keeps every value of a header key the record carried more than once, in order', () => {
     const twice: InMessage = { ...m, headers: { keep: Buffer.from('me'), tag: Buffer.from('b') }, repeatedHeaders: { tag: [Buffer.from('a'), Buffer.from('b')] } };
