@@ -3,7 +3,7 @@
  * `steward run`, the demo, the integration tests and the bench, so all of them exercise the same wiring.
  */
 import { KafkaAdapter, METADATA_MAX_AGE_MS, type StewardProducer } from '../adapters/kafka/client.js';
-import { exposureText, replayExposure, topicNames, type TopicNames } from '../adapters/kafka/topics.js';
+import { topicNames, type TopicNames } from '../adapters/kafka/topics.js';
 import { TraceDecoder, createRegistry } from '../adapters/kafka/serde.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import { groupId } from '../config/steward-config.js';
@@ -15,7 +15,7 @@ import { TripwireProcessor } from './tripwire.js';
 import type { ReplyTarget } from '../adapters/kafka/request-reply.js';
 import { pipelineBacklogBefore } from '../adapters/kafka/backlog.js';
 import { ScorerProcessor } from './scorer.js';
-import { TrustDebtProcessor, startTrustDebtAuditSweep, type TrustDebtStoreLike } from './trust-debt.js';
+import { trustDebtMaxRecordAgeMs, TrustDebtProcessor, startTrustDebtAuditSweep, type TrustDebtStoreLike } from './trust-debt.js';
 import type { AuditSweep, SweepableStore } from './audit-sweep.js';
 import type { TrustDebtConfig } from '../engine/types.js';
 
@@ -71,7 +71,6 @@ export async function startPipeline(
     }
     if (replies.partitions === 0) opts.logger.warn({ topic: topics.replies }, 'replies topic missing: synchronous decide() calls will time out (run steward topics create)');
   }
-  if (stages.includes('trust-debt')) await warnReplayExposure(adapter, topics, cfg.trustDebt.dedupTtlSeconds * 1000, opts.logger.child({ stage: 'trust-debt' }));
   const routeLog = opts.logger.child({ stage: 'tripwire' });
   // The replies topic may gain partitions (or be created) while the stage runs: clients of the new partitions
   // must be answered without a restart. Re-read every minute, and at once (at most every 5 s) when a route
@@ -169,6 +168,7 @@ export async function startPipeline(
             metrics,
             logger: opts.logger.child({ stage: 'trust-debt' }),
             pipelineBehind,
+            maxRecordAgeMs: trustDebtMaxRecordAgeMs(cfg.trustDebt.dedupTtlSeconds),
           }),
         );
       } else if (s === 'sink') {
@@ -244,19 +244,3 @@ export async function startPipeline(
   };
 }
 
-/** Logs each trust-debt input topic whose records outlive their dedup key (a replay would count them twice). */
-async function warnReplayExposure(adapter: KafkaAdapter, topics: TopicNames, dedupTtlMs: number, logger: Logger): Promise<void> {
-  try {
-    const admin = await adapter.admin();
-    try {
-      for (const e of await replayExposure(admin, topics, dedupTtlMs)) {
-        logger.warn({ topic: e.topic, retention_ms: e.retentionMs, segment_ms: e.segmentMs, dedup_ttl_ms: dedupTtlMs }, exposureText(e, dedupTtlMs));
-      }
-    } finally {
-      await admin.disconnect();
-    }
-  } catch (e) {
-    // Advisory only: a broker that refuses DescribeConfigs (ACLs) must not keep the stage from starting.
-    logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'could not read the retention of the trust-debt input topics');
-  }
-}

@@ -68,6 +68,24 @@ export interface TrustDebtStageDeps {
    * wall-clock time, and its lazy audits would credit windows a backlogged non-ok event belongs to.
    */
   pipelineBehind?: () => Promise<boolean>;
+  /**
+   * Records stamped longer ago than this are dead-lettered (STEWARD_TRUST_DEBT_STALE) instead of applied: an
+   * event id is remembered for trust_debt.dedup_ttl_seconds from when it was applied, so a record that old may
+   * have been applied already and be replayed now (a new group id, committed offsets expired while the group was
+   * idle). See trustDebtMaxRecordAgeMs.
+   */
+  maxRecordAgeMs?: number;
+  /** Wall clock for maxRecordAgeMs (default Date.now). */
+  nowMs?: () => number;
+}
+
+/**
+ * The age up to which a trust-debt input record is applied: six sevenths of the dedup TTL (6 days of 7). The
+ * record was stamped when it was produced, before it was first applied, so its event id is still remembered;
+ * the seventh left over absorbs clock differences between the producing stage and this one.
+ */
+export function trustDebtMaxRecordAgeMs(dedupTtlSeconds: number): number {
+  return Math.floor((dedupTtlSeconds * 1000 * 6) / 7);
 }
 
 function parseJson<T>(m: InMessage, what: string): T {
@@ -160,6 +178,15 @@ export class TrustDebtProcessor implements StageProcessor {
   async process(m: InMessage): Promise<StageOutput[]> {
     const e = this.toEvent(m);
     if (!e) return [];
+    if (this.d.maxRecordAgeMs !== undefined) {
+      const age = (this.d.nowMs ?? Date.now)() - m.timestampMs;
+      if (age > this.d.maxRecordAgeMs) {
+        throw new StewardError(
+          'STEWARD_TRUST_DEBT_STALE',
+          `record is ${Math.round(age / 3_600_000)} h old, beyond ${Math.round(this.d.maxRecordAgeMs / 3_600_000)} h (6/7 of trust_debt.dedup_ttl_seconds): it may have been applied before and its event id forgotten, so it is not applied again (raise the TTL before a restart after a longer outage)`,
+        );
+      }
+    }
     const cfg = this.d.configFor(e.blueprint, e.ev.tenant, e.ev.agentId);
     if (e.ev.kind !== 'intervention' && this.d.pipelineBehind && (await this.d.pipelineBehind())) e.ev.deferAudits = true;
     const change = await this.d.store.apply(e.ev, cfg);

@@ -107,7 +107,7 @@ export async function runDemo(cfg0: StewardConfig, opts: DemoOptions, logger: Lo
   const adapter = new KafkaAdapter(cfg.kafka, logger);
   const admin = await adapter.admin();
   opts.out.write(`steward demo ${runId}: topics ${names.traces} …, blueprints ${cfg.blueprints.dir}; simulated clock ${(opts.simStepMs ?? 180_000) / 60_000} min per agent step\n`);
-  await createTopics(admin, names, { partitions: cfg.topics.partitions, replicationFactor: cfg.topics.replicationFactor, replyPartitions: cfg.topics.replyPartitions, replyRetentionMs: 3_600_000, dedupTtlMs: cfg.trustDebt.dedupTtlSeconds * 1000 });
+  await createTopics(admin, names, { partitions: cfg.topics.partitions, replicationFactor: cfg.topics.replicationFactor, replyPartitions: cfg.topics.replyPartitions, replyRetentionMs: 3_600_000 });
   let avro = false;
   if (cfg.schemaRegistryUrl) {
     try {

@@ -6,7 +6,6 @@ import {
   Kafka,
   logLevel as KafkaLogLevel,
   AssignerProtocol,
-  type ConfigResourceTypes,
   Partitioners,
   type ICustomPartitioner,
   type Consumer as KConsumer,
@@ -132,8 +131,6 @@ export interface StewardAdmin {
   partitionCount(topic: string): Promise<number>;
   /** Per partition, the first offset whose record timestamp is >= `ms` (the high watermark when none is). */
   offsetsAtTime(topic: string, ms: number): Promise<{ partition: number; offset: string }[]>;
-  /** The topic's effective values (broker defaults included) of the named configs. */
-  topicConfig(topic: string, names: readonly string[]): Promise<Record<string, string>>;
   /** Deletes consumer groups that have no members (a throwaway reader's). */
   deleteGroups(groupIds: string[]): Promise<void>;
   disconnect(): Promise<void>;
@@ -142,9 +139,6 @@ export interface StewardAdmin {
 function toSasl(s: NonNullable<KafkaSettings['sasl']>): SASLOptions {
   return { mechanism: s.mechanism, username: s.username, password: s.password } as SASLOptions;
 }
-
-// kafkajs' ConfigResourceTypes.TOPIC: the enum is not a named export Node's ESM loader can see in its CommonJS build.
-const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
 
 const toBuf = (v: string | Buffer): Buffer => (Buffer.isBuffer(v) ? v : Buffer.from(String(v)));
 
@@ -394,12 +388,6 @@ export class KafkaAdapter {
         return md.topics[0]?.partitions.length ?? 0;
       },
       offsetsAtTime: (topic, ms) => a.fetchTopicOffsetsByTimestamp(topic, ms),
-      async topicConfig(topic, names) {
-        const r = await a.describeConfigs({ includeSynonyms: false, resources: [{ type: TOPIC_RESOURCE, name: topic, configNames: [...names] }] });
-        const out: Record<string, string> = {};
-        for (const e of r.resources[0]?.configEntries ?? []) out[e.configName] = e.configValue;
-        return out;
-      },
       async deleteGroups(groupIds) {
         await a.deleteGroups(groupIds);
       },

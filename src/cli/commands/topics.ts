@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { KafkaAdapter } from '../../adapters/kafka/client.js';
-import { createTopics, exposureText, replayExposure, topicNames, topicSpecs, TRUST_DEBT_INPUTS } from '../../adapters/kafka/topics.js';
+import { createTopics, topicNames, topicSpecs } from '../../adapters/kafka/topics.js';
 import { loadStewardConfig } from '../../config/steward-config.js';
 import { StewardError } from '../../errors.js';
 import { createLogger } from '../../logger.js';
@@ -27,7 +27,6 @@ export async function run(argv: string[]): Promise<number> {
     replicationFactor: values.replication ? Number(values.replication) : cfg.topics.replicationFactor,
     replyPartitions: cfg.topics.replyPartitions,
     replyRetentionMs: 3_600_000,
-    dedupTtlMs: cfg.trustDebt.dedupTtlSeconds * 1000,
   };
   if (!Number.isInteger(layout.partitions) || layout.partitions < 1 || !Number.isInteger(layout.replicationFactor) || layout.replicationFactor < 1) {
     throw new StewardError('STEWARD_USAGE', '--partitions and --replication must be positive integers');
@@ -37,9 +36,6 @@ export async function run(argv: string[]): Promise<number> {
     if (sub === 'list') {
       const existing = new Set(await admin.listTopics());
       for (const s of topicSpecs(names, layout)) process.stdout.write(`${s.topic}\t${existing.has(s.topic) ? 'present' : 'missing'}\n`);
-      const present = TRUST_DEBT_INPUTS.filter((k) => existing.has(names[k]));
-      const exposed = present.length > 0 ? await replayExposure(admin, names, layout.dedupTtlMs) : [];
-      for (const e of exposed) process.stderr.write(`warning: ${exposureText(e, layout.dedupTtlMs)}\n`);
       return 0;
     }
     const created = new Set(await createTopics(admin, names, layout));

@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import { TraceDecoder, avroRecordToTrace, traceToAvroRecord, isConfluentWire } from '../../../../src/adapters/kafka/serde.js';
 import { dlqMessage, readDlqHeaders, replayOf } from '../../../../src/adapters/kafka/dlq.js';
 import { replyRoute, replyHeaders } from '../../../../src/adapters/kafka/request-reply.js';
-import { DEFAULT_TOPIC_LAYOUT, dedupSafeRetention, topicNames, topicSpecs } from '../../../../src/adapters/kafka/topics.js';
+import { topicNames, topicSpecs } from '../../../../src/adapters/kafka/topics.js';
 import { putHeader, type InMessage } from '../../../../src/adapters/kafka/client.js';
 import { messageBytes } from '../../../../src/consumers/common.js';
 import type { Trace } from '../../../../src/engine/types.js';
@@ -158,24 +158,5 @@ describe('DLQ and reply routing', () => {
     expect(topicSpecs(n).find((s) => s.topic === n.replies)!.numPartitions).toBe(12);
     // the broker's arrival time is the reference for clamping agent-written trace timestamps
     expect(topicSpecs(n).find((s) => s.topic === n.traces)!.configEntries).toEqual([{ name: 'message.timestamp.type', value: 'LogAppendTime' }]);
-  });
-  it('gives the trust-debt inputs a retention that deletes every record before its dedup key expires', () => {
-    const n = topicNames('acgp');
-    const day = 86_400_000;
-    expect(dedupSafeRetention(7 * day)).toEqual({ segmentMs: day, retentionMs: 5 * day });
-    const specs = topicSpecs(n, { ...DEFAULT_TOPIC_LAYOUT, dedupTtlMs: 7 * day });
-    const entries = (k: keyof typeof n) => specs.find((s) => s.topic === n[k])!.configEntries;
-    for (const k of ['decisions', 'verdicts', 'reviews'] as const) {
-      expect(entries(k)).toEqual([{ name: 'retention.ms', value: String(5 * day) }, { name: 'segment.ms', value: String(day) }]);
-    }
-    // the other topics keep their own settings; without a TTL nothing changes
-    expect(entries('ledger')).toBeUndefined();
-    expect(entries('traces')).toEqual([{ name: 'message.timestamp.type', value: 'LogAppendTime' }]);
-    expect(topicSpecs(n).find((s) => s.topic === n.decisions)!.configEntries).toBeUndefined();
-    // a short TTL still leaves the life of a record (retention + segment) below it
-    for (const ttl of [3_600_000, 7 * day + 1, 10 * day]) {
-      const r = dedupSafeRetention(ttl);
-      expect(r.retentionMs + r.segmentMs).toBeLessThan(ttl);
-    }
   });
 });

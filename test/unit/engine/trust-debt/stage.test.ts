@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { InMessage, OutRecord } from '../../../../src/adapters/kafka/client.js';
 import { topicNames } from '../../../../src/adapters/kafka/topics.js';
 import { buildConfig } from '../../../../src/config/steward-config.js';
-import { TrustDebtProcessor, startTrustDebtAuditSweep } from '../../../../src/consumers/trust-debt.js';
+import { trustDebtMaxRecordAgeMs, TrustDebtProcessor, startTrustDebtAuditSweep } from '../../../../src/consumers/trust-debt.js';
 import { DEFAULT_TRUST_DEBT_CONFIG, HOUR_MS, MemoryTrustDebtStore, trustDebtConfigFrom } from '../../../../src/engine/trust-debt/index.js';
 import { StewardMetrics } from '../../../../src/observability/metrics.js';
 
@@ -87,6 +87,19 @@ describe('trust-debt stage: threshold actions', () => {
     expect((await store.current('acme', 'bad', T0, DEFAULT_TRUST_DEBT_CONFIG)).debt).toBe(0.5);
     expect(lines.find((l) => l.event_id === 'retier:acme:bad:1')).toMatchObject({ decision: 'keep', reviewer: 'carol', agent_id: 'bad' });
     await expect(p.process(msg(topics.reviews, { event_id: 'x', agent_id: 'bad', kind: 'made_up', timestamp: T0 }, 'bad'))).rejects.toMatchObject({ code: 'STEWARD_TRACE_SCHEMA' });
+  });
+
+  it('a record stamped more than 6/7 of the dedup TTL ago is refused (STEWARD_TRUST_DEBT_STALE) and moves nothing', async () => {
+    expect(trustDebtMaxRecordAgeMs(7 * 86_400)).toBe(6 * 86_400_000);
+    const store = new MemoryTrustDebtStore();
+    const wall = T0 + 10 * 86_400_000;
+    const p = new TrustDebtProcessor({ store, configFor: () => DEFAULT_TRUST_DEBT_CONFIG, tenantOf: () => 'acme', topics, metrics: new StewardMetrics(), maxRecordAgeMs: trustDebtMaxRecordAgeMs(7 * 86_400), nowMs: () => wall });
+    const stamped = (m: InMessage, ms: number): InMessage => ({ ...m, timestampMs: ms });
+    await expect(p.process(stamped(verdict('old', 'agent-z', 'block'), wall - 6 * 86_400_000 - 1))).rejects.toMatchObject({ code: 'STEWARD_TRUST_DEBT_STALE', retryable: false });
+    expect((await store.current('acme', 'agent-z', wall, DEFAULT_TRUST_DEBT_CONFIG)).debt).toBe(0);
+    expect(await p.process(stamped(verdict('young', 'agent-z', 'block'), wall - 6 * 86_400_000))).toHaveLength(1);
+    // a record that moves nothing (a decision that did not halt) is never refused
+    expect(await p.process(stamped(msg(topics.decisions, { trace_id: 'd', agent_id: 'agent-z', halted: false, intervention: 'ok' }, 'agent-z'), 0))).toEqual([]);
   });
 
   it('a review applied while the pipeline is behind leaves due audit credits for later; interventions never ask', async () => {
