@@ -1,6 +1,7 @@
 /**
- * Dead-letter records: the ORIGINAL key, value and headers, plus why and where from, so a record can be
- * inspected and replayed byte for byte. The stage keeps running after dead-lettering.
+ * Dead-letter records: the ORIGINAL key and value bytes and every header value, plus why and where from, so a
+ * record can be inspected and replayed (`steward dlq replay`). Header order is kept per key, not across keys
+ * (kafkajs hands headers over as an object). The stage keeps running after dead-lettering.
  */
 import type { InMessage, OutMessage } from './client.js';
 import { headerText, putHeader } from './client.js';
@@ -25,7 +26,7 @@ const MAX_MESSAGE_HEADER = 1000;
 const DLQ_ONLY = new Set<string>([...Object.values(DLQ_HEADERS), DLQ_DROPPED_HEADER]);
 
 export function dlqMessage(m: InMessage, err: { code: string; message: string }, stage: string, nowMs: number): OutMessage {
-  // Every original header, a repeated key with all its values in order: the record must replay byte for byte.
+  // Every original header, a repeated key with all its values in order (a replay must carry them all).
   const headers: NonNullable<OutMessage['headers']> = m.repeatedHeaders ? { ...m.headers, ...m.repeatedHeaders } : { ...m.headers };
   headers[DLQ_HEADERS.code] = err.code;
   headers[DLQ_HEADERS.message] = err.message.length > MAX_MESSAGE_HEADER ? err.message.slice(0, MAX_MESSAGE_HEADER) + '…' : err.message;
