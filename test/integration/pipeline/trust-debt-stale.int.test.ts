@@ -8,7 +8,7 @@ import { RedisTrustDebtStore } from '../../../src/adapters/redis/trust-debt-stor
 import { startPipeline } from '../../../src/consumers/common-runtime.js';
 import { DEFAULT_TRUST_DEBT_CONFIG } from '../../../src/engine/trust-debt/index.js';
 import { Collector, quietLogger, withPipelineEnv } from './harness.js';
-import { redisClient, waitFor, withRedis } from '../setup/helpers.js';
+import { deleteRedisPrefix, redisClient, waitFor, withRedis } from '../setup/helpers.js';
 
 
 describe('trust-debt records older than the dedup window (real Kafka + Redis)', () => {
@@ -40,8 +40,7 @@ describe('trust-debt records older than the dedup window (real Kafka + Redis)', 
           await producer.disconnect();
           await out.stop();
           await pipe.stop();
-          const keys = await redis.keys(`${prefix}:*`);
-          if (keys.length) await redis.del(...keys);
+          await deleteRedisPrefix(redis, `${prefix}:`);
           await redis.quit();
         }
       },

@@ -14,7 +14,7 @@ import { ed25519Signer } from '../../../src/engine/ledger/index.js';
 import { DEFAULT_TRUST_DEBT_CONFIG, HOUR_MS, decayBetween, MemoryTrustDebtStore, trustDebtConfigFrom, type TrustDebtChange, type TrustDebtEvent } from '../../../src/engine/trust-debt/index.js';
 import type { Intervention } from '../../../src/engine/types.js';
 import { Collector, quietLogger, withPipelineEnv } from '../pipeline/harness.js';
-import { redisClient, services, uniqueIdent, waitFor, withRedis } from '../setup/helpers.js';
+import { deleteRedisPrefix, redisClient, services, uniqueIdent, waitFor, withRedis } from '../setup/helpers.js';
 
 // the audit is opt-in: configured explicitly (the §10.1 example, threshold_hours 168, credit −0.20)
 const cfg = trustDebtConfigFrom({ recovery: { good_behavior_audit: { threshold_hours: 168, credit: -0.2 } } });
@@ -269,8 +269,7 @@ describe('reviews while the pipeline is behind (real Redis + Kafka)', () => {
         await producer.disconnect();
         await out.stop();
         await pipe.stop();
-        const keys = await redis.keys(`${prefix}:*`);
-        if (keys.length) await redis.del(...keys);
+        await deleteRedisPrefix(redis, `${prefix}:`);
         await redis.quit();
       }
     });
