@@ -129,7 +129,7 @@ interface EnvSource {
 }
 
 /** Variables whose value is never echoed in an error (key material). */
-const SECRET_ENV = new Set(['STEWARD_LLM_API_KEY', 'STEWARD_SIGNING_KEY']);
+const SECRET_ENV = new Set(['STEWARD_LLM_API_KEY', 'STEWARD_SIGNING_KEY', 'CLICKHOUSE_PASSWORD']);
 
 function envOverrides(raw: Raw, env: NodeJS.ProcessEnv): { raw: Raw; sources: EnvSource[] } {
   const out: Raw = structuredClone(raw);
@@ -144,7 +144,12 @@ function envOverrides(raw: Raw, env: NodeJS.ProcessEnv): { raw: Raw; sources: En
   if (env.SCHEMA_REGISTRY_URL) set('SCHEMA_REGISTRY_URL', ['schema_registry', 'url'], env.SCHEMA_REGISTRY_URL);
   if (env.REDIS_URL) set('REDIS_URL', ['redis', 'url'], env.REDIS_URL);
   if (env.CLICKHOUSE_URL) set('CLICKHOUSE_URL', ['clickhouse', 'url'], env.CLICKHOUSE_URL);
+  if (env.CLICKHOUSE_DATABASE) set('CLICKHOUSE_DATABASE', ['clickhouse', 'database'], env.CLICKHOUSE_DATABASE);
+  if (env.CLICKHOUSE_USER) set('CLICKHOUSE_USER', ['clickhouse', 'username'], env.CLICKHOUSE_USER);
+  if (env.CLICKHOUSE_PASSWORD !== undefined) set('CLICKHOUSE_PASSWORD', ['clickhouse', 'password'], env.CLICKHOUSE_PASSWORD);
   if (env.STEWARD_TOPIC_PREFIX) set('STEWARD_TOPIC_PREFIX', ['topics', 'prefix'], env.STEWARD_TOPIC_PREFIX);
+  if (env.STEWARD_GROUP_PREFIX) set('STEWARD_GROUP_PREFIX', ['consumer', 'group_prefix'], env.STEWARD_GROUP_PREFIX);
+  if (env.STEWARD_METRICS_HOST) set('STEWARD_METRICS_HOST', ['observability', 'host'], env.STEWARD_METRICS_HOST);
   if (env.STEWARD_LLM_BASE_URL) set('STEWARD_LLM_BASE_URL', ['llm', 'base_url'], env.STEWARD_LLM_BASE_URL);
   if (env.STEWARD_LLM_API_KEY) set('STEWARD_LLM_API_KEY', ['llm', 'api_key'], env.STEWARD_LLM_API_KEY);
   if (env.STEWARD_LLM_MODEL) set('STEWARD_LLM_MODEL', ['llm', 'model'], env.STEWARD_LLM_MODEL);
@@ -285,7 +290,9 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
       maxEventTimeSkewMs: raw.limits?.max_event_time_skew_ms === null ? null : raw.limits?.max_event_time_skew_ms ?? 300_000,
     },
     consumer: {
-      groupPrefix: raw.consumer?.group_prefix ?? 'steward',
+      // Deployments on one cluster told apart by their topic prefix must not share consumer groups: kafkajs would
+      // hand one deployment's partitions to the other's members, which drop topics they did not subscribe to.
+      groupPrefix: raw.consumer?.group_prefix ?? defaultGroupPrefix(raw.topics?.prefix ?? 'acgp'),
       sessionTimeoutMs: raw.consumer?.session_timeout_ms ?? 10_000,
       autoCommitIntervalMs: raw.consumer?.auto_commit_interval_ms ?? 1000,
     },
@@ -311,6 +318,12 @@ export function loadStewardConfig(file?: string, env: NodeJS.ProcessEnv = proces
   if (path === undefined) return buildConfig({}, env);
   if (!existsSync(path)) throw new StewardError('STEWARD_CONFIG', `config file not found: ${path}`);
   return buildConfig(parseConfigText(readFileSync(path, 'utf8'), path), env, path);
+}
+
+/** `steward` for the default topic prefix `acgp`, else `steward-<topic prefix>` (dots kept: valid group ids). */
+export function defaultGroupPrefix(topicPrefix: string): string {
+  const p = topicPrefix.endsWith('.') ? topicPrefix.slice(0, -1) : topicPrefix;
+  return p === 'acgp' ? 'steward' : `steward-${p}`;
 }
 
 /** Consumer group id of a stage: `${group_prefix}-${stage}` (all instances of a stage share it). */

@@ -68,12 +68,26 @@ export class ClickHouseStore {
   private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 8 });
   private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 8 });
 
+  /** The server URL without credentials, and the credentials every request sends (queries and inserts alike). */
+  private readonly endpoint: URL;
+  private readonly authorization: string;
+
   constructor(readonly settings: ClickHouseSettings) {
     this.database = assertIdentifier(settings.database);
+    // Credentials in the URL (http://user:pass@host) count like username/password, which win when both are set.
+    // Both request paths (the client's queries, postInsert) must send the same user: an explicit header replaced
+    // the URL's user on inserts before, so migrations ran as one user and the sink as `default`.
+    const u = new URL(settings.url);
+    const username = settings.username ?? (u.username ? decodeURIComponent(u.username) : 'default');
+    const password = settings.password ?? (u.password ? decodeURIComponent(u.password) : '');
+    u.username = '';
+    u.password = '';
+    this.endpoint = u;
+    this.authorization = `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
     this.client = createClient({
-      url: settings.url,
-      username: settings.username ?? 'default',
-      password: settings.password ?? '',
+      url: u.toString(),
+      username,
+      password,
       request_timeout: settings.requestTimeoutMs ?? 30_000,
       // Decompressing responses is cheap; compressing requests is not worth the CPU on loopback.
       compression: { request: false, response: false },
@@ -127,14 +141,10 @@ export class ClickHouseStore {
   }
 
   private postInsert(query: string, parts: readonly (string | Uint8Array)[]): Promise<void> {
-    const url = new URL(this.settings.url);
+    const url = new URL(this.endpoint);
     url.searchParams.set('query', query);
     const secure = url.protocol === 'https:';
-    const user = this.settings.username ?? 'default';
-    const headers: http.OutgoingHttpHeaders = {
-      'Content-Type': 'text/plain; charset=utf-8',
-      Authorization: `Basic ${Buffer.from(`${user}:${this.settings.password ?? ''}`).toString('base64')}`,
-    };
+    const headers: http.OutgoingHttpHeaders = { 'Content-Type': 'text/plain; charset=utf-8', Authorization: this.authorization };
     return new Promise<void>((resolve, reject) => {
       const req = (secure ? https : http).request(url, { method: 'POST', headers, agent: secure ? this.httpsAgent : this.httpAgent });
       req.setTimeout(this.settings.requestTimeoutMs ?? 30_000, () => req.destroy(new Error(`timeout after ${this.settings.requestTimeoutMs ?? 30_000} ms`)));
@@ -185,14 +195,4 @@ export class ClickHouseStore {
     this.httpsAgent.destroy();
     return this.client.close();
   }
-}
-
-/** CLICKHOUSE_URL (default http://127.0.0.1:8123) and CLICKHOUSE_DATABASE (default steward). */
-export function clickhouseSettingsFromEnv(env: NodeJS.ProcessEnv = process.env, database?: string): ClickHouseSettings {
-  return {
-    url: env.CLICKHOUSE_URL ?? 'http://127.0.0.1:8123',
-    database: database ?? env.CLICKHOUSE_DATABASE ?? 'steward',
-    username: env.CLICKHOUSE_USER,
-    password: env.CLICKHOUSE_PASSWORD,
-  };
 }

@@ -15,7 +15,7 @@ export function clickhouseStoreFromArgs(values: { config?: string; url?: string;
   return new ClickHouseStore({
     ...cfg.clickhouse,
     url: values.url ?? cfg.clickhouse.url,
-    database: values.database ?? process.env.CLICKHOUSE_DATABASE ?? cfg.clickhouse.database,
+    database: values.database ?? cfg.clickhouse.database,
   });
 }
 

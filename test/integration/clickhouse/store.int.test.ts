@@ -170,3 +170,34 @@ describe('ClickHouse store (real server)', () => {
   });
 
 });
+
+describe('ClickHouse credentials in the URL (real server)', () => {
+  // scripts/services.sh defines user steward_it (password with URL-reserved characters) allowed database
+  // steward_it_cred only: an insert sent as anyone else (the insert path used to send `default`) would pass.
+  it('queries and the sink\'s inserts both run as the URL\'s user', async () => {
+    const admin = new ClickHouseStore({ url: services().clickhouseUrl, database: 'steward_it_cred' });
+    const other = new ClickHouseStore({ url: services().clickhouseUrl, database: uniqueIdent('steward_it_other') });
+    const url = new URL(services().clickhouseUrl);
+    url.username = 'steward_it';
+    url.password = encodeURIComponent('it-secret@1:/');
+    const store = new ClickHouseStore({ url: url.toString(), database: 'steward_it_cred' });
+    const elsewhere = new ClickHouseStore({ url: url.toString(), database: other.database });
+    try {
+      await admin.command('DROP DATABASE IF EXISTS steward_it_cred');
+      await migrate(other);
+      await migrate(store); // as steward_it
+      await store.insert('decisions', [decisionRow(decision(1), 1)]);
+      expect(Number((await store.query<{ n: string }>(`SELECT count() AS n FROM ${store.table('decisions')}`))[0]!.n)).toBe(1);
+      // the same user may not write another database: the insert must go out as steward_it, not as default
+      await expect(elsewhere.insert('decisions', [decisionRow(decision(2), 1)])).rejects.toThrow(/steward_it|Access|not allowed/i);
+      expect(Number((await other.query<{ n: string }>(`SELECT count() AS n FROM ${other.table('decisions')}`))[0]!.n)).toBe(0);
+    } finally {
+      await store.close();
+      await elsewhere.close();
+      await admin.command('DROP DATABASE IF EXISTS steward_it_cred');
+      await other.command(`DROP DATABASE IF EXISTS ${other.database}`);
+      await admin.close();
+      await other.close();
+    }
+  });
+});

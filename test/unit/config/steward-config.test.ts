@@ -12,7 +12,19 @@ describe('steward.yaml', () => {
     expect(cfg.redis.url).toBe('redis://r:6379');
     expect(cfg.llm).toMatchObject({ baseUrl: 'http://llm:8000', model: 'm' });
     expect(cfg.engine.defaultTier).toBe('ACL-2');
-    expect(groupId(cfg, 'tripwire')).toBe('steward-tripwire');
+    // a deployment with its own topic prefix gets its own consumer groups
+    expect(groupId(cfg, 'tripwire')).toBe('steward-stage-tripwire');
+    expect(groupId(buildConfig({}, {}), 'tripwire')).toBe('steward-tripwire');
+    expect(groupId(buildConfig({}, { STEWARD_TOPIC_PREFIX: 'acgp.' }), 'scorer')).toBe('steward-scorer');
+    expect(groupId(buildConfig(parseConfigText('consumer:\n  group_prefix: g\n'), { STEWARD_TOPIC_PREFIX: 'stage' }), 'sink')).toBe('g-sink');
+    expect(groupId(buildConfig({}, { STEWARD_TOPIC_PREFIX: 'stage', STEWARD_GROUP_PREFIX: 'ops' }), 'sink')).toBe('ops-sink');
+  });
+
+  it('ClickHouse database and credentials and the metrics host from the environment', () => {
+    const cfg = buildConfig({}, { CLICKHOUSE_DATABASE: 'prod', CLICKHOUSE_USER: 'bob', CLICKHOUSE_PASSWORD: 'pw', STEWARD_METRICS_HOST: '0.0.0.0' });
+    expect(cfg.clickhouse).toMatchObject({ database: 'prod', username: 'bob', password: 'pw' });
+    expect(cfg.observability.host).toBe('0.0.0.0');
+    expect(() => buildConfig({}, { CLICKHOUSE_DATABASE: 'no-dashes', CLICKHOUSE_PASSWORD: 's3cret' })).toThrow(/CLICKHOUSE_DATABASE=no-dashes/);
   });
 
   it('output limit: max_message_bytes 1 000 000 by default (below the broker default 1 048 588), traces 900 000 with headroom', () => {
