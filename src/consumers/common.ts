@@ -88,6 +88,9 @@ export function fitsIn(m: OutMessage, limit: number): boolean {
 
 export { DLQ_DROPPED_HEADER };
 
+/** How often a running chunk asks kafkajs to heartbeat (kafkajs sends one at most every heartbeat interval, 1 s). */
+const HEARTBEAT_EVERY_MS = 1000;
+
 export { isMessageTooLarge };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -187,6 +190,16 @@ export class StageRunner {
    */
   private async onBatch(batch: InBatch, ctl: BatchControl): Promise<void> {
     const msgs = batch.messages;
+    // kafkajs heartbeats only when asked. A chunk can outlast the session (a scorer awaiting an LLM per trace,
+    // one agent's traces in a row): without beats the group evicts this member, hands the partition to another,
+    // and the chunk is redone there and here, never committed. A beat that reports a rebalance stops the chunk
+    // at its next message (the finished prefix is kept).
+    const state = { rebalancing: false };
+    const beat = setInterval(() => {
+      ctl.heartbeat().catch((e: unknown) => {
+        if (isRebalance(e)) state.rebalancing = true;
+      });
+    }, HEARTBEAT_EVERY_MS);
     let acking: Promise<void> | undefined;
     const settle = async () => {
       const a = acking;
@@ -197,7 +210,7 @@ export class StageRunner {
       for (let i = 0; i < msgs.length; i += this.chunkSize) {
         if (!ctl.isRunning() || ctl.isStale()) break;
         const chunk = msgs.slice(i, i + this.chunkSize);
-        const results = await this.processChunk(chunk, ctl);
+        const results = await this.processChunk(chunk, ctl, state);
         const stoppedAt = results.findIndex((r) => r === 'stopped');
         const done = stoppedAt < 0 ? results.length : stoppedAt;
         // Outputs in offset order; on a stop, only the prefix before the first unfinished message counts
@@ -224,9 +237,10 @@ export class StageRunner {
         const lag = lagAfter(chunk[chunk.length - 1].offset, batch.highWatermark);
         if (lag !== undefined) this.opts.metrics.setLag(this.stage, batch.topic, batch.partition, lag);
         // A rebalance: hand the partition over after this chunk rather than process the rest of the batch.
-        if (await this.rebalancing(ctl)) break;
+        if (state.rebalancing || (await this.rebalancing(ctl))) break;
       }
     } finally {
+      clearInterval(beat);
       await settle();
     }
   }
@@ -235,7 +249,7 @@ export class StageRunner {
    * Messages with the same key (agent_id) run sequentially in offset order; different keys run
    * concurrently (bounded), since Kafka's ordering promise is per key and the engine awaits Redis.
    */
-  private async processChunk(chunk: InMessage[], ctl: BatchControl): Promise<(StageOutput[] | 'stopped')[]> {
+  private async processChunk(chunk: InMessage[], ctl: BatchControl, state: { rebalancing: boolean }): Promise<(StageOutput[] | 'stopped')[]> {
     const results: (StageOutput[] | 'stopped')[] = new Array(chunk.length);
     const byKey = new Map<string, number[]>();
     chunk.forEach((m, idx) => {
@@ -250,7 +264,7 @@ export class StageRunner {
       for (let lane = lanes[next++]; lane !== undefined; lane = lanes[next++]) {
         let stopped = false;
         for (const idx of lane) {
-          results[idx] = stopped ? 'stopped' : await this.processOne(chunk[idx], ctl);
+          results[idx] = stopped || state.rebalancing ? 'stopped' : await this.processOne(chunk[idx], ctl);
           if (results[idx] === 'stopped') stopped = true;
         }
       }
