@@ -189,6 +189,8 @@ async function openEngine(cfg: StewardConfig, stages: readonly StageName[], logg
       sourceRegistry: loadSourceRegistry(cfg),
       engineVersion,
       llmJudge: cfg.llm ? { maxInFlight: cfg.llm.maxInFlight, timeoutMs: cfg.llm.timeoutMs } : undefined,
+      // Room for the judge's three attempts (two retries with backoff): a 30 s budget cut the last of 3 x 10 s.
+      metricTimeoutMs: cfg.llm ? Math.max(30_000, cfg.llm.timeoutMs * 3 + 2_000) : undefined,
       onWarning: (m) => logger.warn(m),
     });
   }

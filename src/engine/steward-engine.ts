@@ -272,7 +272,7 @@ export class StewardEngine {
     const base = { name: m.name, weight: m.weight, scorer: m.scorer };
     const ac = new AbortController();
     const limit = this.o.metricTimeoutMs ?? 30_000;
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let budget: MetricBudget | undefined;
     try {
       const scorer = this.scorers.resolve(m.scorer, m.parameters);
       const ctx: ScorerContext = {
@@ -286,12 +286,16 @@ export class StewardEngine {
         registry: this.scorers,
         signal: ac.signal,
         fresh,
+        queued: (wait) => {
+          budget?.pause();
+          return wait.finally(() => budget?.resume());
+        },
       };
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
+        budget = new MetricBudget(limit, () => {
           ac.abort();
           reject(new StewardError('STEWARD_SCORER_UNAVAILABLE', `metric ${m.name}: over its ${limit} ms budget`, { retryable: true }));
-        }, limit);
+        });
       });
       const r = await Promise.race([scorer.evaluate(trace, m.parameters, ctx), timeout]);
       return { ...base, scorer: scorer.scorerType, score: round3(r.score), confidence: round3(r.confidence), status: 'ok', explanation: r.explanation };
@@ -303,7 +307,7 @@ export class StewardEngine {
       const msg = e instanceof StewardError ? `${e.code}: ${e.message}` : String((e as Error)?.message ?? e);
       return { ...base, score: null, confidence: 0, status: 'unavailable', explanation: msg };
     } finally {
-      if (timer) clearTimeout(timer);
+      budget?.clear();
     }
   }
 
@@ -338,3 +342,45 @@ export function finalOutcome(decision: Pick<TripwireStageResult, 'intervention' 
 }
 
 const nsPart = (s: string): string => (s.includes('%') || s.includes(':') ? s.replace(/%/g, '%25').replace(/:/g, '%3A') : s);
+
+/**
+ * A metric's time budget that stands still while a part of the metric waits in a queue (ScorerContext.queued):
+ * time spent waiting for an LLM slot is load, not a slow scorer, and the provider's own timeouts bound the calls.
+ */
+class MetricBudget {
+  private paused = 0;
+  private remaining: number;
+  private since = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private done = false;
+
+  constructor(ms: number, private readonly onExpire: () => void) {
+    this.remaining = ms;
+    this.start();
+  }
+
+  private start(): void {
+    this.since = performance.now();
+    this.timer = setTimeout(() => {
+      this.done = true;
+      this.onExpire();
+    }, Math.max(0, this.remaining));
+  }
+
+  pause(): void {
+    if (this.done || this.paused++ > 0 || this.timer === undefined) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.remaining -= performance.now() - this.since;
+  }
+
+  resume(): void {
+    if (this.paused === 0 || --this.paused > 0 || this.done) return;
+    this.start();
+  }
+
+  clear(): void {
+    this.done = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+}

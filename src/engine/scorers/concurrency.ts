@@ -5,16 +5,26 @@ export class Semaphore {
   constructor(readonly limit: number) {}
 
   async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.active >= this.limit) await new Promise<void>((res) => this.waiting.push(res));
-    else this.active++;
+    await this.acquire();
     try {
       return await fn();
     } finally {
-      const next = this.waiting.shift();
-      // Hand the slot straight to the next waiter; `active` stays the same.
-      if (next) next();
-      else this.active--;
+      this.release();
     }
+  }
+
+  /** Resolves once a slot is held; every acquire must be followed by one release. */
+  acquire(): Promise<void> {
+    if (this.active >= this.limit) return new Promise<void>((res) => this.waiting.push(res));
+    this.active++;
+    return Promise.resolve();
+  }
+
+  release(): void {
+    const next = this.waiting.shift();
+    // Hand the slot straight to the next waiter; `active` stays the same.
+    if (next) next();
+    else this.active--;
   }
 
   get inFlight(): number {

@@ -97,7 +97,7 @@ export class LlmJudgeScorer implements Scorer {
       const deterministic = req.temperature === 0;
       let call = deterministic && !ctx.fresh ? this.inflight.get(key) : undefined;
       if (!call) {
-        call = this.callWithRetries(llm, req, Math.max(0, Math.floor(num(parameters.retries, this.opts.retries))), ctx.signal);
+        call = this.callWithRetries(llm, req, Math.max(0, Math.floor(num(parameters.retries, this.opts.retries))), ctx.signal, ctx.queued);
         if (deterministic) {
           this.inflight.set(key, call);
           void call.then(
@@ -120,15 +120,20 @@ export class LlmJudgeScorer implements Scorer {
     };
   }
 
-  private async callWithRetries(llm: LlmClient, req: LlmRequest, retries: number, signal?: AbortSignal): Promise<Judged> {
+  private async callWithRetries(llm: LlmClient, req: LlmRequest, retries: number, signal?: AbortSignal, queued?: ScorerContext['queued']): Promise<Judged> {
     let attempt = 0;
     for (;;) {
       try {
-        return await this.semaphore.run(async () => {
+        const slot = this.semaphore.acquire();
+        await (queued ? queued(slot) : slot);
+        try {
+          if (signal?.aborted) throw new StewardError('STEWARD_SCORER_UNAVAILABLE', 'llm-judge: aborted while waiting for a slot', { retryable: true });
           this.calls++;
           const res = await llm.complete(req, signal);
           return parseJudgeAnswer(res.text);
-        });
+        } finally {
+          this.semaphore.release();
+        }
       } catch (e) {
         // A malformed answer is not retried: the same prompt at temperature 0 gives the same answer.
         if (attempt >= retries || !isRetryable(e) || signal?.aborted) throw e;

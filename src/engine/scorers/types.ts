@@ -44,6 +44,11 @@ export interface ScorerContext {
   registry: ScorerRegistry;
   signal?: AbortSignal;
   /**
+   * Wraps a wait that must not count against the metric's time budget: a queue for a shared resource (an LLM
+   * slot). Without it, a burst of traces spends the budget queueing and a healthy provider yields fallbacks.
+   */
+  queued?: <T>(wait: Promise<T>) => Promise<T>;
+  /**
    * Full scoring (trust debt ≥ elevated_monitoring, ACGP-1004 §10.6): answer from a fresh evaluation,
    * never from a cached or shared result (llm-judge prompt cache / identical in-flight call).
    */

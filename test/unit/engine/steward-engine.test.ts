@@ -5,7 +5,7 @@ import { createDefaultScorerRegistry, type Scorer } from '../../../src/engine/sc
 import { MemoryStateStore } from '../../../src/engine/state/memory-state-store.js';
 import { finalOutcome, StewardEngine } from '../../../src/engine/steward-engine.js';
 import { MemoryTrustDebtStore } from '../../../src/engine/trust-debt/index.js';
-import type { Trace } from '../../../src/engine/types.js';
+import type { LlmClient, LlmResponse, Trace } from '../../../src/engine/types.js';
 import { Ed25519Signer, verifyVerdict } from '../../../src/engine/verdict/index.js';
 
 const BP = `
@@ -159,5 +159,51 @@ scoring: { thresholds: { ok: 0.3, nudge: 0.45, escalate: 0.6, block: 0.75 } }
     expect((await decide('b:c')).intervention).toBe('block');
     // Tenant "a:b", agent "c": before, both namespaces were "a:b:c" (one quota, one rate window for two agents).
     expect((await decide('c')).intervention).toBe('ok');
+  });
+});
+
+describe('metric time budget under load', () => {
+  const LLM_BP = `
+id: t/llm@1.0
+version: "1.0.0"
+description: llm budget test
+scope: { agent_tier: [ACL-2] }
+checks:
+  - id: judged
+    when: { hook: tool_call }
+    metric: { name: judged, weight: 1, check: { type: llm } }
+scoring: { thresholds: { ok: 0.3, nudge: 0.45, escalate: 0.6, block: 0.75 } }
+`;
+  it('time spent queueing for an LLM slot does not count: a burst against a healthy provider gets real scores', async () => {
+    const config = defaultEngineConfig();
+    const set = compiled(LLM_BP, config);
+    let inFlight = 0;
+    let most = 0;
+    // a healthy provider: 40 ms per answer (an in-process stand-in for the wire; the HTTP adapters have their own tests)
+    const llm: LlmClient = {
+      async complete() {
+        most = Math.max(most, ++inFlight);
+        await new Promise((r) => setTimeout(r, 40));
+        inFlight--;
+        return { text: '{"score": 0.9, "confidence": 0.8, "explanation": "fine"}', model: 'm' } as LlmResponse;
+      },
+    };
+    const engine = new StewardEngine({
+      blueprints: () => set,
+      registry: createAgentRegistry([{ id: 'a', tenant: 'ten', tier: 'ACL-2', tools: [], domains: [], registered: true }]),
+      config,
+      state: new MemoryStateStore(),
+      trustDebt: new MemoryTrustDebtStore(),
+      signer: Ed25519Signer.ephemeral(),
+      llm,
+      llmJudge: { maxInFlight: 2, timeoutMs: 1000 },
+      // 20 traces x 40 ms over 2 slots queue for up to ~400 ms: well past the budget if queueing counted
+      metricTimeoutMs: 150,
+      engineVersion: '9.9.9',
+    });
+    const traces: Trace[] = Array.from({ length: 20 }, (_, i) => ({ trace_id: `q-${i}`, agent_id: 'a', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', tool: 'x', args: { i }, content: `answer ${i}` }));
+    const scored = await Promise.all(traces.map(async (t) => engine.score(t, await engine.decide(t, 0), 0)));
+    expect(most).toBe(2);
+    expect(scored.map((s) => s.metrics[0]!.status)).toEqual(traces.map(() => 'ok'));
   });
 });
