@@ -101,7 +101,10 @@ export function verdictMessage(record: unknown, decision: DecisionMessage, score
     stage: pick<VerdictMessage['stage']>(r.stage) ?? decision.stage,
     ctq: pick<number>(r.ctq) ?? null,
     risk: pick<number>(r.risk) ?? null,
-    severity: pick<string>(r.severity) ?? decision.severity,
+    // A score record says which stage decided: its severity (none when CTQ or a rule decided) is final. The
+    // decision's tripwire severity must not come back when CTQ decided: trust debt would weight a CTQ block as
+    // that tripwire's (5x for severe).
+    severity: r.stage !== undefined ? pick<string>(r.severity) : decision.severity,
     metrics,
     verdict,
     event_time_ms: decision.event_time_ms,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decisionMessage } from '../../../src/consumers/common-engine.js';
+import { decisionMessage, verdictMessage } from '../../../src/consumers/common-engine.js';
 import { blockedRecord, shellTrace as trace } from './fixtures.js';
 
 describe('decisionMessage', () => {
@@ -35,5 +35,18 @@ describe('decisionMessage', () => {
     expect(nested).toMatchObject({ tenant: 'acme', blueprint: 'b@1', intervention: 'halt', approved: false, halted: true, stage: 'tripwire', latency_ms: 2, tripwires: [], rules: [], reasons: [] });
     const empty = decisionMessage(undefined, trace, 1, 2);
     expect(empty).toMatchObject({ tenant: '', blueprint: '', intervention: 'ok', approved: true, halted: false, stage: 'none', latency_ms: 0 });
+  });
+});
+
+describe('verdictMessage', () => {
+  const trace = { trace_id: 't', agent_id: 'a', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call' as const, tool: 'x' };
+  // a non-halting tripwire fired with severity severe (nudge), then CTQ blocked
+  const decision = decisionMessage({ traceId: 't', agentId: 'a', intervention: 'nudge', stage: 'tripwire', severity: 'severe', halted: false, tripwires: [], rules: [], reasons: [] }, trace, 1, 2);
+  it('keeps the tripwire severity only when the tripwire decided (trust debt weights it)', () => {
+    expect(decision.severity).toBe('severe');
+    expect(verdictMessage({ intervention: 'block', stage: 'ctq', severity: undefined }, decision, 3).severity).toBeUndefined();
+    expect(verdictMessage({ intervention: 'nudge', stage: 'tripwire', severity: 'severe' }, decision, 3).severity).toBe('severe');
+    // a record that says nothing about the stage (an engine without score records) keeps the decision's
+    expect(verdictMessage({}, decision, 3).severity).toBe('severe');
   });
 });
