@@ -162,7 +162,7 @@ export class StewardEngine {
     if (!decision.halted) {
       metrics = await this.runMetrics(trace, bp, agent, decision, nowMs, decision.fullScoring === true);
       const cacheKey = `${agent.tenant}:${agent.id}:${bp.id}`;
-      ctq = decideCtq(metrics, th, { policy: fbPolicy, cached: this.lastCtq.get(cacheKey) });
+      ctq = decideCtq(metrics, th, { policy: fbPolicy, cached: this.lastCtq.get(cacheKey), tier: agent.tier });
       if (ctq.risk !== null && ctq.intervention !== null && !ctq.fallback) this.lastCtq.set(cacheKey, ctq.intervention);
     }
 

@@ -61,14 +61,19 @@ export function fallbackPolicy(tier: AclTier, configured?: FallbackOnTimeout): F
   return tier === 'ACL-4' || tier === 'ACL-5' ? 'escalate' : 'allow_and_log';
 }
 
-export function fallbackIntervention(policy: FallbackOnTimeout, cached?: Intervention): Intervention {
+/**
+ * `cached_decision` with nothing cached yet (a new agent, a restarted or rebalanced instance: the cache is per
+ * engine instance) takes the tier's default: an approved `flag` at ACL-4 would let a high-tier action through
+ * unscored, where the tier default escalates.
+ */
+export function fallbackIntervention(policy: FallbackOnTimeout, cached?: Intervention, tier?: AclTier): Intervention {
   switch (policy) {
     case 'deny':
       return 'block';
     case 'escalate':
       return 'escalate';
     case 'cached_decision':
-      return cached ?? 'flag';
+      return cached ?? (tier ? fallbackIntervention(fallbackPolicy(tier)) : 'flag');
     default:
       return 'flag';
   }
@@ -84,13 +89,13 @@ export interface CtqDecision extends CtqResult {
 export function decideCtq(
   metrics: MetricOutcome[],
   th: RiskThresholds,
-  fallback: { policy: FallbackOnTimeout; cached?: Intervention },
+  fallback: { policy: FallbackOnTimeout; cached?: Intervention; tier?: AclTier },
 ): CtqDecision {
   const r = computeCtq(metrics);
   let intervention: Intervention | null = r.risk === null ? null : riskToIntervention(r.risk, th);
   let fb: CtqDecision['fallback'];
   if (r.unavailable.length > 0) {
-    fb = { policy: fallback.policy, intervention: fallbackIntervention(fallback.policy, fallback.cached) };
+    fb = { policy: fallback.policy, intervention: fallbackIntervention(fallback.policy, fallback.cached, fallback.tier) };
     intervention = intervention === null ? fb.intervention : mostSevere(intervention, fb.intervention);
   }
   return { ...r, thresholds: th, intervention, fallback: fb };

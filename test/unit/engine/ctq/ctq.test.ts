@@ -45,6 +45,9 @@ describe('decideCtq', () => {
     expect(r.intervention).toBe('flag');
     expect(decideCtq([m('b', null, 1, 'unavailable')], th, { policy: 'deny' }).intervention).toBe('block');
     expect(decideCtq([m('b', null, 1, 'unavailable')], th, { policy: 'cached_decision', cached: 'nudge' }).intervention).toBe('nudge');
+    // nothing cached yet: the tier's default (escalate from ACL-4, flag below)
+    expect(decideCtq([m('b', null, 1, 'unavailable')], th, { policy: 'cached_decision', tier: 'ACL-4' }).intervention).toBe('escalate');
+    expect(decideCtq([m('b', null, 1, 'unavailable')], th, { policy: 'cached_decision', tier: 'ACL-2' }).intervention).toBe('flag');
     // a worse CTQ result than the fallback wins
     expect(decideCtq([m('a', 0.1, 1), m('b', null, 1, 'unavailable')], th, { policy: 'allow_and_log' }).intervention).toBe('block');
   });
