@@ -5,7 +5,9 @@
 import { createHash } from 'node:crypto';
 
 /** `scheme://user:password@host` (also `scheme://:password@host`) anywhere in a text. */
-const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/?#@:]*):([^\s/?#@]*)@/gi;
+// The password runs to the LAST `@` of the authority: a raw `@` in it (ioredis and WHATWG URL accept one) must
+// not end the match early and leave the rest of the password in the text.
+const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/?#@:]*):([^\s/?#]*)@/gi;
 
 /** Replaces the password of every `scheme://user:password@` in `text` with `***` (the user stays). */
 export function redactSecrets(text: string): string {

@@ -28,6 +28,9 @@ describe('redactSecrets / redactUrl', () => {
     ['http://127.0.0.1:18123/path@x', 'http://127.0.0.1:18123/path@x'],
     ['redis://127.0.0.1:16379', 'redis://127.0.0.1:16379'],
     ['https://user@host/', 'https://user@host/'],
+    // a raw `@` in the password: everything up to the authority's last `@` is hidden
+    ['redis://default:p@ss@w0rd@redis:6379/0', 'redis://default:***@redis:6379/0'],
+    ['http://u:a@b@ch:8123/?q=x@y', 'http://u:***@ch:8123/?q=x@y'],
   ])('%s → %s', (url, want) => {
     expect(redactUrl(url)).toBe(want);
   });
