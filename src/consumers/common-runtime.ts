@@ -237,9 +237,15 @@ export async function startPipeline(
       if (stopped) return;
       stopped = true;
       clearInterval(replyTimer);
-      await auditSweep?.stop();
-      await Promise.all([...runners.map((r) => r.stop()), ...extra.map((e) => e.stop())]);
-      await Promise.all(producers.map((p) => p.disconnect()));
+      // Every part is stopped even when one fails (a sink that cannot drain must not keep producers open), and
+      // the first failure is reported after.
+      const results = [
+        await Promise.allSettled([auditSweep?.stop()]),
+        await Promise.allSettled([...runners.map((r) => r.stop()), ...extra.map((e) => e.stop())]),
+        await Promise.allSettled(producers.map((p) => p.disconnect())),
+      ].flat();
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
     },
   };
 }

@@ -130,8 +130,9 @@ export class StageRunner {
     });
     c.onCrash((err, willRestart) => {
       this.opts.logger.error({ err, stage: this.stage, willRestart }, 'consumer crashed');
-      if (willRestart) return;
+      // Not in a group until the next join, also while kafkajs restarts the consumer itself.
       this.joined = false;
+      if (willRestart) return;
       this.opts.metrics.retainLag(this.stage);
       // kafkajs gave up on this consumer (e.g. retries exhausted while a broker was down): without a new one
       // the stage would sit idle in a live process. Nothing was committed past what was acknowledged.

@@ -244,6 +244,8 @@ export async function startSinkFromConfig(
     logger,
     sessionTimeoutMs: cfg.consumer.sessionTimeoutMs,
     autoCommitIntervalMs: cfg.consumer.autoCommitIntervalMs,
-    shutdownTimeoutMs: cfg.limits?.shutdownTimeoutMs,
+    // 80 % of the process's budget: the sink must time out its drain (abort, leave the group, disconnect) before
+    // `steward run`'s forced exit at the full budget.
+    shutdownTimeoutMs: cfg.limits ? Math.floor(cfg.limits.shutdownTimeoutMs * 0.8) : undefined,
   });
 }

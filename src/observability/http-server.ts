@@ -1,6 +1,6 @@
 /**
- * /metrics (Prometheus text), /healthz (process alive) and /readyz (every stage joined its group and
- * its dependencies answered) on node:http. Readiness is reported by the stages through `setReady`.
+ * /metrics (Prometheus text), /healthz (process alive) and /readyz (every component reported ready: the
+ * stages joined their groups, Redis connected) on node:http. Components report through `setReady`.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

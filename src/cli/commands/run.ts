@@ -99,16 +99,26 @@ export async function startStewardProcess(cfg: StewardConfig, stages: StageName[
     throw e;
   }
   const running = pipe;
-  const readyTimer = setInterval(() => server.setReady('stages', running.isReady()), 250);
+  const redis = rt?.redis;
+  // Ready: every stage joined its group, and Redis (when a stage uses it) is connected: a stage waiting out a
+  // Redis outage holds its partitions but decides nothing.
+  const ready = () => running.isReady() && (!redis || redis.status === 'ready');
+  const readyTimer = setInterval(() => {
+    server.setReady('stages', running.isReady());
+    server.setReady('redis', !redis || redis.status === 'ready');
+  }, 250);
   logger.info({ stages, topics: running.topics }, 'steward running');
+  const engine = rt;
   return {
-    isReady: () => running.isReady(),
+    isReady: ready,
     async stop() {
       clearInterval(readyTimer);
       server.setReady('stages', false);
-      await running.stop();
-      await rt?.close();
-      await server.close();
+      try {
+        await running.stop();
+      } finally {
+        await Promise.allSettled([engine?.close(), server.close()]);
+      }
     },
   };
 }

@@ -2,13 +2,10 @@
 // restart; the shared Redis is never touched): stateful tripwires fail closed while it is down, the
 // synchronous path keeps answering, trust-debt updates wait and are applied — once each — when it returns.
 import { describe, it, expect } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import { StewardClient } from '../../../src/client/steward-client.js';
 import { startPipeline } from '../../../src/consumers/common-runtime.js';
 import { bootstrapEngine } from '../../../src/consumers/common-bootstrap.js';
@@ -16,40 +13,17 @@ import { RedisTrustDebtStore } from '../../../src/adapters/redis/trust-debt-stor
 import { MemoryTrustDebtStore, DEFAULT_TRUST_DEBT_CONFIG } from '../../../src/engine/trust-debt/index.js';
 import { Collector, quietLogger, withPipelineEnv } from './harness.js';
 import { waitFor } from '../setup/helpers.js';
+import { freePort, pingable, startPrivateRedis } from '../setup/private-redis.js';
+import { Redis } from 'ioredis';
 import type { Trace } from '../../../src/engine/types.js';
 
 const BLUEPRINTS = fileURLToPath(new URL('../../../blueprints', import.meta.url));
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
-
-function startRedis(port: number, dir: string): ChildProcess {
-  return spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'], { stdio: 'ignore' });
-}
-
-async function pingable(port: number): Promise<boolean> {
-  const r = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  r.on('error', () => undefined);
-  try {
-    await r.connect();
-    return (await r.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    r.disconnect();
-  }
-}
 
 describe('Redis outage', () => {
   it('fails stateful tripwires closed while down and applies trust debt once after it returns', async () => {
     const port = await freePort();
     const dir = mkdtempSync(join(tmpdir(), 'steward-redis-'));
-    let redisProc = startRedis(port, dir);
+    let redisProc = startPrivateRedis(port, dir);
     const url = `redis://127.0.0.1:${port}`;
     try {
       await waitFor(() => pingable(port), { timeoutMs: 15000, message: 'private redis' });
@@ -90,7 +64,7 @@ describe('Redis outage', () => {
             const duringApplied = during.filter((id) => out.byId(topics.trustDebt, 'trace_id').has(id));
             expect(duringApplied, 'no trust-debt event while Redis is down').toEqual([]);
 
-            redisProc = startRedis(port, dir);
+            redisProc = startPrivateRedis(port, dir);
             await waitFor(() => pingable(port), { timeoutMs: 15000, message: 'redis back' });
             await waitFor(() => out.byId(topics.trustDebt, 'trace_id').size === 10, { timeoutMs: 30000, message: 'debt after outage' });
 

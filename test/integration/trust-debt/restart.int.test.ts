@@ -5,7 +5,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,20 +13,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { RedisTrustDebtStore } from '../../../src/adapters/redis/trust-debt-store.js';
 import { DEFAULT_TRUST_DEBT_CONFIG, MemoryTrustDebtStore } from '../../../src/engine/trust-debt/index.js';
 import { uniqueRedisPrefix, waitFor } from '../setup/helpers.js';
+import { freePort } from '../setup/private-redis.js';
 
 const WORKER = fileURLToPath(new URL('./worker.ts', import.meta.url));
 const REDIS_SERVER = '/usr/bin/redis-server';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function startRedis(dir: string, port: number): ChildProcess {
   return spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction', '--protected-mode', 'no'], {
