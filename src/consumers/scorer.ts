@@ -27,7 +27,7 @@ export class ScorerProcessor implements StageProcessor {
   }
 
   async process(m: InMessage): Promise<StageOutput[]> {
-    const s = parseScoring(m);
+    const s = parseScoring(m, this.d.topics.replies);
     let record: unknown;
     try {
       record = await this.d.engine.score(s.trace, s.decisionForScore, s.decision.event_time_ms);

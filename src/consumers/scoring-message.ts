@@ -59,8 +59,22 @@ export interface ParsedScoring {
   reply?: ReplyRoute;
 }
 
+/**
+ * The reply route a scoring message carries, when it is one the tripwire stage could have written: the
+ * deployment's replies topic, a partition number, a bounded correlation id. Anything else is dropped: a route
+ * the producer refuses would fail the chunk's send again on every retry and stall the partition.
+ */
+function replyOf(v: unknown, repliesTopic: string | undefined): ReplyRoute | undefined {
+  if (!v || typeof v !== 'object') return undefined;
+  const r = v as Record<string, unknown>;
+  if (repliesTopic === undefined || r.topic !== repliesTopic) return undefined;
+  if (typeof r.partition !== 'number' || !Number.isInteger(r.partition) || r.partition < 0 || r.partition > 1_000_000) return undefined;
+  if (typeof r.correlation_id !== 'string' || r.correlation_id.length === 0 || r.correlation_id.length > 256) return undefined;
+  return { topic: r.topic, partition: r.partition, correlation_id: r.correlation_id };
+}
+
 /** Parses and validates an acgp.scoring message (either form); malformed input is a non-retryable StewardError. */
-export function parseScoring(m: InMessage): ParsedScoring {
+export function parseScoring(m: InMessage, repliesTopic?: string): ParsedScoring {
   if (m.value === null) throw new StewardError('STEWARD_TRACE_JSON', 'empty scoring message');
   let obj: Partial<ScoringMessage> & { event_time_ms?: unknown };
   try {
@@ -73,6 +87,10 @@ export function parseScoring(m: InMessage): ParsedScoring {
   if (legacy !== undefined && (!legacy || typeof legacy.trace_id !== 'string')) throw new StewardError('STEWARD_TRACE_SCHEMA', 'scoring message lacks trace/decision');
   if (legacy === undefined && !('event_time_ms' in obj)) throw new StewardError('STEWARD_TRACE_SCHEMA', 'scoring message lacks trace/decision');
   const trace = validateTrace(obj.trace);
+  // The earlier form's decision names the trace itself: its ids go into the verdict, so they must be the trace's.
+  if (legacy !== undefined && (legacy.trace_id !== trace.trace_id || legacy.agent_id !== trace.agent_id)) {
+    throw new StewardError('STEWARD_TRACE_SCHEMA', 'scoring message: the decision names another trace or agent than the trace');
+  }
   const decision = legacy ?? decisionMessage(obj.decision_record, trace, typeof obj.event_time_ms === 'number' ? obj.event_time_ms : NaN, 0);
-  return { trace, decision, decisionForScore: obj.decision_record ?? decision, reply: obj.reply };
+  return { trace, decision, decisionForScore: obj.decision_record ?? decision, reply: replyOf(obj.reply, repliesTopic) };
 }

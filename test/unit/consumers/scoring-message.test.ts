@@ -63,5 +63,19 @@ describe('acgp.scoring message', () => {
     expect(() => parseScoring(inMsg(JSON.stringify({ decision: { trace_id: 't' } })))).toThrow(expect.objectContaining({ code: 'STEWARD_TRACE_SCHEMA' }));
     expect(() => parseScoring(inMsg(JSON.stringify({ trace, decision: {} })))).toThrow(expect.objectContaining({ code: 'STEWARD_TRACE_SCHEMA' }));
     expect(() => parseScoring(inMsg(JSON.stringify({ trace: { trace_id: 't' }, event_time_ms: 1 })))).toThrow(expect.objectContaining({ code: 'STEWARD_TRACE_SCHEMA' }));
+    // the earlier form's decision must name the trace it comes with (its ids go into the verdict)
+    const other = decisionMessage(record, { ...trace, trace_id: 'someone-else' }, 42, 43);
+    expect(() => parseScoring(inMsg(JSON.stringify({ trace, decision: other })))).toThrow(expect.objectContaining({ code: 'STEWARD_TRACE_SCHEMA' }));
+  });
+
+  it('keeps only a reply route the tripwire stage could have written', () => {
+    const route = { topic: 'p.replies', partition: 3, correlation_id: 'c-1' };
+    const withReply = (reply: unknown) => parseScoring(inMsg(`${scoringJson(JSON.stringify(trace), 5, record, undefined).slice(0, -1)},"reply":${JSON.stringify(reply)}}`), 'p.replies').reply;
+    expect(withReply(route)).toEqual(route);
+    for (const bad of [{ ...route, topic: 'p.decisions' }, { ...route, partition: -1 }, { ...route, partition: '3' }, { ...route, partition: 1.5 }, { ...route, correlation_id: 'x'.repeat(300) }, { ...route, correlation_id: 7 }, 'p.replies', null]) {
+      expect(withReply(bad), JSON.stringify(bad)).toBeUndefined();
+    }
+    // without the replies topic nothing is answered
+    expect(parseScoring(inMsg(scoringJson(JSON.stringify(trace), 5, record, route))).reply).toBeUndefined();
   });
 });
