@@ -52,6 +52,8 @@ export interface StewardConfig {
   logLevel: string;
   /** The file it came from (undefined for defaults + env only). */
   file?: string;
+  /** Settings that were given but take no effect (logged by `steward run` at startup). */
+  warnings?: string[];
 }
 
 type Raw = Record<string, any>;
@@ -204,8 +206,14 @@ function validateWithEnv(raw0: Raw, raw: Raw, sources: EnvSource[], file?: strin
   if (envErrs.length > 0) throw envErrs.length === 1 ? envErrs[0] : new StewardAggregateError('STEWARD_CONFIG', envErrs);
 }
 
-function readMaybe(base: string, f?: string): string | undefined {
-  return f === undefined ? undefined : readFileSync(resolve(base, f), 'utf8');
+function readMaybe(base: string, f: string | undefined, setting: string): string | undefined {
+  if (f === undefined) return undefined;
+  const path = resolve(base, f);
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new StewardError('STEWARD_CONFIG', `${setting}: cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
 }
 
 function engineFrom(e: Raw | undefined): EngineConfig {
@@ -250,7 +258,12 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
   let ssl: KafkaSettings['ssl'];
   if (typeof k.ssl === 'boolean') ssl = k.ssl;
   else if (k.ssl) {
-    ssl = { ca: readMaybe(base, k.ssl.ca_file), cert: readMaybe(base, k.ssl.cert_file), key: readMaybe(base, k.ssl.key_file), rejectUnauthorized: k.ssl.reject_unauthorized ?? true };
+    ssl = {
+      ca: readMaybe(base, k.ssl.ca_file, '$.kafka.ssl.ca_file'),
+      cert: readMaybe(base, k.ssl.cert_file, '$.kafka.ssl.cert_file'),
+      key: readMaybe(base, k.ssl.key_file, '$.kafka.ssl.key_file'),
+      rejectUnauthorized: k.ssl.reject_unauthorized ?? true,
+    };
   }
   const bp = raw.blueprints ?? {};
   return {
@@ -306,7 +319,20 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
     requireSigningKey: raw.signing?.require_key ?? false,
     logLevel: raw.log_level ?? 'info',
     file,
+    warnings: ignoredSettings(raw),
   };
+}
+
+/** Values the operator set that this configuration ignores: said out loud rather than silently dropped. */
+function ignoredSettings(raw: Raw): string[] {
+  const out: string[] = [];
+  if (!raw.llm?.base_url && (raw.llm?.api_key !== undefined || raw.llm?.model !== undefined)) {
+    out.push('llm.api_key / llm.model (or STEWARD_LLM_API_KEY / STEWARD_LLM_MODEL) set without llm.base_url (STEWARD_LLM_BASE_URL): no LLM is configured, llm metrics are skipped');
+  }
+  if (raw.observability?.enabled === false && (raw.observability?.port !== undefined || raw.observability?.host !== undefined)) {
+    out.push('observability.port / host (or STEWARD_METRICS_PORT / STEWARD_METRICS_HOST) set while observability.enabled is false: /metrics is not served (--metrics-port serves it anyway)');
+  }
+  return out;
 }
 
 /**

@@ -93,11 +93,12 @@ export async function bootstrapEngine(
   if (cfg.signing && !cfg.signing.key.includes('-----BEGIN') && !existsSync(cfg.signing.key)) {
     throw new StewardError('STEWARD_CONFIG', `signing key (signing.key / STEWARD_SIGNING_KEY) is not PEM and not a readable file (${describeHidden(cfg.signing.key)})`);
   }
+  const signer = verdictSigner(cfg, stages, logger);
   // Everything opened here is closed again when a later step fails: a failed start must not leave
   // watchers or a Redis reconnect loop keeping the process alive.
   const opened: (() => unknown)[] = [];
   try {
-    return await openEngine(cfg, stages, logger, metrics, opened, opts.redisWaitMs ?? REDIS_STARTUP_WAIT_MS);
+    return await openEngine(cfg, stages, logger, metrics, opened, opts.redisWaitMs ?? REDIS_STARTUP_WAIT_MS, signer);
   } catch (e) {
     for (const close of opened.reverse()) {
       try {
@@ -110,7 +111,15 @@ export async function bootstrapEngine(
   }
 }
 
-async function openEngine(cfg: StewardConfig, stages: readonly StageName[], logger: Logger, metrics: StewardMetrics | undefined, opened: (() => unknown)[], redisWaitMs: number): Promise<EngineRuntime> {
+async function openEngine(
+  cfg: StewardConfig,
+  stages: readonly StageName[],
+  logger: Logger,
+  metrics: StewardMetrics | undefined,
+  opened: (() => unknown)[],
+  redisWaitMs: number,
+  signer: Ed25519Signer,
+): Promise<EngineRuntime> {
   const holder = await watchBlueprints(cfg.blueprints.dir, { config: cfg.engine, watch: cfg.blueprints.watch });
   opened.push(() => holder.close());
   holder.onChange((ev) => {
@@ -163,17 +172,6 @@ async function openEngine(cfg: StewardConfig, stages: readonly StageName[], logg
   const llm = cfg.llm
     ? llmClientFromEnv({ STEWARD_LLM_BASE_URL: cfg.llm.baseUrl, STEWARD_LLM_API_KEY: cfg.llm.apiKey, STEWARD_LLM_MODEL: cfg.llm.model, STEWARD_LLM_PROVIDER: process.env.STEWARD_LLM_PROVIDER })
     : undefined;
-  // The signing key is PEM text or a path to a PEM file (Ed25519).
-  let signer: Ed25519Signer;
-  if (cfg.signing) {
-    const k = cfg.signing.key;
-    signer = Ed25519Signer.fromPem(k.includes('-----BEGIN') ? k : readFileSync(k, 'utf8'), cfg.signing.keyId);
-  } else {
-    // Same behaviour as `steward eval`: verdicts are always signed; without a key they cannot be verified later.
-    signer = Ed25519Signer.ephemeral();
-    if (stages.includes('scorer')) logger.warn({ kid: signer.kid }, 'STEWARD_SIGNING_KEY not set: verdicts signed with an ephemeral key');
-  }
-
   let engine: StewardEngine | undefined;
   const engineVersion = process.env.npm_package_version ?? '0.1.0';
   if (stages.includes('tripwire') || stages.includes('scorer')) {
@@ -214,4 +212,23 @@ async function openEngine(cfg: StewardConfig, stages: readonly StageName[], logg
       if (redis) await redis.quit().catch(() => redis.disconnect());
     },
   };
+}
+
+/** The verdict signer: signing.key as PEM text or a PEM file (Ed25519), else an ephemeral key. Parsed before anything is opened. */
+function verdictSigner(cfg: StewardConfig, stages: readonly StageName[], logger: Logger): Ed25519Signer {
+  let signer: Ed25519Signer;
+  if (cfg.signing) {
+    const k = cfg.signing.key;
+    try {
+      signer = Ed25519Signer.fromPem(k.includes('-----BEGIN') ? k : readFileSync(k, 'utf8'), cfg.signing.keyId);
+    } catch (e) {
+      // Names the setting, never the value (OpenSSL's message says only what is wrong with it).
+      throw new StewardError('STEWARD_CONFIG', `signing key (signing.key / STEWARD_SIGNING_KEY) is not a usable Ed25519 PEM private key: ${(e as Error).message}`, { cause: e });
+    }
+  } else {
+    // Same behaviour as `steward eval`: verdicts are always signed; without a key they cannot be verified later.
+    signer = Ed25519Signer.ephemeral();
+    if (stages.includes('scorer')) logger.warn({ kid: signer.kid }, 'STEWARD_SIGNING_KEY not set: verdicts signed with an ephemeral key');
+  }
+  return signer;
 }

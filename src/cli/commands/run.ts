@@ -22,6 +22,8 @@ export const USAGE = 'usage: steward run [--stages tripwire,scorer,trust-debt,si
 export function parseStages(s: string | undefined): StageName[] {
   const list = (s ?? STAGES.join(',')).split(',').map((x) => x.trim()).filter(Boolean);
   for (const x of list) if (!(STAGES as readonly string[]).includes(x)) throw new StewardError('STEWARD_USAGE', `unknown stage '${x}' (expected ${STAGES.join(', ')})`);
+  // `--stages ,` would start nothing and report ready.
+  if (list.length === 0) throw new StewardError('STEWARD_USAGE', `--stages names no stage (expected some of ${STAGES.join(', ')})`);
   return [...new Set(list)] as StageName[];
 }
 
@@ -29,7 +31,7 @@ export function parseStages(s: string | undefined): StageName[] {
  * Ledger entries are signed with STEWARD_LEDGER_KEY, else the steward signing key (the same resolution
  * `steward ledger verify` uses), else an ephemeral key (verifiable only during this run).
  */
-export function ledgerSignerFor(cfg: Pick<StewardConfig, 'signing'>, env: NodeJS.ProcessEnv, logger: Logger): PoolableLedgerSigner {
+export function ledgerSignerFor(cfg: Pick<StewardConfig, 'signing'> & { requireSigningKey?: boolean }, env: NodeJS.ProcessEnv, logger: Logger): PoolableLedgerSigner {
   let signer: PoolableLedgerSigner | undefined;
   try {
     signer = ledgerSignerFromEnv(env, cfg.signing);
@@ -38,6 +40,9 @@ export function ledgerSignerFor(cfg: Pick<StewardConfig, 'signing'>, env: NodeJS
     throw new StewardError('STEWARD_CONFIG', `ledger signing key (${env.STEWARD_LEDGER_KEY ? 'STEWARD_LEDGER_KEY' : 'signing.key / STEWARD_SIGNING_KEY'}): ${(e as Error).message}`, { cause: e });
   }
   if (signer) return signer;
+  if (cfg.requireSigningKey) {
+    throw new StewardError('STEWARD_CONFIG', 'signing.require_key is set but no ledger signing key is configured (STEWARD_LEDGER_KEY or signing.key / STEWARD_SIGNING_KEY): refusing to sign ledger entries with a key nobody keeps');
+  }
   logger.warn('neither STEWARD_LEDGER_KEY nor STEWARD_SIGNING_KEY set: ledger entries signed with an ephemeral key');
   return ledgerSignerFrom(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
 }
@@ -138,6 +143,7 @@ export async function run(argv: string[]): Promise<number> {
   const metricsPort = parseMetricsPort(values['metrics-port']);
   const cfg = loadStewardConfig(values.config);
   const logger = createLogger({ level: cfg.logLevel });
+  for (const w of cfg.warnings ?? []) logger.warn(w);
   const proc = await startStewardProcess(cfg, stages, logger, metricsPort);
   await new Promise<void>((resolve) => {
     let stopping = false;

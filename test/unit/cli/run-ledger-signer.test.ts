@@ -1,6 +1,6 @@
 import { generateKeyPairSync, createPublicKey } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ledgerSignerFor } from '../../../src/cli/commands/run.js';
+import { ledgerSignerFor, parseStages } from '../../../src/cli/commands/run.js';
 import { keyId } from '../../../src/engine/ledger/crypto.js';
 import { createLogger } from '../../../src/logger.js';
 
@@ -20,10 +20,24 @@ describe('steward run ledger signer', () => {
     expect([kidOf(ledgerKey), kidOf(signingKey)]).not.toContain(a);
   });
 
+  it('signing.require_key refuses the ephemeral ledger key (a sink-only process too)', () => {
+    expect(() => ledgerSignerFor({ requireSigningKey: true }, {}, logger)).toThrow(/signing.require_key is set but no ledger signing key/);
+    expect(ledgerSignerFor({ requireSigningKey: true }, { STEWARD_LEDGER_KEY: pem() }, logger).kid).toMatch(/./);
+  });
+
   it('a ledger key that is not PEM names its setting and never echoes the value', () => {
     const key = 'MC4CAQAwBQYDK2VwBCIEIBs2QmZoSupErSeCrEtKeYmAtErIaL';
     expect(() => ledgerSignerFor({}, { STEWARD_LEDGER_KEY: key }, logger)).toThrow(
       `ledger signing key (STEWARD_LEDGER_KEY): ledger key is not PEM text and not a readable file (ENOENT; value hidden, ${key.length} chars)`,
     );
+  });
+});
+
+describe('steward run --stages', () => {
+  it('names known stages, dedupes, and refuses an empty or unknown list', () => {
+    expect(parseStages(undefined)).toEqual(['tripwire', 'scorer', 'trust-debt', 'sink']);
+    expect(parseStages('scorer, tripwire,scorer')).toEqual(['scorer', 'tripwire']);
+    expect(() => parseStages(',')).toThrow(/--stages names no stage/);
+    expect(() => parseStages('tripwire,nope')).toThrow(/unknown stage 'nope'/);
   });
 });

@@ -43,6 +43,19 @@ describe('steward.yaml', () => {
     expect(() => buildConfig({}, { STEWARD_REQUIRE_SIGNING_KEY: 'maybe' })).toThrow(/require_key/);
   });
 
+  it('a kafka.ssl file that cannot be read is a STEWARD_CONFIG error naming the setting and the path', () => {
+    expect(() => buildConfig(parseConfigText('kafka:\n  ssl:\n    ca_file: no/such/ca.pem\n'), {}, '/etc/steward/steward.yaml')).toThrow(
+      expect.objectContaining({ code: 'STEWARD_CONFIG', message: '$.kafka.ssl.ca_file: cannot read /etc/steward/no/such/ca.pem: ENOENT' }),
+    );
+  });
+
+  it('names settings that take no effect', () => {
+    expect(buildConfig({}, {}).warnings).toEqual([]);
+    expect(buildConfig({}, { STEWARD_LLM_API_KEY: 'k' }).warnings).toEqual([expect.stringMatching(/without llm.base_url/)]);
+    expect(buildConfig({}, { STEWARD_LLM_API_KEY: 'k', STEWARD_LLM_BASE_URL: 'http://llm' }).warnings).toEqual([]);
+    expect(buildConfig(parseConfigText('observability:\n  enabled: false\n'), { STEWARD_METRICS_PORT: '9000' }).warnings).toEqual([expect.stringMatching(/is not served/)]);
+  });
+
   it('trust_debt.dedup_ttl_seconds: 7 days by default, at least an hour', () => {
     expect(buildConfig({}, {}).trustDebt.dedupTtlSeconds).toBe(604_800);
     expect(buildConfig(parseConfigText('trust_debt:\n  dedup_ttl_seconds: 1209600\n'), {}).trustDebt.dedupTtlSeconds).toBe(1_209_600);

@@ -17,6 +17,16 @@ describe('bootstrapEngine startup errors', () => {
     expect(err.message).not.toContain(KEY.slice(0, 10));
   });
 
+  it('a PEM that is not a usable key fails before anything opens, naming the setting, not echoing the value', async () => {
+    const bad = '-----BEGIN PRIVATE KEY-----\\nMC4CAQAwBQYDK2VwBCIEIBs2QmZo\\n-----END PRIVATE KEY-----\\n';
+    // an unreachable Redis: reaching it would time out instead of failing on the key
+    const cfg = buildConfig({ blueprints: { dir: 'blueprints', watch: false } }, { STEWARD_SIGNING_KEY: bad, REDIS_URL: 'redis://127.0.0.1:1' });
+    const err = (await bootstrapEngine(cfg, ['scorer'], logger, undefined, { redisWaitMs: 60_000 }).catch((e: unknown) => e)) as StewardError;
+    expect(err.code).toBe('STEWARD_CONFIG');
+    expect(err.message).toMatch(/^signing key \(signing.key \/ STEWARD_SIGNING_KEY\) is not a usable Ed25519 PEM private key: /);
+    expect(err.message).not.toContain('MC4CAQ');
+  });
+
   it('an unreachable Redis fails with its URL minus the password, and closes the client', async () => {
     const cfg = buildConfig({ blueprints: { dir: 'blueprints', watch: false } }, { REDIS_URL: 'redis://:SuperSecretPw@127.0.0.1:1' });
     const t0 = Date.now();
