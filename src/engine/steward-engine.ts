@@ -185,6 +185,9 @@ export class StewardEngine {
       latencyMs: decision.latencyMs + (performance.now() - t0),
       humanReviewConfidence: this.o.config.humanReviewConfidence,
       humanReviewOnIntervention: bp.ctq.requireHumanReview,
+      eventId: decision.eventId,
+      eventTimeMs: nowMs,
+      severity,
     });
     if (this.o.signer) verdict = signVerdict(verdict, this.o.signer);
     return {

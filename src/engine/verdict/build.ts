@@ -25,6 +25,15 @@ export interface VerdictInput {
   humanReviewConfidence: number;
   /** Forces human review for non-ok verdicts (safety-critical profile). */
   humanReviewOnIntervention?: boolean;
+  /**
+   * Idempotency id of the trace (trace_id + a digest of its bytes in the stream): signed, so a verdict cannot be
+   * passed off for another trace that reuses the trace_id. Defaults to the trace id.
+   */
+  eventId?: string;
+  /** Event time the verdict was computed at (signed: trust debt decays by it). */
+  eventTimeMs?: number;
+  /** Severity of the tripwire behind a tripwire-stage intervention (signed: trust debt weights by it). */
+  severity?: string;
 }
 
 const r3 = (x: number): number => Math.round(x * 1000) / 1000;
@@ -65,6 +74,9 @@ export function buildVerdict(i: VerdictInput): PvsVerdict {
       tenant_id: i.agent.tenant,
       agent_id: i.agent.id,
       trace_id: i.traceId,
+      event_id: i.eventId ?? i.traceId,
+      ...(i.eventTimeMs !== undefined && Number.isFinite(i.eventTimeMs) ? { event_time_ms: i.eventTimeMs } : {}),
+      ...(i.severity !== undefined ? { severity: i.severity } : {}),
       blueprint: i.blueprint,
       intervention: i.intervention,
       stage: i.stage,

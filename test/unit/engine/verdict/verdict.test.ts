@@ -71,6 +71,16 @@ describe('signing', () => {
     expect(verifyVerdict(v, Ed25519Signer.ephemeral().publicKeyPem()).ok).toBe(false);
     expect(verifyVerdict({ ...v, signature: undefined }, signer.publicKeyPem())).toMatchObject({ ok: false, reason: 'no signature' });
   });
+  it('binds the event id (trace id + content digest), event time and severity: a verdict cannot be moved to another trace reusing the id', () => {
+    const bound = signVerdict(buildVerdict({ ...base, eventId: `${base.traceId}#abc`, eventTimeMs: 1_767_225_600_000, severity: 'severe' }), signer);
+    expect(bound.metadata).toMatchObject({ trace_id: base.traceId, event_id: `${base.traceId}#abc`, event_time_ms: 1_767_225_600_000, severity: 'severe' });
+    expect(verifyVerdict(bound, signer.publicKeyPem()).ok).toBe(true);
+    for (const change of [{ event_id: `${base.traceId}#def` }, { event_time_ms: 1 }, { severity: 'critical' }]) {
+      expect(verifyVerdict({ ...bound, metadata: { ...bound.metadata, ...change } }, signer.publicKeyPem()).ok).toBe(false);
+    }
+    // without an event id, the trace id stands in
+    expect(v.metadata?.event_id).toBe(base.traceId);
+  });
   it('is independent of key order (RFC 8785)', () => {
     const reordered = JSON.parse(JSON.stringify({ metadata: v.metadata, ...v }));
     expect(verifyVerdict(reordered, signer.publicKeyPem()).ok).toBe(true);
