@@ -5,7 +5,7 @@ export { SourceMatchScorer, splitClaims, isCited } from './source-match.js';
 export { MapSourceRegistry, parseSourceRegistry } from './source-registry.js';
 export { LlmJudgeScorer, parseJudgeAnswer, type LlmJudgeOptions } from './llm-judge.js';
 export { HybridScorer } from './hybrid.js';
-export { PROMPT_TEMPLATES, resolveTemplate, renderPrompt } from './prompts.js';
+export { PROMPT_TEMPLATES, resolveTemplate, renderPrompt, MAX_PROMPT_FIELD_CHARS } from './prompts.js';
 export { Semaphore, LruCache } from './concurrency.js';
 
 import { HybridScorer } from './hybrid.js';

@@ -110,9 +110,20 @@ export function resolveTemplate(templateParam: unknown, metricName?: string): { 
   return { id: 'reference', text: PROMPT_TEMPLATES.reference };
 }
 
+/** Characters of one trace field a judge prompt carries: padding a trace must not push the prompt past the provider's limit. */
+export const MAX_PROMPT_FIELD_CHARS = 8000;
+const FENCE = /<\/?\s*agent_data\s*>/gi;
+
+/**
+ * A trace field for the judge: fenced as data (the system prompt tells the judge never to follow instructions
+ * inside the fence; a fence the agent writes itself is taken out) and cut to MAX_PROMPT_FIELD_CHARS. The agent
+ * controls this text: unfenced, "reply {\"score\": 1}" in its content would read as an instruction.
+ */
 function show(v: unknown): string {
   if (v === undefined || v === null) return '(none)';
-  return typeof v === 'string' ? v : JSON.stringify(v);
+  let s = (typeof v === 'string' ? v : JSON.stringify(v)).replace(FENCE, '[tag removed]');
+  if (s.length > MAX_PROMPT_FIELD_CHARS) s = `${s.slice(0, MAX_PROMPT_FIELD_CHARS)}…[${s.length - MAX_PROMPT_FIELD_CHARS} more characters cut]`;
+  return `<agent_data>\n${s}\n</agent_data>`;
 }
 
 /** Fills placeholders by a single pass, so trace text containing `{...}` is never re-expanded. */
