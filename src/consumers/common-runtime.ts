@@ -53,7 +53,7 @@ export async function startPipeline(
   cfg: StewardConfig,
   stages: readonly StageName[],
   deps: PipelineDeps,
-  opts: { logger: Logger; metrics?: StewardMetrics },
+  opts: { logger: Logger; metrics?: StewardMetrics; /** StageRunnerOptions.lagRefreshMs (tests shorten it). */ lagRefreshMs?: number },
 ): Promise<RunningPipeline> {
   const metrics = opts.metrics ?? new StewardMetrics();
   const topics = topicNames(cfg.topics.prefix);
@@ -197,6 +197,7 @@ export async function startPipeline(
           partitionsConcurrently: cfg.limits.partitionsConcurrently,
           autoCommitIntervalMs: cfg.consumer.autoCommitIntervalMs,
           sessionTimeoutMs: cfg.consumer.sessionTimeoutMs,
+          lagRefreshMs: opts.lagRefreshMs,
         }),
     ));
     const started = await Promise.allSettled(runners.map((r) => r.start()));

@@ -18,11 +18,12 @@
  */
 import { lagAfter, type KafkaAdapter, type InMessage, type OutMessage, type StewardConsumer, type StewardProducer, type InBatch, type BatchControl } from '../adapters/kafka/client.js';
 import { dlqMessage, DLQ_DROPPED_HEADER } from '../adapters/kafka/dlq.js';
+import { LagRefresher } from './lag-refresher.js';
+import { fitsIn } from './stage-io.js';
 import { isMessageTooLarge, isRebalance } from '../adapters/kafka/kafka-error.js';
 import { StewardError, isRetryable } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { StewardMetrics } from '../observability/metrics.js';
-import { parseTimestamp } from '../engine/time.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../config/steward-config.js';
 
 export interface StageOutput {
@@ -62,31 +63,15 @@ export interface StageRunnerOptions {
   maxMessageBytes?: number;
   /** Wait before replacing a consumer that crashed for good (default 2000 ms). */
   restartDelayMs?: number;
-}
-
-/** Bytes a record puts on the wire besides framing: key + value + header names and values. */
-export function messageBytes(m: OutMessage, utf8 = (s: string) => Buffer.byteLength(s)): number {
-  const len = (v: string | Buffer | null | undefined) => (v === null || v === undefined ? 0 : typeof v === 'string' ? utf8(v) : v.length);
-  let n = len(m.key) + len(m.value);
-  if (m.headers) {
-    for (const k in m.headers) {
-      const v = m.headers[k];
-      if (Array.isArray(v)) for (const one of v) n += utf8(k) + len(one);
-      else n += utf8(k) + len(v);
-    }
-  }
-  return n;
-}
-
-/**
- * Whether `m` fits in `limit` bytes. Checked on every output of the hot path: a string's UTF-8 size is at
- * most 3 bytes per UTF-16 unit, so the exact count (a scan of the whole value) runs only near the limit.
- */
-export function fitsIn(m: OutMessage, limit: number): boolean {
-  return messageBytes(m, (s) => s.length * 3) <= limit || messageBytes(m) <= limit;
+  /**
+   * How often the lag of partitions no chunk has reported on lately is read from the broker (committed offset
+   * against the high watermark; default 15 000 ms): a stalled partition's lag must grow, not freeze.
+   */
+  lagRefreshMs?: number;
 }
 
 export { DLQ_DROPPED_HEADER };
+export { eventTimeMs, fitsIn, keyText, messageBytes } from './stage-io.js';
 
 /** How often a running chunk asks kafkajs to heartbeat (kafkajs sends one at most every heartbeat interval, 1 s). */
 const HEARTBEAT_EVERY_MS = 1000;
@@ -101,6 +86,7 @@ export class StageRunner {
   private joined = false;
   /** stop() was called: a pending consumer restart must not bring the stage back. */
   private stopRequested = false;
+  private readonly lag: LagRefresher;
   private readonly chunkSize: number;
   private readonly keyConcurrency: number;
 
@@ -109,6 +95,7 @@ export class StageRunner {
     private readonly opts: StageRunnerOptions,
   ) {
     this.chunkSize = opts.chunkSize ?? 500;
+    this.lag = new LagRefresher({ adapter: opts.adapter, groupId: opts.groupId, stage: proc.stage, metrics: opts.metrics, everyMs: opts.lagRefreshMs ?? 15_000 });
     this.keyConcurrency = opts.keyConcurrency ?? 32;
   }
 
@@ -126,12 +113,14 @@ export class StageRunner {
     this.consumer = c;
     c.onGroupJoin((assignment) => {
       this.joined = true;
+      this.lag.assigned(assignment);
       this.opts.metrics.retainLag(this.stage, assignment);
     });
     c.onCrash((err, willRestart) => {
       this.opts.logger.error({ err, stage: this.stage, willRestart }, 'consumer crashed');
       // Not in a group until the next join, also while kafkajs restarts the consumer itself.
       this.joined = false;
+      this.lag.assigned({});
       if (willRestart) return;
       this.opts.metrics.retainLag(this.stage);
       // kafkajs gave up on this consumer (e.g. retries exhausted while a broker was down): without a new one
@@ -144,6 +133,7 @@ export class StageRunner {
       return;
     }
     this.running = true;
+    this.lag.start();
     await c.runBatches((b, ctl) => this.onBatch(b, ctl), {
       partitionsConcurrently: this.opts.partitionsConcurrently ?? 4,
       autoCommitIntervalMs: this.opts.autoCommitIntervalMs ?? 1000,
@@ -175,6 +165,7 @@ export class StageRunner {
   /** Graceful: stop fetching, let in-flight chunks finish and their offsets commit, then disconnect. */
   async stop(): Promise<void> {
     this.stopRequested = true;
+    this.lag.stop();
     if (!this.consumer) return;
     this.running = false;
     await this.consumer.stop();
@@ -236,7 +227,10 @@ export class StageRunner {
         acking = sent;
         if (stoppedAt >= 0) break;
         const lag = lagAfter(chunk[chunk.length - 1].offset, batch.highWatermark);
-        if (lag !== undefined) this.opts.metrics.setLag(this.stage, batch.topic, batch.partition, lag);
+        if (lag !== undefined) {
+          this.opts.metrics.setLag(this.stage, batch.topic, batch.partition, lag);
+          this.lag.reported(batch.topic, batch.partition);
+        }
         // A rebalance: hand the partition over after this chunk rather than process the rest of the batch.
         if (state.rebalancing || (await this.rebalancing(ctl))) break;
       }
@@ -389,21 +383,4 @@ export class StageRunner {
       }
     }
   }
-}
-
-/** Partition key as text (agent_id everywhere). */
-export function keyText(m: InMessage): string | null {
-  return m.key === null ? null : m.key.toString('utf8');
-}
-
-/**
- * Event time of a trace (its ISO timestamp) with the Kafka timestamp as fallback. With `maxSkewMs` the
- * agent's claim is clamped to within that distance of the record timestamp: an agent must not reset its
- * own rate-limit windows or age its trust debt away by writing a timestamp days ahead.
- */
-export function eventTimeMs(timestamp: unknown, m: InMessage, maxSkewMs: number | null = null): number {
-  const t = typeof timestamp === 'string' ? parseTimestamp(timestamp) : typeof timestamp === 'number' ? timestamp : NaN;
-  if (!Number.isFinite(t)) return m.timestampMs;
-  if (maxSkewMs === null || !Number.isFinite(m.timestampMs)) return t;
-  return Math.min(Math.max(t, m.timestampMs - maxSkewMs), m.timestampMs + maxSkewMs);
 }

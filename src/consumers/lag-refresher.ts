@@ -1,0 +1,67 @@
+/**
+ * steward_consumer_lag of partitions no chunk reported on lately, read from the broker: the high watermark minus
+ * the group's committed offset (the low watermark when none). A partition stalled behind a retry, or a chunk
+ * that runs long, would otherwise keep the last value a chunk set, or have no series at all.
+ */
+import type { KafkaAdapter } from '../adapters/kafka/client.js';
+import type { StewardMetrics } from '../observability/metrics.js';
+
+export interface LagRefresherOptions {
+  adapter: KafkaAdapter;
+  groupId: string;
+  stage: string;
+  metrics: StewardMetrics;
+  everyMs: number;
+}
+
+export class LagRefresher {
+  private assignment: Record<string, number[]> = {};
+  /** When a chunk last set a partition's lag (`topic\0partition` → performance.now()). */
+  private readonly reportedAt = new Map<string, number>();
+  private timer?: ReturnType<typeof setInterval>;
+
+  constructor(private readonly o: LagRefresherOptions) {}
+
+  assigned(assignment: Record<string, number[]>): void {
+    this.assignment = assignment;
+  }
+
+  /** A chunk just set this partition's lag. */
+  reported(topic: string, partition: number): void {
+    this.reportedAt.set(`${topic}\u0000${partition}`, performance.now());
+  }
+
+  start(): void {
+    this.timer ??= setInterval(() => void this.refresh().catch(() => undefined), this.o.everyMs).unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  async refresh(): Promise<void> {
+    const now = performance.now();
+    const stale = Object.entries(this.assignment)
+      .map(([topic, ps]) => [topic, ps.filter((p) => now - (this.reportedAt.get(`${topic}\u0000${p}`) ?? -Infinity) >= this.o.everyMs)] as const)
+      .filter(([, ps]) => ps.length > 0);
+    if (stale.length === 0) return;
+    const admin = await this.o.adapter.admin();
+    try {
+      for (const [topic, ps] of stale) {
+        const [ends, committed] = await Promise.all([admin.topicOffsets(topic), admin.groupOffsets(this.o.groupId, topic)]);
+        const done = new Map(committed.map((c) => [c.partition, BigInt(c.offset)]));
+        for (const e of ends) {
+          // still assigned after the awaits (a rebalance may have taken it meanwhile)
+          if (!ps.includes(e.partition) || !(this.assignment[topic] ?? []).includes(e.partition)) continue;
+          const low = BigInt(e.low);
+          const c = done.get(e.partition) ?? -1n;
+          const lag = BigInt(e.high) - (c > low ? c : low);
+          this.o.metrics.setLag(this.o.stage, topic, e.partition, Number(lag > 0n ? lag : 0n));
+        }
+      }
+    } finally {
+      await admin.disconnect();
+    }
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * What the stages need to know about records: their size on the wire against the output limit, their key, and
+ * the event time a trace claims, clamped to the broker's clock.
+ */
+import type { InMessage, OutMessage } from '../adapters/kafka/client.js';
+import { parseTimestamp } from '../engine/time.js';
+
+/** Bytes a record puts on the wire besides framing: key + value + header names and values. */
+export function messageBytes(m: OutMessage, utf8 = (s: string) => Buffer.byteLength(s)): number {
+  const len = (v: string | Buffer | null | undefined) => (v === null || v === undefined ? 0 : typeof v === 'string' ? utf8(v) : v.length);
+  let n = len(m.key) + len(m.value);
+  if (m.headers) {
+    for (const k in m.headers) {
+      const v = m.headers[k];
+      if (Array.isArray(v)) for (const one of v) n += utf8(k) + len(one);
+      else n += utf8(k) + len(v);
+    }
+  }
+  return n;
+}
+
+/**
+ * Whether `m` fits in `limit` bytes. Checked on every output of the hot path: a string's UTF-8 size is at
+ * most 3 bytes per UTF-16 unit, so the exact count (a scan of the whole value) runs only near the limit.
+ */
+export function fitsIn(m: OutMessage, limit: number): boolean {
+  return messageBytes(m, (s) => s.length * 3) <= limit || messageBytes(m) <= limit;
+}
+
+/** Partition key as text (agent_id everywhere). */
+export function keyText(m: InMessage): string | null {
+  return m.key === null ? null : m.key.toString('utf8');
+}
+
+/**
+ * Event time of a trace (its ISO timestamp) with the Kafka timestamp as fallback. With `maxSkewMs` the
+ * agent's claim is clamped to within that distance of the record timestamp: an agent must not reset its
+ * own rate-limit windows or age its trust debt away by writing a timestamp days ahead.
+ */
+export function eventTimeMs(timestamp: unknown, m: InMessage, maxSkewMs: number | null = null): number {
+  const t = typeof timestamp === 'string' ? parseTimestamp(timestamp) : typeof timestamp === 'number' ? timestamp : NaN;
+  if (!Number.isFinite(t)) return m.timestampMs;
+  if (maxSkewMs === null || !Number.isFinite(m.timestampMs)) return t;
+  return Math.min(Math.max(t, m.timestampMs - maxSkewMs), m.timestampMs + maxSkewMs);
+}
