@@ -5,7 +5,7 @@
  * The §7.1 shorthand `{rule_weight, llm_weight}` means rule-based (parameters.rules) + llm-judge.
  */
 import type { ScorerResult, Trace } from '../types.js';
-import { isSkipped, num, skipped, type Scorer, type ScorerContext } from './types.js';
+import { clamp01, isSkipped, num, skipped, type Scorer, type ScorerContext } from './types.js';
 
 interface Part {
   type: string;
@@ -24,14 +24,15 @@ function partsOf(p: Record<string, unknown>): Part[] {
       const o = raw as Record<string, unknown>;
       return {
         type: String(o.type ?? o.scorer ?? ''),
-        weight: num(o.weight, 1),
+        // a negative or non-finite weight would push the weighted average out of 0..1
+        weight: Math.max(0, num(o.weight, 1)),
         parameters: (o.parameters ?? o.args ?? {}) as Record<string, unknown>,
       };
     });
   } else {
     parts = [
-      { type: 'rule-based', weight: num(p.rule_weight, 0.5), parameters: { rules: p.rules, mode: p.mode } },
-      { type: 'llm-judge', weight: num(p.llm_weight, 0.5), parameters: { ...p } },
+      { type: 'rule-based', weight: Math.max(0, num(p.rule_weight, 0.5)), parameters: { rules: p.rules, mode: p.mode } },
+      { type: 'llm-judge', weight: Math.max(0, num(p.llm_weight, 0.5)), parameters: { ...p } },
     ];
   }
   partsCache.set(p, parts);
@@ -67,8 +68,8 @@ export class HybridScorer implements Scorer {
           : answered.reduce((acc, a) => acc + a.part.weight * a.r.score, 0) / totalW;
     const confidence = answered.reduce((acc, a) => acc + a.part.weight * a.r.confidence, 0) / totalW;
     return {
-      score,
-      confidence,
+      score: clamp01(score),
+      confidence: clamp01(confidence),
       explanation: answered.map((a) => `${a.part.type}=${a.r.score.toFixed(2)}`).join(', '),
       evidence: { aggregation: agg, components: answered.map((a) => ({ type: a.part.type, weight: a.part.weight, score: a.r.score })) },
       latencyMs: performance.now() - t0,

@@ -41,7 +41,8 @@ export function parseJudgeAnswer(text: string): Judged {
     throw new StewardError('STEWARD_LLM_RESPONSE', `judge answer is not JSON: ${JSON.stringify(text.slice(0, 80))}`);
   }
   const o = obj as Record<string, unknown>;
-  const score = typeof o?.score === 'string' ? Number(o.score) : o?.score;
+  // A numeric string counts ("0.7"); an empty or blank one is no score (Number('') is 0).
+  const score = typeof o?.score === 'string' ? (o.score.trim() === '' ? NaN : Number(o.score)) : o?.score;
   if (typeof score !== 'number' || !Number.isFinite(score) || score < 0 || score > 1) {
     throw new StewardError('STEWARD_LLM_RESPONSE', 'judge answer has no score in 0..1');
   }

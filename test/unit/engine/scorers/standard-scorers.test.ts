@@ -113,6 +113,10 @@ describe('llm-judge scorer', () => {
     expect(() => parseJudgeAnswer('I think 0.8')).toThrow(/not JSON/);
     expect(() => parseJudgeAnswer('{"score":1.5}')).toThrow(/0..1/);
     expect(() => parseJudgeAnswer('{"explanation":"no score"}')).toThrow();
+    // a numeric string counts; an empty one is no score (Number('') would read as 0)
+    expect(parseJudgeAnswer('{"score":"0.7"}').score).toBe(0.7);
+    expect(() => parseJudgeAnswer('{"score":""}')).toThrow(/0..1/);
+    expect(() => parseJudgeAnswer('{"score":"  "}')).toThrow(/0..1/);
   });
   it('no LLM → skipped', async () => {
     const c = ctx();
@@ -163,6 +167,11 @@ describe('hybrid scorer', () => {
     expect((await s.evaluate(trace(), p, c)).score).toBeCloseTo(0.7);
     expect((await s.evaluate(trace(), { ...p, aggregation: 'min' }, c)).score).toBe(0.5);
     expect((await s.evaluate(trace(), { rule_weight: 0.4, llm_weight: 0.6, rules: ['r1'] }, c)).score).toBeCloseTo(0.7);
+    // a negative weight counts as 0: the score stays in 0..1 (it was (-1*1 + 1*0.5)/(0 → 1) = -0.5)
+    const neg = { scorers: [{ type: 'rule-based', weight: -1, parameters: { rules: ['r1'] } }, { type: 'llm-judge', weight: 1, parameters: {} }] };
+    const r = await s.evaluate(trace(), neg, c);
+    expect(r.score).toBe(0.5);
+    expect(r.confidence).toBeGreaterThanOrEqual(0);
   });
   it('skipped components drop out; an unavailable component makes it unavailable', async () => {
     const c = ctx({ decision: decision2 });
