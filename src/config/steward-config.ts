@@ -84,6 +84,16 @@ function nodeAt(doc: ReturnType<typeof parseDocument>, instancePath: string): No
   return undefined;
 }
 
+/** The key node of `key` in the mapping at `instancePath` (its value node would put the position after the key). */
+function keyNodeAt(doc: ReturnType<typeof parseDocument>, instancePath: string, key: string): Node | undefined {
+  const map = nodeAt(doc, instancePath) as { items?: { key?: unknown }[] } | undefined;
+  for (const pair of map?.items ?? []) {
+    const k = pair.key as (Node & { value?: unknown }) | undefined;
+    if (k && k.value === key && k.range) return k;
+  }
+  return undefined;
+}
+
 function describe(e: ErrorObject): string {
   if (e.keyword === 'additionalProperties') return `unknown key '${(e.params as { additionalProperty: string }).additionalProperty}'`;
   if (e.keyword === 'enum') return `${e.message}: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
@@ -111,8 +121,9 @@ export function parseConfigText(text: string, file?: string): Raw {
       .filter((e) => e.keyword !== 'oneOf' && e.keyword !== 'if')
       .map((e) => {
         // An unknown key is reported at the key itself, not at its parent mapping.
-        const ip = e.keyword === 'additionalProperties' ? `${e.instancePath}/${(e.params as { additionalProperty: string }).additionalProperty}` : e.instancePath;
-        const node = nodeAt(doc, ip);
+        const extra = e.keyword === 'additionalProperties' ? (e.params as { additionalProperty: string }).additionalProperty : undefined;
+        const ip = extra !== undefined ? `${e.instancePath}/${extra}` : e.instancePath;
+        const node = (extra !== undefined ? keyNodeAt(doc, e.instancePath, extra) : undefined) ?? nodeAt(doc, ip);
         const pos = node?.range ? lc.linePos(node.range[0]) : { line: 1, col: 1 };
         return new StewardError('STEWARD_CONFIG', `${jsonPath(ip)}: ${describe(e)}`, {
           position: { file, line: pos.line, col: pos.col, path: jsonPath(ip) },

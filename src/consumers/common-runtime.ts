@@ -3,10 +3,11 @@
  * `steward run`, the demo, the integration tests and the bench, so all of them exercise the same wiring.
  */
 import { KafkaAdapter, METADATA_MAX_AGE_MS, type StewardProducer } from '../adapters/kafka/client.js';
-import { topicNames, type TopicNames } from '../adapters/kafka/topics.js';
+import { TOPIC_KEYS, topicNames, type TopicNames } from '../adapters/kafka/topics.js';
 import { TraceDecoder, createRegistry } from '../adapters/kafka/serde.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import { groupId } from '../config/steward-config.js';
+import { StewardError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { StewardMetrics } from '../observability/metrics.js';
 import { StageRunner, type StageProcessor } from './common.js';
@@ -61,6 +62,20 @@ export async function startPipeline(
   const registry = cfg.schemaRegistryUrl ? createRegistry(cfg.schemaRegistryUrl) : undefined;
   const decoder = new TraceDecoder({ registry, maxBytes: cfg.limits.maxTraceBytes });
   const procs: StageProcessor[] = [];
+  {
+    // A missing topic fails later inside kafkajs as "This server does not host this topic-partition", naming
+    // neither the topic nor the fix.
+    const admin = await adapter.admin();
+    try {
+      const present = new Set(await admin.listTopics());
+      const missing = TOPIC_KEYS.filter((k) => k !== 'replies' && !present.has(topics[k])).map((k) => topics[k]);
+      if (missing.length > 0) {
+        throw new StewardError('STEWARD_KAFKA', `topics missing: ${missing.join(', ')} (run \`steward topics create\` with the same topics.prefix)`);
+      }
+    } finally {
+      await admin.disconnect();
+    }
+  }
   let replies: ReplyTarget | undefined;
   if (stages.includes('tripwire')) {
     const admin = await adapter.admin();

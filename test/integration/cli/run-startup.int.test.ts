@@ -63,6 +63,15 @@ describe.concurrent('steward run: a failed startup exits non-zero', () => {
     expect(r.stderr).toMatch(/STEWARD_KAFKA: kafka failed at startup \(brokers 127\.0\.0\.1:1\): .*ECONNREFUSED/);
   });
 
+  it('topics that do not exist: exits 1 naming them and the command that creates them', { timeout: 90_000 }, async (ctx) => {
+    if (!redisUp) ctx.skip();
+    const prefix = `missing-${Date.now().toString(36)}`;
+    const r = await stewardRun(['--stages', 'trust-debt', '--metrics-port', '0'], { REDIS_URL: REDIS, KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '127.0.0.1:19092', STEWARD_TOPIC_PREFIX: prefix }, 75_000);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`topics missing: ${prefix}.traces, ${prefix}.decisions`);
+    expect(r.stderr).toContain('run `steward topics create`');
+  });
+
   it('a signing key that is not PEM is never echoed', { timeout: 30_000 }, async () => {
     const r = await stewardRun(['--stages', 'scorer', '--metrics-port', '0'], { STEWARD_SIGNING_KEY: KEY, REDIS_URL: 'redis://127.0.0.1:1', KAFKA_BROKERS: '127.0.0.1:1' }, 25_000);
     expect(r.code).toBe(1);

@@ -92,6 +92,8 @@ describe('steward.yaml', () => {
     const lines = errs.map((e) => `${e.position?.line}:${e.position?.path}`);
     expect(lines).toEqual(expect.arrayContaining(['2:$.kafka.brokers[0]', '3:$.kafka.client_idd', '5:$.topics.partitions', '6:$.log_level']));
     expect(errs.find((e) => e.position?.path === '$.kafka.client_idd')!.message).toContain("unknown key 'client_idd'");
+    // an unknown key is reported at the key, not at its value
+    expect(errs.find((e) => e.position?.path === '$.kafka.client_idd')!.position).toMatchObject({ line: 3, col: 3 });
   });
 
   it('rejects bad YAML and bad environment values', () => {
