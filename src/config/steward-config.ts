@@ -265,6 +265,9 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
   // Env values must obey the same schema as the file.
   validateWithEnv(raw0, raw, sources, file);
   const base = file ? dirname(resolve(file)) : process.cwd();
+  const fromEnv = (name: string) => sources.some((s) => s.name === name);
+  // signing.key is PEM text or a path: a path from the file is relative to the file (as ssl files are).
+  const keyPath = (k: string) => (k.includes('-----BEGIN') || fromEnv('STEWARD_SIGNING_KEY') ? k : resolve(base, k));
   const k = raw.kafka ?? {};
   let ssl: KafkaSettings['ssl'];
   if (typeof k.ssl === 'boolean') ssl = k.ssl;
@@ -300,7 +303,8 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
       agents: bp.agents ? resolve(base, bp.agents) : existsSync(resolve(base, bp.dir ?? 'blueprints', 'agents.yaml')) ? resolve(base, bp.dir ?? 'blueprints', 'agents.yaml') : undefined,
       watch: bp.watch ?? true,
     },
-    sources: typeof raw.sources === 'string' ? resolve(base, raw.sources) : undefined,
+    // A path from the file is relative to the file, like every path in it; one from the environment to the working directory.
+    sources: typeof raw.sources === 'string' ? resolve(fromEnv('STEWARD_SOURCES') ? process.cwd() : base, raw.sources) : undefined,
     engine: engineFrom(raw.engine),
     llm: raw.llm?.base_url
       ? { baseUrl: raw.llm.base_url, apiKey: raw.llm.api_key, model: raw.llm.model, timeoutMs: raw.llm.timeout_ms ?? 10_000, maxInFlight: raw.llm.max_in_flight ?? 8 }
@@ -326,7 +330,7 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
       dedupTtlSeconds: raw.trust_debt?.dedup_ttl_seconds ?? DEFAULT_DEDUP_TTL_SECONDS,
     },
     observability: { enabled: raw.observability?.enabled ?? true, host: raw.observability?.host ?? '127.0.0.1', port: raw.observability?.port ?? 9464 },
-    signing: raw.signing?.key ? { key: raw.signing.key, keyId: raw.signing.key_id } : undefined,
+    signing: raw.signing?.key ? { key: keyPath(raw.signing.key), keyId: raw.signing.key_id } : undefined,
     requireSigningKey: raw.signing?.require_key ?? false,
     logLevel: raw.log_level ?? 'info',
     file,

@@ -62,6 +62,12 @@ export async function startPipeline(
   const registry = cfg.schemaRegistryUrl ? createRegistry(cfg.schemaRegistryUrl) : undefined;
   const decoder = new TraceDecoder({ registry, maxBytes: cfg.limits.maxTraceBytes });
   const procs: StageProcessor[] = [];
+  // What each stage needs from the caller, checked before anything is contacted or started.
+  for (const s of stages) {
+    if ((s === 'tripwire' || s === 'scorer') && !deps.engine) throw new Error(`stage ${s} needs an engine`);
+    if (s === 'trust-debt' && (!deps.trustDebtStore || !deps.trustDebtConfigFor)) throw new Error('stage trust-debt needs a trust-debt store');
+    if (s === 'sink' && !deps.startSink) throw new Error('stage sink is not available in this build');
+  }
   {
     // A missing topic fails later inside kafkajs as "This server does not host this topic-partition", naming
     // neither the topic nor the fix.

@@ -49,6 +49,18 @@ describe('steward.yaml', () => {
     );
   });
 
+  it('paths in the file are relative to the file; paths from the environment to the working directory', () => {
+    const fileCfg = buildConfig(parseConfigText('signing:\n  key: keys/signing.pem\nsources: sources.yaml\n'), {}, '/etc/steward/steward.yaml');
+    expect(fileCfg.signing?.key).toBe('/etc/steward/keys/signing.pem');
+    expect(fileCfg.sources).toBe('/etc/steward/sources.yaml');
+    const envCfg = buildConfig({}, { STEWARD_SIGNING_KEY: 'keys/signing.pem', STEWARD_SOURCES: 'sources.yaml' }, '/etc/steward/steward.yaml');
+    expect(envCfg.signing?.key).toBe('keys/signing.pem');
+    expect(envCfg.sources).toBe(`${process.cwd()}/sources.yaml`);
+    // PEM text stays as it is
+    const pem = '-----BEGIN PRIVATE KEY-----\nX\n-----END PRIVATE KEY-----\n';
+    expect(buildConfig({ signing: { key: pem } }, {}, '/etc/steward/steward.yaml').signing?.key).toBe(pem);
+  });
+
   it('names settings that take no effect', () => {
     expect(buildConfig({}, {}).warnings).toEqual([]);
     expect(buildConfig({}, { STEWARD_LLM_API_KEY: 'k' }).warnings).toEqual([expect.stringMatching(/without llm.base_url/)]);
