@@ -348,26 +348,36 @@ const nsPart = (s: string): string => (s.includes('%') || s.includes(':') ? s.re
 
 /**
  * A metric's time budget that stands still while a part of the metric waits in a queue (ScorerContext.queued):
- * time spent waiting for an LLM slot is load, not a slow scorer, and the provider's own timeouts bound the calls.
+ * time spent waiting for an LLM slot is load, not a slow scorer. A hard limit of QUEUE_FACTOR budgets of wall
+ * time still ends it: a provider that never answers would otherwise hold every queued metric (and its
+ * partition, whose chunk heartbeats) for as long as the queue takes to drain.
  */
+const QUEUE_FACTOR = 3;
 class MetricBudget {
   private paused = 0;
   private remaining: number;
   private since = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly hard: ReturnType<typeof setTimeout>;
   private done = false;
 
   constructor(ms: number, private readonly onExpire: () => void) {
     this.remaining = ms;
+    this.hard = setTimeout(() => this.expire(), ms * QUEUE_FACTOR);
     this.start();
+  }
+
+  private expire(): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.timer) clearTimeout(this.timer);
+    clearTimeout(this.hard);
+    this.onExpire();
   }
 
   private start(): void {
     this.since = performance.now();
-    this.timer = setTimeout(() => {
-      this.done = true;
-      this.onExpire();
-    }, Math.max(0, this.remaining));
+    this.timer = setTimeout(() => this.expire(), Math.max(0, this.remaining));
   }
 
   pause(): void {
@@ -385,5 +395,6 @@ class MetricBudget {
   clear(): void {
     this.done = true;
     if (this.timer) clearTimeout(this.timer);
+    clearTimeout(this.hard);
   }
 }

@@ -50,6 +50,9 @@ export function parseJudgeAnswer(text: string): Judged {
   return { score, confidence: conf, explanation: typeof o.explanation === 'string' ? o.explanation : '' };
 }
 
+const BREAKER_FAILURES = 5;
+const BREAKER_COOLDOWN_MS = 10_000;
+
 export class LlmJudgeScorer implements Scorer {
   readonly scorerType = 'llm-judge';
   readonly evalTier = 2 as const;
@@ -60,6 +63,13 @@ export class LlmJudgeScorer implements Scorer {
   private readonly inflight = new Map<string, Promise<Judged>>();
   private readonly opts: Required<Omit<LlmJudgeOptions, 'model'>> & { model?: string };
   calls = 0;
+  /**
+   * Circuit breaker: after BREAKER_FAILURES retryable failures in a row the provider is not called for
+   * BREAKER_COOLDOWN_MS; metrics are unavailable at once (the contract fallback decides) instead of every
+   * queued trace waiting out its own timeouts and retries against a provider that is down.
+   */
+  private failuresInRow = 0;
+  private openUntil = 0;
 
   constructor(opts: LlmJudgeOptions = {}) {
     this.opts = {
@@ -98,6 +108,7 @@ export class LlmJudgeScorer implements Scorer {
       // Only deterministic sampling is worth caching or sharing; at temperature > 0 each call is a new sample.
       const deterministic = req.temperature === 0;
       let call = deterministic && !ctx.fresh ? this.inflight.get(key) : undefined;
+      const shared = call !== undefined;
       if (!call) {
         call = this.callWithRetries(llm, req, Math.max(0, Math.floor(num(parameters.retries, this.opts.retries))), ctx.signal, ctx.queued);
         if (deterministic) {
@@ -111,7 +122,8 @@ export class LlmJudgeScorer implements Scorer {
           );
         }
       }
-      judged = await call;
+      // Waiting for someone else's call is waiting in their queue: it must not spend this metric's budget.
+      judged = await (ctx.queued && shared ? ctx.queued(call) : call);
     }
     return {
       score: clamp01(judged.score),
@@ -122,16 +134,35 @@ export class LlmJudgeScorer implements Scorer {
     };
   }
 
+  private assertClosed(): void {
+    if (performance.now() < this.openUntil) {
+      throw new StewardError('STEWARD_SCORER_UNAVAILABLE', `llm-judge: the provider failed ${BREAKER_FAILURES} calls in a row; not calling it for ${BREAKER_COOLDOWN_MS / 1000} s`);
+    }
+  }
+
   private async callWithRetries(llm: LlmClient, req: LlmRequest, retries: number, signal?: AbortSignal, queued?: ScorerContext['queued']): Promise<Judged> {
     let attempt = 0;
     for (;;) {
+      this.assertClosed();
       try {
         const slot = this.semaphore.acquire();
         await (queued ? queued(slot) : slot);
         try {
           if (signal?.aborted) throw new StewardError('STEWARD_SCORER_UNAVAILABLE', 'llm-judge: aborted while waiting for a slot', { retryable: true });
+          this.assertClosed(); // it may have opened while this call queued
           this.calls++;
-          const res = await llm.complete(req, signal);
+          let res: Awaited<ReturnType<LlmClient['complete']>>;
+          try {
+            res = await llm.complete(req, signal);
+          } catch (e) {
+            // our own budget aborting the call says nothing about the provider
+            if (isRetryable(e) && !signal?.aborted && ++this.failuresInRow >= BREAKER_FAILURES) {
+              this.openUntil = performance.now() + BREAKER_COOLDOWN_MS;
+              this.failuresInRow = 0;
+            }
+            throw e;
+          }
+          this.failuresInRow = 0;
           return parseJudgeAnswer(res.text);
         } finally {
           this.semaphore.release();

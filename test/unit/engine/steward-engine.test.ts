@@ -6,6 +6,7 @@ import { MemoryStateStore } from '../../../src/engine/state/memory-state-store.j
 import { finalOutcome, StewardEngine } from '../../../src/engine/steward-engine.js';
 import { MemoryTrustDebtStore } from '../../../src/engine/trust-debt/index.js';
 import type { LlmClient, LlmResponse, Trace } from '../../../src/engine/types.js';
+import { StewardError } from '../../../src/errors.js';
 import { Ed25519Signer, verifyVerdict } from '../../../src/engine/verdict/index.js';
 
 const BP = `
@@ -205,5 +206,72 @@ scoring: { thresholds: { ok: 0.3, nudge: 0.45, escalate: 0.6, block: 0.75 } }
     const scored = await Promise.all(traces.map(async (t) => engine.score(t, await engine.decide(t, 0), 0)));
     expect(most).toBe(2);
     expect(scored.map((s) => s.metrics[0]!.status)).toEqual(traces.map(() => 'ok'));
+  });
+});
+
+describe('a provider that is down', () => {
+  const LLM_BP2 = `
+id: t/llm2@1.0
+version: "1.0.0"
+description: llm outage test
+scope: { agent_tier: [ACL-2] }
+checks:
+  - id: judged
+    when: { hook: tool_call }
+    metric: { name: judged, weight: 1, check: { type: llm } }
+scoring: { thresholds: { ok: 0.3, nudge: 0.45, escalate: 0.6, block: 0.75 } }
+`;
+  it('opens the breaker after 5 failures in a row: queued metrics are unavailable at once instead of each waiting out timeouts and retries', async () => {
+    const config = defaultEngineConfig();
+    const set = compiled(LLM_BP2, config);
+    let calls = 0;
+    // never answers: the request times out (as the HTTP adapters do, retryably)
+    const llm: LlmClient = {
+      complete: (req) =>
+        new Promise((_, reject) => {
+          calls++;
+          setTimeout(() => reject(new StewardError('STEWARD_LLM_TIMEOUT', 'timeout', { retryable: true })), req.timeoutMs ?? 20);
+        }),
+    };
+    const engine = new StewardEngine({
+      blueprints: () => set,
+      registry: createAgentRegistry([{ id: 'a', tenant: 'ten', tier: 'ACL-2', tools: [], domains: [], registered: true }]),
+      config,
+      state: new MemoryStateStore(),
+      trustDebt: new MemoryTrustDebtStore(),
+      signer: Ed25519Signer.ephemeral(),
+      llm,
+      llmJudge: { maxInFlight: 2, timeoutMs: 20 },
+      metricTimeoutMs: 5_000,
+      engineVersion: '9.9.9',
+    });
+    const traces: Trace[] = Array.from({ length: 40 }, (_, i) => ({ trace_id: `o-${i}`, agent_id: 'a', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', tool: 'x', args: { i }, content: `answer ${i}` }));
+    const scored = await Promise.all(traces.map(async (t) => engine.score(t, await engine.decide(t, 0), 0)));
+    expect(scored.every((s) => s.metrics[0]!.status === 'unavailable')).toBe(true);
+    expect(scored.every((s) => s.intervention === 'flag')).toBe(true); // the ACL-2 contract fallback
+    // 40 traces x 3 attempts would be 120 calls; the breaker stops after the 5 that opened it (+ the other slot)
+    expect(calls).toBeLessThanOrEqual(6);
+    expect(scored.some((s) => /not calling it/.test(s.metrics[0]!.explanation ?? ''))).toBe(true);
+  });
+
+  it('a metric queued behind a call that never returns still ends (three budgets of wall time at most)', async () => {
+    const config = defaultEngineConfig();
+    const set = compiled(LLM_BP2, config);
+    const hung: LlmClient = { complete: () => new Promise(() => undefined) }; // ignores timeouts and aborts
+    const engine = new StewardEngine({
+      blueprints: () => set,
+      registry: createAgentRegistry([{ id: 'a', tenant: 'ten', tier: 'ACL-2', tools: [], domains: [], registered: true }]),
+      config,
+      state: new MemoryStateStore(),
+      trustDebt: new MemoryTrustDebtStore(),
+      signer: Ed25519Signer.ephemeral(),
+      llm: hung,
+      llmJudge: { maxInFlight: 1, timeoutMs: 20 },
+      metricTimeoutMs: 50,
+      engineVersion: '9.9.9',
+    });
+    const traces: Trace[] = [0, 1].map((i) => ({ trace_id: `h-${i}`, agent_id: 'a', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', tool: 'x', args: { i }, content: `hung ${i}` }));
+    const scored = await Promise.all(traces.map(async (t) => engine.score(t, await engine.decide(t, 0), 0)));
+    expect(scored.map((s) => s.metrics[0]!.status)).toEqual(['unavailable', 'unavailable']);
   });
 });
