@@ -165,12 +165,13 @@ export class StageRunner {
   /** Graceful: stop fetching, let in-flight chunks finish and their offsets commit, then disconnect. */
   async stop(): Promise<void> {
     this.stopRequested = true;
-    this.lag.stop();
-    if (!this.consumer) return;
+    const lagStopped = this.lag.stop();
+    if (!this.consumer) return lagStopped;
     this.running = false;
     await this.consumer.stop();
     await this.consumer.disconnect();
     this.consumer = undefined;
+    await lagStopped;
     this.opts.metrics.retainLag(this.stage);
   }
 
@@ -259,7 +260,8 @@ export class StageRunner {
       for (let lane = lanes[next++]; lane !== undefined; lane = lanes[next++]) {
         let stopped = false;
         for (const idx of lane) {
-          results[idx] = stopped || state.rebalancing ? 'stopped' : await this.processOne(chunk[idx], ctl);
+          // A rebalance or a shutdown: the finished prefix is kept, the rest is redone by the next owner or start.
+          results[idx] = stopped || state.rebalancing || !ctl.isRunning() ? 'stopped' : await this.processOne(chunk[idx], ctl);
           if (results[idx] === 'stopped') stopped = true;
         }
       }

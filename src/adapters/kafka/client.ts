@@ -310,7 +310,13 @@ export class KafkaAdapter {
 
   async admin(): Promise<StewardAdmin> {
     const a: KAdmin = this.kafka.admin();
-    await a.connect();
+    try {
+      await a.connect();
+    } catch (e) {
+      // A connect that failed half-way may hold sockets or retry timers: close it before reporting.
+      await a.disconnect().catch(() => undefined);
+      throw e;
+    }
     return {
       async createTopics(topics) {
         const existing = new Set(await a.listTopics());
