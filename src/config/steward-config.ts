@@ -159,7 +159,8 @@ function envOverrides(raw: Raw, env: NodeJS.ProcessEnv): { raw: Raw; sources: En
   if (env.CLICKHOUSE_URL) set('CLICKHOUSE_URL', ['clickhouse', 'url'], env.CLICKHOUSE_URL);
   if (env.CLICKHOUSE_DATABASE) set('CLICKHOUSE_DATABASE', ['clickhouse', 'database'], env.CLICKHOUSE_DATABASE);
   if (env.CLICKHOUSE_USER) set('CLICKHOUSE_USER', ['clickhouse', 'username'], env.CLICKHOUSE_USER);
-  if (env.CLICKHOUSE_PASSWORD !== undefined) set('CLICKHOUSE_PASSWORD', ['clickhouse', 'password'], env.CLICKHOUSE_PASSWORD);
+  // Empty counts as unset: docker-compose passes an unset ${VAR} as "", which must not replace a password in the URL.
+  if (env.CLICKHOUSE_PASSWORD) set('CLICKHOUSE_PASSWORD', ['clickhouse', 'password'], env.CLICKHOUSE_PASSWORD);
   if (env.STEWARD_TOPIC_PREFIX) set('STEWARD_TOPIC_PREFIX', ['topics', 'prefix'], env.STEWARD_TOPIC_PREFIX);
   if (env.STEWARD_GROUP_PREFIX) set('STEWARD_GROUP_PREFIX', ['consumer', 'group_prefix'], env.STEWARD_GROUP_PREFIX);
   if (env.STEWARD_METRICS_HOST) set('STEWARD_METRICS_HOST', ['observability', 'host'], env.STEWARD_METRICS_HOST);

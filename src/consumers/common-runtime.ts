@@ -3,7 +3,7 @@
  * `steward run`, the demo, the integration tests and the bench, so all of them exercise the same wiring.
  */
 import { KafkaAdapter, METADATA_MAX_AGE_MS, type StewardProducer } from '../adapters/kafka/client.js';
-import { TOPIC_KEYS, topicNames, type TopicNames } from '../adapters/kafka/topics.js';
+import { TOPIC_KEYS, topicNames, type TopicKey, type TopicNames } from '../adapters/kafka/topics.js';
 import { TraceDecoder, createRegistry } from '../adapters/kafka/serde.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import { groupId } from '../config/steward-config.js';
@@ -73,8 +73,10 @@ export async function startPipeline(
     // neither the topic nor the fix.
     const admin = await adapter.admin();
     try {
+      // Only what the started stages read and write: a split deployment's credentials may not see the rest.
       const present = new Set(await admin.listTopics());
-      const missing = TOPIC_KEYS.filter((k) => k !== 'replies' && !present.has(topics[k])).map((k) => topics[k]);
+      const needed = new Set<TopicKey>(stages.flatMap((s) => STAGE_TOPICS[s]));
+      const missing = TOPIC_KEYS.filter((k) => needed.has(k) && !present.has(topics[k])).map((k) => topics[k]);
       if (missing.length > 0) {
         throw new StewardError('STEWARD_KAFKA', `topics missing: ${missing.join(', ')} (run \`steward topics create\` with the same topics.prefix)`);
       }
@@ -271,4 +273,12 @@ export async function startPipeline(
     },
   };
 }
+
+/** The topics each stage reads or writes (replies are checked on their own: a missing one only warns). */
+const STAGE_TOPICS: Record<StageName, TopicKey[]> = {
+  tripwire: ['traces', 'decisions', 'scoring', 'dlq'],
+  scorer: ['scoring', 'verdicts', 'dlq'],
+  'trust-debt': ['verdicts', 'decisions', 'reviews', 'trustDebt', 'dlq'],
+  sink: ['decisions', 'verdicts', 'ledger', 'trustDebt', 'gate', 'dlq'],
+};
 

@@ -185,7 +185,8 @@ export class StewardEngine {
       latencyMs: decision.latencyMs + (performance.now() - t0),
       humanReviewConfidence: this.o.config.humanReviewConfidence,
       humanReviewOnIntervention: bp.ctq.requireHumanReview,
-      eventId: decision.eventId,
+      // the snake_case decision (the earlier scoring form) names it event_id
+      eventId: decision.eventId ?? (decision as { event_id?: string }).event_id,
       eventTimeMs: nowMs,
       severity,
     });

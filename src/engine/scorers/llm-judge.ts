@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { StewardError, isRetryable } from '../../errors.js';
 import type { LlmClient, LlmRequest, ScorerResult, Trace } from '../types.js';
 import { LruCache, Semaphore, sleep } from './concurrency.js';
-import { renderPrompt, resolveTemplate } from './prompts.js';
+import { promptWasCut, renderPrompt, resolveTemplate } from './prompts.js';
 import { clamp01, num, skipped, type Scorer, type ScorerContext } from './types.js';
 
 export interface LlmJudgeOptions {
@@ -125,11 +125,13 @@ export class LlmJudgeScorer implements Scorer {
       // Waiting for someone else's call is waiting in their queue: it must not spend this metric's budget.
       judged = await (ctx.queued && shared ? ctx.queued(call) : call);
     }
+    // A judge that saw only the start and end of a field is less sure than it says (human review may follow).
+    const cut = promptWasCut(trace);
     return {
       score: clamp01(judged.score),
-      confidence: judged.confidence,
+      confidence: cut ? judged.confidence / 2 : judged.confidence,
       explanation: judged.explanation,
-      evidence: { model: req.model ?? null, template: tpl.id, cached, prompt_sha256: key },
+      evidence: { model: req.model ?? null, template: tpl.id, cached, prompt_sha256: key, ...(cut ? { cut_fields: true } : {}) },
       latencyMs: performance.now() - t0,
     };
   }

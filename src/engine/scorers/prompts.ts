@@ -122,8 +122,21 @@ const FENCE = /<\/?\s*agent_data\s*>/gi;
 function show(v: unknown): string {
   if (v === undefined || v === null) return '(none)';
   let s = (typeof v === 'string' ? v : JSON.stringify(v)).replace(FENCE, '[tag removed]');
-  if (s.length > MAX_PROMPT_FIELD_CHARS) s = `${s.slice(0, MAX_PROMPT_FIELD_CHARS)}…[${s.length - MAX_PROMPT_FIELD_CHARS} more characters cut]`;
+  // Start and end both stay: harmless text in front must not hide what follows it. What is cut is said, and
+  // the judge's confidence is lowered (promptWasCut).
+  if (s.length > MAX_PROMPT_FIELD_CHARS) {
+    const half = MAX_PROMPT_FIELD_CHARS / 2;
+    s = `${s.slice(0, half)}\n…[${s.length - MAX_PROMPT_FIELD_CHARS} characters cut from the middle]…\n${s.slice(-half)}`;
+  }
   return `<agent_data>\n${s}\n</agent_data>`;
+}
+
+/** Whether renderPrompt had to cut a field of this trace (the judge saw only its start and end). */
+export function promptWasCut(trace: Trace): boolean {
+  const action = trace.action ?? (trace.tool ? { tool: trace.tool, args: trace.args ?? {} } : undefined);
+  return [trace.reasoning, action, trace.context, trace.content].some(
+    (v) => v !== undefined && v !== null && (typeof v === 'string' ? v : JSON.stringify(v)).length > MAX_PROMPT_FIELD_CHARS,
+  );
 }
 
 /** Fills placeholders by a single pass, so trace text containing `{...}` is never re-expanded. */

@@ -31,6 +31,9 @@ describe('redactSecrets / redactUrl', () => {
     // a raw `@` in the password: everything up to the authority's last `@` is hidden
     ['redis://default:p@ss@w0rd@redis:6379/0', 'redis://default:***@redis:6379/0'],
     ['http://u:a@b@ch:8123/?q=x@y', 'http://u:***@ch:8123/?q=x@y'],
+    // a URL without credentials inside JSON does not swallow the fields after it
+    ['{"url":"http://host:8123","email":"a@b.com","x":"y@z"}', '{"url":"http://host:8123","email":"a@b.com","x":"y@z"}'],
+    ['redis://:pw@h1:26379,h2@x', 'redis://:***@h1:26379,h2@x'],
   ])('%s → %s', (url, want) => {
     expect(redactUrl(url)).toBe(want);
   });
