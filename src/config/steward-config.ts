@@ -41,7 +41,8 @@ export interface StewardConfig {
    * its decision record (~1-2 KB), so a trace within that margin of the limit is dead-lettered, not scored.
    */
   limits: { maxTraceBytes: number; maxMessageBytes: number; chunkSize: number; partitionsConcurrently: number; shutdownTimeoutMs: number; maxEventTimeSkewMs: number | null };
-  consumer: { groupPrefix: string; sessionTimeoutMs: number; autoCommitIntervalMs: number };
+  /** groupPrefixDefaulted: no group_prefix was given (it derives from the topic prefix). */
+  consumer: { groupPrefix: string; sessionTimeoutMs: number; autoCommitIntervalMs: number; groupPrefixDefaulted?: boolean };
   /** Periodic good-behaviour audit of the trust-debt stage (ACGP-1004 §10.4.2); interval 0 = lazy credits only. */
   /** dedupTtlSeconds: how long an applied trust-debt event id is remembered (a replay of older records applies them again). */
   trustDebt: { auditSweepIntervalMs: number; auditSweepLagMs: number; dedupTtlSeconds: number };
@@ -322,6 +323,7 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
       // Deployments on one cluster told apart by their topic prefix must not share consumer groups: kafkajs would
       // hand one deployment's partitions to the other's members, which drop topics they did not subscribe to.
       groupPrefix: raw.consumer?.group_prefix ?? defaultGroupPrefix(raw.topics?.prefix ?? 'acgp'),
+      groupPrefixDefaulted: raw.consumer?.group_prefix === undefined,
       sessionTimeoutMs: raw.consumer?.session_timeout_ms ?? 10_000,
       autoCommitIntervalMs: raw.consumer?.auto_commit_interval_ms ?? 1000,
     },

@@ -2,7 +2,7 @@
  * Starts a set of stages in this process on one Kafka adapter and one idempotent producer. Used by
  * `steward run`, the demo, the integration tests and the bench, so all of them exercise the same wiring.
  */
-import { KafkaAdapter, METADATA_MAX_AGE_MS, type StewardProducer } from '../adapters/kafka/client.js';
+import { KafkaAdapter, METADATA_MAX_AGE_MS, type StewardAdmin, type StewardProducer } from '../adapters/kafka/client.js';
 import { TOPIC_KEYS, topicNames, type TopicKey, type TopicNames } from '../adapters/kafka/topics.js';
 import { TraceDecoder, createRegistry } from '../adapters/kafka/serde.js';
 import type { StewardConfig } from '../config/steward-config.js';
@@ -80,6 +80,7 @@ export async function startPipeline(
       if (missing.length > 0) {
         throw new StewardError('STEWARD_KAFKA', `topics missing: ${missing.join(', ')} (run \`steward topics create\` with the same topics.prefix)`);
       }
+      await refuseSilentGroupMove(admin, cfg, stages, topics);
     } finally {
       await admin.disconnect();
     }
@@ -282,3 +283,29 @@ const STAGE_TOPICS: Record<StageName, TopicKey[]> = {
   sink: ['decisions', 'verdicts', 'ledger', 'trustDebt', 'gate', 'dlq'],
 };
 
+/** The input topics of each stage's consumer group. */
+const STAGE_INPUTS: Record<StageName, TopicKey[]> = {
+  tripwire: ['traces'],
+  scorer: ['scoring'],
+  'trust-debt': ['verdicts', 'decisions', 'reviews'],
+  sink: ['decisions', 'verdicts', 'ledger', 'trustDebt', 'gate', 'dlq'],
+};
+
+/**
+ * Until 2026-11-25 every deployment's groups were `steward-<stage>` whatever its topic prefix. A deployment
+ * with its own prefix that still relies on the default now gets `steward-<prefix>-<stage>`: new groups that
+ * would re-read every topic from the earliest offset. Refused when the new group has never committed on the
+ * stage's inputs and the old one has, naming the setting that keeps the old offsets.
+ */
+async function refuseSilentGroupMove(admin: StewardAdmin, cfg: StewardConfig, stages: readonly StageName[], topics: TopicNames): Promise<void> {
+  if (!cfg.consumer.groupPrefixDefaulted || cfg.consumer.groupPrefix === 'steward') return;
+  const started = async (group: string, s: StageName) =>
+    (await Promise.all(STAGE_INPUTS[s].map((k) => admin.groupOffsets(group, topics[k])))).flat().some((o) => BigInt(o.offset) >= 0n);
+  for (const s of stages) {
+    if ((await started(groupId(cfg, s), s)) || !(await started(`steward-${s}`, s))) continue;
+    throw new StewardError(
+      'STEWARD_CONFIG',
+      `consumer group ${groupId(cfg, s)} is new, but steward-${s} has committed offsets on this deployment's topics (the default group prefix before 2026-11-25): set consumer.group_prefix: steward (or STEWARD_GROUP_PREFIX=steward) to continue from them, or delete group steward-${s} to start over from the earliest offsets`,
+    );
+  }
+}
