@@ -301,8 +301,11 @@ async function refuseSilentGroupMove(admin: StewardAdmin, cfg: StewardConfig, st
   if (!cfg.consumer.groupPrefixDefaulted || cfg.consumer.groupPrefix === 'steward') return;
   const started = async (group: string, s: StageName) =>
     (await Promise.all(STAGE_INPUTS[s].map((k) => admin.groupOffsets(group, topics[k])))).flat().some((o) => BigInt(o.offset) >= 0n);
+  // Credentials allowed only this deployment's groups may not read the old one (GROUP_AUTHORIZATION_FAILED): then
+  // it is not this deployment's, and nothing was moved.
+  const oldStarted = (s: StageName) => started(`steward-${s}`, s).catch(() => false);
   for (const s of stages) {
-    if ((await started(groupId(cfg, s), s)) || !(await started(`steward-${s}`, s))) continue;
+    if ((await started(groupId(cfg, s), s)) || !(await oldStarted(s))) continue;
     throw new StewardError(
       'STEWARD_CONFIG',
       `consumer group ${groupId(cfg, s)} is new, but steward-${s} has committed offsets on this deployment's topics (the default group prefix before 2026-11-25): set consumer.group_prefix: steward (or STEWARD_GROUP_PREFIX=steward) to continue from them, or delete group steward-${s} to start over from the earliest offsets`,

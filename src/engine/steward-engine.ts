@@ -354,6 +354,8 @@ const nsPart = (s: string): string => (s.includes('%') || s.includes(':') ? s.re
  * partition, whose chunk heartbeats) for as long as the queue takes to drain.
  */
 const QUEUE_FACTOR = 3;
+/** setTimeout fires at once for a delay over 2^31 - 1 ms (a huge llm.timeout_ms): longer budgets wait this long. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 class MetricBudget {
   private paused = 0;
   private remaining: number;
@@ -364,7 +366,7 @@ class MetricBudget {
 
   constructor(ms: number, private readonly onExpire: () => void) {
     this.remaining = ms;
-    this.hard = setTimeout(() => this.expire(), ms * QUEUE_FACTOR);
+    this.hard = setTimeout(() => this.expire(), Math.min(MAX_TIMER_MS, ms * QUEUE_FACTOR));
     this.start();
   }
 
@@ -378,7 +380,7 @@ class MetricBudget {
 
   private start(): void {
     this.since = performance.now();
-    this.timer = setTimeout(() => this.expire(), Math.max(0, this.remaining));
+    this.timer = setTimeout(() => this.expire(), Math.min(MAX_TIMER_MS, Math.max(0, this.remaining)));
   }
 
   pause(): void {

@@ -6,10 +6,12 @@ import { createHash } from 'node:crypto';
 
 /** `scheme://user:password@host` (also `scheme://:password@host`) anywhere in a text. */
 // The password runs to the LAST `@` of the authority: a raw `@` in it (ioredis and WHATWG URL accept one) must
-// not end the match early and leave the rest of the password in the text. It stops at quotes, brackets and
-// commas, so a URL inside JSON or a list does not swallow what follows; the scheme is bounded (at most 32
-// characters) so a long run of scheme-like text cannot make the match backtrack for seconds.
-const URL_USERINFO = /\b([a-z][a-z0-9+.-]{0,31}:\/\/)([^\s/?#@:"'<>,]*):([^\s/?#"'<>,]*)@/gi;
+// not end the match early and leave the rest of the password in the text. A password stops only at characters
+// a URL cannot carry raw (whitespace, `/?#`, `"<>`): `,` and `'` are legal in one, and hiding too much is the
+// safe way to fail. The user part stops at quotes and commas too, so a URL without credentials inside JSON does
+// not reach into the fields after it; the scheme is bounded (at most 32 characters) so a long run of
+// scheme-like text cannot make the match backtrack for seconds.
+const URL_USERINFO = /\b([a-z][a-z0-9+.-]{0,31}:\/\/)([^\s/?#@:"'<>,]*):([^\s/?#"<>]*)@/gi;
 
 /** Replaces the password of every `scheme://user:password@` in `text` with `***` (the user stays). */
 export function redactSecrets(text: string): string {

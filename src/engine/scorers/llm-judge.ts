@@ -50,6 +50,13 @@ export function parseJudgeAnswer(text: string): Judged {
   return { score, confidence: conf, explanation: typeof o.explanation === 'string' ? o.explanation : '' };
 }
 
+interface Breaker {
+  failuresInRow: number;
+  /** 0: closed. Otherwise open until then, and half-open (one trial call) after. */
+  openUntil: number;
+  trial: boolean;
+}
+
 const BREAKER_FAILURES = 5;
 const BREAKER_COOLDOWN_MS = 10_000;
 
@@ -68,8 +75,7 @@ export class LlmJudgeScorer implements Scorer {
    * BREAKER_COOLDOWN_MS; metrics are unavailable at once (the contract fallback decides) instead of every
    * queued trace waiting out its own timeouts and retries against a provider that is down.
    */
-  private failuresInRow = 0;
-  private openUntil = 0;
+  private readonly breakers = new Map<string, Breaker>();
 
   constructor(opts: LlmJudgeOptions = {}) {
     this.opts = {
@@ -136,35 +142,59 @@ export class LlmJudgeScorer implements Scorer {
     };
   }
 
-  private assertClosed(): void {
-    if (performance.now() < this.openUntil) {
+  /** One breaker per model: a metric on an overloaded model must not cut every tenant's other models off. */
+  private breaker(model: string | undefined): Breaker {
+    const k = model ?? '';
+    let b = this.breakers.get(k);
+    if (!b) {
+      if (this.breakers.size >= 1000) this.breakers.clear(); // models come from blueprints: a bound, not a cache
+      this.breakers.set(k, (b = { failuresInRow: 0, openUntil: 0, trial: false }));
+    }
+    return b;
+  }
+
+  /**
+   * Throws while the model's breaker is open. Once the cooldown passed, one call goes through as a trial while
+   * the others still fail fast; its success closes the breaker, a failure opens it again.
+   */
+  private admit(b: Breaker): boolean {
+    const now = performance.now();
+    if (b.openUntil === 0) return false;
+    if (now < b.openUntil || b.trial) {
       throw new StewardError('STEWARD_SCORER_UNAVAILABLE', `llm-judge: the provider failed ${BREAKER_FAILURES} calls in a row; not calling it for ${BREAKER_COOLDOWN_MS / 1000} s`);
     }
+    b.trial = true;
+    return true;
   }
 
   private async callWithRetries(llm: LlmClient, req: LlmRequest, retries: number, signal?: AbortSignal, queued?: ScorerContext['queued']): Promise<Judged> {
     let attempt = 0;
     for (;;) {
-      this.assertClosed();
+      const b = this.breaker(req.model);
+      if (b.openUntil > performance.now()) this.admit(b); // fail fast before queueing
       try {
         const slot = this.semaphore.acquire();
         await (queued ? queued(slot) : slot);
+        let trial = false;
         try {
           if (signal?.aborted) throw new StewardError('STEWARD_SCORER_UNAVAILABLE', 'llm-judge: aborted while waiting for a slot', { retryable: true });
-          this.assertClosed(); // it may have opened while this call queued
+          trial = this.admit(b); // it may have opened while this call queued
           this.calls++;
           let res: Awaited<ReturnType<LlmClient['complete']>>;
           try {
             res = await llm.complete(req, signal);
           } catch (e) {
             // our own budget aborting the call says nothing about the provider
-            if (isRetryable(e) && !signal?.aborted && ++this.failuresInRow >= BREAKER_FAILURES) {
-              this.openUntil = performance.now() + BREAKER_COOLDOWN_MS;
-              this.failuresInRow = 0;
+            if (isRetryable(e) && !signal?.aborted && (trial || ++b.failuresInRow >= BREAKER_FAILURES)) {
+              b.openUntil = performance.now() + BREAKER_COOLDOWN_MS;
+              b.failuresInRow = 0;
             }
             throw e;
+          } finally {
+            if (trial) b.trial = false;
           }
-          this.failuresInRow = 0;
+          b.failuresInRow = 0;
+          b.openUntil = 0;
           return parseJudgeAnswer(res.text);
         } finally {
           this.semaphore.release();

@@ -126,10 +126,16 @@ function show(v: unknown): string {
   // the judge's confidence is lowered (promptWasCut).
   if (s.length > MAX_PROMPT_FIELD_CHARS) {
     const half = MAX_PROMPT_FIELD_CHARS / 2;
-    s = `${s.slice(0, half)}\n…[${s.length - MAX_PROMPT_FIELD_CHARS} characters cut from the middle]…\n${s.slice(-half)}`;
+    // Cut between code points: half a surrogate pair would reach the provider as a lone surrogate.
+    const head = isHighSurrogate(s.charCodeAt(half - 1)) ? half - 1 : half;
+    const tail = isLowSurrogate(s.charCodeAt(s.length - half)) ? half - 1 : half;
+    s = `${s.slice(0, head)}\n…[${s.length - head - tail} characters cut from the middle]…\n${s.slice(s.length - tail)}`;
   }
   return `<agent_data>\n${s}\n</agent_data>`;
 }
+
+const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
+const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
 /** Whether renderPrompt had to cut a field of this trace (the judge saw only its start and end). */
 export function promptWasCut(trace: Trace): boolean {

@@ -33,7 +33,10 @@ describe('redactSecrets / redactUrl', () => {
     ['http://u:a@b@ch:8123/?q=x@y', 'http://u:***@ch:8123/?q=x@y'],
     // a URL without credentials inside JSON does not swallow the fields after it
     ['{"url":"http://host:8123","email":"a@b.com","x":"y@z"}', '{"url":"http://host:8123","email":"a@b.com","x":"y@z"}'],
-    ['redis://:pw@h1:26379,h2@x', 'redis://:***@h1:26379,h2@x'],
+    // `,` and `'` are legal in a password: hidden too (over-hiding a host list is the safe way to fail)
+    ['redis://:pa,ss@host:6379', 'redis://:***@host:6379'],
+    ["redis://u:it's@host", 'redis://u:***@host'],
+    ['redis://:pw@h1:26379,h2@x', 'redis://:***@x'],
   ])('%s → %s', (url, want) => {
     expect(redactUrl(url)).toBe(want);
   });

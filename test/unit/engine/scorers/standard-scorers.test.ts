@@ -127,6 +127,17 @@ describe('llm-judge scorer', () => {
     expect(cut.evidence).toMatchObject({ cut_fields: true });
     expect(whole.evidence).not.toHaveProperty('cut_fields');
   });
+  it('the circuit breaker is per model: an overloaded model does not cut the others off', async () => {
+    const llm = scriptedLlm((req) => (req.model === 'busy' ? new StewardError('STEWARD_LLM_HTTP', '429', { retryable: true }) : '{"score":0.9}'));
+    const c = ctx({ llm });
+    const s = c.registry.resolve('llm-judge');
+    const busy = (i: number) => s.evaluate(trace({ content: `b${i}` }), { model: 'busy', retries: 0 }, c).catch((e: unknown) => e as Error);
+    for (let i = 0; i < 5; i++) await busy(i); // opens the breaker for 'busy'
+    const before = llm.calls.length;
+    expect(((await busy(9)) as Error).message).toMatch(/not calling it/);
+    expect(llm.calls.length).toBe(before); // failed fast, no call
+    expect((await s.evaluate(trace({ content: 'other' }), { model: 'calm' }, c)).score).toBe(0.9);
+  });
   it('no LLM → skipped', async () => {
     const c = ctx();
     const e = await c.registry.resolve('llm').evaluate(trace(), {}, c).catch((x: unknown) => x);
