@@ -163,11 +163,10 @@ scoring: { thresholds: { ok: 0.3, nudge: 0.45, escalate: 0.6, block: 0.75 } }
   });
 });
 
-describe('metric time budget under load', () => {
-  const LLM_BP = `
+const LLM_BP = `
 id: t/llm@1.0
 version: "1.0.0"
-description: llm budget test
+description: llm metric under load
 scope: { agent_tier: [ACL-2] }
 checks:
   - id: judged
@@ -175,9 +174,32 @@ checks:
     metric: { name: judged, weight: 1, check: { type: llm } }
 scoring: { thresholds: { ok: 0.3, nudge: 0.45, escalate: 0.6, block: 0.75 } }
 `;
+
+/** An engine whose one metric is an llm-judge on `llm`; `score` scores `n` traces at once. */
+function llmEngine(llm: LlmClient, llmJudge: { maxInFlight: number; timeoutMs: number }, metricTimeoutMs: number) {
+  const config = defaultEngineConfig();
+  const set = compiled(LLM_BP, config);
+  const engine = new StewardEngine({
+    blueprints: () => set,
+    registry: createAgentRegistry([{ id: 'a', tenant: 'ten', tier: 'ACL-2', tools: [], domains: [], registered: true }]),
+    config,
+    state: new MemoryStateStore(),
+    trustDebt: new MemoryTrustDebtStore(),
+    signer: Ed25519Signer.ephemeral(),
+    llm,
+    llmJudge,
+    metricTimeoutMs,
+    engineVersion: '9.9.9',
+  });
+  const score = (n: number, tag: string) => {
+    const traces: Trace[] = Array.from({ length: n }, (_, i) => ({ trace_id: `${tag}-${i}`, agent_id: 'a', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', tool: 'x', args: { i }, content: `${tag} ${i}` }));
+    return Promise.all(traces.map(async (t) => engine.score(t, await engine.decide(t, 0), 0)));
+  };
+  return { engine, score };
+}
+
+describe('metric time budget under load', () => {
   it('time spent queueing for an LLM slot does not count: a burst against a healthy provider gets real scores', async () => {
-    const config = defaultEngineConfig();
-    const set = compiled(LLM_BP, config);
     let inFlight = 0;
     let most = 0;
     // a healthy provider: 40 ms per answer (an in-process stand-in for the wire; the HTTP adapters have their own tests)
@@ -189,41 +211,15 @@ scoring: { thresholds: { ok: 0.3, nudge: 0.45, escalate: 0.6, block: 0.75 } }
         return { text: '{"score": 0.9, "confidence": 0.8, "explanation": "fine"}', model: 'm' } as LlmResponse;
       },
     };
-    const engine = new StewardEngine({
-      blueprints: () => set,
-      registry: createAgentRegistry([{ id: 'a', tenant: 'ten', tier: 'ACL-2', tools: [], domains: [], registered: true }]),
-      config,
-      state: new MemoryStateStore(),
-      trustDebt: new MemoryTrustDebtStore(),
-      signer: Ed25519Signer.ephemeral(),
-      llm,
-      llmJudge: { maxInFlight: 2, timeoutMs: 1000 },
-      // 20 traces x 40 ms over 2 slots queue for up to ~400 ms: well past the budget if queueing counted
-      metricTimeoutMs: 150,
-      engineVersion: '9.9.9',
-    });
-    const traces: Trace[] = Array.from({ length: 20 }, (_, i) => ({ trace_id: `q-${i}`, agent_id: 'a', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', tool: 'x', args: { i }, content: `answer ${i}` }));
-    const scored = await Promise.all(traces.map(async (t) => engine.score(t, await engine.decide(t, 0), 0)));
+    // 20 traces x 40 ms over 2 slots queue for up to ~400 ms: well past the budget if queueing counted
+    const scored = await llmEngine(llm, { maxInFlight: 2, timeoutMs: 1000 }, 150).score(20, 'q');
     expect(most).toBe(2);
-    expect(scored.map((s) => s.metrics[0]!.status)).toEqual(traces.map(() => 'ok'));
+    expect(scored.map((s) => s.metrics[0]!.status)).toEqual(scored.map(() => 'ok'));
   });
 });
 
 describe('a provider that is down', () => {
-  const LLM_BP2 = `
-id: t/llm2@1.0
-version: "1.0.0"
-description: llm outage test
-scope: { agent_tier: [ACL-2] }
-checks:
-  - id: judged
-    when: { hook: tool_call }
-    metric: { name: judged, weight: 1, check: { type: llm } }
-scoring: { thresholds: { ok: 0.3, nudge: 0.45, escalate: 0.6, block: 0.75 } }
-`;
   it('opens the breaker after 5 failures in a row: queued metrics are unavailable at once instead of each waiting out timeouts and retries', async () => {
-    const config = defaultEngineConfig();
-    const set = compiled(LLM_BP2, config);
     let calls = 0;
     // never answers: the request times out (as the HTTP adapters do, retryably)
     const llm: LlmClient = {
@@ -233,20 +229,7 @@ scoring: { thresholds: { ok: 0.3, nudge: 0.45, escalate: 0.6, block: 0.75 } }
           setTimeout(() => reject(new StewardError('STEWARD_LLM_TIMEOUT', 'timeout', { retryable: true })), req.timeoutMs ?? 20);
         }),
     };
-    const engine = new StewardEngine({
-      blueprints: () => set,
-      registry: createAgentRegistry([{ id: 'a', tenant: 'ten', tier: 'ACL-2', tools: [], domains: [], registered: true }]),
-      config,
-      state: new MemoryStateStore(),
-      trustDebt: new MemoryTrustDebtStore(),
-      signer: Ed25519Signer.ephemeral(),
-      llm,
-      llmJudge: { maxInFlight: 2, timeoutMs: 20 },
-      metricTimeoutMs: 5_000,
-      engineVersion: '9.9.9',
-    });
-    const traces: Trace[] = Array.from({ length: 40 }, (_, i) => ({ trace_id: `o-${i}`, agent_id: 'a', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', tool: 'x', args: { i }, content: `answer ${i}` }));
-    const scored = await Promise.all(traces.map(async (t) => engine.score(t, await engine.decide(t, 0), 0)));
+    const scored = await llmEngine(llm, { maxInFlight: 2, timeoutMs: 20 }, 5_000).score(40, 'o');
     expect(scored.every((s) => s.metrics[0]!.status === 'unavailable')).toBe(true);
     expect(scored.every((s) => s.intervention === 'flag')).toBe(true); // the ACL-2 contract fallback
     // 40 traces x 3 attempts would be 120 calls; the breaker stops after the 5 that opened it (+ the other slot)
@@ -255,23 +238,8 @@ scoring: { thresholds: { ok: 0.3, nudge: 0.45, escalate: 0.6, block: 0.75 } }
   });
 
   it('a metric queued behind a call that never returns still ends (three budgets of wall time at most)', async () => {
-    const config = defaultEngineConfig();
-    const set = compiled(LLM_BP2, config);
     const hung: LlmClient = { complete: () => new Promise(() => undefined) }; // ignores timeouts and aborts
-    const engine = new StewardEngine({
-      blueprints: () => set,
-      registry: createAgentRegistry([{ id: 'a', tenant: 'ten', tier: 'ACL-2', tools: [], domains: [], registered: true }]),
-      config,
-      state: new MemoryStateStore(),
-      trustDebt: new MemoryTrustDebtStore(),
-      signer: Ed25519Signer.ephemeral(),
-      llm: hung,
-      llmJudge: { maxInFlight: 1, timeoutMs: 20 },
-      metricTimeoutMs: 50,
-      engineVersion: '9.9.9',
-    });
-    const traces: Trace[] = [0, 1].map((i) => ({ trace_id: `h-${i}`, agent_id: 'a', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', tool: 'x', args: { i }, content: `hung ${i}` }));
-    const scored = await Promise.all(traces.map(async (t) => engine.score(t, await engine.decide(t, 0), 0)));
+    const scored = await llmEngine(hung, { maxInFlight: 1, timeoutMs: 20 }, 50).score(2, 'h');
     expect(scored.map((s) => s.metrics[0]!.status)).toEqual(['unavailable', 'unavailable']);
   });
 });
