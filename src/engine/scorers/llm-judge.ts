@@ -19,6 +19,8 @@ export interface LlmJudgeOptions {
   retries?: number;
   backoffMs?: number;
   model?: string;
+  /** How long an open circuit breaker keeps a model from being called (default 10 000 ms). */
+  breakerCooldownMs?: number;
 }
 
 interface Judged {
@@ -72,7 +74,7 @@ export class LlmJudgeScorer implements Scorer {
   calls = 0;
   /**
    * Circuit breaker: after BREAKER_FAILURES retryable failures in a row the provider is not called for
-   * BREAKER_COOLDOWN_MS; metrics are unavailable at once (the contract fallback decides) instead of every
+   * breakerCooldownMs; metrics are unavailable at once (the contract fallback decides) instead of every
    * queued trace waiting out its own timeouts and retries against a provider that is down.
    */
   private readonly breakers = new Map<string, Breaker>();
@@ -84,6 +86,7 @@ export class LlmJudgeScorer implements Scorer {
       timeoutMs: opts.timeoutMs ?? 3000,
       retries: opts.retries ?? 2,
       backoffMs: opts.backoffMs ?? 100,
+      breakerCooldownMs: opts.breakerCooldownMs ?? BREAKER_COOLDOWN_MS,
       model: opts.model,
     };
     this.latencyBudgetMs = this.opts.timeoutMs;
@@ -161,7 +164,7 @@ export class LlmJudgeScorer implements Scorer {
     const now = performance.now();
     if (b.openUntil === 0) return false;
     if (now < b.openUntil || b.trial) {
-      throw new StewardError('STEWARD_SCORER_UNAVAILABLE', `llm-judge: the provider failed ${BREAKER_FAILURES} calls in a row; not calling it for ${BREAKER_COOLDOWN_MS / 1000} s`);
+      throw new StewardError('STEWARD_SCORER_UNAVAILABLE', `llm-judge: the provider failed ${BREAKER_FAILURES} calls in a row; not calling it for ${this.opts.breakerCooldownMs / 1000} s`);
     }
     b.trial = true;
     return true;
@@ -186,7 +189,7 @@ export class LlmJudgeScorer implements Scorer {
           } catch (e) {
             // our own budget aborting the call says nothing about the provider
             if (isRetryable(e) && !signal?.aborted && (trial || ++b.failuresInRow >= BREAKER_FAILURES)) {
-              b.openUntil = performance.now() + BREAKER_COOLDOWN_MS;
+              b.openUntil = performance.now() + this.opts.breakerCooldownMs;
               b.failuresInRow = 0;
             }
             throw e;

@@ -6,6 +6,7 @@ import {
   parseSourceRegistry,
   resolveTemplate,
   renderPrompt,
+  LlmJudgeScorer,
   MAX_PROMPT_FIELD_CHARS,
   splitClaims,
   isSkipped,
@@ -137,6 +138,26 @@ describe('llm-judge scorer', () => {
     expect(((await busy(9)) as Error).message).toMatch(/not calling it/);
     expect(llm.calls.length).toBe(before); // failed fast, no call
     expect((await s.evaluate(trace({ content: 'other' }), { model: 'calm' }, c)).score).toBe(0.9);
+  });
+  it('after the cooldown one trial call goes through: its success closes the breaker, its failure opens it again', async () => {
+    let down = true;
+    const llm = scriptedLlm(() => (down ? new StewardError('STEWARD_LLM_HTTP', '503', { retryable: true }) : '{"score":0.8}'));
+    const judge = new LlmJudgeScorer({ breakerCooldownMs: 30, retries: 0 });
+    const c = ctx({ llm });
+    const run = (i: number) => judge.evaluate(trace({ content: `t${i}` }), {}, c).catch((e: unknown) => e as Error);
+    for (let i = 0; i < 5; i++) await run(i); // open
+    expect(((await run(5)) as Error).message).toMatch(/not calling it/);
+    await new Promise((r) => setTimeout(r, 40));
+    // half-open: the trial fails, the breaker opens again at once
+    const calls = llm.calls.length;
+    await run(6);
+    expect(llm.calls.length).toBe(calls + 1);
+    expect(((await run(7)) as Error).message).toMatch(/not calling it/);
+    // after the next cooldown the provider is back: the trial succeeds and closes the breaker
+    down = false;
+    await new Promise((r) => setTimeout(r, 40));
+    expect((await run(8)) as { score: number }).toMatchObject({ score: 0.8 });
+    expect((await run(9)) as { score: number }).toMatchObject({ score: 0.8 });
   });
   it('no LLM → skipped', async () => {
     const c = ctx();
