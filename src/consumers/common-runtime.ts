@@ -68,32 +68,26 @@ export async function startPipeline(
     if (s === 'trust-debt' && (!deps.trustDebtStore || !deps.trustDebtConfigFor)) throw new Error('stage trust-debt needs a trust-debt store');
     if (s === 'sink' && !deps.startSink) throw new Error('stage sink is not available in this build');
   }
+  // One admin connection for the start-up checks.
+  let replies: ReplyTarget | undefined;
   {
-    // A missing topic fails later inside kafkajs as "This server does not host this topic-partition", naming
-    // neither the topic nor the fix.
     const admin = await adapter.admin();
     try {
-      // Only what the started stages read and write: a split deployment's credentials may not see the rest.
+      // A missing topic fails later inside kafkajs as "This server does not host this topic-partition", naming
+      // neither the topic nor the fix. Only what the started stages read and write: a split deployment's
+      // credentials may not see the rest.
       const present = new Set(await admin.listTopics());
-      const needed = new Set<TopicKey>(stages.flatMap((s) => STAGE_TOPICS[s]));
+      const needed = new Set<TopicKey>(stages.flatMap((s) => [...STAGE_INPUTS[s], ...STAGE_OUTPUTS[s]]));
       const missing = TOPIC_KEYS.filter((k) => needed.has(k) && !present.has(topics[k])).map((k) => topics[k]);
       if (missing.length > 0) {
         throw new StewardError('STEWARD_KAFKA', `topics missing: ${missing.join(', ')} (run \`steward topics create\` with the same topics.prefix)`);
       }
       await refuseSilentGroupMove(admin, cfg, stages, topics);
+      if (stages.includes('tripwire')) replies = { topic: topics.replies, partitions: await admin.partitionCount(topics.replies) };
     } finally {
       await admin.disconnect();
     }
-  }
-  let replies: ReplyTarget | undefined;
-  if (stages.includes('tripwire')) {
-    const admin = await adapter.admin();
-    try {
-      replies = { topic: topics.replies, partitions: await admin.partitionCount(topics.replies) };
-    } finally {
-      await admin.disconnect();
-    }
-    if (replies.partitions === 0) opts.logger.warn({ topic: topics.replies }, 'replies topic missing: synchronous decide() calls will time out (run steward topics create)');
+    if (replies?.partitions === 0) opts.logger.warn({ topic: topics.replies }, 'replies topic missing: synchronous decide() calls will time out (run steward topics create)');
   }
   const routeLog = opts.logger.child({ stage: 'tripwire' });
   // The replies topic may gain partitions (or be created) while the stage runs: clients of the new partitions
@@ -136,15 +130,8 @@ export async function startPipeline(
     const admin = await adapter.admin();
     try {
       const stampedBy = cutoffMs + (cfg.limits.maxEventTimeSkewMs ?? 0) + 60_000;
-      return await pipelineBacklogBefore(
-        admin,
-        [
-          { groupId: groupId(cfg, 'trust-debt'), topics: [topics.verdicts, topics.decisions, topics.reviews] },
-          { groupId: groupId(cfg, 'tripwire'), topics: [topics.traces], ifStarted: true },
-          { groupId: groupId(cfg, 'scorer'), topics: [topics.scoring], ifStarted: true },
-        ],
-        stampedBy,
-      );
+      const check = (s: StageName, ifStarted: boolean) => ({ groupId: groupId(cfg, s), topics: STAGE_INPUTS[s].map((k) => topics[k]), ifStarted });
+      return await pipelineBacklogBefore(admin, [check('trust-debt', false), check('tripwire', true), check('scorer', true)], stampedBy);
     } finally {
       await admin.disconnect();
     }
@@ -275,13 +262,6 @@ export async function startPipeline(
   };
 }
 
-/** The topics each stage reads or writes (replies are checked on their own: a missing one only warns). */
-const STAGE_TOPICS: Record<StageName, TopicKey[]> = {
-  tripwire: ['traces', 'decisions', 'scoring', 'dlq'],
-  scorer: ['scoring', 'verdicts', 'dlq'],
-  'trust-debt': ['verdicts', 'decisions', 'reviews', 'trustDebt', 'dlq'],
-  sink: ['decisions', 'verdicts', 'ledger', 'trustDebt', 'gate', 'dlq'],
-};
 
 /** The input topics of each stage's consumer group. */
 const STAGE_INPUTS: Record<StageName, TopicKey[]> = {
@@ -289,6 +269,13 @@ const STAGE_INPUTS: Record<StageName, TopicKey[]> = {
   scorer: ['scoring'],
   'trust-debt': ['verdicts', 'decisions', 'reviews'],
   sink: ['decisions', 'verdicts', 'ledger', 'trustDebt', 'gate', 'dlq'],
+};
+/** What each stage writes besides its inputs (replies are checked on their own: a missing one only warns). */
+const STAGE_OUTPUTS: Record<StageName, TopicKey[]> = {
+  tripwire: ['decisions', 'scoring', 'dlq'],
+  scorer: ['verdicts', 'dlq'],
+  'trust-debt': ['trustDebt', 'dlq'],
+  sink: ['ledger'],
 };
 
 /**
