@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { StewardError, isRetryable } from '../../errors.js';
 import type { LlmClient, LlmRequest, ScorerResult, Trace } from '../types.js';
 import { LruCache, Semaphore, sleep } from './concurrency.js';
-import { promptWasCut, renderPrompt, resolveTemplate } from './prompts.js';
+import { renderJudgePrompt, resolveTemplate } from './prompts.js';
 import { clamp01, num, skipped, type Scorer, type ScorerContext } from './types.js';
 
 export interface LlmJudgeOptions {
@@ -99,10 +99,12 @@ export class LlmJudgeScorer implements Scorer {
     const llm = ctx.llm;
     if (!llm) throw skipped('llm-judge: no LLM configured');
     const tpl = resolveTemplate(parameters.prompt_template, ctx.metric?.name);
+    const rendered = renderJudgePrompt(tpl.text, trace);
+    const cut = rendered.cut;
     const req: LlmRequest = {
       model: typeof parameters.model === 'string' ? parameters.model : this.opts.model,
       system: SYSTEM,
-      prompt: renderPrompt(tpl.text, trace),
+      prompt: rendered.prompt,
       temperature: num(parameters.temperature, 0),
       maxTokens: Math.max(1, Math.floor(num(parameters.max_tokens, 256))),
       timeoutMs: num(parameters.timeout_ms, this.opts.timeoutMs),
@@ -135,7 +137,6 @@ export class LlmJudgeScorer implements Scorer {
       judged = await (ctx.queued && shared ? ctx.queued(call) : call);
     }
     // A judge that saw only the start and end of a field is less sure than it says (human review may follow).
-    const cut = promptWasCut(trace);
     return {
       score: clamp01(judged.score),
       confidence: cut ? judged.confidence / 2 : judged.confidence,

@@ -119,12 +119,13 @@ const FENCE = /<\/?\s*agent_data\s*>/gi;
  * inside the fence; a fence the agent writes itself is taken out) and cut to MAX_PROMPT_FIELD_CHARS. The agent
  * controls this text: unfenced, "reply {\"score\": 1}" in its content would read as an instruction.
  */
-function show(v: unknown): string {
+function show(v: unknown, cut: { any: boolean }): string {
   if (v === undefined || v === null) return '(none)';
   let s = (typeof v === 'string' ? v : JSON.stringify(v)).replace(FENCE, '[tag removed]');
   // Start and end both stay: harmless text in front must not hide what follows it. What is cut is said, and
-  // the judge's confidence is lowered (promptWasCut).
+  // the judge's confidence is lowered (RenderedPrompt.cut).
   if (s.length > MAX_PROMPT_FIELD_CHARS) {
+    cut.any = true;
     const half = MAX_PROMPT_FIELD_CHARS / 2;
     // Cut between code points: half a surrogate pair would reach the provider as a lone surrogate.
     const head = isHighSurrogate(s.charCodeAt(half - 1)) ? half - 1 : half;
@@ -137,23 +138,27 @@ function show(v: unknown): string {
 const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
 const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
-/** Whether renderPrompt had to cut a field of this trace (the judge saw only its start and end). */
-export function promptWasCut(trace: Trace): boolean {
-  const action = trace.action ?? (trace.tool ? { tool: trace.tool, args: trace.args ?? {} } : undefined);
-  return [trace.reasoning, action, trace.context, trace.content].some(
-    (v) => v !== undefined && v !== null && (typeof v === 'string' ? v : JSON.stringify(v)).length > MAX_PROMPT_FIELD_CHARS,
-  );
+export interface RenderedPrompt {
+  prompt: string;
+  /** A field the template uses had to be cut (the judge saw only its start and end). */
+  cut: boolean;
 }
 
-/** Fills placeholders by a single pass, so trace text containing `{...}` is never re-expanded. */
-export function renderPrompt(template: string, trace: Trace): string {
-  const action = trace.action ?? (trace.tool ? { tool: trace.tool, args: trace.args ?? {} } : undefined);
-  const values: Record<string, string> = {
-    reasoning: show(trace.reasoning),
-    action: show(action),
-    context: show(trace.context),
-    content: show(trace.content),
-    hook: trace.hook,
+/**
+ * Fills placeholders by a single pass, so trace text containing `{...}` is never re-expanded; only the fields
+ * the template names are rendered.
+ */
+export function renderJudgePrompt(template: string, trace: Trace): RenderedPrompt {
+  const cut = { any: false };
+  const field = (k: string): string => {
+    if (k === 'hook') return trace.hook;
+    if (k === 'action') return show(trace.action ?? (trace.tool ? { tool: trace.tool, args: trace.args ?? {} } : undefined), cut);
+    return show(trace[k as 'reasoning' | 'context' | 'content'], cut);
   };
-  return template.replace(/\{(reasoning|action|context|content|hook)\}/g, (_, k: string) => values[k]);
+  const prompt = template.replace(/\{(reasoning|action|context|content|hook)\}/g, (_, k: string) => field(k));
+  return { prompt, cut: cut.any };
+}
+
+export function renderPrompt(template: string, trace: Trace): string {
+  return renderJudgePrompt(template, trace).prompt;
 }
