@@ -7,7 +7,6 @@
  * Sentinel Redis (see docs/trust-debt.md for Cluster).
  */
 import type { Redis } from 'ioredis';
-import { StewardError } from '../../errors.js';
 import { DEFAULT_DEDUP_TTL_SECONDS } from '../../config/steward-config.js';
 import {
   DEFAULT_TRUST_DEBT_CONFIG,
@@ -19,7 +18,6 @@ import {
   debtAt,
   deltaFor,
   levelFor,
-  remediationEventId,
   resetsWindow,
   type AgentDebtState,
   type RemediationDecision,
@@ -30,8 +28,8 @@ import {
   type TrustDebtStore,
 } from '../../engine/trust-debt/index.js';
 import type { TrustDebtConfig, TrustDebtLevel } from '../../engine/types.js';
-import { parseRequest, parseRetier } from './trust-debt-replies.js';
-import { APPLY_LUA, DECIDE_REMEDIATION_LUA, RELEASE_LOCK_LUA, REQUEST_REMEDIATION_LUA, RESOLVE_RETIER_LUA } from './trust-debt-lua.js';
+import { APPLY_LUA, RELEASE_LOCK_LUA } from './trust-debt-lua.js';
+import { redisError, TrustDebtRequests } from './trust-debt-requests.js';
 
 export interface RedisTrustDebtStoreOptions {
   /** Key prefix, e.g. `steward:` (tests use a unique one). */
@@ -44,7 +42,6 @@ export interface RedisTrustDebtStoreOptions {
   maxBatch?: number;
 }
 
-type Cmd = (...args: (string | number)[]) => Promise<unknown>;
 interface BatchItem {
   tenant: string;
   agentId: string;
@@ -61,24 +58,13 @@ interface Pending {
   resolve: (r: [string, string]) => void;
   reject: (e: unknown) => void;
 }
-interface Scripts {
-  stewardTdRequest: Cmd;
-  stewardTdDecide: Cmd;
-}
-
 const enc = (s: string) => encodeURIComponent(s);
-
-function redisError(e: unknown, what: string): StewardError {
-  // A key that cannot be built (encodeURIComponent on a lone surrogate) fails the same way on every retry.
-  if (e instanceof URIError) return new StewardError('STEWARD_TRACE_SCHEMA', `redis ${what}: id not encodable: ${e.message}`, { cause: e });
-  return new StewardError('STEWARD_STATE_UNAVAILABLE', `redis ${what}: ${e instanceof Error ? e.message : String(e)}`, { retryable: true, cause: e });
-}
 
 export class RedisTrustDebtStore implements TrustDebtStore {
   readonly prefix: string;
   private readonly ttl: number;
   private readonly sweepBatch: number;
-  private readonly cmd: Scripts;
+  private readonly requests: TrustDebtRequests;
   private readonly maxBatch: number;
   private open: { key: string; cfg: TrustDebtConfig; pending: Pending[] }[] = [];
   private readonly cfgKeys = new WeakMap<TrustDebtConfig, string>();
@@ -92,12 +78,7 @@ export class RedisTrustDebtStore implements TrustDebtStore {
     this.ttl = opts.dedupTtlSeconds ?? DEFAULT_DEDUP_TTL_SECONDS;
     this.sweepBatch = opts.sweepBatch ?? 200;
     this.maxBatch = Math.max(1, opts.maxBatch ?? 128);
-    const r = redis as unknown as Partial<Scripts> & Redis;
-    if (typeof r.stewardTdRequest !== 'function') {
-      redis.defineCommand('stewardTdRequest', { numberOfKeys: 2, lua: REQUEST_REMEDIATION_LUA });
-      redis.defineCommand('stewardTdDecide', { numberOfKeys: 2, lua: DECIDE_REMEDIATION_LUA });
-    }
-    this.cmd = redis as unknown as Scripts;
+    this.requests = new TrustDebtRequests(redis, this.prefix, this.retierKey, (ev, cfg) => this.apply(ev, cfg));
   }
 
   agentKey(tenant: string, agentId: string): string {
@@ -118,12 +99,6 @@ export class RedisTrustDebtStore implements TrustDebtStore {
   }
   get sweepLockKey(): string {
     return `${this.prefix}td-sweep-lock`;
-  }
-  private remKey(requestId: string): string {
-    return `${this.prefix}td-rem:${requestId}`;
-  }
-  private get pendingKey(): string {
-    return `${this.prefix}td-rem-pending`;
   }
 
   /** The raw stored state (debt at `lastMs`), or undefined for an unknown agent. */
@@ -297,79 +272,30 @@ export class RedisTrustDebtStore implements TrustDebtStore {
     return out;
   }
 
-  async requestRemediation(
-    tenant: string,
-    agentId: string,
-    req: { requestId: string; reason: string; atMs: number },
-    cfg: TrustDebtConfig = DEFAULT_TRUST_DEBT_CONFIG,
-  ): Promise<RemediationRequest> {
-    if (!cfg.recovery.enabled || !cfg.recovery.agentRemediationRequest) {
-      throw new StewardError('STEWARD_REMEDIATION', 'agent remediation requests are disabled for this agent (trust_debt.recovery.agent_remediation_request)', { details: { requestId: req.requestId } });
-    }
-    try {
-      return parseRequest(await this.cmd.stewardTdRequest(this.remKey(req.requestId), this.pendingKey, req.requestId, tenant, agentId, req.reason, String(req.atMs)));
-    } catch (e) {
-      if (e instanceof Error && e.message.includes('CONFLICT')) {
-        throw new StewardError('STEWARD_REMEDIATION', `request id ${req.requestId} belongs to another agent`, { details: { requestId: req.requestId } });
-      }
-      throw redisError(e, 'remediation request');
-    }
+  /** Files a remediation request (§10.4.3), idempotent by request id. */
+  requestRemediation(tenant: string, agentId: string, req: { requestId: string; reason: string; atMs: number }, cfg: TrustDebtConfig = DEFAULT_TRUST_DEBT_CONFIG): Promise<RemediationRequest> {
+    return this.requests.request(tenant, agentId, req, cfg);
   }
 
-  async decideRemediation(
-    requestId: string,
-    decision: 'grant' | 'deny',
-    opts: RemediationDecision,
-    cfg: TrustDebtConfig = DEFAULT_TRUST_DEBT_CONFIG,
-  ): Promise<{ request: RemediationRequest; change?: TrustDebtChange }> {
-    const status = decision === 'grant' ? 'granted' : 'denied';
-    const credit = -Math.abs(opts.credit ?? cfg.recovery.successfulReviewCredit);
-    let request: RemediationRequest;
-    try {
-      request = parseRequest(await this.cmd.stewardTdDecide(this.remKey(requestId), this.pendingKey, requestId, status, opts.reviewer, String(opts.atMs), String(credit)));
-    } catch (e) {
-      const msg = e instanceof Error ? e.message : '';
-      if (msg.includes('NOTFOUND')) throw new StewardError('STEWARD_REMEDIATION', `no remediation request ${requestId}`, { details: { requestId } });
-      const conflict = /CONFLICT:(\w+)/.exec(msg);
-      if (conflict) throw new StewardError('STEWARD_REMEDIATION', `remediation request ${requestId} is already ${conflict[1]}`, { details: { requestId } });
-      throw redisError(e, 'remediation decision');
-    }
-    if (request.status !== 'granted') return { request };
-    // Second step, idempotent by event id: a retry after a crash between the two steps applies the credit once.
-    const change = await this.apply(
-      { eventId: remediationEventId(requestId), tenant: request.tenant, agentId: request.agentId, atMs: request.decidedAtMs ?? opts.atMs, kind: 'remediation_granted', credit: request.credit },
-      cfg,
-    );
-    return { request, change };
+  /** Grants or denies a pending request; a grant applies its credit (idempotent by event id). */
+  decideRemediation(requestId: string, decision: 'grant' | 'deny', opts: RemediationDecision, cfg: TrustDebtConfig = DEFAULT_TRUST_DEBT_CONFIG): Promise<{ request: RemediationRequest; change?: TrustDebtChange }> {
+    return this.requests.decide(requestId, decision, opts, cfg);
   }
 
-  async getRemediation(requestId: string): Promise<RemediationRequest | undefined> {
-    const flat = await this.redis.hgetall(this.remKey(requestId));
-    if (!flat.requestId) return undefined;
-    return parseRequest(Object.entries(flat).flat());
+  getRemediation(requestId: string): Promise<RemediationRequest | undefined> {
+    return this.requests.get(requestId);
   }
 
-  async pendingRemediations(tenant?: string): Promise<RemediationRequest[]> {
-    const ids = await this.redis.zrange(this.pendingKey, 0, -1);
-    const all = await Promise.all(ids.map((id) => this.getRemediation(id)));
-    return all
-      .filter((r): r is RemediationRequest => r !== undefined && r.status === 'pending' && (tenant === undefined || r.tenant === tenant))
-      .sort((a, b) => a.atMs - b.atMs || a.requestId.localeCompare(b.requestId));
+  pendingRemediations(tenant?: string): Promise<RemediationRequest[]> {
+    return this.requests.pending(tenant);
   }
 
-  async retierQueue(limit = 1000): Promise<RetierRequest[]> {
-    const items = await this.redis.lrange(this.retierKey, 0, limit - 1);
-    return items.map(parseRetier);
+  retierQueue(limit = 1000): Promise<RetierRequest[]> {
+    return this.requests.retierQueue(limit);
   }
 
-  async resolveRetier(tenant: string, agentId: string): Promise<RetierRequest[]> {
-    let items: string[];
-    try {
-      items = (await this.redis.eval(RESOLVE_RETIER_LUA, 1, this.retierKey, tenant, agentId)) as string[];
-    } catch (e) {
-      throw redisError(e, 'resolve re-tiering request');
-    }
-    return items.map(parseRetier);
+  resolveRetier(tenant: string, agentId: string): Promise<RetierRequest[]> {
+    return this.requests.resolveRetier(tenant, agentId);
   }
 
   /**
