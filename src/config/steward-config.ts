@@ -42,7 +42,8 @@ export interface StewardConfig {
    */
   limits: { maxTraceBytes: number; maxMessageBytes: number; chunkSize: number; partitionsConcurrently: number; shutdownTimeoutMs: number; maxEventTimeSkewMs: number | null };
   /** groupPrefixDefaulted: no group_prefix was given (it derives from the topic prefix). */
-  consumer: { groupPrefix: string; sessionTimeoutMs: number; autoCommitIntervalMs: number; groupPrefixDefaulted?: boolean };
+  /** exactlyOnce: stages whose outputs commit with their input offsets in Kafka transactions (consumers/common.ts). */
+  consumer: { groupPrefix: string; sessionTimeoutMs: number; autoCommitIntervalMs: number; groupPrefixDefaulted?: boolean; exactlyOnce: ('tripwire' | 'scorer')[]; scorerDedupTtlSeconds: number };
   /** Periodic good-behaviour audit of the trust-debt stage (ACGP-1004 §10.4.2); interval 0 = lazy credits only. */
   /** dedupTtlSeconds: how long an applied trust-debt event id is remembered (a replay of older records applies them again). */
   trustDebt: { auditSweepIntervalMs: number; auditSweepLagMs: number; dedupTtlSeconds: number };
@@ -326,6 +327,11 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
       groupPrefixDefaulted: raw.consumer?.group_prefix === undefined,
       sessionTimeoutMs: raw.consumer?.session_timeout_ms ?? 10_000,
       autoCommitIntervalMs: raw.consumer?.auto_commit_interval_ms ?? 1000,
+      // The scorer by default: a recomputed verdict can differ from the first (LLM judge), so a redelivery must
+      // not leave two behind. The tripwire stage decides deterministically and answers synchronous clients,
+      // whose replies a transaction would hold back until its commit.
+      exactlyOnce: [...new Set<'tripwire' | 'scorer'>(raw.consumer?.exactly_once ?? ['scorer'])],
+      scorerDedupTtlSeconds: raw.consumer?.scorer_dedup_ttl_seconds ?? 86_400,
     },
     trustDebt: {
       auditSweepIntervalMs: raw.trust_debt?.audit_sweep_interval_ms ?? 15 * 60_000,

@@ -14,6 +14,7 @@ import { DEFAULT_TRUST_DEBT_CONFIG, trustDebtConfigForAgent } from '../engine/tr
 import { parseSourceRegistry, type SourceRegistry } from '../engine/scorers/index.js';
 import { createRedis, type Redis } from '../adapters/redis/client.js';
 import { RedisTrustDebtStore } from '../adapters/redis/trust-debt-store.js';
+import { RedisScoredMarks } from '../adapters/redis/scored-marks.js';
 import { TrustDebtReadCache, cachedTrustDebtReads, invalidatingTrustDebtWrites } from '../adapters/redis/trust-debt-read-cache.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import { StewardAggregateError, StewardError, isRetryable } from '../errors.js';
@@ -205,6 +206,7 @@ async function openEngine(
       trustDebtSweepStore: trustDebt,
       trustDebtConfigForAgent: (_tenant, agentId) => trustDebtConfigForAgent(holder.current(), registry, agentId).config,
       tenantOf: (agentId) => registry.lookup(agentId).tenant,
+      scoredMarks: redis && stages.includes('scorer') && cfg.consumer.scorerDedupTtlSeconds > 0 ? new RedisScoredMarks(redis, { prefix: cfg.redis.keyPrefix, ttlSeconds: cfg.consumer.scorerDedupTtlSeconds }) : undefined,
     },
     async close() {
       holder.close();

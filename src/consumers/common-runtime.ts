@@ -5,6 +5,7 @@
 import { KafkaAdapter, METADATA_MAX_AGE_MS, type StewardAdmin, type StewardProducer } from '../adapters/kafka/client.js';
 import { TOPIC_KEYS, topicNames, type TopicKey, type TopicNames } from '../adapters/kafka/topics.js';
 import { TraceDecoder, createRegistry } from '../adapters/kafka/serde.js';
+import { PartitionTransactions } from '../adapters/kafka/partition-transactions.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import { groupId } from '../config/steward-config.js';
 import { StewardError } from '../errors.js';
@@ -16,6 +17,7 @@ import { TripwireProcessor } from './tripwire.js';
 import type { ReplyTarget } from '../adapters/kafka/request-reply.js';
 import { pipelineBacklogBefore } from '../adapters/kafka/backlog.js';
 import { ScorerProcessor } from './scorer.js';
+import type { ScoredMarks } from '../adapters/redis/scored-marks.js';
 import { trustDebtMaxRecordAgeMs, TrustDebtProcessor, startTrustDebtAuditSweep, type TrustDebtStoreLike } from './trust-debt.js';
 import type { AuditSweep, SweepableStore } from './audit-sweep.js';
 import type { TrustDebtConfig } from '../engine/types.js';
@@ -35,6 +37,8 @@ export interface PipelineDeps {
   trustDebtConfigForAgent?: (tenant: string, agentId: string) => TrustDebtConfig;
   /** Clock of the audit sweep (tests inject event time); default wall clock. */
   sweepNow?: () => number;
+  /** Marks of scored traces, so the scorer skips scoring records the tripwire stage wrote twice (absent: it scores each). */
+  scoredMarks?: ScoredMarks;
   /** Starts the sink stage (ClickHouse engineer's src/consumers/sink.ts); absent → sink not available. */
   startSink?: () => Promise<{ stop(): Promise<void>; isReady?(): boolean }>;
 }
@@ -166,7 +170,7 @@ export async function startPipeline(
                   refreshReplies();
                 },
               })
-            : new ScorerProcessor({ engine: deps.engine, topics, metrics }),
+            : new ScorerProcessor({ engine: deps.engine, topics, metrics, marks: deps.scoredMarks }),
         );
       } else if (s === 'trust-debt') {
         if (!deps.trustDebtStore || !deps.trustDebtConfigFor) throw new Error('stage trust-debt needs a trust-debt store');
@@ -190,15 +194,20 @@ export async function startPipeline(
     // One producer per stage: with one request in flight per producer, a shared one would queue the
     // tripwire stage's synchronous replies behind the scorer's sends.
     // allSettled: the producers that did connect are disconnected again when another one fails.
-    const connected = await Promise.allSettled(procs.map(() => adapter.producer()));
-    for (const c of connected) if (c.status === 'fulfilled') producers.push(c.value);
+    // A stage with exactly-once output (consumer.exactly_once) commits through transactional producers of its own,
+    // one per input partition it is assigned.
+    const exactlyOnce = new Set<string>(cfg.consumer.exactlyOnce);
+    const connected = await Promise.allSettled(procs.map((p) => (exactlyOnce.has(p.stage) ? Promise.resolve(undefined) : adapter.producer())));
+    const stageProducers = connected.map((c) => (c.status === 'fulfilled' ? c.value : undefined));
+    for (const p of stageProducers) if (p) producers.push(p);
     const failed = connected.find((c): c is PromiseRejectedResult => c.status === 'rejected');
     if (failed) throw failed.reason;
     runners.push(...procs.map(
       (p, i) =>
         new StageRunner(p, {
           adapter,
-          producer: producers[i],
+          producer: stageProducers[i],
+          transactions: exactlyOnce.has(p.stage) ? new PartitionTransactions({ adapter, groupId: groupId(cfg, p.stage) }) : undefined,
           groupId: groupId(cfg, p.stage),
           dlqTopic: topics.dlq,
           metrics,
@@ -219,7 +228,7 @@ export async function startPipeline(
     if (tdIndex >= 0 && deps.trustDebtSweepStore && deps.trustDebtConfigForAgent && cfg.trustDebt.auditSweepIntervalMs > 0) {
       auditSweep = startTrustDebtAuditSweep({
         store: deps.trustDebtSweepStore,
-        producer: producers[tdIndex]!,
+        producer: stageProducers[tdIndex]!,
         topics,
         cfgFor: deps.trustDebtConfigForAgent,
         metrics,

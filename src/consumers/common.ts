@@ -16,7 +16,8 @@
  * e.g. a topic whose max.message.bytes is below the configured limit) the chunk is re-sent input by input
  * and the inputs whose outputs the broker refuses are dead-lettered (STEWARD_TRACE_TOO_LARGE).
  */
-import { lagAfter, type KafkaAdapter, type InMessage, type OutMessage, type StewardConsumer, type StewardProducer, type InBatch, type BatchControl } from '../adapters/kafka/client.js';
+import { lagAfter, type KafkaAdapter, type InMessage, type OutMessage, type OutRecord, type StewardConsumer, type StewardProducer, type InBatch, type BatchControl } from '../adapters/kafka/client.js';
+import type { PartitionTransactions } from '../adapters/kafka/partition-transactions.js';
 import { dlqMessage, DLQ_DROPPED_HEADER } from '../adapters/kafka/dlq.js';
 import { LagRefresher } from './lag-refresher.js';
 import { fitsIn } from './stage-io.js';
@@ -45,7 +46,8 @@ export interface StageProcessor {
 
 export interface StageRunnerOptions {
   adapter: KafkaAdapter;
-  producer: StewardProducer;
+  /** The idempotent producer of the outputs; unused (may be absent) with `transactions`. */
+  producer?: StewardProducer;
   groupId: string;
   dlqTopic: string;
   metrics: StewardMetrics;
@@ -68,6 +70,11 @@ export interface StageRunnerOptions {
    * against the high watermark; default 15 000 ms): a stalled partition's lag must grow, not freeze.
    */
   lagRefreshMs?: number;
+  /**
+   * Exactly-once output (consumer.exactly_once): each chunk's outputs and offset commit in one transaction per
+   * input partition instead of an idempotent send plus kafkajs' offset commits. `producer` is then unused.
+   */
+  transactions?: PartitionTransactions;
 }
 
 export { DLQ_DROPPED_HEADER };
@@ -113,6 +120,7 @@ export class StageRunner {
     this.consumer = c;
     c.onGroupJoin((assignment) => {
       this.joined = true;
+      this.opts.transactions?.reassigned();
       this.lag.assigned(assignment);
       this.opts.metrics.retainLag(this.stage, assignment);
     });
@@ -137,6 +145,8 @@ export class StageRunner {
     await c.runBatches((b, ctl) => this.onBatch(b, ctl), {
       partitionsConcurrently: this.opts.partitionsConcurrently ?? 4,
       autoCommitIntervalMs: this.opts.autoCommitIntervalMs ?? 1000,
+      // Transactions commit the offsets; kafkajs committing resolved ones too would move them outside a transaction.
+      autoCommit: !this.opts.transactions,
     });
   }
 
@@ -166,11 +176,15 @@ export class StageRunner {
   async stop(): Promise<void> {
     this.stopRequested = true;
     const lagStopped = this.lag.stop();
-    if (!this.consumer) return lagStopped;
+    if (!this.consumer) {
+      await this.opts.transactions?.disconnect();
+      return lagStopped;
+    }
     this.running = false;
     await this.consumer.stop();
     await this.consumer.disconnect();
     this.consumer = undefined;
+    await this.opts.transactions?.disconnect();
     await lagStopped;
     this.opts.metrics.retainLag(this.stage);
   }
@@ -182,7 +196,8 @@ export class StageRunner {
    * outputs. A failed send throws here (the batch is redone from the last resolved offset).
    */
   private async onBatch(batch: InBatch, ctl: BatchControl): Promise<void> {
-    const msgs = batch.messages;
+    const msgs = await this.unclaimed(batch, ctl);
+    if (msgs.length === 0) return;
     // kafkajs heartbeats only when asked. A chunk can outlast the session (a scorer awaiting an LLM per trace,
     // one agent's traces in a row): without beats the group evicts this member, hands the partition to another,
     // and the chunk is redone there and here, never committed. A beat that reports a rebalance stops the chunk
@@ -211,13 +226,16 @@ export class StageRunner {
         const perInput = results.slice(0, done) as StageOutput[][];
         const outs = perInput.flat();
         await settle();
-        const last = done > 0 ? chunk[done - 1].offset : undefined;
-        const sent = this.flush(outs)
+        // The batch's last chunk, finished: also past trailing transaction markers and aborted records, so a
+        // committed offset never stops short of them (a backlog check would count them as unread).
+        const whole = done === chunk.length && i + this.chunkSize >= msgs.length;
+        const last = done === 0 ? undefined : whole && batch.lastOffset !== undefined && BigInt(batch.lastOffset) > BigInt(chunk[done - 1].offset) ? batch.lastOffset : chunk[done - 1].offset;
+        const sent = this.deliver(batch, outs, last)
           .catch((e: unknown) => {
             // Never retried as a whole: the same bytes would be refused forever and the partition would stall.
             if (!isMessageTooLarge(e)) throw e;
             this.opts.logger.warn({ err: e, ...this.stageField(), topic: batch.topic, partition: batch.partition }, 'broker refused an output as too large; re-sending the chunk input by input');
-            return this.flushEach(chunk.slice(0, done), perInput, e);
+            return this.flushEach(batch, chunk.slice(0, done), perInput, e, last);
           })
           .then(() => {
             if (last !== undefined) ctl.resolveOffset(last);
@@ -227,7 +245,7 @@ export class StageRunner {
         sent.catch(() => undefined);
         acking = sent;
         if (stoppedAt >= 0) break;
-        const lag = lagAfter(chunk[chunk.length - 1].offset, batch.highWatermark);
+        const lag = lagAfter(last ?? chunk[chunk.length - 1].offset, batch.highWatermark);
         if (lag !== undefined) {
           this.opts.metrics.setLag(this.stage, batch.topic, batch.partition, lag);
           this.lag.reported(batch.topic, batch.partition);
@@ -270,15 +288,39 @@ export class StageRunner {
     return results;
   }
 
+  /**
+   * With transactions: claims the batch's partition (fencing its earlier owners) and drops the records an
+   * earlier owner committed after this member's fetch position was set (resolved, not processed).
+   */
+  private async unclaimed(batch: InBatch, ctl: BatchControl): Promise<InMessage[]> {
+    const tx = this.opts.transactions;
+    if (!tx) return batch.messages;
+    const floor = await tx.claim(batch.topic, batch.partition);
+    const msgs = batch.messages;
+    let skip = 0;
+    while (skip < msgs.length && BigInt(msgs[skip].offset) < floor) skip++;
+    if (skip === 0) return msgs;
+    this.opts.logger.info({ ...this.stageField(), topic: batch.topic, partition: batch.partition, skipped: skip, committed: floor.toString() }, 'skipping records a previous owner of the partition committed');
+    ctl.resolveOffset(msgs[skip - 1].offset);
+    return msgs.slice(skip);
+  }
+
+  /**
+   * One chunk's outputs. Without transactions: an idempotent send (offsets are resolved once it is
+   * acknowledged and committed by kafkajs). With them: the outputs and `last` + 1 as the committed offset, in
+   * one transaction.
+   */
+  private deliver(batch: InBatch, outs: StageOutput[], last: string | undefined): Promise<void> {
+    const tx = this.opts.transactions;
+    if (!tx) return this.flush(outs);
+    if (last === undefined) return Promise.resolve();
+    return tx.commit(batch.topic, batch.partition, toRecords(outs), last);
+  }
+
   private async flush(outs: StageOutput[]): Promise<void> {
     if (outs.length === 0) return;
-    const byTopic = new Map<string, OutMessage[]>();
-    for (const o of outs) {
-      const list = byTopic.get(o.topic) ?? [];
-      list.push(o.message);
-      byTopic.set(o.topic, list);
-    }
-    await this.opts.producer.send([...byTopic].map(([topic, messages]) => ({ topic, messages })));
+    if (!this.opts.producer) throw new Error(`stage ${this.stage} has no producer`);
+    await this.opts.producer.send(toRecords(outs));
   }
 
   /**
@@ -288,10 +330,11 @@ export class StageRunner {
    * refused, a record without the original value and headers is sent, and failing that it is logged and
    * skipped, so the partition always moves on. Other errors fail the batch as usual (redone).
    */
-  private async flushEach(msgs: InMessage[], perInput: StageOutput[][], cause: unknown): Promise<void> {
+  private async flushEach(batch: InBatch, msgs: InMessage[], perInput: StageOutput[][], cause: unknown, last: string | undefined): Promise<void> {
+    let offset: string | undefined;
     const tooLarge = async (outs: StageOutput[]): Promise<boolean> => {
       try {
-        await this.flush(outs);
+        await this.deliver(batch, outs, offset);
         return false;
       } catch (e) {
         if (!isMessageTooLarge(e)) throw e;
@@ -300,6 +343,8 @@ export class StageRunner {
     };
     for (let i = 0; i < msgs.length; i++) {
       const m = msgs[i];
+      // With transactions each input commits its own offset (the chunk's last input: past trailing markers too).
+      offset = i === msgs.length - 1 ? last : m.offset;
       // One retry: a refused request fails every send merged into it, so an innocent input may share one failure.
       if (!(await tooLarge(perInput[i])) || !(await tooLarge(perInput[i]))) continue;
       const err = { code: 'STEWARD_TRACE_TOO_LARGE', message: `the broker refused an output of this input as too large (${(cause as Error)?.message ?? String(cause)})` };
@@ -309,6 +354,7 @@ export class StageRunner {
       if (!(await tooLarge(this.deadLetter(m, err, 0)))) continue;
       if (!(await tooLarge([{ topic: this.opts.dlqTopic, message: this.dlqRecord(m, err, 0) }]))) continue;
       this.opts.logger.error({ ...this.stageField(), topic: m.topic, partition: m.partition, offset: m.offset }, 'even a bare DLQ record was refused as too large; input skipped');
+      await this.deliver(batch, [], offset);
     }
   }
 
@@ -385,4 +431,14 @@ export class StageRunner {
       }
     }
   }
+}
+
+function toRecords(outs: StageOutput[]): OutRecord[] {
+  const byTopic = new Map<string, OutMessage[]>();
+  for (const o of outs) {
+    const list = byTopic.get(o.topic);
+    if (list) list.push(o.message);
+    else byTopic.set(o.topic, [o.message]);
+  }
+  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
 }

@@ -10,12 +10,15 @@ import type { StewardMetrics } from '../observability/metrics.js';
 import type { StageOutput, StageProcessor } from './common.js';
 import { verdictMessage, type DecideScoreEngine } from './common-engine.js';
 import { parseScoring } from './scoring-message.js';
+import type { ScoredMarks } from '../adapters/redis/scored-marks.js';
 
 export interface ScorerStageDeps {
   engine: Pick<DecideScoreEngine, 'score'>;
   topics: TopicNames;
   metrics: StewardMetrics;
   nowMs?: () => number;
+  /** Skips a scoring record the tripwire stage wrote again for a trace already scored (absent: scores every record). */
+  marks?: ScoredMarks;
 }
 
 export class ScorerProcessor implements StageProcessor {
@@ -28,6 +31,11 @@ export class ScorerProcessor implements StageProcessor {
 
   async process(m: InMessage): Promise<StageOutput[]> {
     const s = parseScoring(m, this.d.topics.replies);
+    const eventId = s.decision.event_id;
+    if (this.d.marks && eventId && !(await this.d.marks.firstScoring(eventId, m.topic, m.partition, m.offset))) {
+      this.d.metrics.duplicates.inc({ stage: this.stage });
+      return [];
+    }
     let record: unknown;
     try {
       record = await this.d.engine.score(s.trace, s.decisionForScore, s.decision.event_time_ms);

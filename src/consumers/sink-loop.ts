@@ -95,7 +95,10 @@ export class SinkConsumerLoop {
     const key = `${batch.topic}\u0000${batch.partition}`;
     const generation = this.generation;
     const first = batch.messages[0].offset;
-    const last = batch.messages[batch.messages.length - 1].offset;
+    // Past trailing transaction markers and aborted records too (verdicts are written in transactions): a commit
+    // short of them would leave a lag of 1 that never clears, and a caught-up sink would never expedite.
+    const lastMessage = batch.messages[batch.messages.length - 1].offset;
+    const last = batch.lastOffset !== undefined && BigInt(batch.lastOffset) > BigInt(lastMessage) ? batch.lastOffset : lastMessage;
     const prev = this.tails.get(key);
     const lag = lagAfter(last, batch.highWatermark);
     if (lag !== undefined) this.opts.onLag?.(batch.topic, batch.partition, lag);

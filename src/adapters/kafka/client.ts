@@ -68,6 +68,17 @@ export interface StewardProducer {
   disconnect(): Promise<void>;
 }
 
+/**
+ * A transactional producer (one transactional id). `commit` sends records and commits a consumer group's
+ * offsets in one Kafka transaction: read_committed consumers (kafkajs' default) see the records only if the
+ * offsets moved too. Creating one fences every earlier producer with the same id: their open transaction is
+ * aborted and their next commit fails.
+ */
+export interface TransactionalProducer {
+  commit(records: OutRecord[], offsets: { groupId: string; topic: string; partition: number; nextOffset: string }): Promise<void>;
+  disconnect(): Promise<void>;
+}
+
 export interface BatchControl {
   /** Marks `offset` as processed; kafkajs commits resolved offsets on its interval, on rebalance and on stop. */
   resolveOffset(offset: string): void;
@@ -84,6 +95,8 @@ export interface InBatch {
   partition: number;
   highWatermark: string;
   messages: InMessage[];
+  /** The batch's last offset including control records (transaction markers), which never reach `messages`. */
+  lastOffset?: string;
 }
 
 export interface RunOptions {
@@ -249,6 +262,45 @@ export class KafkaAdapter {
     return coalescingProducer(sender.sendBatch, sender.disconnect);
   }
 
+  /**
+   * Connected and initialised (InitProducerId), so the fencing of older producers with this id has happened
+   * when it resolves. After a failed commit the producer may be unusable: disconnect it and create another.
+   */
+  async transactionalProducer(transactionalId: string, transactionTimeoutMs = 60_000): Promise<TransactionalProducer> {
+    const p = this.kafka.producer({
+      transactionalId,
+      idempotent: true,
+      maxInFlightRequests: 1,
+      transactionTimeout: transactionTimeoutMs,
+      allowAutoTopicCreation: false,
+      createPartitioner: cachingKeyPartitioner(),
+      metadataMaxAge: METADATA_MAX_AGE_MS,
+    });
+    try {
+      await p.connect();
+      // kafkajs initialises a transactional id lazily, at the first transaction; one that registers nothing
+      // sends no EndTxn.
+      await (await p.transaction()).abort();
+    } catch (e) {
+      await p.disconnect().catch(() => undefined);
+      throw kafkaError(e, `transactional producer ${transactionalId}`);
+    }
+    return {
+      async commit(records, o) {
+        const tx = await p.transaction();
+        try {
+          if (records.length > 0) await tx.sendBatch({ topicMessages: records as { topic: string; messages: KMessage[] }[], acks: -1 });
+          await tx.sendOffsets({ consumerGroupId: o.groupId, topics: [{ topic: o.topic, partitions: [{ partition: o.partition, offset: o.nextOffset }] }] });
+          await tx.commit();
+        } catch (e) {
+          if (tx.isActive()) await tx.abort().catch(() => undefined);
+          throw kafkaError(e, 'transaction failed');
+        }
+      },
+      disconnect: () => p.disconnect(),
+    };
+  }
+
   consumer(opts: ConsumerOptions): StewardConsumer {
     const c: KConsumer = this.kafka.consumer({
       groupId: opts.groupId,
@@ -280,6 +332,7 @@ export class KafkaAdapter {
               topic: b.topic,
               partition: b.partition,
               highWatermark: b.highWatermark,
+              lastOffset: b.lastOffset(),
               messages: b.messages.map((m) =>
                 setHeaders({ topic: b.topic, partition: b.partition, offset: m.offset, key: m.key ?? null, value: m.value ?? null, headers: {}, timestampMs: Number(m.timestamp) }, m.headers),
               ),

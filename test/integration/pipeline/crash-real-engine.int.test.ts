@@ -105,6 +105,9 @@ describe('crash safety (real engine)', () => {
             await deleteRedisPrefix(redis, redisPrefix);
             redis.disconnect();
           }
+          // Verdicts need no dedupe: the scorer commits them with its offsets (consumer.exactly_once) and skips the
+          // second scoring record the restarted tripwire stage writes for a trace it decides again.
+          expect(out.on(topics.verdicts).length).toBe(scoredIds.length);
           process.stderr.write(`[crash-real] traces=${N} halted=${halted.length} decisions=${out.on(topics.decisions).length} verdicts=${out.on(topics.verdicts).length} at kill=${decidedAtKill}\n`);
         } finally {
           await stopChildren(children);

@@ -1,6 +1,6 @@
 // Crash safety on real Kafka + Redis: the tripwire and scorer processes are killed with SIGKILL
-// mid-stream and restarted. Every trace must end with exactly one decision and one verdict after dedupe
-// by trace id (none missing), and trust debt must equal the value of applying each final intervention once.
+// mid-stream and restarted. Every trace must end with exactly one decision after dedupe by trace id and exactly
+// one verdict without (none missing), and trust debt must equal the value of applying each final intervention once.
 import { describe, it, expect } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
@@ -76,6 +76,9 @@ describe('crash safety', () => {
             await deleteRedisPrefix(redis, redisPrefix);
             redis.disconnect();
           }
+          // Verdicts need no dedupe: the scorer commits them with its offsets (consumer.exactly_once) and skips the
+          // second scoring record the restarted tripwire stage writes for a trace it decides again.
+          expect(out.on(topics.verdicts).length).toBe(scoredIds.length);
           const dupDecisions = out.on(topics.decisions).length - N;
           process.stderr.write(`[crash] decisions=${out.on(topics.decisions).length} (redelivered ${dupDecisions}), verdicts=${out.on(topics.verdicts).length}\n`);
         } finally {

@@ -8,6 +8,7 @@ import { buildConfig } from '../../../src/config/steward-config.js';
 import { startPipeline, type StageName } from '../../../src/consumers/common-runtime.js';
 import { createRedis } from '../../../src/adapters/redis/client.js';
 import { RedisTrustDebtStore } from '../../../src/adapters/redis/trust-debt-store.js';
+import { RedisScoredMarks } from '../../../src/adapters/redis/scored-marks.js';
 import { DEFAULT_TRUST_DEBT_CONFIG } from '../../../src/engine/trust-debt/index.js';
 import { createLogger } from '../../../src/logger.js';
 import { TestEngine } from './test-engine.js';
@@ -19,13 +20,18 @@ interface ChildOpts {
   delayMs: number;
   partitions: number;
   engine?: 'real' | 'test';
+  /** consumer.auto_commit_interval_ms (default 200) and consumer.exactly_once (default: the product's). */
+  commitIntervalMs?: number;
+  exactlyOnce?: string[];
+  /** consumer.scorer_dedup_ttl_seconds (default: the product's). */
+  scorerDedupTtlSeconds?: number;
 }
 
 const o = JSON.parse(process.argv[2]) as ChildOpts;
 const cfg = buildConfig(
   {
     topics: { prefix: o.prefix, partitions: o.partitions, reply_partitions: 2 },
-    consumer: { group_prefix: o.prefix, session_timeout_ms: 6000, auto_commit_interval_ms: 200 },
+    consumer: { group_prefix: o.prefix, session_timeout_ms: 6000, auto_commit_interval_ms: o.commitIntervalMs ?? 200, ...(o.exactlyOnce ? { exactly_once: o.exactlyOnce } : {}), ...(o.scorerDedupTtlSeconds !== undefined ? { scorer_dedup_ttl_seconds: o.scorerDedupTtlSeconds } : {}) },
     limits: { chunk_size: 50, partitions_concurrently: o.partitions, max_event_time_skew_ms: null },
     observability: { enabled: false },
     blueprints: { dir: fileURLToPath(new URL('../../../blueprints', import.meta.url)), watch: false },
@@ -45,10 +51,12 @@ if (o.engine === 'real') {
 } else {
   const engine = new TestEngine();
   engine.delayMs = o.delayMs;
-  redis = o.stages.includes('trust-debt') ? createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 }) : undefined;
+  redis = o.stages.includes('trust-debt') || o.stages.includes('scorer') ? createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 }) : undefined;
   redis?.on('error', () => undefined);
   const store = redis ? new RedisTrustDebtStore(redis, { prefix: o.redisPrefix }) : undefined;
-  deps = { engine, trustDebtStore: store, trustDebtConfigFor: () => DEFAULT_TRUST_DEBT_CONFIG, tenantOf: () => 'acme' };
+  // As the product's bootstrap wires them for the scorer.
+  const scoredMarks = redis && o.stages.includes('scorer') && cfg.consumer.scorerDedupTtlSeconds > 0 ? new RedisScoredMarks(redis, { prefix: o.redisPrefix, ttlSeconds: cfg.consumer.scorerDedupTtlSeconds }) : undefined;
+  deps = { engine, trustDebtStore: store, trustDebtConfigFor: () => DEFAULT_TRUST_DEBT_CONFIG, tenantOf: () => 'acme', scoredMarks };
 }
 const pipe = await startPipeline(cfg, o.stages, deps, { logger });
 const t = setInterval(() => {

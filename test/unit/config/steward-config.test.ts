@@ -74,6 +74,16 @@ describe('steward.yaml', () => {
     expect(() => parseConfigText('trust_debt:\n  dedup_ttl_seconds: 600\n', 'steward.yaml')).toThrow(/steward\.yaml:2:\d+.*dedup_ttl_seconds/s);
   });
 
+  it('consumer.exactly_once: the scorer by default, only stages with Kafka outputs; scorer dedup for a day', () => {
+    const d = buildConfig({}, {});
+    expect(d.consumer.exactlyOnce).toEqual(['scorer']);
+    expect(d.consumer.scorerDedupTtlSeconds).toBe(86_400);
+    expect(buildConfig(parseConfigText('consumer:\n  exactly_once: [tripwire, scorer, scorer]\n  scorer_dedup_ttl_seconds: 0\n'), {}).consumer).toMatchObject({ exactlyOnce: ['tripwire', 'scorer'], scorerDedupTtlSeconds: 0 });
+    expect(buildConfig(parseConfigText('consumer:\n  exactly_once: []\n'), {}).consumer.exactlyOnce).toEqual([]);
+    // The trust-debt stage's Redis effects would not roll back with an aborted transaction.
+    expect(() => parseConfigText('consumer:\n  exactly_once: [trust-debt]\n', 'steward.yaml')).toThrow(/steward\.yaml:2:\d+.*exactly_once/s);
+  });
+
   it('clamps agent timestamps by default; null trusts them', () => {
     expect(buildConfig({}, {}).limits.maxEventTimeSkewMs).toBe(300_000);
     expect(buildConfig(parseConfigText('limits:\n  max_event_time_skew_ms: null\n'), {}).limits.maxEventTimeSkewMs).toBeNull();

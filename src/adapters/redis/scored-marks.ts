@@ -1,0 +1,53 @@
+/**
+ * Which scoring record a trace's verdict came from (`<prefix>scored:<event id>` → `topic:partition:offset`), so the
+ * scorer can tell an upstream duplicate from a redelivery. The scorer's own redeliveries are covered by its
+ * transactions (consumer.exactly_once), but the tripwire stage is at-least-once: after a crash it decides its
+ * uncommitted tail again and writes a second scoring record for those traces, further down the same partition
+ * (same key). Scoring that one too would publish a second verdict, which an LLM judge need not make agree with
+ * the first.
+ *
+ * The mark is written while the first record is processed, before its transaction commits, and names that
+ * record: if the transaction aborts, the record itself comes back (same offset) and is scored again, while its
+ * duplicate, later in the partition, is skipped either way. A mark on another topic or partition (the scoring
+ * topic was re-partitioned) proves nothing and is overwritten; so is one that expired.
+ */
+import type { Redis } from 'ioredis';
+import { StewardError } from '../../errors.js';
+
+export interface ScoredMarks {
+  /** True when this record is the one to score for `eventId`; false for a duplicate of an earlier record. */
+  firstScoring(eventId: string, topic: string, partition: number, offset: string): Promise<boolean>;
+}
+
+export class RedisScoredMarks implements ScoredMarks {
+  constructor(
+    private readonly redis: Redis,
+    private readonly o: { prefix: string; ttlSeconds: number },
+  ) {}
+
+  async firstScoring(eventId: string, topic: string, partition: number, offset: string): Promise<boolean> {
+    const key = `${this.o.prefix}scored:${eventId}`;
+    const mine = `${topic}:${partition}:${offset}`;
+    try {
+      if ((await this.redis.set(key, mine, 'EX', this.o.ttlSeconds, 'NX')) === 'OK') return true;
+      const cur = await this.redis.get(key);
+      if (cur !== null && earlierInPartition(cur, topic, partition, offset)) return false;
+      if (cur !== mine) await this.redis.set(key, mine, 'EX', this.o.ttlSeconds);
+      return true;
+    } catch (e) {
+      throw new StewardError('STEWARD_STATE_UNAVAILABLE', `redis scored marks: ${e instanceof Error ? e.message : String(e)}`, { retryable: true, cause: e });
+    }
+  }
+}
+
+/** `mark` names a record before `offset` in the same topic partition. */
+export function earlierInPartition(mark: string, topic: string, partition: number, offset: string): boolean {
+  const at = mark.lastIndexOf(':');
+  const pAt = mark.lastIndexOf(':', at - 1);
+  if (at < 0 || pAt < 0 || mark.slice(0, pAt) !== topic || mark.slice(pAt + 1, at) !== String(partition)) return false;
+  try {
+    return BigInt(mark.slice(at + 1)) < BigInt(offset);
+  } catch {
+    return false;
+  }
+}
