@@ -6,7 +6,9 @@ import { Kafka, logLevel } from 'kafkajs';
 import { KafkaAdapter } from '../../../src/adapters/kafka/client.js';
 import { PartitionTransactions } from '../../../src/adapters/kafka/partition-transactions.js';
 import type { ChildProcess } from 'node:child_process';
-import { Collector, withPipelineEnv, trace } from './harness.js';
+import { Collector, TestEngine, quietLogger, withPipelineEnv, trace } from './harness.js';
+import { startPipeline } from '../../../src/consumers/common-runtime.js';
+import { StewardClient } from '../../../src/client/steward-client.js';
 import { killed, startChild, stopChildren } from './children.js';
 import { RedisScoredMarks } from '../../../src/adapters/redis/scored-marks.js';
 import { deleteRedisPrefix, redisClient, services, uniqueName, uniqueRedisPrefix, waitFor } from '../setup/helpers.js';
@@ -139,6 +141,41 @@ describe('exactly-once stage output (real Kafka transactions)', () => {
       }
     }, { topics: { partitions: 3 } });
   }, 120_000);
+});
+
+describe('exactly-once tripwire stage (opt-in)', () => {
+  it('answers decide() and writes decisions and scoring records, offsets committed by its transactions', async () => {
+    await withPipelineEnv(
+      'pl-eo-tw',
+      async ({ cfg, topics, adapter }) => {
+        const pipe = await startPipeline(cfg, ['tripwire', 'scorer'], { engine: new TestEngine() }, { logger: quietLogger() });
+        const out = await new Collector(adapter, [topics.decisions, topics.verdicts]).start();
+        const client = new StewardClient({ kafka: adapter, topicPrefix: cfg.topics.prefix });
+        const admin = await adapter.admin();
+        try {
+          // The reply is part of the chunk's transaction: the client reads it once the chunk committed.
+          const d = await client.decide(trace(1, 'x1', { args: { amount: 5000 } }), { timeoutMs: 15_000 });
+          expect(d.intervention).toBe('block');
+          expect(d.fallback).toBeUndefined();
+          await client.publish(trace(2, 'x1'));
+          await waitFor(() => out.byId(topics.decisions).size === 2 && out.byId(topics.verdicts).size === 2, { timeoutMs: 20_000, message: 'decisions and verdicts' });
+          expect(out.on(topics.decisions)).toHaveLength(2);
+          // Written in transactions: each one's commit marker takes an offset after its records.
+          const decisionOffsets = (await admin.topicOffsets(topics.decisions)).reduce((a, e) => a + Number(e.high), 0);
+          expect(decisionOffsets).toBeGreaterThan(2);
+          const ends = await admin.topicOffsets(topics.traces);
+          const committed = await admin.groupOffsets(`${cfg.consumer.groupPrefix}-tripwire`, topics.traces);
+          for (const e of ends) expect(committed.find((c) => c.partition === e.partition)?.offset ?? '-1', `partition ${e.partition}`).toBe(e.high === '0' ? '-1' : e.high);
+        } finally {
+          await client.close();
+          await out.stop();
+          await pipe.stop();
+          await admin.disconnect();
+        }
+      },
+      { consumer: { exactly_once: ['tripwire', 'scorer'] } },
+    );
+  }, 60_000);
 });
 
 describe('scored marks (real Redis)', () => {
