@@ -228,6 +228,27 @@ async function main(): Promise<void> {
     await tpipe.stop();
     const rssEnd = mb();
 
+    // Diagnostic: the scorer stage over the scoring records the tripwire phase wrote, with its verdicts committed in
+    // transactions (consumer.exactly_once, the default) and at-least-once, each in its own group.
+    const scoringRecords = Number((await admin.topicOffsets(tputNames.scoring)).reduce((a, o) => a + BigInt(o.high), 0n));
+    const scorerRate = async (suffix: string, exactlyOnce: ('tripwire' | 'scorer')[]): Promise<number> => {
+      const m = new StewardMetrics();
+      const scfg = { ...tcfg, consumer: { ...tcfg.consumer, groupPrefix: `${prefix}${suffix}`, exactlyOnce } };
+      const s0 = performance.now();
+      const spipe = await startPipeline(scfg, ['scorer'], { ...(deps as PipelineDeps), scoredMarks: undefined }, { logger, metrics: m });
+      for (;;) {
+        const v = (await m.messages.get()).values.filter((x) => x.labels.stage === 'scorer').reduce((a, x) => a + x.value, 0);
+        if (v >= scoringRecords) break;
+        if (performance.now() - s0 > 180_000) throw new Error(`scorer phase timed out at ${v}/${scoringRecords}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const rate = scoringRecords / ((performance.now() - s0) / 1000);
+      await spipe.stop();
+      return rate;
+    };
+    const scorerTx = await scorerRate('s1', ['scorer']);
+    const scorerAlo = await scorerRate('s2', []);
+
     // Diagnostic only: the same stage with an engine answering each agent type's real decision again
     // (same outputs and sizes; no tripwire work, no Redis) — what Kafka and the stage machinery cost alone.
     const fixed = new Map<string, unknown>();
@@ -267,6 +288,7 @@ async function main(): Promise<void> {
       `stage_fixed_engine_msgs_per_s=${fixedRate.toFixed(0)} cpu_us_per_msg=${us(fixedCpu)} stage_machinery_only_vs_passthrough=${(fixedRate / passRate).toFixed(3)}`,
     );
     console.log(`throughput_vs_engine_only=${(stewardRate / engineRate).toFixed(3)}`);
+    console.log(`scorer_msgs_per_s exactly_once=${scorerTx.toFixed(0)} at_least_once=${scorerAlo.toFixed(0)} (${scoringRecords} scoring records, no LLM) exactly_once_vs_at_least_once=${(scorerTx / scorerAlo).toFixed(3)}`);
     console.log(`rss_mb_start=${rssStart} rss_mb_after_sync=${rssSync} rss_mb_end=${rssEnd}`);
     console.log(`sync_p50_vs_echo=${(syncP50 / echoP50).toFixed(3)}`);
     console.log(`sync_p99_vs_echo=${(syncP99 / echoP99).toFixed(3)}`);
