@@ -196,8 +196,6 @@ export class StageRunner {
    * outputs. A failed send throws here (the batch is redone from the last resolved offset).
    */
   private async onBatch(batch: InBatch, ctl: BatchControl): Promise<void> {
-    const msgs = await this.unclaimed(batch, ctl);
-    if (msgs.length === 0) return;
     // kafkajs heartbeats only when asked. A chunk can outlast the session (a scorer awaiting an LLM per trace,
     // one agent's traces in a row): without beats the group evicts this member, hands the partition to another,
     // and the chunk is redone there and here, never committed. A beat that reports a rebalance stops the chunk
@@ -215,6 +213,8 @@ export class StageRunner {
       if (a) await a;
     };
     try {
+      // Claiming (transactions) may wait on the transaction coordinator: already under heartbeats.
+      const msgs = await this.unclaimed(batch, ctl);
       for (let i = 0; i < msgs.length; i += this.chunkSize) {
         if (!ctl.isRunning() || ctl.isStale()) break;
         const chunk = msgs.slice(i, i + this.chunkSize);
@@ -230,7 +230,7 @@ export class StageRunner {
         // committed offset never stops short of them (a backlog check would count them as unread).
         const whole = done === chunk.length && i + this.chunkSize >= msgs.length;
         const last = done === 0 ? undefined : whole && batch.lastOffset !== undefined && BigInt(batch.lastOffset) > BigInt(chunk[done - 1].offset) ? batch.lastOffset : chunk[done - 1].offset;
-        const sent = this.deliver(batch, outs, last)
+        const sent = this.deliver(batch, outs, last, chunk[0].offset)
           .catch((e: unknown) => {
             // Never retried as a whole: the same bytes would be refused forever and the partition would stall.
             if (!isMessageTooLarge(e)) throw e;
@@ -310,11 +310,11 @@ export class StageRunner {
    * acknowledged and committed by kafkajs). With them: the outputs and `last` + 1 as the committed offset, in
    * one transaction.
    */
-  private deliver(batch: InBatch, outs: StageOutput[], last: string | undefined): Promise<void> {
+  private deliver(batch: InBatch, outs: StageOutput[], last: string | undefined, first: string): Promise<void> {
     const tx = this.opts.transactions;
     if (!tx) return this.flush(outs);
     if (last === undefined) return Promise.resolve();
-    return tx.commit(batch.topic, batch.partition, toRecords(outs), last);
+    return tx.commit(batch.topic, batch.partition, toRecords(outs), last, first);
   }
 
   private async flush(outs: StageOutput[]): Promise<void> {
@@ -332,9 +332,10 @@ export class StageRunner {
    */
   private async flushEach(batch: InBatch, msgs: InMessage[], perInput: StageOutput[][], cause: unknown, last: string | undefined): Promise<void> {
     let offset: string | undefined;
+    let first = '';
     const tooLarge = async (outs: StageOutput[]): Promise<boolean> => {
       try {
-        await this.deliver(batch, outs, offset);
+        await this.deliver(batch, outs, offset, first);
         return false;
       } catch (e) {
         if (!isMessageTooLarge(e)) throw e;
@@ -345,6 +346,7 @@ export class StageRunner {
       const m = msgs[i];
       // With transactions each input commits its own offset (the chunk's last input: past trailing markers too).
       offset = i === msgs.length - 1 ? last : m.offset;
+      first = m.offset;
       // One retry: a refused request fails every send merged into it, so an innocent input may share one failure.
       if (!(await tooLarge(perInput[i])) || !(await tooLarge(perInput[i]))) continue;
       const err = { code: 'STEWARD_TRACE_TOO_LARGE', message: `the broker refused an output of this input as too large (${(cause as Error)?.message ?? String(cause)})` };
@@ -354,7 +356,7 @@ export class StageRunner {
       if (!(await tooLarge(this.deadLetter(m, err, 0)))) continue;
       if (!(await tooLarge([{ topic: this.opts.dlqTopic, message: this.dlqRecord(m, err, 0) }]))) continue;
       this.opts.logger.error({ ...this.stageField(), topic: m.topic, partition: m.partition, offset: m.offset }, 'even a bare DLQ record was refused as too large; input skipped');
-      await this.deliver(batch, [], offset);
+      await this.deliver(batch, [], offset, m.offset);
     }
   }
 

@@ -32,7 +32,8 @@ export class ScorerProcessor implements StageProcessor {
   async process(m: InMessage): Promise<StageOutput[]> {
     const s = parseScoring(m, this.d.topics.replies);
     const eventId = s.decision.event_id;
-    if (this.d.marks && eventId && !(await this.d.marks.firstScoring(eventId, m.topic, m.partition, m.offset))) {
+    const turn = this.d.marks && eventId ? await this.d.marks.turn(eventId, m, s.reply?.correlation_id) : 'first';
+    if (turn === 'duplicate') {
       this.d.metrics.duplicates.inc({ stage: this.stage });
       return [];
     }
@@ -44,10 +45,11 @@ export class ScorerProcessor implements StageProcessor {
       throw e instanceof StewardError ? e : new StewardError('STEWARD_EVAL', `score failed: ${(e as Error).message}`, { cause: e });
     }
     const verdict = verdictMessage(record, s.decision, (this.d.nowMs ?? Date.now)());
-    this.d.metrics.interventions.inc({ stage: this.stage, intervention: verdict.intervention });
+    if (turn !== 'reply-only') this.d.metrics.interventions.inc({ stage: this.stage, intervention: verdict.intervention });
     const json = JSON.stringify(verdict);
-    const outs: StageOutput[] = [{ topic: this.d.topics.verdicts, message: { key: s.trace.agent_id, value: json } }];
+    const outs: StageOutput[] = turn === 'reply-only' ? [] : [{ topic: this.d.topics.verdicts, message: { key: s.trace.agent_id, value: json } }];
     if (s.reply) outs.push(replyMessage(s.reply, 'verdict', s.trace.agent_id, json));
+    if (turn === 'reply-only') this.d.metrics.duplicates.inc({ stage: this.stage });
     return outs;
   }
 }

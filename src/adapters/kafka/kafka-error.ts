@@ -23,6 +23,21 @@ export function isMessageTooLarge(e: unknown): boolean {
   return false;
 }
 
+const FENCED_TYPES = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED']);
+
+/**
+ * True when a transactional producer was fenced: another producer initialised the same transactional id (a new
+ * owner of the partition), found on the error or its causes. The producer cannot be used again.
+ */
+export function isFenced(e: unknown): boolean {
+  for (let cur: unknown = e, depth = 0; cur && typeof cur === 'object' && depth < 8; depth++) {
+    const o = cur as { type?: unknown; cause?: unknown; originalError?: unknown };
+    if (typeof o.type === 'string' && FENCED_TYPES.has(o.type)) return true;
+    cur = o.cause ?? o.originalError;
+  }
+  return false;
+}
+
 const REBALANCE_TYPES = new Set(['REBALANCE_IN_PROGRESS', 'NOT_COORDINATOR_FOR_GROUP', 'ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID']);
 
 /**

@@ -13,6 +13,11 @@
  * committed offset again once it has fenced, and skips records below it (`claim`).
  */
 import type { KafkaAdapter, OutRecord, StewardAdmin, TransactionalProducer } from './client.js';
+import { isFenced } from './kafka-error.js';
+import { StewardError } from '../../errors.js';
+
+/** Between two reads of the committed offset when claiming (see `committed`). */
+const STABLE_READ_GAP_MS = 100;
 
 interface Claim {
   ready: Promise<{ producer: TransactionalProducer; floor: bigint }>;
@@ -28,6 +33,11 @@ export interface PartitionTransactionsOptions {
 
 export class PartitionTransactions {
   private readonly claims = new Map<string, Claim>();
+  /**
+   * Partitions whose producer was fenced: another member owns them now. Claiming one again would fence that
+   * owner in turn (and the two would take turns wasting chunks), so it waits for the next group generation.
+   */
+  private readonly lost = new Set<string>();
   private admin?: Promise<StewardAdmin>;
 
   constructor(private readonly o: PartitionTransactionsOptions) {}
@@ -44,6 +54,9 @@ export class PartitionTransactions {
    */
   async claim(topic: string, partition: number): Promise<bigint> {
     const key = `${topic}/${partition}`;
+    if (this.lost.has(key)) {
+      throw new StewardError('STEWARD_KAFKA', `partition ${key} was taken over by another member (producer fenced); waiting for the group to rebalance`, { retryable: true });
+    }
     let c = this.claims.get(key);
     if (!c) {
       const claim: Claim = { ready: this.open(topic, partition), inflight: Promise.resolve() };
@@ -57,14 +70,20 @@ export class PartitionTransactions {
   }
 
   /**
-   * Sends `records` and commits `lastOffset` + 1 for the partition, atomically. A failure drops the
-   * partition's producer (the next claim fences again and re-reads the committed offset: an ambiguous
-   * failure may have committed after all).
+   * Sends `records` and commits `lastOffset` + 1 for the partition, atomically, under a claim whose committed
+   * offset is at most `firstOffset` (the first input the records answer): the partition is claimed again if
+   * needed, and a commit that another member already moved past this input is refused (retryable: the batch is
+   * redone from the committed offset). A failure drops the partition's producer, whose sequence numbers may
+   * be off (the next claim fences again and re-reads the committed offset: an ambiguous failure may have
+   * committed after all); a fenced one marks the partition lost until the next generation.
    */
-  async commit(topic: string, partition: number, records: OutRecord[], lastOffset: string): Promise<void> {
+  async commit(topic: string, partition: number, records: OutRecord[], lastOffset: string, firstOffset: string): Promise<void> {
     const key = `${topic}/${partition}`;
-    const c = this.claims.get(key);
-    if (!c) throw new Error(`partition ${key} was not claimed in this generation`);
+    const floor = await this.claim(topic, partition);
+    if (floor > BigInt(firstOffset)) {
+      throw new StewardError('STEWARD_KAFKA', `partition ${key} was committed up to ${floor} by another member, past input ${firstOffset}; redoing the batch from there`, { retryable: true });
+    }
+    const c = this.claims.get(key)!;
     const { producer } = await c.ready;
     const p = producer.commit(records, { groupId: this.o.groupId, topic, partition, nextOffset: (BigInt(lastOffset) + 1n).toString() });
     c.inflight = p.catch(() => undefined);
@@ -72,6 +91,7 @@ export class PartitionTransactions {
       await p;
     } catch (e) {
       this.drop(key, c);
+      if (isFenced(e)) this.lost.add(key);
       throw e;
     }
   }
@@ -81,6 +101,7 @@ export class PartitionTransactions {
    * claimed again, since another member may have owned it in between.
    */
   reassigned(): void {
+    this.lost.clear();
     for (const [key, c] of [...this.claims]) this.drop(key, c);
   }
 
@@ -115,12 +136,26 @@ export class PartitionTransactions {
     }
   }
 
+  /**
+   * The group's committed offset, read until two reads agree. The previous owner's last transaction is complete
+   * once InitProducerId returned, but the group coordinator applies its offset commit asynchronously, and kafkajs'
+   * OffsetFetch cannot ask for stable offsets only (require_stable, KIP-447).
+   */
   private async committed(topic: string, partition: number): Promise<bigint> {
     const admin = (this.admin ??= this.o.adapter.admin());
     try {
-      const offsets = await (await admin).groupOffsets(this.o.groupId, topic);
-      const o = offsets.find((x) => x.partition === partition);
-      return o ? BigInt(o.offset) : -1n;
+      const read = async () => {
+        const o = (await (await admin).groupOffsets(this.o.groupId, topic)).find((x) => x.partition === partition);
+        return o ? BigInt(o.offset) : -1n;
+      };
+      let last = await read();
+      for (let i = 0; i < 5; i++) {
+        await new Promise((r) => setTimeout(r, STABLE_READ_GAP_MS));
+        const again = await read();
+        if (again === last) return last;
+        last = again;
+      }
+      return last;
     } catch (e) {
       // A broken admin connection is replaced at the next claim.
       if (this.admin === admin) this.admin = undefined;

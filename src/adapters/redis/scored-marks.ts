@@ -1,5 +1,6 @@
 /**
- * Which scoring record a trace's verdict came from (`<prefix>scored:<event id>` → `topic:partition:offset`), so the
+ * Which scoring record a trace's verdict came from (`<prefix>scored:<event id>` → `topic:partition:offset` and
+ * `#<correlation id>` when it asked for a reply), so the
  * scorer can tell an upstream duplicate from a redelivery. The scorer's own redeliveries are covered by its
  * transactions (consumer.exactly_once), but the tripwire stage is at-least-once: after a crash it decides its
  * uncommitted tail again and writes a second scoring record for those traces, further down the same partition
@@ -14,9 +15,16 @@
 import type { Redis } from 'ioredis';
 import { StewardError } from '../../errors.js';
 
+/** What to do with a scoring record: score it, skip it, or answer only its own client (see ScoredMarks). */
+export type ScoringTurn = 'first' | 'duplicate' | 'reply-only';
+
 export interface ScoredMarks {
-  /** True when this record is the one to score for `eventId`; false for a duplicate of an earlier record. */
-  firstScoring(eventId: string, topic: string, partition: number, offset: string): Promise<boolean>;
+  /**
+   * 'first' when this record is the one to score for `eventId`; 'duplicate' for a later copy of the scored record;
+   * 'reply-only' for a later copy that asks for a reply the scored record did not (another request: a client that
+   * published the same trace again): its client gets a verdict, the verdicts topic does not get a second one.
+   */
+  turn(eventId: string, record: { topic: string; partition: number; offset: string }, correlationId?: string): Promise<ScoringTurn>;
 }
 
 export class RedisScoredMarks implements ScoredMarks {
@@ -25,15 +33,19 @@ export class RedisScoredMarks implements ScoredMarks {
     private readonly o: { prefix: string; ttlSeconds: number },
   ) {}
 
-  async firstScoring(eventId: string, topic: string, partition: number, offset: string): Promise<boolean> {
+  async turn(eventId: string, r: { topic: string; partition: number; offset: string }, correlationId?: string): Promise<ScoringTurn> {
     const key = `${this.o.prefix}scored:${eventId}`;
-    const mine = `${topic}:${partition}:${offset}`;
+    const mine = `${r.topic}:${r.partition}:${r.offset}${correlationId === undefined ? '' : `#${correlationId}`}`;
     try {
-      if ((await this.redis.set(key, mine, 'EX', this.o.ttlSeconds, 'NX')) === 'OK') return true;
+      if ((await this.redis.set(key, mine, 'EX', this.o.ttlSeconds, 'NX')) === 'OK') return 'first';
       const cur = await this.redis.get(key);
-      if (cur !== null && earlierInPartition(cur, topic, partition, offset)) return false;
+      if (cur !== null) {
+        const hash = cur.indexOf('#');
+        const [record, correlation] = hash < 0 ? [cur, undefined] : [cur.slice(0, hash), cur.slice(hash + 1)];
+        if (earlierInPartition(record, r.topic, r.partition, r.offset)) return correlationId === undefined || correlationId === correlation ? 'duplicate' : 'reply-only';
+      }
       if (cur !== mine) await this.redis.set(key, mine, 'EX', this.o.ttlSeconds);
-      return true;
+      return 'first';
     } catch (e) {
       throw new StewardError('STEWARD_STATE_UNAVAILABLE', `redis scored marks: ${e instanceof Error ? e.message : String(e)}`, { retryable: true, cause: e });
     }

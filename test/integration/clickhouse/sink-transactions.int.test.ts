@@ -28,7 +28,7 @@ describe('sink stage on a transactional topic (real Kafka + ClickHouse)', () => 
       await tx.claim(input, 0);
       for (const part of [0, 10]) {
         const messages = Array.from({ length: 10 }, (_, i) => verdictMsg(part + i)).map((v) => ({ key: String(v.agent_id), value: JSON.stringify(v) }));
-        await tx.commit(input, 0, [{ topic: env.topics.verdicts, messages }], String(part + 9));
+        await tx.commit(input, 0, [{ topic: env.topics.verdicts, messages }], String(part + 9), String(part));
       }
       await waitFor(async () => (await env.count('v_verdicts')).n >= 20, { timeoutMs: 30_000, message: 'verdict rows' });
       // 22 records on the partition: the sink's committed offset must reach 22, not stop at 21.

@@ -5,9 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { Kafka, logLevel } from 'kafkajs';
 import { KafkaAdapter } from '../../../src/adapters/kafka/client.js';
 import { PartitionTransactions } from '../../../src/adapters/kafka/partition-transactions.js';
+import { isFenced } from '../../../src/adapters/kafka/kafka-error.js';
 import type { ChildProcess } from 'node:child_process';
 import { Collector, TestEngine, quietLogger, withPipelineEnv, trace } from './harness.js';
 import { startPipeline } from '../../../src/consumers/common-runtime.js';
+import { StageRunner, type StageProcessor } from '../../../src/consumers/common.js';
+import { StewardMetrics } from '../../../src/observability/metrics.js';
 import { StewardClient } from '../../../src/client/steward-client.js';
 import { killed, startChild, stopChildren } from './children.js';
 import { RedisScoredMarks } from '../../../src/adapters/redis/scored-marks.js';
@@ -46,20 +49,84 @@ describe('exactly-once stage output (real Kafka transactions)', () => {
     const rec = (v: string) => [{ topic: out, messages: [{ key: 'k', value: v }] }];
     try {
       expect(await a.claim(input, 0)).toBe(-1n);
-      await a.commit(input, 0, rec('a1'), '4');
+      await a.commit(input, 0, rec('a1'), '4', '0');
       // b takes the partition over: it fences a, and learns that offsets up to 4 are done.
       expect(await b.claim(input, 0)).toBe(5n);
-      await expect(a.commit(input, 0, rec('a2'), '9')).rejects.toThrow();
-      await b.commit(input, 0, rec('b1'), '9');
+      const fenced = await a.commit(input, 0, rec('a2'), '9', '5').then(() => undefined, (e: unknown) => e);
+      expect(isFenced(fenced)).toBe(true);
+      // Fenced: a does not claim the partition back (and fence b in turn) before the group's next generation.
+      await expect(a.claim(input, 0)).rejects.toThrow(/taken over by another member/);
+      await b.commit(input, 0, rec('b1'), '9', '5');
       expect(await readCommitted(adapter, out, (v) => v.includes('b1'))).toEqual(['a1', 'b1']);
       expect((await admin.groupOffsets(groupId, input)).find((p) => p.partition === 0)?.offset).toBe('10');
       // The fenced member claims again (a new generation): it fences b in turn and starts at 10.
       a.reassigned();
       expect(await a.claim(input, 0)).toBe(10n);
-      await expect(b.commit(input, 0, rec('b2'), '12')).rejects.toThrow();
+      await expect(b.commit(input, 0, rec('b2'), '12', '10')).rejects.toThrow();
+      // b's next attempt claims again (as after any failed commit), finds 10 committed and refuses to redo 10..12.
+      b.reassigned();
+      await expect(b.commit(input, 0, rec('b3'), '12', '8')).rejects.toThrow(/committed up to 10 by another member/);
     } finally {
       await Promise.allSettled([a.disconnect(), b.disconnect()]);
       await admin.deleteTopics([input, out]).catch(() => undefined);
+      await admin.deleteGroups([groupId]).catch(() => undefined);
+      await admin.disconnect();
+    }
+  }, 60_000);
+
+  // The race the floor exists for: kafkajs fetched the committed offset at the join, then the previous owner (evicted
+  // but still running) committed more, then this member fenced it. The stage must skip what was committed since.
+  it('a stage skips what the previous owner committed between its offset fetch and its fencing', async () => {
+    const adapter = new KafkaAdapter({ brokers: services().kafkaBrokers, clientId: 'it-eo-race' });
+    const admin = await adapter.admin();
+    const input = uniqueName('eo-rin');
+    const out = uniqueName('eo-rout');
+    const groupId = uniqueName('eo-rgroup');
+    await admin.createTopics([input, out, `${out}.dlq`].map((topic) => ({ topic, numPartitions: 1, replicationFactor: 1 })));
+    const previous = new PartitionTransactions({ adapter, groupId });
+    let raced = false;
+    class RacingTransactions extends PartitionTransactions {
+      override async claim(topic: string, partition: number): Promise<bigint> {
+        if (!raced) {
+          raced = true;
+          await previous.claim(topic, partition);
+          await previous.commit(topic, partition, [{ topic: out, messages: [{ key: 'k', value: 'previous:0-4' }] }], '4', '0');
+        }
+        return super.claim(topic, partition);
+      }
+    }
+    const processed: string[] = [];
+    const echo: StageProcessor = {
+      stage: 'echo',
+      inputTopics: [input],
+      process: async (m) => {
+        processed.push(m.value!.toString());
+        return [{ topic: out, message: { key: 'k', value: `stage:${m.value!.toString()}` } }];
+      },
+    };
+    const runner = new StageRunner(echo, {
+      adapter,
+      groupId,
+      dlqTopic: `${out}.dlq`,
+      metrics: new StewardMetrics(),
+      logger: quietLogger(),
+      transactions: new RacingTransactions({ adapter, groupId }),
+    });
+    const producer = await adapter.producer();
+    try {
+      await producer.send([{ topic: input, messages: Array.from({ length: 10 }, (_, i) => ({ key: 'k', value: `r${i}` })) }]);
+      await runner.start();
+      const values = await readCommitted(adapter, out, (v) => v.includes('stage:r9'));
+      expect(raced).toBe(true);
+      expect(values).toEqual(['previous:0-4', 'stage:r5', 'stage:r6', 'stage:r7', 'stage:r8', 'stage:r9']);
+      expect((await admin.groupOffsets(groupId, input))[0]?.offset).toBe('10');
+      // Skipped before processing, not refused at commit (that safety net redoes the whole batch).
+      expect(processed).toEqual(['r5', 'r6', 'r7', 'r8', 'r9']);
+    } finally {
+      await runner.stop();
+      await producer.disconnect();
+      await previous.disconnect();
+      await admin.deleteTopics([input, out, `${out}.dlq`]).catch(() => undefined);
       await admin.deleteGroups([groupId]).catch(() => undefined);
       await admin.disconnect();
     }
@@ -83,7 +150,7 @@ describe('exactly-once stage output (real Kafka transactions)', () => {
       await tx.send({ topic: out, messages: [{ key: 'k', value: 'from-the-dead' }] });
       await tx.sendOffsets({ consumerGroupId: groupId, topics: [{ topic: input, partitions: [{ partition: 0, offset: '9' }] }] });
       expect(await next.claim(input, 0)).toBe(-1n);
-      await next.commit(input, 0, [{ topic: out, messages: [{ key: 'k', value: 'alive' }] }], '5');
+      await next.commit(input, 0, [{ topic: out, messages: [{ key: 'k', value: 'alive' }] }], '5', '0');
       expect(await readCommitted(adapter, out, (v) => v.includes('alive'))).toEqual(['alive']);
       expect((await admin.groupOffsets(groupId, input))[0]?.offset).toBe('6');
       await expect(tx.commit()).rejects.toThrow();
@@ -183,18 +250,23 @@ describe('scored marks (real Redis)', () => {
     const redis = redisClient();
     const prefix = uniqueRedisPrefix('marks');
     const marks = new RedisScoredMarks(redis, { prefix, ttlSeconds: 60 });
+    const at = (partition: number, offset: string) => ({ topic: 'acgp.scoring', partition, offset });
     try {
-      expect(await marks.firstScoring('ev1', 'acgp.scoring', 2, '40')).toBe(true);
+      expect(await marks.turn('ev1', at(2, '40'), 'req-1')).toBe('first');
       // Redelivered after an aborted transaction: the same record is scored again.
-      expect(await marks.firstScoring('ev1', 'acgp.scoring', 2, '40')).toBe(true);
-      // The tripwire stage's second scoring record for the trace, further down the partition.
-      expect(await marks.firstScoring('ev1', 'acgp.scoring', 2, '95')).toBe(false);
+      expect(await marks.turn('ev1', at(2, '40'), 'req-1')).toBe('first');
+      // The tripwire stage's second scoring record for the trace, further down the partition (same request).
+      expect(await marks.turn('ev1', at(2, '95'), 'req-1')).toBe('duplicate');
+      // Another request for the same trace bytes (a client published it again): its client is answered.
+      expect(await marks.turn('ev1', at(2, '96'), 'req-2')).toBe('reply-only');
+      expect(await marks.turn('ev1', at(2, '97'))).toBe('duplicate');
       // A copy on another partition (re-partitioned topic) is scored, and the mark moves to it.
-      expect(await marks.firstScoring('ev1', 'acgp.scoring', 5, '7')).toBe(true);
-      expect(await marks.firstScoring('ev1', 'acgp.scoring', 5, '8')).toBe(false);
-      expect(await marks.firstScoring('ev1', 'acgp.scoring', 2, '96')).toBe(true);
+      expect(await marks.turn('ev1', at(5, '7'))).toBe('first');
+      expect(await marks.turn('ev1', at(5, '8'))).toBe('duplicate');
+      expect(await marks.turn('ev1', at(5, '9'), 'req-3')).toBe('reply-only');
+      expect(await marks.turn('ev1', at(2, '98'))).toBe('first');
       expect(await redis.ttl(`${prefix}scored:ev1`)).toBeGreaterThan(50);
-      expect(await marks.firstScoring('ev2', 'acgp.scoring', 2, '97')).toBe(true);
+      expect(await marks.turn('ev2', at(2, '99'))).toBe('first');
     } finally {
       await deleteRedisPrefix(redis, prefix);
       redis.disconnect();
