@@ -1,7 +1,8 @@
 /**
  * Profiling aid for the pipeline bench (not a benchmark; prints no ratio): runs only the tripwire-stage
  * throughput phase (PROFILE_MODE=stage, default; stage-fixed = the stage with a constant-answer engine), the
- * in-process engine-only phase (PROFILE_MODE=engine), or a raw
+ * in-process engine-only phase (PROFILE_MODE=engine), the scorer stage over the tripwire stage's output
+ * (PROFILE_MODE=scorer), or a raw
  * kafkajs passthrough (PROFILE_MODE=pass; pass2 = passthrough producing the stage's output volume)
  * on the same traffic, so `node --cpu-prof --import tsx bench/pipeline/profile.ts` profiles just that.
  */
@@ -122,6 +123,29 @@ async function main(): Promise<void> {
       const cpu = process.cpuUsage(c0);
       console.log(`${MODE}_msgs_per_s=${(N / ((performance.now() - t0) / 1000)).toFixed(0)} cpu_us_per_msg=${((cpu.user + cpu.system) / N).toFixed(1)}`);
       await Promise.all([producer.disconnect(), consumer.disconnect()]);
+      return;
+    }
+    if (MODE === 'scorer') {
+      // The tripwire stage (not profiled) writes the scoring records, then the scorer stage alone is measured;
+      // PROFILE_SCORER_AT_LEAST_ONCE=1 without its transactions.
+      const tm = new StewardMetrics();
+      const tpipe = await startPipeline(cfg, ['tripwire'], deps as PipelineDeps, { logger: createLogger({ level: 'silent' }), metrics: tm });
+      const count = async (m: StewardMetrics, stage: string) => (await m.messages.get()).values.filter((x) => x.labels.stage === stage).reduce((a, x) => a + x.value, 0);
+      while ((await count(tm, 'tripwire')) < N) await new Promise((r) => setTimeout(r, 20));
+      await tpipe.stop();
+      const scoring = Number((await admin.topicOffsets(names.scoring)).reduce((a, o) => a + BigInt(o.high), 0n));
+      const scfg = process.env.PROFILE_SCORER_AT_LEAST_ONCE ? { ...cfg, consumer: { ...cfg.consumer, exactlyOnce: [] } } : cfg;
+      const sm = new StewardMetrics();
+      const t0 = performance.now();
+      const c0 = process.cpuUsage();
+      const spipe = await profiled(async () => {
+        const sp = await startPipeline(scfg, ['scorer'], { ...(deps as PipelineDeps), scoredMarks: undefined }, { logger: createLogger({ level: 'silent' }), metrics: sm });
+        while ((await count(sm, 'scorer')) < scoring) await new Promise((r) => setTimeout(r, 20));
+        return sp;
+      });
+      const cpu = process.cpuUsage(c0);
+      console.log(`steward_scorer_msgs_per_s=${(scoring / ((performance.now() - t0) / 1000)).toFixed(0)} cpu_us_per_msg=${((cpu.user + cpu.system) / scoring).toFixed(1)} exactly_once=${scfg.consumer.exactlyOnce.includes('scorer')}`);
+      await spipe.stop();
       return;
     }
     const metrics = new StewardMetrics();
