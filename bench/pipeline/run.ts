@@ -122,6 +122,17 @@ async function rawPassthrough(kafka: Kafka, inTopic: string, outTopic: string, n
   return n / secs;
 }
 
+/** Resolves once `stage` counted `n` messages in `metrics` (polled every 20 ms; gives up after 3 min). */
+async function processed(metrics: StewardMetrics, stage: string, n: number, phase: string): Promise<void> {
+  const t0 = performance.now();
+  for (;;) {
+    const v = (await metrics.messages.get()).values.filter((x) => x.labels.stage === stage).reduce((a, x) => a + x.value, 0);
+    if (v >= n) return;
+    if (performance.now() - t0 > 180_000) throw new Error(`${phase} timed out at ${v}/${n}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 async function fill(kafka: Kafka, topic: string, n: number): Promise<void> {
   const p = kafka.producer();
   await p.connect();
@@ -217,12 +228,7 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     const tcfg = { ...cfg, topics: { ...cfg.topics, prefix: `${prefix}t` }, consumer: { ...cfg.consumer, groupPrefix: `${prefix}t` } };
     const tpipe = await startPipeline(tcfg, ['tripwire'], deps as PipelineDeps, { logger, metrics });
-    for (;;) {
-      const v = (await metrics.messages.get()).values.filter((x) => x.labels.stage === 'tripwire').reduce((a, x) => a + x.value, 0);
-      if (v >= THROUGHPUT_N) break;
-      if (performance.now() - t0 > 180_000) throw new Error(`throughput phase timed out at ${v}/${THROUGHPUT_N}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await processed(metrics, 'tripwire', THROUGHPUT_N, 'throughput phase');
     const stewardRate = THROUGHPUT_N / ((performance.now() - t0) / 1000);
     const stewardCpu = process.cpuUsage(c0);
     await tpipe.stop();
@@ -236,12 +242,7 @@ async function main(): Promise<void> {
       const scfg = { ...tcfg, consumer: { ...tcfg.consumer, groupPrefix: `${prefix}${suffix}`, exactlyOnce } };
       const s0 = performance.now();
       const spipe = await startPipeline(scfg, ['scorer'], { ...(deps as PipelineDeps), scoredMarks: undefined }, { logger, metrics: m });
-      for (;;) {
-        const v = (await m.messages.get()).values.filter((x) => x.labels.stage === 'scorer').reduce((a, x) => a + x.value, 0);
-        if (v >= scoringRecords) break;
-        if (performance.now() - s0 > 180_000) throw new Error(`scorer phase timed out at ${v}/${scoringRecords}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await processed(m, 'scorer', scoringRecords, 'scorer phase');
       const rate = scoringRecords / ((performance.now() - s0) / 1000);
       await spipe.stop();
       return rate;
@@ -264,12 +265,7 @@ async function main(): Promise<void> {
     const f0 = performance.now();
     const fcfg = { ...cfg, topics: { ...cfg.topics, prefix: `${prefix}f` }, consumer: { ...cfg.consumer, groupPrefix: `${prefix}f` } };
     const fpipe = await startPipeline(fcfg, ['tripwire'], { ...(deps as PipelineDeps), engine: fixedEngine }, { logger, metrics: fmetrics });
-    for (;;) {
-      const v = (await fmetrics.messages.get()).values.filter((x) => x.labels.stage === 'tripwire').reduce((a, x) => a + x.value, 0);
-      if (v >= THROUGHPUT_N) break;
-      if (performance.now() - f0 > 180_000) throw new Error(`fixed-engine phase timed out at ${v}/${THROUGHPUT_N}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await processed(fmetrics, 'tripwire', THROUGHPUT_N, 'fixed-engine phase');
     const fixedRate = THROUGHPUT_N / ((performance.now() - f0) / 1000);
     const fixedCpu = process.cpuUsage(c0);
     await fpipe.stop();

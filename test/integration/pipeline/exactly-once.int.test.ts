@@ -3,7 +3,7 @@
 // commits fail, its open transaction is aborted), and records the old owner committed are not redone.
 import { describe, expect, it } from 'vitest';
 import { Kafka, logLevel } from 'kafkajs';
-import { KafkaAdapter } from '../../../src/adapters/kafka/client.js';
+import { KafkaAdapter, type StewardAdmin } from '../../../src/adapters/kafka/client.js';
 import { PartitionTransactions } from '../../../src/adapters/kafka/partition-transactions.js';
 import { isFenced } from '../../../src/adapters/kafka/kafka-error.js';
 import type { ChildProcess } from 'node:child_process';
@@ -36,132 +36,133 @@ async function readCommitted(adapter: KafkaAdapter, topic: string, until: (value
   }
 }
 
+interface TxTopics {
+  adapter: KafkaAdapter;
+  admin: StewardAdmin;
+  /** A one-partition input topic whose offsets the transactions commit, its output topic and a DLQ topic. */
+  input: string;
+  out: string;
+  dlq: string;
+  groupId: string;
+}
+
+/** Runs `fn` against fresh topics and a fresh group, deleted afterwards. */
+async function withTxTopics(name: string, fn: (t: TxTopics) => Promise<void>): Promise<void> {
+  const adapter = new KafkaAdapter({ brokers: services().kafkaBrokers, clientId: `it-${name}` });
+  const admin = await adapter.admin();
+  const t: TxTopics = { adapter, admin, input: uniqueName(`${name}-in`), out: uniqueName(`${name}-out`), dlq: uniqueName(`${name}-dlq`), groupId: uniqueName(`${name}-group`) };
+  try {
+    await admin.createTopics([t.input, t.out, t.dlq].map((topic) => ({ topic, numPartitions: 1, replicationFactor: 1 })));
+    await fn(t);
+  } finally {
+    await admin.deleteTopics([t.input, t.out, t.dlq]).catch(() => undefined);
+    await admin.deleteGroups([t.groupId]).catch(() => undefined);
+    await admin.disconnect();
+  }
+}
+
 describe('exactly-once stage output (real Kafka transactions)', () => {
-  it('a new owner fences the old one and starts after what the old one committed', async () => {
-    const adapter = new KafkaAdapter({ brokers: services().kafkaBrokers, clientId: 'it-eo' });
-    const admin = await adapter.admin();
-    const input = uniqueName('eo-in');
-    const out = uniqueName('eo-out');
-    const groupId = uniqueName('eo-group');
-    await admin.createTopics([input, out].map((topic) => ({ topic, numPartitions: 1, replicationFactor: 1 })));
-    const a = new PartitionTransactions({ adapter, groupId });
-    const b = new PartitionTransactions({ adapter, groupId });
-    const rec = (v: string) => [{ topic: out, messages: [{ key: 'k', value: v }] }];
-    try {
-      expect(await a.claim(input, 0)).toBe(-1n);
-      await a.commit(input, 0, rec('a1'), '4', '0');
-      // b takes the partition over: it fences a, and learns that offsets up to 4 are done.
-      expect(await b.claim(input, 0)).toBe(5n);
-      const fenced = await a.commit(input, 0, rec('a2'), '9', '5').then(() => undefined, (e: unknown) => e);
-      expect(isFenced(fenced)).toBe(true);
-      // Fenced: a does not claim the partition back (and fence b in turn) before the group's next generation.
-      await expect(a.claim(input, 0)).rejects.toThrow(/taken over by another member/);
-      await b.commit(input, 0, rec('b1'), '9', '5');
-      expect(await readCommitted(adapter, out, (v) => v.includes('b1'))).toEqual(['a1', 'b1']);
-      expect((await admin.groupOffsets(groupId, input)).find((p) => p.partition === 0)?.offset).toBe('10');
-      // The fenced member claims again (a new generation): it fences b in turn and starts at 10.
-      a.reassigned();
-      expect(await a.claim(input, 0)).toBe(10n);
-      await expect(b.commit(input, 0, rec('b2'), '12', '10')).rejects.toThrow();
-      // b's next attempt claims again (as after any failed commit), finds 10 committed and refuses to redo 10..12.
-      b.reassigned();
-      await expect(b.commit(input, 0, rec('b3'), '12', '8')).rejects.toThrow(/committed up to 10 by another member/);
-    } finally {
-      await Promise.allSettled([a.disconnect(), b.disconnect()]);
-      await admin.deleteTopics([input, out]).catch(() => undefined);
-      await admin.deleteGroups([groupId]).catch(() => undefined);
-      await admin.disconnect();
-    }
-  }, 60_000);
+  it('a new owner fences the old one and starts after what the old one committed', () =>
+    withTxTopics('eo', async ({ adapter, admin, input, out, groupId }) => {
+      const a = new PartitionTransactions({ adapter, groupId });
+      const b = new PartitionTransactions({ adapter, groupId });
+      const rec = (v: string) => [{ topic: out, messages: [{ key: 'k', value: v }] }];
+      try {
+        expect(await a.claim(input, 0)).toBe(-1n);
+        await a.commit(input, 0, rec('a1'), '4', '0');
+        // b takes the partition over: it fences a, and learns that offsets up to 4 are done.
+        expect(await b.claim(input, 0)).toBe(5n);
+        const fenced = await a.commit(input, 0, rec('a2'), '9', '5').then(() => undefined, (e: unknown) => e);
+        expect(isFenced(fenced)).toBe(true);
+        // Fenced: a does not claim the partition back (and fence b in turn) before the group's next generation.
+        await expect(a.claim(input, 0)).rejects.toThrow(/taken over by another member/);
+        await b.commit(input, 0, rec('b1'), '9', '5');
+        expect(await readCommitted(adapter, out, (v) => v.includes('b1'))).toEqual(['a1', 'b1']);
+        expect((await admin.groupOffsets(groupId, input)).find((p) => p.partition === 0)?.offset).toBe('10');
+        // The fenced member claims again (a new generation): it fences b in turn and starts at 10.
+        a.reassigned();
+        expect(await a.claim(input, 0)).toBe(10n);
+        await expect(b.commit(input, 0, rec('b2'), '12', '10')).rejects.toThrow();
+        // b's next attempt claims again (as after any failed commit), finds 10 committed and refuses to redo 10..12.
+        b.reassigned();
+        await expect(b.commit(input, 0, rec('b3'), '12', '8')).rejects.toThrow(/committed up to 10 by another member/);
+      } finally {
+        await Promise.allSettled([a.disconnect(), b.disconnect()]);
+      }
+    }), 60_000);
 
   // The race the floor exists for: kafkajs fetched the committed offset at the join, then the previous owner (evicted
   // but still running) committed more, then this member fenced it. The stage must skip what was committed since.
-  it('a stage skips what the previous owner committed between its offset fetch and its fencing', async () => {
-    const adapter = new KafkaAdapter({ brokers: services().kafkaBrokers, clientId: 'it-eo-race' });
-    const admin = await adapter.admin();
-    const input = uniqueName('eo-rin');
-    const out = uniqueName('eo-rout');
-    const groupId = uniqueName('eo-rgroup');
-    await admin.createTopics([input, out, `${out}.dlq`].map((topic) => ({ topic, numPartitions: 1, replicationFactor: 1 })));
-    const previous = new PartitionTransactions({ adapter, groupId });
-    let raced = false;
-    class RacingTransactions extends PartitionTransactions {
-      override async claim(topic: string, partition: number): Promise<bigint> {
-        if (!raced) {
-          raced = true;
-          await previous.claim(topic, partition);
-          await previous.commit(topic, partition, [{ topic: out, messages: [{ key: 'k', value: 'previous:0-4' }] }], '4', '0');
+  it('a stage skips what the previous owner committed between its offset fetch and its fencing', () =>
+    withTxTopics('eo-race', async ({ adapter, admin, input, out, dlq, groupId }) => {
+      const previous = new PartitionTransactions({ adapter, groupId });
+      let raced = false;
+      class RacingTransactions extends PartitionTransactions {
+        override async claim(topic: string, partition: number): Promise<bigint> {
+          if (!raced) {
+            raced = true;
+            await previous.claim(topic, partition);
+            await previous.commit(topic, partition, [{ topic: out, messages: [{ key: 'k', value: 'previous:0-4' }] }], '4', '0');
+          }
+          return super.claim(topic, partition);
         }
-        return super.claim(topic, partition);
       }
-    }
-    const processed: string[] = [];
-    const echo: StageProcessor = {
-      stage: 'echo',
-      inputTopics: [input],
-      process: async (m) => {
-        processed.push(m.value!.toString());
-        return [{ topic: out, message: { key: 'k', value: `stage:${m.value!.toString()}` } }];
-      },
-    };
-    const runner = new StageRunner(echo, {
-      adapter,
-      groupId,
-      dlqTopic: `${out}.dlq`,
-      metrics: new StewardMetrics(),
-      logger: quietLogger(),
-      transactions: new RacingTransactions({ adapter, groupId }),
-    });
-    const producer = await adapter.producer();
-    try {
-      await producer.send([{ topic: input, messages: Array.from({ length: 10 }, (_, i) => ({ key: 'k', value: `r${i}` })) }]);
-      await runner.start();
-      const values = await readCommitted(adapter, out, (v) => v.includes('stage:r9'));
-      expect(raced).toBe(true);
-      expect(values).toEqual(['previous:0-4', 'stage:r5', 'stage:r6', 'stage:r7', 'stage:r8', 'stage:r9']);
-      expect((await admin.groupOffsets(groupId, input))[0]?.offset).toBe('10');
-      // Skipped before processing, not refused at commit (that safety net redoes the whole batch).
-      expect(processed).toEqual(['r5', 'r6', 'r7', 'r8', 'r9']);
-    } finally {
-      await runner.stop();
-      await producer.disconnect();
-      await previous.disconnect();
-      await admin.deleteTopics([input, out, `${out}.dlq`]).catch(() => undefined);
-      await admin.deleteGroups([groupId]).catch(() => undefined);
-      await admin.disconnect();
-    }
-  }, 60_000);
+      const processed: string[] = [];
+      const echo: StageProcessor = {
+        stage: 'echo',
+        inputTopics: [input],
+        process: async (m) => {
+          processed.push(m.value!.toString());
+          return [{ topic: out, message: { key: 'k', value: `stage:${m.value!.toString()}` } }];
+        },
+      };
+      const runner = new StageRunner(echo, {
+        adapter,
+        groupId,
+        dlqTopic: dlq,
+        metrics: new StewardMetrics(),
+        logger: quietLogger(),
+        transactions: new RacingTransactions({ adapter, groupId }),
+      });
+      const producer = await adapter.producer();
+      try {
+        await producer.send([{ topic: input, messages: Array.from({ length: 10 }, (_, i) => ({ key: 'k', value: `r${i}` })) }]);
+        await runner.start();
+        const values = await readCommitted(adapter, out, (v) => v.includes('stage:r9'));
+        expect(raced).toBe(true);
+        expect(values).toEqual(['previous:0-4', 'stage:r5', 'stage:r6', 'stage:r7', 'stage:r8', 'stage:r9']);
+        expect((await admin.groupOffsets(groupId, input))[0]?.offset).toBe('10');
+        // Skipped before processing, not refused at commit (that safety net redoes the whole batch).
+        expect(processed).toEqual(['r5', 'r6', 'r7', 'r8', 'r9']);
+      } finally {
+        await runner.stop();
+        await producer.disconnect();
+        await previous.disconnect();
+      }
+    }), 60_000);
 
-  it('the open transaction of an owner that died mid-commit is aborted when the partition is claimed', async () => {
-    const adapter = new KafkaAdapter({ brokers: services().kafkaBrokers, clientId: 'it-eo-kill' });
-    const admin = await adapter.admin();
-    const input = uniqueName('eo-kin');
-    const out = uniqueName('eo-kout');
-    const groupId = uniqueName('eo-kgroup');
-    await admin.createTopics([input, out].map((topic) => ({ topic, numPartitions: 1, replicationFactor: 1 })));
-    const next = new PartitionTransactions({ adapter, groupId });
-    // The dead owner: same transactional id, records sent inside a transaction that never ends (a process
-    // killed between its send and its commit). Its 60 s transaction timeout is far beyond this test's waits.
-    const kafka = new Kafka({ brokers: services().kafkaBrokers, clientId: 'it-eo-dead', logLevel: logLevel.NOTHING });
-    const dead = kafka.producer({ transactionalId: next.transactionalId(input, 0), idempotent: true, maxInFlightRequests: 1, transactionTimeout: 60_000 });
-    try {
-      await dead.connect();
-      const tx = await dead.transaction();
-      await tx.send({ topic: out, messages: [{ key: 'k', value: 'from-the-dead' }] });
-      await tx.sendOffsets({ consumerGroupId: groupId, topics: [{ topic: input, partitions: [{ partition: 0, offset: '9' }] }] });
-      expect(await next.claim(input, 0)).toBe(-1n);
-      await next.commit(input, 0, [{ topic: out, messages: [{ key: 'k', value: 'alive' }] }], '5', '0');
-      expect(await readCommitted(adapter, out, (v) => v.includes('alive'))).toEqual(['alive']);
-      expect((await admin.groupOffsets(groupId, input))[0]?.offset).toBe('6');
-      await expect(tx.commit()).rejects.toThrow();
-    } finally {
-      await dead.disconnect().catch(() => undefined);
-      await next.disconnect();
-      await admin.deleteTopics([input, out]).catch(() => undefined);
-      await admin.deleteGroups([groupId]).catch(() => undefined);
-      await admin.disconnect();
-    }
-  }, 60_000);
+  it('the open transaction of an owner that died mid-commit is aborted when the partition is claimed', () =>
+    withTxTopics('eo-kill', async ({ adapter, admin, input, out, groupId }) => {
+      const next = new PartitionTransactions({ adapter, groupId });
+      // The dead owner: same transactional id, records sent inside a transaction that never ends (a process
+      // killed between its send and its commit). Its 60 s transaction timeout is far beyond this test's waits.
+      const kafka = new Kafka({ brokers: services().kafkaBrokers, clientId: 'it-eo-dead', logLevel: logLevel.NOTHING });
+      const dead = kafka.producer({ transactionalId: next.transactionalId(input, 0), idempotent: true, maxInFlightRequests: 1, transactionTimeout: 60_000 });
+      try {
+        await dead.connect();
+        const tx = await dead.transaction();
+        await tx.send({ topic: out, messages: [{ key: 'k', value: 'from-the-dead' }] });
+        await tx.sendOffsets({ consumerGroupId: groupId, topics: [{ topic: input, partitions: [{ partition: 0, offset: '9' }] }] });
+        expect(await next.claim(input, 0)).toBe(-1n);
+        await next.commit(input, 0, [{ topic: out, messages: [{ key: 'k', value: 'alive' }] }], '5', '0');
+        expect(await readCommitted(adapter, out, (v) => v.includes('alive'))).toEqual(['alive']);
+        expect((await admin.groupOffsets(groupId, input))[0]?.offset).toBe('6');
+        await expect(tx.commit()).rejects.toThrow();
+      } finally {
+        await dead.disconnect().catch(() => undefined);
+        await next.disconnect();
+      }
+    }), 60_000);
 
   // At-least-once, the same kill redelivers every verdict of the scorer's current batch (kafkajs commits at the end
   // of a batch, and the interval is set to never), and the final count check fails: exactly_once: [] in the
