@@ -170,7 +170,7 @@ export async function startPipeline(
                   refreshReplies();
                 },
               })
-            : new ScorerProcessor({ engine: deps.engine, topics, metrics, marks: deps.scoredMarks }),
+            : new ScorerProcessor({ engine: deps.engine, topics, metrics, marks: deps.scoredMarks, onMarksUnavailable: marksWarning(opts.logger.child({ stage: 'scorer' })) }),
         );
       } else if (s === 'trust-debt') {
         if (!deps.trustDebtStore || !deps.trustDebtConfigFor) throw new Error('stage trust-debt needs a trust-debt store');
@@ -194,20 +194,18 @@ export async function startPipeline(
     // One producer per stage: with one request in flight per producer, a shared one would queue the
     // tripwire stage's synchronous replies behind the scorer's sends.
     // allSettled: the producers that did connect are disconnected again when another one fails.
-    // A stage with exactly-once output (consumer.exactly_once) commits through transactional producers of its own,
-    // one per input partition it is assigned.
-    const exactlyOnce = new Set<string>(cfg.consumer.exactlyOnce);
-    const connected = await Promise.allSettled(procs.map((p) => (exactlyOnce.has(p.stage) ? Promise.resolve(undefined) : adapter.producer())));
-    const stageProducers = connected.map((c) => (c.status === 'fulfilled' ? c.value : undefined));
-    for (const p of stageProducers) if (p) producers.push(p);
+    const connected = await Promise.allSettled(procs.map(() => adapter.producer()));
+    for (const c of connected) if (c.status === 'fulfilled') producers.push(c.value);
     const failed = connected.find((c): c is PromiseRejectedResult => c.status === 'rejected');
     if (failed) throw failed.reason;
     runners.push(...procs.map(
       (p, i) =>
         new StageRunner(p, {
           adapter,
-          producer: stageProducers[i],
-          transactions: exactlyOnce.has(p.stage) ? new PartitionTransactions({ adapter, groupId: groupId(cfg, p.stage) }) : undefined,
+          producer: producers[i],
+          // consumer.exactly_once: the stage's outputs commit through transactional producers of their own, one per
+          // input partition it is assigned (replies still go through `producer`, after each commit).
+          transactions: cfg.consumer.exactlyOnce.includes(p.stage as 'tripwire' | 'scorer') ? new PartitionTransactions({ adapter, groupId: groupId(cfg, p.stage), logger: opts.logger.child({ stage: p.stage }) }) : undefined,
           groupId: groupId(cfg, p.stage),
           dlqTopic: topics.dlq,
           metrics,
@@ -228,7 +226,7 @@ export async function startPipeline(
     if (tdIndex >= 0 && deps.trustDebtSweepStore && deps.trustDebtConfigForAgent && cfg.trustDebt.auditSweepIntervalMs > 0) {
       auditSweep = startTrustDebtAuditSweep({
         store: deps.trustDebtSweepStore,
-        producer: stageProducers[tdIndex]!,
+        producer: producers[tdIndex]!,
         topics,
         cfgFor: deps.trustDebtConfigForAgent,
         metrics,
@@ -273,6 +271,17 @@ export async function startPipeline(
 
 
 /** The input topics of each stage's consumer group. */
+/** Logs that the scorer scores without its duplicate marks (Redis unreachable), at most once a minute. */
+function marksWarning(log: Logger): (e: unknown) => void {
+  let lastMs = -Infinity;
+  return (e) => {
+    const now = Date.now();
+    if (now - lastMs < 60_000) return;
+    lastMs = now;
+    log.warn({ err: e instanceof Error ? e.message : String(e) }, 'scored marks unavailable: scoring without them (a trace the tripwire stage decided twice may get two verdicts)');
+  };
+}
+
 const STAGE_INPUTS: Record<StageName, TopicKey[]> = {
   tripwire: ['traces'],
   scorer: ['scoring'],

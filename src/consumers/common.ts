@@ -4,6 +4,9 @@
  * Delivery: each partition's batch is processed in chunks (per key in order, keys concurrently); a chunk's outputs (including
  * DLQ records) go out in one idempotent send, and only after the broker acknowledged them are the
  * chunk's offsets resolved (kafkajs commits resolved offsets on its interval, on rebalance and on stop).
+ * With `transactions` (consumer.exactly_once) a chunk's outputs and its offset commit instead in one Kafka
+ * transaction of the partition's own producer (replies are sent after it committed), so a redone chunk's
+ * first outputs are never read (adapters/kafka/partition-transactions.ts).
  * The next chunk is processed while the previous one's send is being acknowledged; its own send waits
  * for that acknowledgement, so outputs keep offset order.
  * A crash therefore replays at most the unacknowledged tail: at-least-once, made idempotent downstream by
@@ -30,6 +33,8 @@ import { DEFAULT_MAX_MESSAGE_BYTES } from '../config/steward-config.js';
 export interface StageOutput {
   topic: string;
   message: OutMessage;
+  /** With transactions: sent outside the transaction, after it committed (replies to waiting clients). */
+  afterCommit?: boolean;
 }
 
 export interface StageProcessor {
@@ -46,8 +51,8 @@ export interface StageProcessor {
 
 export interface StageRunnerOptions {
   adapter: KafkaAdapter;
-  /** The idempotent producer of the outputs; unused (may be absent) with `transactions`. */
-  producer?: StewardProducer;
+  /** The idempotent producer of the outputs; with `transactions`, of the `afterCommit` ones only. */
+  producer: StewardProducer;
   groupId: string;
   dlqTopic: string;
   metrics: StewardMetrics;
@@ -181,10 +186,14 @@ export class StageRunner {
       return lagStopped;
     }
     this.running = false;
-    await this.consumer.stop();
-    await this.consumer.disconnect();
-    this.consumer = undefined;
-    await this.opts.transactions?.disconnect();
+    try {
+      await this.consumer.stop();
+      await this.consumer.disconnect();
+    } finally {
+      // Also when the consumer failed to stop: its transactional producers and admin connection are closed.
+      this.consumer = undefined;
+      await this.opts.transactions?.disconnect();
+    }
     await lagStopped;
     this.opts.metrics.retainLag(this.stage);
   }
@@ -310,16 +319,21 @@ export class StageRunner {
    * acknowledged and committed by kafkajs). With them: the outputs and `last` + 1 as the committed offset, in
    * one transaction.
    */
-  private deliver(batch: InBatch, outs: StageOutput[], last: string | undefined, first: string): Promise<void> {
+  private async deliver(batch: InBatch, outs: StageOutput[], last: string | undefined, first: string): Promise<void> {
     const tx = this.opts.transactions;
     if (!tx) return this.flush(outs);
-    if (last === undefined) return Promise.resolve();
-    return tx.commit(batch.topic, batch.partition, toRecords(outs), last, first);
+    if (last === undefined) return;
+    const after = outs.filter((o) => o.afterCommit);
+    await tx.commit(batch.topic, batch.partition, toRecords(after.length === 0 ? outs : outs.filter((o) => !o.afterCommit)), last, first);
+    if (after.length === 0) return;
+    // Committed: a failure now must not redo the chunk (its offsets moved on), so it costs the clients their answers only.
+    await this.flush(after).catch((e: unknown) => {
+      this.opts.logger.warn({ err: e, ...this.stageField(), topic: batch.topic, partition: batch.partition, replies: after.length }, 'replies after a committed transaction not sent');
+    });
   }
 
   private async flush(outs: StageOutput[]): Promise<void> {
     if (outs.length === 0) return;
-    if (!this.opts.producer) throw new Error(`stage ${this.stage} has no producer`);
     await this.opts.producer.send(toRecords(outs));
   }
 

@@ -10,7 +10,7 @@ import type { StewardMetrics } from '../observability/metrics.js';
 import type { StageOutput, StageProcessor } from './common.js';
 import { verdictMessage, type DecideScoreEngine } from './common-engine.js';
 import { parseScoring } from './scoring-message.js';
-import type { ScoredMarks } from '../adapters/redis/scored-marks.js';
+import type { ScoredMarks, ScoringTurn } from '../adapters/redis/scored-marks.js';
 
 export interface ScorerStageDeps {
   engine: Pick<DecideScoreEngine, 'score'>;
@@ -19,6 +19,8 @@ export interface ScorerStageDeps {
   nowMs?: () => number;
   /** Skips a scoring record the tripwire stage wrote again for a trace already scored (absent: scores every record). */
   marks?: ScoredMarks;
+  /** Told when the marks cannot be read (Redis down): the record is scored anyway. */
+  onMarksUnavailable?: (e: unknown) => void;
 }
 
 export class ScorerProcessor implements StageProcessor {
@@ -32,7 +34,7 @@ export class ScorerProcessor implements StageProcessor {
   async process(m: InMessage): Promise<StageOutput[]> {
     const s = parseScoring(m, this.d.topics.replies);
     const eventId = s.decision.event_id;
-    const turn = this.d.marks && eventId ? await this.d.marks.turn(eventId, m, s.reply?.correlation_id) : 'first';
+    const turn = this.d.marks && eventId ? await this.turn(eventId, m, s.reply?.correlation_id) : 'first';
     if (turn === 'duplicate') {
       this.d.metrics.duplicates.inc({ stage: this.stage });
       return [];
@@ -51,5 +53,18 @@ export class ScorerProcessor implements StageProcessor {
     if (s.reply) outs.push(replyMessage(s.reply, 'verdict', s.trace.agent_id, json));
     if (turn === 'reply-only') this.d.metrics.duplicates.inc({ stage: this.stage });
     return outs;
+  }
+
+  /**
+   * Fails open: the marks only catch the tripwire stage's second scoring record of a trace (the scorer's own
+   * redeliveries are covered by its transactions), which does not justify stopping scoring during a Redis outage.
+   */
+  private async turn(eventId: string, m: InMessage, correlationId: string | undefined): Promise<ScoringTurn> {
+    try {
+      return await this.d.marks!.turn(eventId, m, correlationId);
+    } catch (e) {
+      this.d.onMarksUnavailable?.(e);
+      return 'first';
+    }
   }
 }

@@ -46,7 +46,7 @@ export class StewardMetrics {
     });
     this.messages = new Counter({ name: 'steward_messages_total', help: 'Messages consumed by stage and outcome (ok, dlq, retry)', labelNames: ['stage', 'outcome'], registers });
     this.interventions = new Counter({ name: 'steward_interventions_total', help: 'Interventions emitted by stage and type', labelNames: ['stage', 'intervention'], registers });
-    this.duplicates = new Counter({ name: 'steward_duplicates_skipped_total', help: 'Inputs skipped as duplicates of an earlier input (the scorer: a scoring record the tripwire stage wrote again after a crash)', labelNames: ['stage'], registers });
+    this.duplicates = new Counter({ name: 'steward_duplicates_skipped_total', help: 'Inputs recognised as copies of an earlier input (the scorer: a scoring record the tripwire stage wrote again after a crash): skipped, or scored for their own client only when they asked under another correlation id', labelNames: ['stage'], registers });
     this.dlq = new Counter({ name: 'steward_dlq_total', help: 'Messages sent to the DLQ by stage and error code', labelNames: ['stage', 'code'], registers });
     this.consumerLag = new Gauge({ name: 'steward_consumer_lag', help: 'Messages behind the high watermark, per stage and partition', labelNames: ['stage', 'topic', 'partition'], registers });
     this.trustDebt = new Gauge({ name: 'steward_trust_debt', help: 'Current trust debt per agent (last applied change; the most recently changed agents only, see steward_trust_debt_agents)', labelNames: ['tenant', 'agent_id'], registers });

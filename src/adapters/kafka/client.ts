@@ -17,7 +17,7 @@ import {
 } from 'kafkajs';
 import { StewardError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import { coalescingProducer } from './coalescing-producer.js';
+import { coalescingProducer, splitRecords, MAX_REQUEST_BYTES } from './coalescing-producer.js';
 import { renewingSender } from './renewing-producer.js';
 import { kafkaError } from './kafka-error.js';
 import { setHeaders } from './headers.js';
@@ -266,7 +266,7 @@ export class KafkaAdapter {
    * Connected and initialised (InitProducerId), so the fencing of older producers with this id has happened
    * when it resolves. After a failed commit the producer may be unusable: disconnect it and create another.
    */
-  async transactionalProducer(transactionalId: string, transactionTimeoutMs = 60_000): Promise<TransactionalProducer> {
+  async transactionalProducer(transactionalId: string, transactionTimeoutMs = 15_000): Promise<TransactionalProducer> {
     const p = this.kafka.producer({
       transactionalId,
       idempotent: true,
@@ -289,12 +289,16 @@ export class KafkaAdapter {
       async commit(records, o) {
         const tx = await p.transaction();
         try {
-          if (records.length > 0) await tx.sendBatch({ topicMessages: records as { topic: string; messages: KMessage[] }[], acks: -1 });
+          // In requests of at most 512 KiB, as the idempotent path: a chunk's outputs share one partition (one
+          // agent) and would otherwise exceed the broker's max.message.bytes together.
+          for (const piece of splitRecords(records, MAX_REQUEST_BYTES)) {
+            await tx.sendBatch({ topicMessages: piece.records as { topic: string; messages: KMessage[] }[], acks: -1 });
+          }
           await tx.sendOffsets({ consumerGroupId: o.groupId, topics: [{ topic: o.topic, partitions: [{ partition: o.partition, offset: o.nextOffset }] }] });
           await tx.commit();
         } catch (e) {
           if (tx.isActive()) await tx.abort().catch(() => undefined);
-          throw kafkaError(e, 'transaction failed');
+          throw kafkaError(e, `transaction of ${transactionalId} failed`);
         }
       },
       disconnect: () => p.disconnect(),

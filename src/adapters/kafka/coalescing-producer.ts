@@ -21,7 +21,7 @@ interface Piece {
 const messageBytes = (m: OutMessage) => (m.value?.length ?? 0) + (m.key?.length ?? 0);
 
 /** Splits one send's records, in order, into pieces of at most `max` bytes (a bigger message alone). */
-function splitRecords(records: OutRecord[], max: number): { records: OutRecord[]; bytes: number }[] {
+export function splitRecords(records: OutRecord[], max: number): { records: OutRecord[]; bytes: number }[] {
   const pieces: { records: OutRecord[]; bytes: number }[] = [];
   let cur: { records: OutRecord[]; bytes: number } = { records: [], bytes: 0 };
   for (const r of records) {
@@ -52,7 +52,10 @@ function splitRecords(records: OutRecord[], max: number): { records: OutRecord[]
  * larger send is split, in order, into several requests, and once one of them fails the rest of that
  * send is not sent (so nothing of it lands after a gap).
  */
-export function coalescingProducer(sendBatch: (topicMessages: OutRecord[]) => Promise<void>, disconnect: () => Promise<void>, maxRequestBytes = 512 * 1024): StewardProducer {
+/** The largest produce request the adapter sends: the broker's max.message.bytes bounds each partition's record batch. */
+export const MAX_REQUEST_BYTES = 512 * 1024;
+
+export function coalescingProducer(sendBatch: (topicMessages: OutRecord[]) => Promise<void>, disconnect: () => Promise<void>, maxRequestBytes = MAX_REQUEST_BYTES): StewardProducer {
   let queue: Piece[] = [];
   let busy = false;
   const pump = (): void => {

@@ -15,6 +15,7 @@
 import type { KafkaAdapter, OutRecord, StewardAdmin, TransactionalProducer } from './client.js';
 import { isFenced } from './kafka-error.js';
 import { StewardError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
 
 /** Between two reads of the committed offset when claiming (see `committed`). */
 const STABLE_READ_GAP_MS = 100;
@@ -29,6 +30,7 @@ export interface PartitionTransactionsOptions {
   adapter: Pick<KafkaAdapter, 'transactionalProducer' | 'admin'>;
   groupId: string;
   transactionTimeoutMs?: number;
+  logger?: Logger;
 }
 
 export class PartitionTransactions {
@@ -38,6 +40,8 @@ export class PartitionTransactions {
    * owner in turn (and the two would take turns wasting chunks), so it waits for the next group generation.
    */
   private readonly lost = new Set<string>();
+  /** Producers being closed (dropped claims), awaited by disconnect(). */
+  private readonly closing = new Set<Promise<void>>();
   private admin?: Promise<StewardAdmin>;
 
   constructor(private readonly o: PartitionTransactionsOptions) {}
@@ -55,7 +59,11 @@ export class PartitionTransactions {
   async claim(topic: string, partition: number): Promise<bigint> {
     const key = `${topic}/${partition}`;
     if (this.lost.has(key)) {
-      throw new StewardError('STEWARD_KAFKA', `partition ${key} was taken over by another member (producer fenced); waiting for the group to rebalance`, { retryable: true });
+      const e = new StewardError('STEWARD_KAFKA', `partition ${key}: its producer was fenced (another member claimed the partition, or the transaction timed out); rejoining the group`, { retryable: true });
+      // kafkajs rejoins the group at once on this type (thrown from eachBatch); the join tells whether the
+      // partition is still this member's, and clears `lost`. Any other error would be retried ~30 s first.
+      (e as StewardError & { type: string }).type = 'REBALANCE_IN_PROGRESS';
+      throw e;
     }
     let c = this.claims.get(key);
     if (!c) {
@@ -81,7 +89,7 @@ export class PartitionTransactions {
     const key = `${topic}/${partition}`;
     const floor = await this.claim(topic, partition);
     if (floor > BigInt(firstOffset)) {
-      throw new StewardError('STEWARD_KAFKA', `partition ${key} was committed up to ${floor} by another member, past input ${firstOffset}; redoing the batch from there`, { retryable: true });
+      throw new StewardError('STEWARD_KAFKA', `partition ${key} is committed up to ${floor}, past input ${firstOffset} (by another member, or by this one's commit that failed ambiguously); redoing the batch from there`, { retryable: true });
     }
     const c = this.claims.get(key)!;
     const { producer } = await c.ready;
@@ -108,7 +116,7 @@ export class PartitionTransactions {
   async disconnect(): Promise<void> {
     const open = [...this.claims];
     this.claims.clear();
-    await Promise.allSettled(open.map(([, c]) => this.close(c)));
+    await Promise.allSettled([...open.map(([, c]) => this.close(c)), ...this.closing]);
     const admin = this.admin;
     this.admin = undefined;
     if (admin) await admin.then((a) => a.disconnect()).catch(() => undefined);
@@ -116,7 +124,9 @@ export class PartitionTransactions {
 
   private drop(key: string, c: Claim): void {
     if (this.claims.get(key) === c) this.claims.delete(key);
-    void this.close(c);
+    const closing = this.close(c);
+    this.closing.add(closing);
+    void closing.finally(() => this.closing.delete(closing));
   }
 
   private async close(c: Claim): Promise<void> {
@@ -155,6 +165,7 @@ export class PartitionTransactions {
         if (again === last) return last;
         last = again;
       }
+      this.o.logger?.warn({ topic, partition, committed: last.toString() }, 'committed offset kept changing while claiming the partition; using the last read');
       return last;
     } catch (e) {
       // A broken admin connection is replaced at the next claim.

@@ -46,8 +46,15 @@ export function replyRoute(m: InMessage, allowed: ReplyTarget): ReplyRoute | und
   return { topic, partition, correlation_id: correlation };
 }
 
-export function replyMessage(route: ReplyRoute, kind: ReplyKind, key: string, value: string): { topic: string; message: OutMessage } {
+/**
+ * A reply record. `afterCommit`: a stage whose outputs go out in Kafka transactions sends it on its own once the
+ * transaction committed. Inside one it would hold back every later record of the replies partition (other stages'
+ * answers too) from read_committed clients until the commit, and for up to the transaction timeout should the
+ * process die mid-commit.
+ */
+export function replyMessage(route: ReplyRoute, kind: ReplyKind, key: string, value: string): { topic: string; message: OutMessage; afterCommit: true } {
   return {
+    afterCommit: true,
     topic: route.topic,
     message: { key, value, partition: route.partition, headers: { [REPLY_HEADERS.correlation]: route.correlation_id, [REPLY_HEADERS.kind]: kind } },
   };

@@ -75,7 +75,7 @@ describe('exactly-once stage output (real Kafka transactions)', () => {
         const fenced = await a.commit(input, 0, rec('a2'), '9', '5').then(() => undefined, (e: unknown) => e);
         expect(isFenced(fenced)).toBe(true);
         // Fenced: a does not claim the partition back (and fence b in turn) before the group's next generation.
-        await expect(a.claim(input, 0)).rejects.toThrow(/taken over by another member/);
+        await expect(a.claim(input, 0)).rejects.toMatchObject({ type: 'REBALANCE_IN_PROGRESS', message: expect.stringMatching(/fenced/) });
         await b.commit(input, 0, rec('b1'), '9', '5');
         expect(await readCommitted(adapter, out, (v) => v.includes('b1'))).toEqual(['a1', 'b1']);
         expect((await admin.groupOffsets(groupId, input)).find((p) => p.partition === 0)?.offset).toBe('10');
@@ -85,7 +85,7 @@ describe('exactly-once stage output (real Kafka transactions)', () => {
         await expect(b.commit(input, 0, rec('b2'), '12', '10')).rejects.toThrow();
         // b's next attempt claims again (as after any failed commit), finds 10 committed and refuses to redo 10..12.
         b.reassigned();
-        await expect(b.commit(input, 0, rec('b3'), '12', '8')).rejects.toThrow(/committed up to 10 by another member/);
+        await expect(b.commit(input, 0, rec('b3'), '12', '8')).rejects.toThrow(/committed up to 10, past input 8/);
       } finally {
         await Promise.allSettled([a.disconnect(), b.disconnect()]);
       }
@@ -116,15 +116,16 @@ describe('exactly-once stage output (real Kafka transactions)', () => {
           return [{ topic: out, message: { key: 'k', value: `stage:${m.value!.toString()}` } }];
         },
       };
+      const producer = await adapter.producer();
       const runner = new StageRunner(echo, {
         adapter,
+        producer,
         groupId,
         dlqTopic: dlq,
         metrics: new StewardMetrics(),
         logger: quietLogger(),
         transactions: new RacingTransactions({ adapter, groupId }),
       });
-      const producer = await adapter.producer();
       try {
         await producer.send([{ topic: input, messages: Array.from({ length: 10 }, (_, i) => ({ key: 'k', value: `r${i}` })) }]);
         await runner.start();
@@ -138,6 +139,21 @@ describe('exactly-once stage output (real Kafka transactions)', () => {
         await runner.stop();
         await producer.disconnect();
         await previous.disconnect();
+      }
+    }), 60_000);
+
+  it("a chunk over the broker's max.message.bytes for one partition commits in several requests", () =>
+    withTxTopics('eo-big', async ({ adapter, input, out, groupId }) => {
+      const tx = new PartitionTransactions({ adapter, groupId });
+      try {
+        await tx.claim(input, 0);
+        // 1.2 MB for one partition: one record batch would exceed the broker's default 1 048 588 bytes.
+        const messages = ['a', 'b', 'c'].map((v) => ({ key: 'k', value: v.repeat(400_000) }));
+        await tx.commit(input, 0, [{ topic: out, messages }], '0', '0');
+        const values = await readCommitted(adapter, out, (v) => v.length === 3);
+        expect(values.map((v) => v[0] + v.length)).toEqual(['a400000', 'b400000', 'c400000']);
+      } finally {
+        await tx.disconnect();
       }
     }), 60_000);
 
@@ -231,6 +247,14 @@ describe('exactly-once tripwire stage (opt-in)', () => {
           // Written in transactions: each one's commit marker takes an offset after its records.
           const decisionOffsets = (await admin.topicOffsets(topics.decisions)).reduce((a, e) => a + Number(e.high), 0);
           expect(decisionOffsets).toBeGreaterThan(2);
+          // Replies are not: as many offsets on the replies topic as reply records (a decision and a verdict).
+          const replies = await new Collector(adapter, [topics.replies]).start();
+          try {
+            await waitFor(() => replies.on(topics.replies).length >= 2, { timeoutMs: 10_000, message: 'replies' });
+            expect((await admin.topicOffsets(topics.replies)).reduce((a, e) => a + Number(e.high), 0)).toBe(replies.on(topics.replies).length);
+          } finally {
+            await replies.stop();
+          }
           const ends = await admin.topicOffsets(topics.traces);
           const committed = await admin.groupOffsets(`${cfg.consumer.groupPrefix}-tripwire`, topics.traces);
           for (const e of ends) expect(committed.find((c) => c.partition === e.partition)?.offset ?? '-1', `partition ${e.partition}`).toBe(e.high === '0' ? '-1' : e.high);

@@ -20,18 +20,20 @@ const msg = (withReply: boolean): InMessage => ({
   timestampMs: 0,
 });
 
-function scorer(turn: ScoringTurn) {
+function scorer(turn: ScoringTurn | Error) {
   const asked: unknown[] = [];
+  const unavailable: unknown[] = [];
   const marks: ScoredMarks = {
     turn: async (eventId, r, correlationId) => {
       asked.push({ eventId, offset: r.offset, correlationId });
+      if (turn instanceof Error) throw turn;
       return turn;
     },
   };
   let scored = 0;
   const engine = { score: async () => (scored++, { intervention: 'flag', stage: 'ctq', ctq: 0.7 }) };
   const metrics = new StewardMetrics();
-  return { proc: new ScorerProcessor({ engine, topics, metrics, marks }), asked, metrics, scored: () => scored };
+  return { proc: new ScorerProcessor({ engine, topics, metrics, marks, onMarksUnavailable: (e) => unavailable.push(e) }), asked, unavailable, metrics, scored: () => scored };
 }
 
 describe('scorer stage and scored marks', () => {
@@ -47,6 +49,13 @@ describe('scorer stage and scored marks', () => {
     expect(await s.proc.process(msg(true))).toEqual([]);
     expect(s.scored()).toBe(0);
     expect((await s.metrics.duplicates.get()).values[0]?.value).toBe(1);
+  });
+
+  it('marks unreadable (Redis down): scored anyway, and said so', async () => {
+    const s = scorer(new Error('redis down'));
+    const outs = await s.proc.process(msg(true));
+    expect(outs.map((o) => o.topic)).toEqual([topics.verdicts, topics.replies]);
+    expect(s.unavailable).toHaveLength(1);
   });
 
   it('reply-only: its own client gets a verdict, acgp.verdicts no second one', async () => {
