@@ -283,7 +283,12 @@ export class KafkaAdapter {
       await (await p.transaction()).abort();
     } catch (e) {
       await p.disconnect().catch(() => undefined);
-      throw kafkaError(e, `transactional producer ${transactionalId}`);
+      // Typically the broker's transaction state log cannot be created (its replication factor, 3 by default,
+      // exceeds the brokers): kafkajs then gives up on COORDINATOR_NOT_AVAILABLE without saying why.
+      throw kafkaError(
+        e,
+        `transactional producer ${transactionalId} (Kafka transactions need the broker's transaction state log: transaction.state.log.replication.factor and .min.isr at most the number of brokers; consumer.exactly_once: [] does without)`,
+      );
     }
     return {
       async commit(records, o) {
