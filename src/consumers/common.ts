@@ -77,7 +77,8 @@ export interface StageRunnerOptions {
   lagRefreshMs?: number;
   /**
    * Exactly-once output (consumer.exactly_once): each chunk's outputs and offset commit in one transaction per
-   * input partition instead of an idempotent send plus kafkajs' offset commits. `producer` is then unused.
+   * input partition instead of an idempotent send plus kafkajs' offset commits; `producer` sends the replies
+   * (`afterCommit`) once the transaction committed.
    */
   transactions?: PartitionTransactions;
 }
@@ -317,7 +318,7 @@ export class StageRunner {
   /**
    * One chunk's outputs. Without transactions: an idempotent send (offsets are resolved once it is
    * acknowledged and committed by kafkajs). With them: the outputs and `last` + 1 as the committed offset, in
-   * one transaction.
+   * one transaction, then the `afterCommit` outputs (replies) on their own.
    */
   private async deliver(batch: InBatch, outs: StageOutput[], last: string | undefined, first: string): Promise<void> {
     const tx = this.opts.transactions;

@@ -91,7 +91,9 @@ export class PartitionTransactions {
     if (floor > BigInt(firstOffset)) {
       throw new StewardError('STEWARD_KAFKA', `partition ${key} is committed up to ${floor}, past input ${firstOffset} (by another member, or by this one's commit that failed ambiguously); redoing the batch from there`, { retryable: true });
     }
-    const c = this.claims.get(key)!;
+    const c = this.claims.get(key);
+    // Dropped while the claim was awaited (a new generation): the batch is redone under the next claim.
+    if (!c) throw new StewardError('STEWARD_KAFKA', `partition ${key}: claim dropped by a rebalance before the commit`, { retryable: true });
     const { producer } = await c.ready;
     const p = producer.commit(records, { groupId: this.o.groupId, topic, partition, nextOffset: (BigInt(lastOffset) + 1n).toString() });
     c.inflight = p.catch(() => undefined);
