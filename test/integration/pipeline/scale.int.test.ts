@@ -1,6 +1,7 @@
 // Two tripwire instances in one consumer group on a 6-partition topic (real Kafka): the second joins
 // mid-stream and the first leaves gracefully mid-stream (two rebalances). Work is shared, nothing is
-// lost, and each agent's decisions come out in trace order.
+// lost, and each agent's decisions come out in trace order. Then two scorer instances (transactional) through a
+// join and a kill -9: every trace gets exactly one verdict, without dedupe.
 import { describe, it, expect } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -79,6 +80,61 @@ describe('scale-out', () => {
           }
           for (const [agent, idx] of order) expect(idx, agent).toEqual([...idx].sort((x, y) => x - y));
           process.stderr.write(`[scale] a=${a.processed()} b=${b.processed()} decisions=${out.on(topics.decisions).length} lag a=${lagSeen[0]} b=${lagSeen[1]}\n`);
+        } finally {
+          for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+          await producer.disconnect();
+          await out.stop();
+        }
+      },
+      { topics: { partitions: 6 } },
+    );
+  }, 150_000);
+
+  it('two scorer instances: one verdict per trace through a join and a kill -9 (transactions fence the dead one)', async () => {
+    await withPipelineEnv(
+      'pl-scale-sc',
+      async ({ prefix, topics, adapter }) => {
+        const opts = { prefix, redisPrefix: `scale-sc-${prefix}:`, delayMs: 2, partitions: 6 };
+        const out = await new Collector(adapter, [topics.verdicts]).start();
+        const producer = await adapter.producer();
+        const procs: ChildProcess[] = [];
+        try {
+          // Slow scorers fall behind, so their batches span several chunks and the kill lands inside one whose first
+          // chunks were already written (at-least-once, with exactly_once: [] here, those come twice: 2 100 verdicts
+          // in one of two runs; kafkajs would commit them only at the batch's end, the interval being set to never).
+          const scorer = { ...opts, stages: ['scorer'], delayMs: 40, commitIntervalMs: 600_000 };
+          const t = child({ ...opts, stages: ['tripwire'] });
+          const a = child(scorer);
+          procs.push(t.proc, a.proc);
+          await Promise.all([t.ready, a.ready]);
+          const N = 2000;
+          const agents = Array.from({ length: 12 }, (_, i) => `v${i}`);
+          const traces = Array.from({ length: N }, (_, i) => trace(i, agents[i % agents.length]));
+          const b = child(scorer);
+          procs.push(b.proc);
+          let verdictsAtKill = 0;
+          for (let i = 0; i < N; i += 100) {
+            await producer.send([{ topic: topics.traces, messages: traces.slice(i, i + 100).map((x) => ({ key: x.agent_id, value: JSON.stringify(x) })) }]);
+            await new Promise((r) => setTimeout(r, 100));
+            if (i === 600) await b.ready; // b joins: the scorer group rebalances, each claims its partitions
+            if (i === 1200) {
+              a.proc.kill('SIGKILL'); // mid-stream, possibly mid-transaction: b takes a's partitions after its session
+              verdictsAtKill = out.on(topics.verdicts).length;
+            }
+          }
+          await waitFor(() => out.byId(topics.verdicts).size === N, { timeoutMs: 90_000, message: 'every verdict' });
+          await new Promise((r) => setTimeout(r, 1500));
+          b.proc.kill('SIGTERM');
+          await b.exited;
+          expect(verdictsAtKill).toBeGreaterThan(0);
+          expect(verdictsAtKill).toBeLessThan(N);
+          expect(b.processed()).toBeGreaterThan(0);
+          expect(out.on(topics.verdicts)).toHaveLength(N);
+          // Per-agent order of the verdicts.
+          const order = new Map<string, number[]>();
+          for (const v of out.json(topics.verdicts)) order.set(v.agent_id, [...(order.get(v.agent_id) ?? []), Number(String(v.trace_id).split('-').pop())]);
+          for (const [agent, idx] of order) expect(idx, agent).toEqual([...idx].sort((x, y) => x - y));
+          process.stderr.write(`[scale-scorer] verdicts at kill=${verdictsAtKill} b=${b.processed()} verdicts=${out.on(topics.verdicts).length}\n`);
         } finally {
           for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
           await producer.disconnect();
