@@ -1,7 +1,7 @@
 /**
- * Which scoring record a trace's verdict came from (`<prefix>scored:<event id>` → `topic:partition:offset` and
- * `#<correlation id>` when it asked for a reply), so the
- * scorer can tell an upstream duplicate from a redelivery. The scorer's own redeliveries are covered by its
+ * Which scoring record a trace's verdict came from (`<prefix>scored:<event id>` → `topic:partition:offset`, plus
+ * `#<correlation id>` when it asked for a reply), so the scorer can tell an upstream duplicate from a
+ * redelivery. The scorer's own redeliveries are covered by its
  * transactions (consumer.exactly_once), but the tripwire stage is at-least-once: after a crash it decides its
  * uncommitted tail again and writes a second scoring record for those traces, further down the same partition
  * (same key). Scoring that one too would publish a second verdict, which an LLM judge need not make agree with
