@@ -58,7 +58,14 @@ export async function startPipeline(
   cfg: StewardConfig,
   stages: readonly StageName[],
   deps: PipelineDeps,
-  opts: { logger: Logger; metrics?: StewardMetrics; /** StageRunnerOptions.lagRefreshMs (tests shorten it). */ lagRefreshMs?: number },
+  opts: {
+    logger: Logger;
+    metrics?: StewardMetrics;
+    /** StageRunnerOptions.lagRefreshMs (tests shorten it). */
+    lagRefreshMs?: number;
+    /** StageRunnerOptions.onFatal: a stage whose consumer the broker refuses before it ever joined. */
+    onFatal?: (stage: string, err: Error) => void;
+  },
 ): Promise<RunningPipeline> {
   const metrics = opts.metrics ?? new StewardMetrics();
   const topics = topicNames(cfg.topics.prefix);
@@ -216,6 +223,7 @@ export async function startPipeline(
           autoCommitIntervalMs: cfg.consumer.autoCommitIntervalMs,
           sessionTimeoutMs: cfg.consumer.sessionTimeoutMs,
           lagRefreshMs: opts.lagRefreshMs,
+          onFatal: opts.onFatal ? (err) => opts.onFatal!(p.stage, err) : undefined,
         }),
     ));
     const started = await Promise.allSettled(runners.map((r) => r.start()));

@@ -76,6 +76,12 @@ export interface StageRunnerOptions {
    */
   lagRefreshMs?: number;
   /**
+   * A consumer that never joined its group crashed for good on a non-retriable error (the broker refuses the
+   * configuration or the credentials: a session timeout outside its range, no access to the group): restarting
+   * would fail the same way every few seconds, so the stage is reported instead. Absent: restarted like any crash.
+   */
+  onFatal?: (err: Error) => void;
+  /**
    * Exactly-once output (consumer.exactly_once): each chunk's outputs and offset commit in one transaction per
    * input partition instead of an idempotent send plus kafkajs' offset commits; `producer` sends the replies
    * (`afterCommit`) once the transaction committed.
@@ -97,6 +103,8 @@ export class StageRunner {
   private consumer?: StewardConsumer;
   private running = false;
   private joined = false;
+  /** Joined its group at least once in this process (a crash after that is an outage, not a configuration error). */
+  private everJoined = false;
   /** stop() was called: a pending consumer restart must not bring the stage back. */
   private stopRequested = false;
   private readonly lag: LagRefresher;
@@ -126,6 +134,7 @@ export class StageRunner {
     this.consumer = c;
     c.onGroupJoin((assignment) => {
       this.joined = true;
+      this.everJoined = true;
       this.opts.transactions?.reassigned();
       this.lag.assigned(assignment);
       this.opts.metrics.retainLag(this.stage, assignment);
@@ -137,6 +146,10 @@ export class StageRunner {
       this.lag.assigned({});
       if (willRestart) return;
       this.opts.metrics.retainLag(this.stage);
+      if (!this.everJoined && (err as { retriable?: boolean }).retriable === false && this.opts.onFatal && !this.stopRequested) {
+        this.opts.onFatal(err);
+        return;
+      }
       // kafkajs gave up on this consumer (e.g. retries exhausted while a broker was down): without a new one
       // the stage would sit idle in a live process. Nothing was committed past what was acknowledged.
       if (!this.stopRequested && this.consumer === c) this.restartLater(c);

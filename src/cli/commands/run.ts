@@ -54,6 +54,11 @@ function sinkStarter(cfg: StewardConfig, logger: Logger, metrics: StewardMetrics
 export interface RunningProcess {
   stop(): Promise<void>;
   isReady(): boolean;
+  /**
+   * Settles when a stage's consumer was refused by the broker before it ever joined its group (configuration or
+   * credentials): the process cannot do its work, and `steward run` exits 1 naming the stage and the reason.
+   */
+  fatal: Promise<StewardError>;
 }
 
 /** Names the brokers in a Kafka startup failure (kafkajs' own message is often just its class name). */
@@ -84,6 +89,8 @@ export async function startStewardProcess(cfg: StewardConfig, stages: StageName[
   const server = new ObservabilityServer(metrics);
   let rt: Awaited<ReturnType<typeof bootstrapEngine>> | undefined;
   let pipe: Awaited<ReturnType<typeof startPipeline>> | undefined;
+  let onFatal!: (e: StewardError) => void;
+  const fatal = new Promise<StewardError>((resolve) => (onFatal = resolve));
   try {
     if (cfg.observability.enabled || metricsPort !== undefined) {
       const port = await server.listen(metricsPort ?? cfg.observability.port, cfg.observability.host);
@@ -95,7 +102,11 @@ export async function startStewardProcess(cfg: StewardConfig, stages: StageName[
     rt = engineStages.length > 0 ? await bootstrapEngine(cfg, engineStages, logger, metrics) : undefined;
     const deps: PipelineDeps = { ...(rt?.deps ?? {}), startSink: stages.includes('sink') ? sinkStarter(cfg, logger, metrics) : undefined };
     try {
-      pipe = await startPipeline(cfg, stages, deps, { logger, metrics });
+      pipe = await startPipeline(cfg, stages, deps, {
+        logger,
+        metrics,
+        onFatal: (stage, err) => onFatal(new StewardError('STEWARD_KAFKA', `stage ${stage}: the broker refused its consumer group (${err.message}); check consumer.* settings and the credentials' group access`, { cause: err })),
+      });
     } catch (e) {
       throw isKafkaError(e) ? kafkaStartupError(e, cfg.kafka.brokers) : e;
     }
@@ -116,6 +127,7 @@ export async function startStewardProcess(cfg: StewardConfig, stages: StageName[
   const engine = rt;
   return {
     isReady: ready,
+    fatal,
     async stop() {
       clearInterval(readyTimer);
       server.setReady('stages', false);
@@ -145,6 +157,7 @@ export async function run(argv: string[]): Promise<number> {
   const logger = createLogger({ level: cfg.logLevel });
   for (const w of cfg.warnings ?? []) logger.warn(w);
   const proc = await startStewardProcess(cfg, stages, logger, metricsPort);
+  let exitCode = 0;
   await new Promise<void>((resolve) => {
     let stopping = false;
     const onSignal = (sig: string) => {
@@ -163,6 +176,11 @@ export async function run(argv: string[]): Promise<number> {
     };
     process.once('SIGTERM', () => onSignal('SIGTERM'));
     process.once('SIGINT', () => onSignal('SIGINT'));
+    void proc.fatal.then((e) => {
+      logger.error({ code: e.code, err: e.message }, 'stage cannot run: stopping');
+      exitCode = 1;
+      onSignal('fatal');
+    });
   });
-  return 0;
+  return exitCode;
 }

@@ -4,6 +4,10 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { KafkaAdapter } from '../../../src/adapters/kafka/client.js';
+import { createTopics, topicNames } from '../../../src/adapters/kafka/topics.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const SECRET = 'SuperSecretPw';
@@ -71,6 +75,26 @@ describe.concurrent('steward run: a failed startup exits non-zero', () => {
     // only the topics the trust-debt stage reads and writes
     expect(r.stderr).toContain(`topics missing: ${prefix}.decisions, ${prefix}.verdicts, ${prefix}.reviews, ${prefix}.trust-debt, ${prefix}.dlq (run`);
     expect(r.stderr).toContain('run `steward topics create`');
+  });
+
+  // Before, the consumers crashed, were replaced every 2 s and failed again, for ever, in a process that looked up.
+  it('a consumer group the broker refuses (session timeout above its maximum): exits 1 naming the stage and the reason', { timeout: 90_000 }, async (ctx) => {
+    if (!redisUp) ctx.skip();
+    const prefix = `refused-${Date.now().toString(36)}`;
+    const brokers = process.env.KAFKA_BROKERS ?? '127.0.0.1:19092';
+    const admin = await new KafkaAdapter({ brokers: brokers.split(','), clientId: 'it-refused' }).admin();
+    const dir = mkdtempSync(join(tmpdir(), 'steward-refused-'));
+    try {
+      await createTopics(admin, topicNames(prefix), { partitions: 1, replicationFactor: 1, replyPartitions: 1, replyRetentionMs: 600_000 });
+      writeFileSync(join(dir, 'steward.yaml'), `consumer:\n  session_timeout_ms: 3600000\nblueprints:\n  dir: ${join(root, 'blueprints')}\n  agents: ${join(root, 'blueprints/agents.yaml')}\n`);
+      const r = await stewardRun(['--stages', 'tripwire', '--metrics-port', '0', '--config', join(dir, 'steward.yaml')], { REDIS_URL: REDIS, KAFKA_BROKERS: brokers, STEWARD_TOPIC_PREFIX: prefix }, 75_000);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/stage tripwire: the broker refused its consumer group \(The session timeout is not within the range allowed by the broker/);
+    } finally {
+      await admin.deleteTopics(Object.values(topicNames(prefix))).catch(() => undefined);
+      await admin.disconnect();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a signing key that is not PEM is never echoed', { timeout: 30_000 }, async () => {
