@@ -27,6 +27,18 @@ function child(opts: Record<string, unknown>) {
   return { proc, ready, processed, exited, lagPartitions };
 }
 
+/** Per-agent order: the first appearance of each trace's output follows that agent's trace order (ids end in their index). */
+function expectPerAgentOrder(outputs: { trace_id: string; agent_id: string }[]): void {
+  const seen = new Set<string>();
+  const order = new Map<string, number[]>();
+  for (const o of outputs) {
+    if (seen.has(o.trace_id)) continue;
+    seen.add(o.trace_id);
+    order.set(o.agent_id, [...(order.get(o.agent_id) ?? []), Number(String(o.trace_id).split('-').pop())]);
+  }
+  for (const [agent, idx] of order) expect(idx, agent).toEqual([...idx].sort((x, y) => x - y));
+}
+
 describe('scale-out', () => {
   it('two instances share a 6-partition topic with no loss across rebalances', async () => {
     await withPipelineEnv(
@@ -69,16 +81,7 @@ describe('scale-out', () => {
           // b took part before a left: more than the 900 traces produced after a's departure.
           expect(b.processed()).toBeGreaterThan(N - 2100);
           expect(a.processed() + b.processed()).toBeGreaterThanOrEqual(N);
-          // Per-agent order: first appearance of each decision follows the trace order of that agent.
-          const seen = new Set<string>();
-          const order = new Map<string, number[]>();
-          for (const d of out.json(topics.decisions)) {
-            if (seen.has(d.trace_id)) continue;
-            seen.add(d.trace_id);
-            const i = Number(String(d.trace_id).split('-').pop());
-            order.set(d.agent_id, [...(order.get(d.agent_id) ?? []), i]);
-          }
-          for (const [agent, idx] of order) expect(idx, agent).toEqual([...idx].sort((x, y) => x - y));
+          expectPerAgentOrder(out.json(topics.decisions));
           process.stderr.write(`[scale] a=${a.processed()} b=${b.processed()} decisions=${out.on(topics.decisions).length} lag a=${lagSeen[0]} b=${lagSeen[1]}\n`);
         } finally {
           for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
@@ -130,10 +133,7 @@ describe('scale-out', () => {
           expect(verdictsAtKill).toBeLessThan(N);
           expect(b.processed()).toBeGreaterThan(0);
           expect(out.on(topics.verdicts)).toHaveLength(N);
-          // Per-agent order of the verdicts.
-          const order = new Map<string, number[]>();
-          for (const v of out.json(topics.verdicts)) order.set(v.agent_id, [...(order.get(v.agent_id) ?? []), Number(String(v.trace_id).split('-').pop())]);
-          for (const [agent, idx] of order) expect(idx, agent).toEqual([...idx].sort((x, y) => x - y));
+          expectPerAgentOrder(out.json(topics.verdicts));
           process.stderr.write(`[scale-scorer] verdicts at kill=${verdictsAtKill} b=${b.processed()} verdicts=${out.on(topics.verdicts).length}\n`);
         } finally {
           for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
