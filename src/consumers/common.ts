@@ -19,75 +19,16 @@
  * e.g. a topic whose max.message.bytes is below the configured limit) the chunk is re-sent input by input
  * and the inputs whose outputs the broker refuses are dead-lettered (STEWARD_TRACE_TOO_LARGE).
  */
-import { lagAfter, type KafkaAdapter, type InMessage, type OutMessage, type OutRecord, type StewardConsumer, type StewardProducer, type InBatch, type BatchControl } from '../adapters/kafka/client.js';
-import type { PartitionTransactions } from '../adapters/kafka/partition-transactions.js';
-import { dlqMessage, DLQ_DROPPED_HEADER } from '../adapters/kafka/dlq.js';
+import { lagAfter, type InMessage, type OutMessage, type StewardConsumer, type InBatch, type BatchControl } from '../adapters/kafka/client.js';
+import { DLQ_DROPPED_HEADER } from '../adapters/kafka/dlq.js';
 import { LagRefresher } from './lag-refresher.js';
-import { fitsIn } from './stage-io.js';
+import { fitsIn, fittedDlqMessage, toRecords } from './stage-io.js';
+import type { StageOutput, StageProcessor, StageRunnerOptions } from './stage-types.js';
 import { isMessageTooLarge, isRebalance } from '../adapters/kafka/kafka-error.js';
 import { StewardError, isRetryable } from '../errors.js';
-import type { Logger } from '../logger.js';
-import type { StewardMetrics } from '../observability/metrics.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../config/steward-config.js';
 
-export interface StageOutput {
-  topic: string;
-  message: OutMessage;
-  /** With transactions: sent outside the transaction, after it committed (replies to waiting clients). */
-  afterCommit?: boolean;
-}
-
-export interface StageProcessor {
-  readonly stage: string;
-  readonly inputTopics: string[];
-  /** Returns the outputs for one input. Throws StewardError: non-retryable → DLQ, retryable → retried. */
-  process(m: InMessage): Promise<StageOutput[]>;
-  /**
-   * Extra outputs sent with an input's DLQ record (the tripwire stage answers a waiting client with a
-   * fail-closed decision). Must not throw; outputs over `maxMessageBytes` are dropped.
-   */
-  onDeadLetter?(m: InMessage, err: { code: string; message: string }): StageOutput[];
-}
-
-export interface StageRunnerOptions {
-  adapter: KafkaAdapter;
-  /** The idempotent producer of the outputs; with `transactions`, of the `afterCommit` ones only. */
-  producer: StewardProducer;
-  groupId: string;
-  dlqTopic: string;
-  metrics: StewardMetrics;
-  logger: Logger;
-  chunkSize?: number;
-  /** Distinct keys (agents) processed concurrently inside one partition's chunk. */
-  keyConcurrency?: number;
-  partitionsConcurrently?: number;
-  autoCommitIntervalMs?: number;
-  sessionTimeoutMs?: number;
-  retry?: { initialMs: number; maxMs: number };
-  /** Wall clock for DLQ timestamps (injectable for tests). */
-  nowMs?: () => number;
-  /** limits.max_message_bytes: DLQ records are cut to fit (default 1 000 000). */
-  maxMessageBytes?: number;
-  /** Wait before replacing a consumer that crashed for good (default 2000 ms). */
-  restartDelayMs?: number;
-  /**
-   * How often the lag of partitions no chunk has reported on lately is read from the broker (committed offset
-   * against the high watermark; default 15 000 ms): a stalled partition's lag must grow, not freeze.
-   */
-  lagRefreshMs?: number;
-  /**
-   * A consumer that never joined its group crashed for good on a non-retriable error (the broker refuses the
-   * configuration or the credentials: a session timeout outside its range, no access to the group): restarting
-   * would fail the same way every few seconds, so the stage is reported instead. Absent: restarted like any crash.
-   */
-  onFatal?: (err: Error) => void;
-  /**
-   * Exactly-once output (consumer.exactly_once): each chunk's outputs and offset commit in one transaction per
-   * input partition instead of an idempotent send plus kafkajs' offset commits; `producer` sends the replies
-   * (`afterCommit`) once the transaction committed.
-   */
-  transactions?: PartitionTransactions;
-}
+export type { StageOutput, StageProcessor, StageRunnerOptions } from './stage-types.js';
 
 export { DLQ_DROPPED_HEADER };
 export { eventTimeMs, fitsIn, keyText, messageBytes } from './stage-io.js';
@@ -388,17 +329,9 @@ export class StageRunner {
     }
   }
 
-  /** The DLQ record of `m`, cut to `limit` bytes: first without the original value, then without its headers. */
+  /** The DLQ record of `m`, cut to `limit` bytes (stage-io.ts). */
   private dlqRecord(m: InMessage, err: { code: string; message: string }, limit = this.opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES): OutMessage {
-    const now = (this.opts.nowMs ?? Date.now)();
-    let rec = dlqMessage(m, err, this.stage, now);
-    if (fitsIn(rec, limit)) return rec;
-    const valueBytes = m.value?.length ?? 0;
-    const noValue = dlqMessage({ ...m, value: null }, err, this.stage, now);
-    rec = { ...noValue, headers: { ...noValue.headers, [DLQ_DROPPED_HEADER]: `value (${valueBytes} bytes)` } };
-    if (fitsIn(rec, limit)) return rec;
-    const bare = dlqMessage({ ...m, value: null, headers: {}, repeatedHeaders: undefined, key: m.key && m.key.length <= 1024 ? m.key : null }, err, this.stage, now);
-    return { ...bare, headers: { ...bare.headers, [DLQ_DROPPED_HEADER]: `value (${valueBytes} bytes), original headers and key` } };
+    return fittedDlqMessage(m, err, this.stage, (this.opts.nowMs ?? Date.now)(), limit);
   }
 
   /** Heartbeats; true when the group is rebalancing (or this member left its generation). */
@@ -461,14 +394,4 @@ export class StageRunner {
       }
     }
   }
-}
-
-function toRecords(outs: StageOutput[]): OutRecord[] {
-  const byTopic = new Map<string, OutMessage[]>();
-  for (const o of outs) {
-    const list = byTopic.get(o.topic);
-    if (list) list.push(o.message);
-    else byTopic.set(o.topic, [o.message]);
-  }
-  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
 }

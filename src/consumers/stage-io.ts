@@ -1,9 +1,12 @@
 /**
- * What the stages need to know about records: their size on the wire against the output limit, their key, and
- * the event time a trace claims, clamped to the broker's clock.
+ * What the stages need to know about records: their size on the wire against the output limit (and a DLQ record
+ * cut to fit it), their key, the event time a trace claims, clamped to the broker's clock, and outputs grouped by
+ * topic for one request.
  */
-import type { InMessage, OutMessage } from '../adapters/kafka/client.js';
+import type { InMessage, OutMessage, OutRecord } from '../adapters/kafka/client.js';
+import { dlqMessage, DLQ_DROPPED_HEADER } from '../adapters/kafka/dlq.js';
 import { parseTimestamp } from '../engine/time.js';
+import type { StageOutput } from './stage-types.js';
 
 /** Bytes a record puts on the wire besides framing: key + value + header names and values. */
 export function messageBytes(m: OutMessage, utf8 = (s: string) => Buffer.byteLength(s)): number {
@@ -42,4 +45,27 @@ export function eventTimeMs(timestamp: unknown, m: InMessage, maxSkewMs: number 
   if (!Number.isFinite(t)) return m.timestampMs;
   if (maxSkewMs === null || !Number.isFinite(m.timestampMs)) return t;
   return Math.min(Math.max(t, m.timestampMs - maxSkewMs), m.timestampMs + maxSkewMs);
+}
+
+/** The DLQ record of `m` cut to `limit` bytes: first without the original value, then without its headers. */
+export function fittedDlqMessage(m: InMessage, err: { code: string; message: string }, stage: string, nowMs: number, limit: number): OutMessage {
+  let rec = dlqMessage(m, err, stage, nowMs);
+  if (fitsIn(rec, limit)) return rec;
+  const valueBytes = m.value?.length ?? 0;
+  const noValue = dlqMessage({ ...m, value: null }, err, stage, nowMs);
+  rec = { ...noValue, headers: { ...noValue.headers, [DLQ_DROPPED_HEADER]: `value (${valueBytes} bytes)` } };
+  if (fitsIn(rec, limit)) return rec;
+  const bare = dlqMessage({ ...m, value: null, headers: {}, repeatedHeaders: undefined, key: m.key && m.key.length <= 1024 ? m.key : null }, err, stage, nowMs);
+  return { ...bare, headers: { ...bare.headers, [DLQ_DROPPED_HEADER]: `value (${valueBytes} bytes), original headers and key` } };
+}
+
+/** Stage outputs grouped into one record list per topic, in order (one produce request). */
+export function toRecords(outs: StageOutput[]): OutRecord[] {
+  const byTopic = new Map<string, OutMessage[]>();
+  for (const o of outs) {
+    const list = byTopic.get(o.topic);
+    if (list) list.push(o.message);
+    else byTopic.set(o.topic, [o.message]);
+  }
+  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
 }

@@ -1,0 +1,67 @@
+/**
+ * The contract between the shared stage loop (common.ts, StageRunner) and the stages: what a processor does with
+ * one input, what it returns, and how the runner is set up.
+ */
+import type { KafkaAdapter, InMessage, OutMessage, StewardProducer } from '../adapters/kafka/client.js';
+import type { PartitionTransactions } from '../adapters/kafka/partition-transactions.js';
+import type { Logger } from '../logger.js';
+import type { StewardMetrics } from '../observability/metrics.js';
+
+export interface StageOutput {
+  topic: string;
+  message: OutMessage;
+  /** With transactions: sent outside the transaction, after it committed (replies to waiting clients). */
+  afterCommit?: boolean;
+}
+
+export interface StageProcessor {
+  readonly stage: string;
+  readonly inputTopics: string[];
+  /** Returns the outputs for one input. Throws StewardError: non-retryable → DLQ, retryable → retried. */
+  process(m: InMessage): Promise<StageOutput[]>;
+  /**
+   * Extra outputs sent with an input's DLQ record (the tripwire stage answers a waiting client with a
+   * fail-closed decision). Must not throw; outputs over `maxMessageBytes` are dropped.
+   */
+  onDeadLetter?(m: InMessage, err: { code: string; message: string }): StageOutput[];
+}
+
+export interface StageRunnerOptions {
+  adapter: KafkaAdapter;
+  /** The idempotent producer of the outputs; with `transactions`, of the `afterCommit` ones only. */
+  producer: StewardProducer;
+  groupId: string;
+  dlqTopic: string;
+  metrics: StewardMetrics;
+  logger: Logger;
+  chunkSize?: number;
+  /** Distinct keys (agents) processed concurrently inside one partition's chunk. */
+  keyConcurrency?: number;
+  partitionsConcurrently?: number;
+  autoCommitIntervalMs?: number;
+  sessionTimeoutMs?: number;
+  retry?: { initialMs: number; maxMs: number };
+  /** Wall clock for DLQ timestamps (injectable for tests). */
+  nowMs?: () => number;
+  /** limits.max_message_bytes: DLQ records are cut to fit (default 1 000 000). */
+  maxMessageBytes?: number;
+  /** Wait before replacing a consumer that crashed for good (default 2000 ms). */
+  restartDelayMs?: number;
+  /**
+   * How often the lag of partitions no chunk has reported on lately is read from the broker (committed offset
+   * against the high watermark; default 15 000 ms): a stalled partition's lag must grow, not freeze.
+   */
+  lagRefreshMs?: number;
+  /**
+   * A consumer that never joined its group crashed for good on a non-retriable error (the broker refuses the
+   * configuration or the credentials: a session timeout outside its range, no access to the group): restarting
+   * would fail the same way every few seconds, so the stage is reported instead. Absent: restarted like any crash.
+   */
+  onFatal?: (err: Error) => void;
+  /**
+   * Exactly-once output (consumer.exactly_once): each chunk's outputs and offset commit in one transaction per
+   * input partition instead of an idempotent send plus kafkajs' offset commits; `producer` sends the replies
+   * (`afterCommit`) once the transaction committed.
+   */
+  transactions?: PartitionTransactions;
+}
