@@ -5,7 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import { StewardError } from '../../errors.js';
-import { DEFAULT_TRUST_DEBT_CONFIG, remediationEventId, type RemediationDecision, type RemediationRequest, type RetierRequest, type TrustDebtChange, type TrustDebtEvent } from '../../engine/trust-debt/index.js';
+import { DEFAULT_TRUST_DEBT_CONFIG, assertRemediationAllowed, remediationError, remediationEventId, type RemediationDecision, type RemediationRequest, type RetierRequest, type TrustDebtChange, type TrustDebtEvent } from '../../engine/trust-debt/index.js';
 import type { TrustDebtConfig } from '../../engine/types.js';
 import { parseRequest, parseRetier } from './trust-debt-replies.js';
 import { DECIDE_REMEDIATION_LUA, REQUEST_REMEDIATION_LUA, RESOLVE_RETIER_LUA } from './trust-debt-lua.js';
@@ -52,14 +52,12 @@ export class TrustDebtRequests {
     req: { requestId: string; reason: string; atMs: number },
     cfg: TrustDebtConfig = DEFAULT_TRUST_DEBT_CONFIG,
   ): Promise<RemediationRequest> {
-    if (!cfg.recovery.enabled || !cfg.recovery.agentRemediationRequest) {
-      throw new StewardError('STEWARD_REMEDIATION', 'agent remediation requests are disabled for this agent (trust_debt.recovery.agent_remediation_request)', { details: { requestId: req.requestId } });
-    }
+    assertRemediationAllowed(cfg, req.requestId);
     try {
       return parseRequest(await this.cmd.stewardTdRequest(this.remKey(req.requestId), this.pendingKey, req.requestId, tenant, agentId, req.reason, String(req.atMs)));
     } catch (e) {
       if (e instanceof Error && e.message.includes('CONFLICT')) {
-        throw new StewardError('STEWARD_REMEDIATION', `request id ${req.requestId} belongs to another agent`, { details: { requestId: req.requestId } });
+        throw remediationError(`request id ${req.requestId} belongs to another agent`, req.requestId);
       }
       throw redisError(e, 'remediation request');
     }
@@ -78,9 +76,9 @@ export class TrustDebtRequests {
       request = parseRequest(await this.cmd.stewardTdDecide(this.remKey(requestId), this.pendingKey, requestId, status, opts.reviewer, String(opts.atMs), String(credit)));
     } catch (e) {
       const msg = e instanceof Error ? e.message : '';
-      if (msg.includes('NOTFOUND')) throw new StewardError('STEWARD_REMEDIATION', `no remediation request ${requestId}`, { details: { requestId } });
+      if (msg.includes('NOTFOUND')) throw remediationError(`no remediation request ${requestId}`, requestId);
       const conflict = /CONFLICT:(\w+)/.exec(msg);
-      if (conflict) throw new StewardError('STEWARD_REMEDIATION', `remediation request ${requestId} is already ${conflict[1]}`, { details: { requestId } });
+      if (conflict) throw remediationError(`remediation request ${requestId} is already ${conflict[1]}`, requestId);
       throw redisError(e, 'remediation decision');
     }
     if (request.status !== 'granted') return { request };

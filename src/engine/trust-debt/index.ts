@@ -49,4 +49,4 @@ export {
   type TrustDebtEventKind,
   type TrustDebtStore,
 } from './store.js';
-export { MemoryTrustDebtStore } from './memory-store.js';
+export { MemoryTrustDebtStore, assertRemediationAllowed, remediationError } from './memory-store.js';

@@ -54,6 +54,13 @@ export function remediationError(message: string, requestId: string): StewardErr
   return new StewardError('STEWARD_REMEDIATION', message, { details: { requestId } });
 }
 
+/** Throws unless the agent's trust_debt settings accept remediation requests (every store checks this first). */
+export function assertRemediationAllowed(cfg: TrustDebtConfig, requestId: string): void {
+  if (!cfg.recovery.enabled || !cfg.recovery.agentRemediationRequest) {
+    throw remediationError('agent remediation requests are disabled for this agent (trust_debt.recovery.agent_remediation_request)', requestId);
+  }
+}
+
 export class MemoryTrustDebtStore implements TrustDebtStore {
   private readonly agents = new Map<string, AgentEntry>();
   private readonly remediations = new Map<string, RemediationRequest>();
@@ -120,9 +127,7 @@ export class MemoryTrustDebtStore implements TrustDebtStore {
     req: { requestId: string; reason: string; atMs: number },
     cfg: TrustDebtConfig = DEFAULT_TRUST_DEBT_CONFIG,
   ): Promise<RemediationRequest> {
-    if (!cfg.recovery.enabled || !cfg.recovery.agentRemediationRequest) {
-      throw remediationError('agent remediation requests are disabled for this agent (trust_debt.recovery.agent_remediation_request)', req.requestId);
-    }
+    assertRemediationAllowed(cfg, req.requestId);
     const existing = this.remediations.get(req.requestId);
     if (existing) {
       if (existing.tenant !== tenant || existing.agentId !== agentId) throw remediationError(`request id ${req.requestId} belongs to another agent`, req.requestId);
