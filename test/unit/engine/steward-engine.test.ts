@@ -3,7 +3,7 @@ import { compileBlueprintSet, createAgentRegistry } from '../../../src/engine/bl
 import { defaultEngineConfig } from '../../../src/engine/config.js';
 import { createDefaultScorerRegistry, type Scorer } from '../../../src/engine/scorers/index.js';
 import { MemoryStateStore } from '../../../src/engine/state/memory-state-store.js';
-import { finalOutcome, StewardEngine } from '../../../src/engine/steward-engine.js';
+import { finalOutcome, StewardEngine, type StewardEngineOptions } from '../../../src/engine/steward-engine.js';
 import { MemoryTrustDebtStore } from '../../../src/engine/trust-debt/index.js';
 import type { LlmClient, LlmResponse, Trace } from '../../../src/engine/types.js';
 import { StewardError } from '../../../src/errors.js';
@@ -33,9 +33,23 @@ function compiled(text: string, config = defaultEngineConfig()) {
   return res.set;
 }
 
-function setup(score = 0.9) {
+/** An engine on `bp` (default config), agent `a` of tenant `ten` at ACL-2, in-memory state and debt, an ephemeral key. */
+function engineOn(bp: string, opts: Partial<StewardEngineOptions> = {}): StewardEngine {
   const config = defaultEngineConfig();
-  const set = compiled(BP, config);
+  const set = compiled(bp, config);
+  return new StewardEngine({
+    blueprints: () => set,
+    registry: createAgentRegistry([{ id: 'a', tenant: 'ten', tier: 'ACL-2', tools: [], domains: [], registered: true }]),
+    config,
+    state: new MemoryStateStore(),
+    trustDebt: new MemoryTrustDebtStore(),
+    signer: Ed25519Signer.ephemeral(),
+    engineVersion: '9.9.9',
+    ...opts,
+  });
+}
+
+function setup(score = 0.9) {
   let calls = 0;
   const counting: Scorer = {
     scorerType: 'counting',
@@ -47,16 +61,7 @@ function setup(score = 0.9) {
     },
   };
   const signer = Ed25519Signer.ephemeral();
-  const engine = new StewardEngine({
-    blueprints: () => set,
-    registry: createAgentRegistry([{ id: 'a', tenant: 'ten', tier: 'ACL-2', tools: [], domains: [], registered: true }]),
-    config,
-    state: new MemoryStateStore(),
-    trustDebt: new MemoryTrustDebtStore(),
-    signer,
-    scorers: createDefaultScorerRegistry().register(counting),
-    engineVersion: '9.9.9',
-  });
+  const engine = engineOn(BP, { signer, scorers: createDefaultScorerRegistry().register(counting) });
   return { engine, signer, calls: () => calls };
 }
 
@@ -177,20 +182,7 @@ scoring: { thresholds: { ok: 0.3, nudge: 0.45, escalate: 0.6, block: 0.75 } }
 
 /** An engine whose one metric is an llm-judge on `llm`; `score` scores `n` traces at once. */
 function llmEngine(llm: LlmClient, llmJudge: { maxInFlight: number; timeoutMs: number }, metricTimeoutMs: number) {
-  const config = defaultEngineConfig();
-  const set = compiled(LLM_BP, config);
-  const engine = new StewardEngine({
-    blueprints: () => set,
-    registry: createAgentRegistry([{ id: 'a', tenant: 'ten', tier: 'ACL-2', tools: [], domains: [], registered: true }]),
-    config,
-    state: new MemoryStateStore(),
-    trustDebt: new MemoryTrustDebtStore(),
-    signer: Ed25519Signer.ephemeral(),
-    llm,
-    llmJudge,
-    metricTimeoutMs,
-    engineVersion: '9.9.9',
-  });
+  const engine = engineOn(LLM_BP, { llm, llmJudge, metricTimeoutMs });
   const score = (n: number, tag: string) => {
     const traces: Trace[] = Array.from({ length: n }, (_, i) => ({ trace_id: `${tag}-${i}`, agent_id: 'a', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', tool: 'x', args: { i }, content: `${tag} ${i}` }));
     return Promise.all(traces.map(async (t) => engine.score(t, await engine.decide(t, 0), 0)));
