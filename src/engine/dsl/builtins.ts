@@ -1,37 +1,23 @@
 /** Compiles calls: the standard functions of ACGP-1004 §9.4.3 (plus exists, storage.get) and registry functions. */
 import { StewardError } from '../../errors.js';
 import type { EvalContext } from '../types.js';
-import type { CallNode, DslProblem } from './ast.js';
-import { compileNode, problem, andThen, type CNode, type Fn } from './compiler.js';
+import type { CallNode } from './ast.js';
+import { andThen, problem, type CNode, type CompileArg, type CompileEnv, type Fn, type ListMatcher } from './compile-types.js';
 import { ENTITY_DETECTORS, ENTITY_TYPES, isEntityType } from './entities.js';
-import { BUILTIN_FUNCTIONS, suggestFunction, type DslFunction, type DslParam, type DslType, type FunctionRegistry } from './functions.js';
+import { BUILTIN_FUNCTIONS, suggestFunction, type DslFunction, type DslParam, type DslType } from './functions.js';
 import { parseDuration } from './literals.js';
-import { normaliseHostEntry, parseIPv4, parseIPv6, readHosts, type NetworkMatcher } from './network.js';
+import { normaliseHostEntry, parseIPv4, parseIPv6, readHosts } from './network.js';
 import { PATTERN_NAME_RE } from './patterns.js';
-import { compileRegex, type CompiledRegex } from './regex.js';
+import { compileRegex } from './regex.js';
 import { fuseInList, fusePredicate } from './fused.js';
 import { isPromise, present, simplePath, someText } from './values.js';
 
-export interface ListMatcher {
-  has(v: unknown): boolean;
-  /** Exact string entries, for the fused fast path (a hit here is a hit of `has`). */
-  exact: ReadonlySet<string>;
-}
-
-export interface CompileEnv {
-  problems: DslProblem[];
-  functions: Set<string>;
-  lists: Record<string, readonly string[]>;
-  listCache: Map<string, ListMatcher>;
-  network(): NetworkMatcher;
-  patterns: Record<string, string>;
-  registry?: FunctionRegistry;
-  regexCache: Map<string, CompiledRegex>;
-}
+export type { CompileEnv, ListMatcher } from './compile-types.js';
 
 const FALSE: Fn = () => false;
 
-export function compileCall(node: CallNode, env: CompileEnv, neg = false): CNode {
+/** `compileArg` compiles the argument nodes (the compiler's compileNode, passed in so builtins never import the compiler). */
+export function compileCall(node: CallNode, env: CompileEnv, compileArg: CompileArg, neg = false): CNode {
   const builtin = BUILTIN_FUNCTIONS[node.name];
   const custom = builtin ? undefined : env.registry?.get(node.name);
   const sig = builtin ?? custom;
@@ -50,7 +36,7 @@ export function compileCall(node: CallNode, env: CompileEnv, neg = false): CNode
     problem(env, node, 'STEWARD_DSL_ARITY', `${node.name}() takes ${want} argument(s) (${sig.params.map((p) => p.name).join(', ')}), got ${node.args.length}`);
     return fail();
   }
-  const args = node.args.map((a) => compileNode(a, env));
+  const args = node.args.map((a) => compileArg(a, env));
   let ok = true;
   args.forEach((a, i) => (ok = checkArg(node.name, sig.params[i]!, a, env) && ok));
   if (!ok) return fail();

@@ -3,32 +3,17 @@
  * and are marked async, so the common (sync) path never allocates a Promise. Type, arity, list,
  * regex and function problems are collected across the whole condition.
  */
-import type { DslProblem, Node } from './ast.js';
-import { compileCall, type CompileEnv } from './builtins.js';
-import type { DslType } from './functions.js';
+import type { Node } from './ast.js';
+import { compileCall } from './builtins.js';
+import { andThen, problem, type CNode, type CompileEnv, type DslType, type Fn } from './compile-types.js';
 import { compileRegex } from './regex.js';
 import { fuseCompare, fuseContainsAny, fuseEqualsAny } from './fused.js';
 import { compileGetter, contains, equals, isPromise, notEquals, ordered, simplePath } from './values.js';
 import type { EvalContext } from '../types.js';
 import { StewardError } from '../../errors.js';
 
-export type Fn = (ctx: EvalContext) => unknown;
-
-export interface CNode {
-  type: DslType;
-  async: boolean;
-  fn: Fn;
-  /** Present for literal nodes: the constant value (for load-time checks and specialisation). */
-  literal?: { value: unknown; unit?: 'size' | 'duration' };
-  node: Node;
-  /** Set when the closure already includes a requested negation (fused leaves). */
-  negApplied?: boolean;
-}
-
-export function problem(env: CompileEnv, node: Node, code: DslProblem['code'], message: string, offset = node.offset): void {
-  // Structured (YAML) nodes have offset -1: their position is the path alone.
-  env.problems.push(offset >= 0 ? { code, message, path: node.path, offset } : { code, message, path: node.path });
-}
+// Kept as re-exports: the shared compile types live in the leaf module compile-types.ts.
+export { andThen, problem, type CNode, type Fn } from './compile-types.js';
 
 /**
  * Compiles a node that must yield a boolean (a condition or a compound item). `neg` asks for the
@@ -43,7 +28,7 @@ export function compileBool(node: Node, env: CompileEnv, neg = false): CNode {
     const kind = neg ? (node.kind === 'all' ? 'any' : 'all') : node.kind;
     return compileLogical(kind, node.items.map((n) => compileBool(n, env, neg)), node);
   }
-  const c = node.kind === 'compare' ? compileCompare(node, env, neg) : node.kind === 'call' ? compileCall(node, env, neg) : compileNode(node, env);
+  const c = node.kind === 'compare' ? compileCompare(node, env, neg) : node.kind === 'call' ? compileCall(node, env, compileNode, neg) : compileNode(node, env);
   const b = toBool(c, env);
   return neg && !b.negApplied ? negate(b) : b;
 }
@@ -98,9 +83,12 @@ export function compileNode(node: Node, env: CompileEnv): CNode {
       return { type, async: false, fn: () => value, literal: { value, unit: node.unit }, node };
     }
     case 'field':
+      if (!env.taskRefs && typeof node.segments[0] === 'string' && node.segments[0].startsWith('$')) {
+        problem(env, node, 'STEWARD_DSL_PARSE', `'${node.segments[0]}' is a task reference, allowed only in ACM plan guards`);
+      }
       return { type: 'any', async: false, fn: compileGetter(node.segments), node };
     case 'call':
-      return compileCall(node, env, false);
+      return compileCall(node, env, compileNode, false);
     case 'not':
     case 'all':
     case 'any':
@@ -108,10 +96,6 @@ export function compileNode(node: Node, env: CompileEnv): CNode {
     case 'compare':
       return compileCompare(node, env, false);
   }
-}
-
-export function andThen<T>(v: unknown, f: (v: unknown) => T): T | Promise<T> {
-  return isPromise(v) ? v.then(f) : f(v);
 }
 
 /**

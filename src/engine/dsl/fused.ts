@@ -6,7 +6,7 @@
  * Semantics are exactly those of values.ts (missing → false before negation).
  */
 import type { EvalContext } from '../types.js';
-import type { Fn } from './compiler.js';
+import type { Fn } from './compile-types.js';
 
 type Obj = Record<string, unknown>;
 

@@ -52,7 +52,10 @@ export function tokenize(src: string): Token[] {
       continue;
     }
     const start = i;
-    if (isIdentStart(c)) {
+    // `$t3` (an ACM guard's reference to task t3's recorded output, docs/acm.md): the compiler accepts it
+    // only in guards (DslCompileOptions.allowTaskRefs); elsewhere it is a parse problem at this offset.
+    if (isIdentStart(c) || (c === 36 /* $ */ && i + 1 < n && isIdentStart(src.charCodeAt(i + 1)))) {
+      i++;
       while (i < n && isIdentPart(src.charCodeAt(i))) i++;
       out.push({ type: 'ident', text: src.slice(start, i), offset: start, end: i });
       continue;

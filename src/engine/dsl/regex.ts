@@ -1,11 +1,9 @@
 /** Author regexes (matches, matches_regex) are compiled once at load, always on RE2 (linear time). */
 import { RE2JS } from 're2js';
 import type { Node } from './ast.js';
-import type { CompileEnv } from './builtins.js';
+import type { CompileEnv, CompiledRegex } from './compile-types.js';
 
-export interface CompiledRegex {
-  test(s: string): boolean;
-}
+export type { CompiledRegex } from './compile-types.js';
 
 export function compileRegex(pattern: string, env: CompileEnv, at: Node): CompiledRegex | undefined {
   const cached = env.regexCache.get(pattern);
