@@ -18,8 +18,32 @@ export default tseslint.config(
     // The engine is pure: clock, state and I/O are passed in.
     files: ['src/engine/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: ['kafkajs', 'ioredis', '@clickhouse/*', 'node:http', 'node:https', '*/adapters/*', '*/consumers/*'] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: 'node:fs', message: 'The engine is pure: files are read by src/adapters/fs and passed in.' },
+            { name: 'node:fs/promises', message: 'The engine is pure: files are read by src/adapters/fs and passed in.' },
+            { name: 'fs', message: 'The engine is pure: files are read by src/adapters/fs and passed in.' },
+          ],
+          patterns: ['kafkajs', 'ioredis', '@clickhouse/*', 'node:http', 'node:https', '**/adapters/**', '**/consumers/**', '**/process/**', '**/config/**', '**/contracts/**', '**/cli/**'],
+        },
+      ],
       'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'Pass a Clock into the engine.' }],
+    },
+  },
+  {
+    // Adapters are edges: they get their settings through constructors and know nothing of stages or processes.
+    files: ['src/adapters/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: ['**/config/**', '**/consumers/**', '**/process/**', '**/cli/**'] }],
+    },
+  },
+  {
+    // Wire contracts depend on the engine's types only.
+    files: ['src/contracts/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: ['kafkajs', 'ioredis', '@clickhouse/*', '**/adapters/**', '**/consumers/**', '**/process/**', '**/config/**', '**/cli/**'] }],
     },
   },
 );

@@ -20,8 +20,8 @@ for (let k = 0; k < 10; k++) {
   }
 }
 import type { StewardConfig } from '../../src/config/steward-config.js';
-import type { PipelineDeps } from '../../src/consumers/common-runtime.js';
-import { bootstrapEngine } from '../../src/consumers/common-bootstrap.js';
+import type { PipelineDeps } from '../../src/process/pipeline.js';
+import { bootstrapEngine } from '../../src/process/engine-runtime.js';
 import { createLogger } from '../../src/logger.js';
 
 export async function benchEngineDeps(cfg0: StewardConfig): Promise<{ deps: PipelineDeps; engineName: string; close(): Promise<void> }> {

@@ -7,13 +7,14 @@
  * on the same traffic, so `node --cpu-prof --import tsx bench/pipeline/profile.ts` profiles just that.
  */
 import { execFileSync } from 'node:child_process';
+import type { DecisionRecord, ScoreRecord } from '../../src/engine/steward-engine.js';
 import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
 import { Kafka, logLevel } from 'kafkajs';
 import { KafkaAdapter } from '../../src/adapters/kafka/client.js';
 import { createTopics, topicNames } from '../../src/adapters/kafka/topics.js';
 import { buildConfig } from '../../src/config/steward-config.js';
-import { startPipeline, type PipelineDeps } from '../../src/consumers/common-runtime.js';
+import { startPipeline, type PipelineDeps } from '../../src/process/pipeline.js';
 import { StewardMetrics } from '../../src/observability/metrics.js';
 import { createLogger } from '../../src/logger.js';
 import type { Trace } from '../../src/engine/types.js';
@@ -153,7 +154,7 @@ async function main(): Promise<void> {
     // decision again (same output sizes, no tripwire work, no Redis): what Kafka and the stage cost alone.
     let stageDeps = deps as PipelineDeps;
     if (MODE === 'stage-fixed') {
-      const fixed = new Map<string, unknown>();
+      const fixed = new Map<string, DecisionRecord>();
       for (let i = 0; i < BENCH_AGENTS.length; i++) {
         const t = benchTrace(300_000 + i);
         const type = BENCH_AGENTS[i].type;
@@ -166,8 +167,8 @@ async function main(): Promise<void> {
       stageDeps = {
         ...stageDeps,
         engine: {
-          decide: (t: Trace) => (wait > 0 ? new Promise((r) => setTimeout(() => r(answer(t)), wait)) : Promise.resolve(answer(t))),
-          score: () => Promise.reject(new Error('unused')),
+          decide: (t: Trace) => (wait > 0 ? new Promise<DecisionRecord>((r) => setTimeout(() => r(answer(t)!), wait)) : Promise.resolve(answer(t)!)),
+          score: (): Promise<ScoreRecord> => Promise.reject(new Error('unused')),
         },
       };
     }

@@ -10,19 +10,20 @@
  * the stage with a constant-answer engine (Kafka + stage machinery without tripwire work or Redis).
  * Prints `sync_p99_vs_echo=<ratio>` and `throughput_vs_passthrough=<ratio>` last.
  */
+import type { DecisionRecord, ScoreRecord } from '../../src/engine/steward-engine.js';
 import { execFileSync } from 'node:child_process';
 import { Kafka, logLevel, type Consumer, type Producer } from 'kafkajs';
 import { KafkaAdapter } from '../../src/adapters/kafka/client.js';
 import { createTopics, topicNames } from '../../src/adapters/kafka/topics.js';
 import { buildConfig } from '../../src/config/steward-config.js';
-import { startPipeline, type PipelineDeps } from '../../src/consumers/common-runtime.js';
+import { startPipeline, type PipelineDeps } from '../../src/process/pipeline.js';
 import { StewardClient } from '../../src/client/steward-client.js';
 import { StewardMetrics } from '../../src/observability/metrics.js';
 import { createLogger } from '../../src/logger.js';
 import type { Trace } from '../../src/engine/types.js';
 import { benchEngineDeps, BENCH_AGENTS } from './engine.js';
 import { demoTrace } from '../../src/demo/agents.js';
-import { decisionMessage } from '../../src/consumers/common-engine.js';
+import { decisionMessage } from '../../src/contracts/engine-records.js';
 import { scoringJson } from '../../src/consumers/scoring-message.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
@@ -252,13 +253,13 @@ async function main(): Promise<void> {
 
     // Diagnostic only: the same stage with an engine answering each agent type's real decision again
     // (same outputs and sizes; no tripwire work, no Redis) — what Kafka and the stage machinery cost alone.
-    const fixed = new Map<string, unknown>();
+    const fixed = new Map<string, DecisionRecord>();
     for (let i = 0; i < BENCH_AGENTS.length; i++) {
       const t = benchTrace(300_000 + i);
       if (!fixed.has(BENCH_AGENTS[i].type)) fixed.set(BENCH_AGENTS[i].type, await deps.engine!.decide(t, Date.parse(t.timestamp)));
     }
     const typeOf = new Map(BENCH_AGENTS.map((a) => [a.id, a.type]));
-    const fixedEngine = { decide: (t: Trace) => Promise.resolve(fixed.get(typeOf.get(t.agent_id)!)), score: () => Promise.reject(new Error('unused')) };
+    const fixedEngine = { decide: (t: Trace) => Promise.resolve(fixed.get(typeOf.get(t.agent_id)!)!), score: (): Promise<ScoreRecord> => Promise.reject(new Error('unused')) };
     await fill(kafka, fixedNames.traces, THROUGHPUT_N);
     const fmetrics = new StewardMetrics();
     c0 = process.cpuUsage();

@@ -19,7 +19,7 @@ import { topicNames } from '../../src/adapters/kafka/topics.js';
 import { ClickHouseStore } from '../../src/adapters/clickhouse/client.js';
 import { migrate } from '../../src/adapters/clickhouse/migrations.js';
 import { ledgerSignerFrom } from '../../src/adapters/clickhouse/ledger-keys.js';
-import { startSinkStage } from '../../src/consumers/sink.js';
+import { startSinkStage } from '../../src/process/sink-stage.js';
 import { createLogger } from '../../src/logger.js';
 import { servicesEnv } from './services-env.js';
 

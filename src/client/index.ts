@@ -1,2 +1,2 @@
 export { StewardClient, type StewardClientOptions, type ClientDecision } from './steward-client.js';
-export type { DecisionMessage, RejectedInfo, VerdictMessage, TrustDebtMessage } from '../adapters/kafka/messages.js';
+export type { DecisionMessage, RejectedInfo, VerdictMessage, TrustDebtMessage } from '../contracts/messages.js';

@@ -14,7 +14,7 @@ import { topicNames, type TopicNames } from '../adapters/kafka/topics.js';
 import { REPLY_HEADERS, replyHeaders } from '../adapters/kafka/request-reply.js';
 import { assertWellFormedIds, createRegistry, encodeTrace, registerAvro } from '../adapters/kafka/serde.js';
 import { isMessageTooLarge } from '../adapters/kafka/kafka-error.js';
-import { rejectedDecision, type DecisionMessage, type VerdictMessage } from '../adapters/kafka/messages.js';
+import { rejectedDecision, type DecisionMessage, type VerdictMessage } from '../contracts/messages.js';
 import { parseTimestamp } from '../engine/time.js';
 import { isApproved, type AclTier, type FallbackOnTimeout, type Intervention, type Trace } from '../engine/types.js';
 import { StewardError } from '../errors.js';

@@ -3,6 +3,7 @@
  * overrides → a typed StewardConfig. Problems surface as STEWARD_CONFIG errors naming the file, line,
  * column and JSON path, all of them at once.
  */
+import { DEFAULT_DEDUP_TTL_SECONDS } from '../adapters/redis/trust-debt-store.js';
 import { readFileSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { LineCounter, parseDocument, type Node } from 'yaml';
@@ -260,7 +261,7 @@ export const DEFAULT_MAX_TRACE_BYTES = 900_000;
 /** Default limits.max_message_bytes: below the broker's default max.message.bytes (1 048 588). */
 export const DEFAULT_MAX_MESSAGE_BYTES = 1_000_000;
 /** Default trust_debt.dedup_ttl_seconds: 7 days (docs/trust-debt.md: keep input retention below it). */
-export const DEFAULT_DEDUP_TTL_SECONDS = 7 * 24 * 3600;
+export { DEFAULT_DEDUP_TTL_SECONDS };
 
 /** Builds the typed config from an already validated raw object (after env overrides). */
 export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, file?: string): StewardConfig {

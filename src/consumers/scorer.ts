@@ -7,8 +7,10 @@ import type { TopicNames } from '../adapters/kafka/topics.js';
 import { replyMessage } from '../adapters/kafka/request-reply.js';
 import { StewardError, isRetryable } from '../errors.js';
 import type { StewardMetrics } from '../observability/metrics.js';
-import type { StageOutput, StageProcessor } from './common.js';
-import { verdictMessage, type DecideScoreEngine } from './common-engine.js';
+import type { StageOutput, StageProcessor } from './stage-runner.js';
+import { verdictMessage } from '../contracts/engine-records.js';
+import type { DecideScoreEngine } from './stage-types.js';
+import type { ScoreRecord } from '../engine/steward-engine.js';
 import { parseScoring } from './scoring-message.js';
 import type { ScoredMarks, ScoringTurn } from '../adapters/redis/scored-marks.js';
 
@@ -39,7 +41,7 @@ export class ScorerProcessor implements StageProcessor {
       this.d.metrics.duplicates.inc({ stage: this.stage });
       return [];
     }
-    let record: unknown;
+    let record: ScoreRecord;
     try {
       record = await this.d.engine.score(s.trace, s.decisionForScore, s.decision.event_time_ms);
     } catch (e) {

@@ -10,11 +10,13 @@
  * still read.
  */
 import type { InMessage } from '../adapters/kafka/client.js';
-import type { DecisionMessage, ReplyRoute, ScoringMessage } from '../adapters/kafka/messages.js';
+import type { DecisionMessage, ReplyRoute, ScoringMessage } from '../contracts/messages.js';
 import { validateTrace } from '../adapters/kafka/serde.js';
 import type { Trace } from '../engine/types.js';
 import { StewardError } from '../errors.js';
-import { decisionMessage } from './common-engine.js';
+import { decisionInputOf, decisionMessage } from '../contracts/engine-records.js';
+import type { ScoreDecisionInput } from '../engine/steward-engine.js';
+import { INTERVENTIONS } from '../engine/types.js';
 
 type Rec = Record<string, any>;
 
@@ -54,8 +56,8 @@ export interface ParsedScoring {
   trace: Trace;
   /** The decision fields the verdict message takes over (tenant, blueprint, intervention, reasons, …). */
   decision: DecisionMessage;
-  /** What StewardEngine.score() receives: the record, or the decision message when there is none. */
-  decisionForScore: unknown;
+  /** What StewardEngine.score() receives: the record, or the one the decision message gives when there is none. */
+  decisionForScore: ScoreDecisionInput;
   reply?: ReplyRoute;
 }
 
@@ -91,6 +93,42 @@ export function parseScoring(m: InMessage, repliesTopic?: string): ParsedScoring
   if (legacy !== undefined && (legacy.trace_id !== trace.trace_id || legacy.agent_id !== trace.agent_id)) {
     throw new StewardError('STEWARD_TRACE_SCHEMA', 'scoring message: the decision names another trace or agent than the trace');
   }
-  const decision = legacy ?? decisionMessage(obj.decision_record, trace, typeof obj.event_time_ms === 'number' ? obj.event_time_ms : NaN, 0);
-  return { trace, decision, decisionForScore: obj.decision_record ?? decision, reply: replyOf(obj.reply, repliesTopic) };
+  const record = obj.decision_record === undefined ? undefined : recordOf(obj.decision_record, trace);
+  const decision = legacy ?? decisionMessage(record ?? okRecord(trace), trace, typeof obj.event_time_ms === 'number' ? obj.event_time_ms : NaN, 0);
+  return { trace, decision, decisionForScore: record ?? decisionInputOf(decision), reply: replyOf(obj.reply, repliesTopic) };
+}
+
+const STAGES = new Set(['tripwire', 'rule', 'none']);
+const KNOWN_INTERVENTIONS = new Set<string>(INTERVENTIONS);
+
+/** The decision record a scoring message carries, checked where the scorer relies on it (else DLQ). */
+function recordOf(v: unknown, trace: Trace): ScoreDecisionInput {
+  const r = v as Record<string, unknown> | null;
+  const ok =
+    r !== null &&
+    typeof r === 'object' &&
+    !Array.isArray(r) &&
+    typeof r.blueprint === 'string' &&
+    typeof r.intervention === 'string' &&
+    KNOWN_INTERVENTIONS.has(r.intervention) &&
+    typeof r.stage === 'string' &&
+    STAGES.has(r.stage) &&
+    Array.isArray(r.tripwires) &&
+    Array.isArray(r.rules) &&
+    (r.reasons === undefined || Array.isArray(r.reasons));
+  if (!ok) throw new StewardError('STEWARD_TRACE_SCHEMA', 'scoring message: decision_record is not a decision record');
+  const rec = r as unknown as ScoreDecisionInput;
+  return {
+    ...rec,
+    traceId: trace.trace_id,
+    agentId: trace.agent_id,
+    halted: rec.halted === true,
+    reasons: rec.reasons ?? [],
+    latencyMs: typeof rec.latencyMs === 'number' ? rec.latencyMs : 0,
+  };
+}
+
+/** A scoring message without a record (not written by Steward): the trace is scored as if its decision was ok. */
+function okRecord(trace: Trace): ScoreDecisionInput {
+  return { traceId: trace.trace_id, agentId: trace.agent_id, blueprint: '', intervention: 'ok', stage: 'none', halted: false, tripwires: [], rules: [], reasons: [], latencyMs: 0 };
 }

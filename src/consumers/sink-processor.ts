@@ -12,7 +12,8 @@ import type { ClickHouseSink, SinkItem } from '../adapters/clickhouse/sink.js';
 import { DecisionTsvWriter, type LedgerDraftMessage } from '../adapters/clickhouse/decision-writer.js';
 import { VerdictTsvWriter } from '../adapters/clickhouse/verdict-writer.js';
 import { decisionRow, dlqRow, gateRow, trustDebtRow, verdictRow, type TableName } from '../adapters/clickhouse/rows.js';
-import { policyDecisionDraft, type LedgerDraft, type PolicyDecisionInput } from '../engine/ledger/index.js';
+import type { LedgerDraft } from '../engine/ledger/index.js';
+import { policyDecisionDraft, type PolicyDecisionInput } from '../contracts/policy-decision.js';
 import { StewardError } from '../errors.js';
 
 type Kind = 'decisions' | 'verdicts' | 'ledger' | 'trustDebt' | 'gate' | 'dlq';

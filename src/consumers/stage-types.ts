@@ -1,11 +1,19 @@
 /**
- * The contract between the shared stage loop (common.ts, StageRunner) and the stages: what a processor does with
+ * The contract between the shared stage loop (stage-runner.ts) and the stages: what a processor does with
  * one input, what it returns, and how the runner is set up.
  */
 import type { KafkaAdapter, InMessage, OutMessage, StewardProducer } from '../adapters/kafka/client.js';
 import type { PartitionTransactions } from '../adapters/kafka/partition-transactions.js';
 import type { Logger } from '../logger.js';
+import type { DecisionRecord, ScoreDecisionInput, ScoreRecord } from '../engine/steward-engine.js';
+import type { Trace } from '../engine/types.js';
 import type { StewardMetrics } from '../observability/metrics.js';
+
+/** What the tripwire and scorer stages need of StewardEngine (src/engine/steward-engine.ts). */
+export interface DecideScoreEngine {
+  decide(trace: Trace, nowMs: number, eventId?: string): Promise<DecisionRecord>;
+  score(trace: Trace, decision: ScoreDecisionInput, nowMs: number): Promise<ScoreRecord>;
+}
 
 export interface StageOutput {
   topic: string;

@@ -16,11 +16,13 @@ import { replyRoute, replyMessage, REPLY_HEADERS, type ReplyTarget } from '../ad
 import { headerText } from '../adapters/kafka/client.js';
 import { StewardError, isRetryable } from '../errors.js';
 import type { StewardMetrics } from '../observability/metrics.js';
-import type { StageOutput, StageProcessor } from './common.js';
-import { eventTimeMs, fitsIn, messageBytes } from './common.js';
+import type { StageOutput, StageProcessor } from './stage-runner.js';
+import { eventTimeMs, fitsIn, messageBytes } from './stage-runner.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../config/steward-config.js';
-import { rejectedDecision } from '../adapters/kafka/messages.js';
-import { decisionMessage, type DecideScoreEngine } from './common-engine.js';
+import { rejectedDecision } from '../contracts/messages.js';
+import { decisionMessage } from '../contracts/engine-records.js';
+import type { DecideScoreEngine } from './stage-types.js';
+import type { DecisionRecord } from '../engine/steward-engine.js';
 import { scoringJson } from './scoring-message.js';
 import { traceEventId } from '../engine/event-id.js';
 
@@ -73,7 +75,7 @@ export class TripwireProcessor implements StageProcessor {
       throw new StewardError('STEWARD_TRACE_TOO_LARGE', `its outputs would exceed limits.max_message_bytes ${limit} (trace ${traceBytes} bytes as JSON)`);
     }
     const evTime = eventTimeMs(trace.timestamp, m, this.d.maxEventTimeSkewMs ?? null);
-    let record: unknown;
+    let record: DecisionRecord;
     try {
       record = await this.d.engine.decide(trace, evTime, traceEventId(trace.trace_id, m.value));
     } catch (e) {

@@ -11,49 +11,19 @@
  */
 import type { InMessage } from '../adapters/kafka/client.js';
 import type { TopicNames } from '../adapters/kafka/topics.js';
-import type { DecisionMessage, ReviewMessage, TrustDebtMessage, VerdictMessage } from '../adapters/kafka/messages.js';
+import type { DecisionMessage, ReviewMessage, TrustDebtMessage, VerdictMessage } from '../contracts/messages.js';
 import type { StewardProducer } from '../adapters/kafka/client.js';
 import { startAuditSweep, type AuditSweep, type SweepableStore } from './audit-sweep.js';
-import { levelActions, levelFor, maxLevel } from '../engine/trust-debt/index.js';
+import { levelActions, levelFor, maxLevel, type TrustDebtChange, type TrustDebtEvent, type TrustDebtStore } from '../engine/trust-debt/index.js';
 import { StewardError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { parseTimestamp } from '../engine/time.js';
-import type { Intervention, TrustDebtConfig, TrustDebtLevel } from '../engine/types.js';
+import type { TrustDebtConfig } from '../engine/types.js';
 import type { StewardMetrics } from '../observability/metrics.js';
-import type { StageOutput, StageProcessor } from './common.js';
-
-/** Structural copy of the trust-debt contract (src/engine/trust-debt/index.ts). */
-export interface TrustDebtEventLike {
-  eventId: string;
-  tenant: string;
-  agentId: string;
-  atMs: number;
-  kind: 'intervention' | 'review_approved' | 'remediation_granted' | 'audit_credit';
-  intervention?: Intervention;
-  severity?: string;
-  credit?: number;
-  deferAudits?: boolean;
-}
-export interface TrustDebtChangeLike {
-  eventId: string;
-  tenant: string;
-  agentId: string;
-  atMs: number;
-  cause: string;
-  before: number;
-  after: number;
-  level: TrustDebtLevel;
-  previousLevel: TrustDebtLevel;
-  crossings: { threshold: string; direction: 'up' | 'down' }[];
-  duplicate: boolean;
-  audits?: TrustDebtChangeLike[];
-}
-export interface TrustDebtStoreLike {
-  apply(ev: TrustDebtEventLike, cfg: TrustDebtConfig): Promise<TrustDebtChangeLike>;
-}
+import type { StageOutput, StageProcessor } from './stage-runner.js';
 
 export interface TrustDebtStageDeps {
-  store: TrustDebtStoreLike;
+  store: Pick<TrustDebtStore, 'apply'>;
   /** The trust-debt settings of the blueprint that decided (by blueprint id), default when unknown. */
   configFor: (blueprintId: string | undefined, tenant: string, agentId: string) => TrustDebtConfig;
   /** Tenant of an agent for reviews that do not carry one (from the agent registry). */
@@ -102,7 +72,7 @@ function timeOf(ts: string | number | undefined, m: InMessage): number {
   return Number.isFinite(t) ? t : m.timestampMs;
 }
 
-export function trustDebtMessage(c: TrustDebtChangeLike, traceId?: string): TrustDebtMessage {
+export function trustDebtMessage(c: TrustDebtChange, traceId?: string): TrustDebtMessage {
   return {
     event_id: c.eventId,
     trace_id: traceId,
@@ -128,7 +98,7 @@ export class TrustDebtProcessor implements StageProcessor {
   }
 
   /** The event a message stands for, or undefined when it moves nothing (a non-halted decision). */
-  toEvent(m: InMessage): { ev: TrustDebtEventLike; blueprint?: string; traceId?: string } | undefined {
+  toEvent(m: InMessage): { ev: TrustDebtEvent; blueprint?: string; traceId?: string } | undefined {
     const t = this.d.topics;
     if (m.topic === t.verdicts) {
       const v = parseJson<VerdictMessage>(m, 'verdict');
@@ -217,11 +187,11 @@ export class TrustDebtProcessor implements StageProcessor {
   }
 }
 
-function toTrustDebtOutput(topics: TopicNames, c: TrustDebtChangeLike, traceId?: string): StageOutput {
+function toTrustDebtOutput(topics: TopicNames, c: TrustDebtChange, traceId?: string): StageOutput {
   return { topic: topics.trustDebt, message: { key: c.agentId, value: JSON.stringify(trustDebtMessage(c, traceId)) } };
 }
 
-function logCrossings(logger: Logger, c: TrustDebtChangeLike): void {
+function logCrossings(logger: Logger, c: TrustDebtChange): void {
   for (const x of c.crossings) {
     const o = { event_id: c.eventId, tenant: c.tenant, agent_id: c.agentId, threshold: x.threshold, direction: x.direction, debt: c.after, cause: c.cause };
     if (x.direction === 'up') logger.warn(o, `trust debt crossed ${x.threshold} upwards`);

@@ -7,12 +7,12 @@
 import { KafkaAdapter } from '../adapters/kafka/client.js';
 import { ClickHouseStore, sqlString } from '../adapters/clickhouse/client.js';
 import { createTopics, topicNames } from '../adapters/kafka/topics.js';
-import type { DecisionMessage, TrustDebtMessage, VerdictMessage } from '../adapters/kafka/messages.js';
-import { registerAll } from '../cli/commands/schemas.js';
-import { startStewardProcess } from '../cli/commands/run.js';
+import type { DecisionMessage, TrustDebtMessage, VerdictMessage } from '../contracts/messages.js';
+import { registerAll } from '../adapters/kafka/schema-registration.js';
+import { startStewardProcess } from '../process/steward-process.js';
 import { StewardClient } from '../client/steward-client.js';
 import type { StewardConfig } from '../config/steward-config.js';
-import type { StageName } from '../consumers/common-runtime.js';
+import type { StageName } from '../process/pipeline.js';
 import { INTERVENTIONS, type Intervention } from '../engine/types.js';
 import type { Logger } from '../logger.js';
 import { DEMO_AGENTS, demoTrace, type DemoAgentId } from './agents.js';

@@ -69,6 +69,27 @@ export interface DecisionRecord extends TripwireStageResult {
   eventId?: string;
 }
 
+/**
+ * What score() accepts: a DecisionRecord, or one whose state-derived fields are missing (the scorer stage
+ * converts an acgp.scoring message of the earlier form into this); score() fills them from the agent's state.
+ */
+export type ScoreDecisionInput = Omit<DecisionRecord, StateDerived> & Partial<Pick<DecisionRecord, StateDerived>>;
+type StateDerived = 'blueprintVersion' | 'tenant' | 'tier' | 'trustDebt' | 'restricted' | 'fullScoring' | 'nowMs';
+
+function isComplete(d: ScoreDecisionInput): d is DecisionRecord {
+  return (
+    typeof d.restricted === 'boolean' &&
+    typeof d.fullScoring === 'boolean' &&
+    !!d.trustDebt &&
+    typeof d.trustDebt.debt === 'number' &&
+    typeof d.trustDebt.level === 'string' &&
+    typeof d.blueprintVersion === 'string' &&
+    typeof d.tenant === 'string' &&
+    typeof d.tier === 'string' &&
+    typeof d.nowMs === 'number'
+  );
+}
+
 export interface ScoreRecord {
   traceId: string;
   agentId: string;
@@ -150,7 +171,7 @@ export class StewardEngine {
     };
   }
 
-  async score(trace: Trace, decisionIn: DecisionRecord, nowMs: number): Promise<ScoreRecord> {
+  async score(trace: Trace, decisionIn: ScoreDecisionInput, nowMs: number): Promise<ScoreRecord> {
     const t0 = performance.now();
     const agent = this.o.registry.lookup(trace.agent_id);
     const decision = await this.normalizeDecision(decisionIn, agent, trace, nowMs);
@@ -186,8 +207,7 @@ export class StewardEngine {
       latencyMs: decision.latencyMs + (performance.now() - t0),
       humanReviewConfidence: this.o.config.humanReviewConfidence,
       humanReviewOnIntervention: bp.ctq.requireHumanReview,
-      // the snake_case decision (the earlier scoring form) names it event_id
-      eventId: decision.eventId ?? (decision as { event_id?: string }).event_id,
+      eventId: decision.eventId,
       eventTimeMs: nowMs,
       severity,
     });
@@ -225,31 +245,30 @@ export class StewardEngine {
   }
 
   /**
-   * The stream may hand back the Kafka decision message (snake_case, no restricted flag) instead of the
-   * DecisionRecord; fill what is missing rather than scoring with NaN latency or the wrong thresholds.
+   * A decision that crossed acgp.scoring may lack what decide() derived from state (a record of the earlier
+   * scoring form, converted at the edge): fill it rather than scoring with the wrong thresholds.
    */
-  private async normalizeDecision(d: DecisionRecord, agent: AgentInfo, trace: Trace, nowMs: number): Promise<DecisionRecord> {
-    const raw = d as DecisionRecord & { latency_ms?: number };
-    const hasDebt = !!d.trustDebt && typeof d.trustDebt.debt === 'number' && typeof d.trustDebt.level === 'string';
-    if (typeof d.restricted === 'boolean' && typeof d.latencyMs === 'number' && hasDebt && typeof d.fullScoring === 'boolean') return d;
+  private async normalizeDecision(d: ScoreDecisionInput, agent: AgentInfo, trace: Trace, nowMs: number): Promise<DecisionRecord> {
+    if (isComplete(d)) return d;
     let trustDebt = d.trustDebt;
-    if (!hasDebt) {
+    if (!trustDebt) {
       const bp = this.blueprintFor(d, agent, trace);
       trustDebt = await this.o.trustDebt.current(agent.tenant, agent.id, nowMs, bp.trustDebt);
     }
     const actions = levelActions(trustDebt.level);
     return {
       ...d,
-      tripwires: d.tripwires ?? [],
-      rules: d.rules ?? [],
-      latencyMs: typeof d.latencyMs === 'number' ? d.latencyMs : typeof raw.latency_ms === 'number' ? raw.latency_ms : 0,
-      restricted: typeof d.restricted === 'boolean' ? d.restricted : actions.restricted,
-      fullScoring: typeof d.fullScoring === 'boolean' ? d.fullScoring : actions.fullScoring,
+      blueprintVersion: d.blueprintVersion ?? '',
+      tenant: d.tenant ?? agent.tenant,
+      tier: d.tier ?? agent.tier,
+      nowMs: d.nowMs ?? nowMs,
+      restricted: d.restricted ?? actions.restricted,
+      fullScoring: d.fullScoring ?? actions.fullScoring,
       trustDebt,
     };
   }
 
-  private blueprintFor(decision: DecisionRecord, agent: AgentInfo, trace: Trace): CompiledBlueprint {
+  private blueprintFor(decision: Pick<DecisionRecord, 'blueprint'> & { blueprintVersion?: string }, agent: AgentInfo, trace: Trace): CompiledBlueprint {
     const set = this.o.blueprints();
     // After a hot reload the decided version may be gone; the current selection then applies.
     return set.blueprints.find((b) => b.id === decision.blueprint && b.version === decision.blueprintVersion) ?? set.select(agent, trace);

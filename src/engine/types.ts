@@ -242,7 +242,8 @@ export interface TripwireOutcome {
   severity?: TripwireSeverity;
   /** Set when the condition could not be evaluated (timeout, state error) and the fallback applied. */
   error?: { code: string; message: string };
-  latencyMs: number;
+  /** Absent on outcomes that travelled through acgp.scoring (the scoring message drops per-check latencies). */
+  latencyMs?: number;
 }
 
 export interface RuleOutcome {
@@ -251,7 +252,8 @@ export interface RuleOutcome {
   decision?: Intervention;
   reason?: string;
   error?: { code: string; message: string };
-  latencyMs: number;
+  /** As TripwireOutcome.latencyMs. */
+  latencyMs?: number;
 }
 
 /** Output of the tripwire stage (eval tier 0–1). */

@@ -1,91 +1,11 @@
 /**
- * The sink's tables as TypeScript sees them: what it consumes (Kafka JSON, snake_case; the interfaces list
- * the fields the sink reads, producers in src/adapters/kafka/messages.ts may send more), the row of each
- * table, and each table's column spec (insert order and ClickHouse types). The mappers are in rows.ts.
+ * The sink's tables as TypeScript sees them: the row of each table and each table's column spec (insert
+ * order and ClickHouse types). What the sink consumes is typed once, in src/contracts/messages.ts; the
+ * mappers in rows.ts validate those messages (and the older forms they still accept) into rows.
  */
-import type { LedgerDraft, LedgerEntry } from '../../engine/ledger/index.js';
 import type { Columns } from './tsv.js';
 
-// ───────────────────────────── consumed messages ─────────────────────────────
-
-/** acgp.decisions — tripwire-stage decision; dedupe key trace_id. */
-export interface DecisionRecord {
-  trace_id: string;
-  agent_id: string;
-  tenant: string;
-  blueprint: string;
-  intervention: string;
-  approved?: boolean;
-  stage: string;
-  halted?: boolean;
-  severity?: string;
-  reasons: string[];
-  tripwires: { id: string; fired: boolean; decision?: string; reason?: string }[];
-  rules: { id: string; passed: boolean; decision?: string; reason?: string }[];
-  latency_ms: number;
-  /** Event time of the trace (ms); the `timestamp` (ISO-8601) is accepted instead. */
-  event_time_ms?: number;
-  timestamp?: string;
-  decided_at_ms?: number;
-  hook?: string;
-  tool?: string;
-  session_id?: string;
-  engine_version?: string;
-  fallback?: boolean;
-}
-
-/** acgp.verdicts — final verdict after scoring; dedupe key trace_id. */
-export interface VerdictRecord {
-  trace_id: string;
-  agent_id: string;
-  tenant?: string;
-  blueprint: string;
-  intervention: string;
-  approved?: boolean;
-  stage?: string;
-  ctq: number | null;
-  risk: number | null;
-  metrics: { name: string; score: number | null; weight?: number; confidence?: number; scorer?: string; status: string }[];
-  /** PVS-1 verdict object, signature included (where the verdict module puts it). */
-  verdict: { approved?: boolean; confidence_score?: number; policy_violations?: string[]; signature?: unknown; metadata?: Record<string, unknown>; [k: string]: unknown };
-  event_time_ms?: number;
-  timestamp?: string;
-  scored_at_ms?: number;
-}
-
-/** acgp.trust-debt — one debt change (ACGP-1004 §10.7); dedupe key event_id. */
-export interface TrustDebtRecord {
-  event_id: string;
-  tenant?: string;
-  agent_id: string;
-  /** Event time (ms); `ts_ms` is accepted as well. */
-  at_ms?: number;
-  ts_ms?: number;
-  cause: string;
-  before: number;
-  after: number;
-  level: string;
-  previous_level?: string;
-  crossings?: ({ threshold: string; direction: string } | string)[];
-  trace_id?: string;
-  /** True when the trust-debt stage saw this event id before; such records are not stored again. */
-  duplicate?: boolean;
-}
-
-/** acgp.gate — finalization gate outcome; dedupe key trace_id. Stored with its full payload. */
-export interface GateRecord {
-  trace_id: string;
-  agent_id: string;
-  tenant?: string;
-  intervention?: string;
-  approved?: boolean;
-  event_time_ms?: number;
-  timestamp?: string;
-  [k: string]: unknown;
-}
-
-/** acgp.ledger — a ledger draft (the sink chains it) or, for replay/backfill, a complete entry stored as is. */
-export type LedgerRecord = LedgerDraft | LedgerEntry;
+// ───────────────────────────── consumed metadata ─────────────────────────────
 
 /** acgp.dlq — only metadata is stored (the DLQ topic keeps the bytes). Built from the record's headers. */
 export interface DlqMeta {

@@ -2,7 +2,7 @@
  * The producer's send coalescing (KafkaAdapter.producer wraps kafkajs with it): sends issued while a request
  * is in flight are merged into the next request in call order, bounded in bytes per request.
  */
-import type { OutMessage, OutRecord, StewardProducer } from './client.js';
+import type { OutMessage, OutRecord, StewardProducer } from './kafka-types.js';
 import { kafkaError } from './kafka-error.js';
 
 /** One `send` call: settled when all its pieces were acknowledged, or at its first failed piece. */

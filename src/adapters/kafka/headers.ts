@@ -2,7 +2,7 @@
  * Record headers between kafkajs' wire form and InMessage. Keys come from the wire, so none of them may reach an
  * object as anything but an own property (see putHeader).
  */
-import type { InMessage } from './client.js';
+import type { InMessage } from './kafka-types.js';
 
 /** kafkajs' IHeaders, structurally: this module stays free of kafkajs imports (client.ts is the only one). */
 type WireHeaders = Record<string, string | Buffer | (string | Buffer | undefined)[] | undefined>;

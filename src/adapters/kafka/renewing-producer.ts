@@ -6,7 +6,7 @@
  * id, sequences from 0) is used from the next send on.
  */
 import { StewardError } from '../../errors.js';
-import type { OutRecord } from './client.js';
+import type { OutRecord } from './kafka-types.js';
 
 /** One kafkajs producer, reduced to what the adapter needs (this module stays free of kafkajs). */
 export interface BatchSender {

@@ -6,7 +6,7 @@
  */
 import type { InMessage, OutMessage } from './client.js';
 import { headerText } from './client.js';
-import type { ReplyRoute } from './messages.js';
+import type { ReplyRoute } from '../../contracts/messages.js';
 
 export const REPLY_HEADERS = {
   topic: 'x-steward-reply-topic',

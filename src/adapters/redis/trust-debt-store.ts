@@ -7,7 +7,6 @@
  * Sentinel Redis (see docs/trust-debt.md for Cluster).
  */
 import type { Redis } from 'ioredis';
-import { DEFAULT_DEDUP_TTL_SECONDS } from '../../config/steward-config.js';
 import {
   DEFAULT_TRUST_DEBT_CONFIG,
   HOUR_MS,
@@ -30,6 +29,9 @@ import {
 import type { TrustDebtConfig, TrustDebtLevel } from '../../engine/types.js';
 import { APPLY_LUA, RELEASE_LOCK_LUA } from './trust-debt-lua.js';
 import { redisError, TrustDebtRequests } from './trust-debt-requests.js';
+
+/** How long processed event ids are remembered (docs/spec-decisions.md §10.7: longer than any Kafka redelivery). */
+export const DEFAULT_DEDUP_TTL_SECONDS = 7 * 24 * 3600;
 
 export interface RedisTrustDebtStoreOptions {
   /** Key prefix, e.g. `steward:` (tests use a unique one). */

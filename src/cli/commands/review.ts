@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import { createRedis } from '../../adapters/redis/client.js';
 import { RedisTrustDebtStore } from '../../adapters/redis/trust-debt-store.js';
 import { KafkaAdapter } from '../../adapters/kafka/client.js';
-import type { ReviewMessage } from '../../adapters/kafka/messages.js';
+import type { ReviewMessage } from '../../contracts/messages.js';
 import { topicNames } from '../../adapters/kafka/topics.js';
 import { loadStewardConfig } from '../../config/steward-config.js';
 import type { RetierRequest, TrustDebtChange } from '../../engine/trust-debt/index.js';

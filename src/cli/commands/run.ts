@@ -4,18 +4,11 @@
  * consumer group (`<group_prefix>-<stage>`). SIGTERM/SIGINT: stop consuming, drain, commit, disconnect.
  */
 import { parseArgs } from 'node:util';
-import { generateKeyPairSync } from 'node:crypto';
-import { startSinkFromConfig } from '../../consumers/sink.js';
-import { ledgerSignerFrom, ledgerSignerFromEnv, type PoolableLedgerSigner } from '../../adapters/clickhouse/ledger-keys.js';
 import { loadStewardConfig } from '../../config/steward-config.js';
-import { STAGES, startPipeline, type StageName, type PipelineDeps } from '../../consumers/common-runtime.js';
-import { bootstrapEngine } from '../../consumers/common-bootstrap.js';
-import { StewardMetrics } from '../../observability/metrics.js';
-import { ObservabilityServer } from '../../observability/http-server.js';
+import { STAGES, type StageName } from '../../process/pipeline.js';
+import { startStewardProcess } from '../../process/steward-process.js';
 import { StewardError } from '../../errors.js';
 import { createLogger } from '../../logger.js';
-import type { StewardConfig } from '../../config/steward-config.js';
-import type { Logger } from '../../logger.js';
 
 export const USAGE = 'usage: steward run [--stages tripwire,scorer,trust-debt,sink] [--config steward.yaml] [--metrics-port N]';
 
@@ -25,119 +18,6 @@ export function parseStages(s: string | undefined): StageName[] {
   // `--stages ,` would start nothing and report ready.
   if (list.length === 0) throw new StewardError('STEWARD_USAGE', `--stages names no stage (expected some of ${STAGES.join(', ')})`);
   return [...new Set(list)] as StageName[];
-}
-
-/**
- * Ledger entries are signed with STEWARD_LEDGER_KEY, else the steward signing key (the same resolution
- * `steward ledger verify` uses), else an ephemeral key (verifiable only during this run).
- */
-export function ledgerSignerFor(cfg: Pick<StewardConfig, 'signing'> & { requireSigningKey?: boolean }, env: NodeJS.ProcessEnv, logger: Logger): PoolableLedgerSigner {
-  let signer: PoolableLedgerSigner | undefined;
-  try {
-    signer = ledgerSignerFromEnv(env, cfg.signing);
-  } catch (e) {
-    // Names the setting the key came from; ledger-keys' messages never echo the value.
-    throw new StewardError('STEWARD_CONFIG', `ledger signing key (${env.STEWARD_LEDGER_KEY ? 'STEWARD_LEDGER_KEY' : 'signing.key / STEWARD_SIGNING_KEY'}): ${(e as Error).message}`, { cause: e });
-  }
-  if (signer) return signer;
-  if (cfg.requireSigningKey) {
-    throw new StewardError('STEWARD_CONFIG', 'signing.require_key is set but no ledger signing key is configured (STEWARD_LEDGER_KEY or signing.key / STEWARD_SIGNING_KEY): refusing to sign ledger entries with a key nobody keeps');
-  }
-  logger.warn('neither STEWARD_LEDGER_KEY nor STEWARD_SIGNING_KEY set: ledger entries signed with an ephemeral key');
-  return ledgerSignerFrom(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
-}
-
-function sinkStarter(cfg: StewardConfig, logger: Logger, metrics: StewardMetrics): PipelineDeps['startSink'] {
-  return async () => startSinkFromConfig(cfg, logger.child({ stage: 'sink' }), ledgerSignerFor(cfg, process.env, logger), metrics);
-}
-
-export interface RunningProcess {
-  stop(): Promise<void>;
-  isReady(): boolean;
-  /**
-   * Settles when a stage's consumer was refused by the broker before it ever joined its group (configuration or
-   * credentials): the process cannot do its work, and `steward run` exits 1 naming the stage and the reason.
-   */
-  fatal: Promise<StewardError>;
-}
-
-/** Names the brokers in a Kafka startup failure (kafkajs' own message is often just its class name). */
-export function kafkaStartupError(e: unknown, brokers: readonly string[]): StewardError {
-  const parts: string[] = [];
-  for (let c: unknown = e, i = 0; c && i < 5; c = (c as { cause?: unknown }).cause, i++) {
-    const m = c instanceof Error ? c.message || c.name : String(c);
-    if (m && !parts.includes(m)) parts.push(m);
-  }
-  return new StewardError('STEWARD_KAFKA', `kafka failed at startup (brokers ${brokers.join(',')}): ${parts.join(': ') || 'unknown error'}`, { cause: e });
-}
-
-function isKafkaError(e: unknown): boolean {
-  for (let c: unknown = e, i = 0; c && i < 5; c = (c as { cause?: unknown }).cause, i++) {
-    if (c instanceof StewardError && c.code === 'STEWARD_KAFKA') return true;
-    if (c instanceof Error && c.name.startsWith('KafkaJS')) return true;
-  }
-  return false;
-}
-
-/**
- * Starts stages + observability; used by `steward run` and by the demo. When a step fails, everything
- * opened so far (HTTP server, Redis, watchers) is closed before the error propagates, and a Kafka
- * failure names the brokers.
- */
-export async function startStewardProcess(cfg: StewardConfig, stages: StageName[], logger: Logger, metricsPort?: number): Promise<RunningProcess> {
-  const metrics = new StewardMetrics({ defaultMetrics: true });
-  const server = new ObservabilityServer(metrics);
-  let rt: Awaited<ReturnType<typeof bootstrapEngine>> | undefined;
-  let pipe: Awaited<ReturnType<typeof startPipeline>> | undefined;
-  let onFatal!: (e: StewardError) => void;
-  const fatal = new Promise<StewardError>((resolve) => (onFatal = resolve));
-  try {
-    if (cfg.observability.enabled || metricsPort !== undefined) {
-      const port = await server.listen(metricsPort ?? cfg.observability.port, cfg.observability.host);
-      logger.info({ port }, 'observability on /metrics /healthz /readyz');
-    }
-    // Not ready until every stage has joined its group.
-    server.setReady('stages', false);
-    const engineStages = stages.filter((s) => s !== 'sink');
-    rt = engineStages.length > 0 ? await bootstrapEngine(cfg, engineStages, logger, metrics) : undefined;
-    const deps: PipelineDeps = { ...(rt?.deps ?? {}), startSink: stages.includes('sink') ? sinkStarter(cfg, logger, metrics) : undefined };
-    try {
-      pipe = await startPipeline(cfg, stages, deps, {
-        logger,
-        metrics,
-        onFatal: (stage, err) => onFatal(new StewardError('STEWARD_KAFKA', `stage ${stage}: the broker refused its consumer group (${err.message}); check consumer.* settings and the credentials' group access`, { cause: err })),
-      });
-    } catch (e) {
-      throw isKafkaError(e) ? kafkaStartupError(e, cfg.kafka.brokers) : e;
-    }
-  } catch (e) {
-    await Promise.allSettled([rt?.close(), server.close()]);
-    throw e;
-  }
-  const running = pipe;
-  const redis = rt?.redis;
-  // Ready: every stage joined its group, and Redis (when a stage uses it) is connected: a stage waiting out a
-  // Redis outage holds its partitions but decides nothing.
-  const ready = () => running.isReady() && (!redis || redis.status === 'ready');
-  const readyTimer = setInterval(() => {
-    server.setReady('stages', running.isReady());
-    server.setReady('redis', !redis || redis.status === 'ready');
-  }, 250);
-  logger.info({ stages, topics: running.topics }, 'steward running');
-  const engine = rt;
-  return {
-    isReady: ready,
-    fatal,
-    async stop() {
-      clearInterval(readyTimer);
-      server.setReady('stages', false);
-      try {
-        await running.stop();
-      } finally {
-        await Promise.allSettled([engine?.close(), server.close()]);
-      }
-    },
-  };
 }
 
 /** `--metrics-port`: an integer 0..65535 (0 picks a free port); anything else is a usage error. */

@@ -3,31 +3,11 @@
  * registry under TopicNameStrategy subjects (`<topic>-value`), e.g. acgp.traces-value.
  */
 import { parseArgs } from 'node:util';
-import { AVRO_SCHEMA_FILES, createRegistry, registerAvro, type AvroSchemaName } from '../../adapters/kafka/serde.js';
-import { topicNames, type TopicKey } from '../../adapters/kafka/topics.js';
+import { registerAll } from '../../adapters/kafka/schema-registration.js';
 import { loadStewardConfig } from '../../config/steward-config.js';
 import { StewardError } from '../../errors.js';
 
 export const USAGE = 'usage: steward schemas register [--config FILE] [--prefix P]';
-
-export const SCHEMA_TOPIC: Record<AvroSchemaName, TopicKey> = {
-  trace: 'traces',
-  decision: 'decisions',
-  verdict: 'verdicts',
-  'trust-debt-event': 'trustDebt',
-  'ledger-entry': 'ledger',
-};
-
-export async function registerAll(registryUrl: string, prefix: string): Promise<{ subject: string; id: number }[]> {
-  const registry = createRegistry(registryUrl);
-  const names = topicNames(prefix);
-  const out: { subject: string; id: number }[] = [];
-  for (const s of AVRO_SCHEMA_FILES) {
-    const subject = `${names[SCHEMA_TOPIC[s]]}-value`;
-    out.push({ subject, id: await registerAvro(registry, s, subject) });
-  }
-  return out;
-}
 
 export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string' }, prefix: { type: 'string' } } });

@@ -2,4 +2,3 @@ export * from './types.js';
 export * from './crypto.js';
 export * from './chain.js';
 export * from './verify.js';
-export * from './policy-decision.js';

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { run } from '../../../src/cli/commands/dlq.js';
 import { DLQ_HEADERS, REPLAYED_FROM_HEADER } from '../../../src/adapters/kafka/dlq.js';
 import { putHeader } from '../../../src/adapters/kafka/client.js';
-import { startPipeline } from '../../../src/consumers/common-runtime.js';
+import { startPipeline } from '../../../src/process/pipeline.js';
 import { Collector, TestEngine, quietLogger, trace, withPipelineEnv } from '../pipeline/harness.js';
 import { waitFor } from '../setup/helpers.js';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { startStewardProcess } from '../../../src/cli/commands/run.js';
+import { startStewardProcess } from '../../../src/process/steward-process.js';
 import { quietLogger, withPipelineEnv } from '../pipeline/harness.js';
 import { waitFor } from '../setup/helpers.js';
 import { freePort, pingable, startPrivateRedis } from '../setup/private-redis.js';

@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { topicNames, type TopicNames } from '../../../src/adapters/kafka/topics.js';
 import { ClickHouseStore } from '../../../src/adapters/clickhouse/client.js';
 import { ledgerSignerFrom } from '../../../src/adapters/clickhouse/ledger-keys.js';
-import { startSinkStage, type RunningSink, type SinkStageOptions } from '../../../src/consumers/sink.js';
+import { startSinkStage, type RunningSink, type SinkStageOptions } from '../../../src/process/sink-stage.js';
 import { createTopics, deleteTopics, kafkaClient, services, uniqueIdent, uniqueName } from '../setup/helpers.js';
 
 export const keys = generateKeyPairSync('ed25519');

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { KafkaAdapter } from '../../../src/adapters/kafka/client.js';
 import { createTopics, topicNames } from '../../../src/adapters/kafka/topics.js';
-import { startPipeline } from '../../../src/consumers/common-runtime.js';
+import { startPipeline } from '../../../src/process/pipeline.js';
 import { Collector, MapTrustDebtStore, TestEngine, pipelineConfig, quietLogger, trace } from './harness.js';
 import { DEFAULT_TRUST_DEBT_CONFIG_FOR_TESTS } from './fixtures.js';
 import { waitFor, uniqueName } from '../setup/helpers.js';

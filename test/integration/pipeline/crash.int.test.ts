@@ -44,8 +44,8 @@ describe('crash safety', () => {
           const engine = new TestEngine();
           const finals = new Map<string, { intervention: string; severity?: string }>();
           for (const t of traces) {
-            const d = (await engine.decide(t, 0)) as { intervention: string; halted: boolean; severity?: string };
-            finals.set(t.trace_id, d.halted ? d : ((await engine.score(t, d, 0)) as { intervention: string }));
+            const d = await engine.decide(t, 0);
+            finals.set(t.trace_id, d.halted ? d : await engine.score(t, d, 0));
           }
           const scoredIds = traces.filter((t) => t.tool !== 'rm_rf').map((t) => t.trace_id);
           await waitFor(() => out.byId(topics.decisions).size === N && out.byId(topics.verdicts).size === scoredIds.length && out.byId(topics.trustDebt, 'event_id').size === N, {

@@ -8,8 +8,8 @@ import { PartitionTransactions } from '../../../src/adapters/kafka/partition-tra
 import { isFenced } from '../../../src/adapters/kafka/kafka-error.js';
 import type { ChildProcess } from 'node:child_process';
 import { Collector, TestEngine, quietLogger, withPipelineEnv, trace } from './harness.js';
-import { startPipeline } from '../../../src/consumers/common-runtime.js';
-import { StageRunner, type StageProcessor } from '../../../src/consumers/common.js';
+import { startPipeline } from '../../../src/process/pipeline.js';
+import { StageRunner, type StageProcessor } from '../../../src/consumers/stage-runner.js';
 import { StewardMetrics } from '../../../src/observability/metrics.js';
 import { StewardClient } from '../../../src/client/steward-client.js';
 import { killed, startChild, stopChildren } from './children.js';

@@ -6,7 +6,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { KafkaAdapter } from '../../../src/adapters/kafka/client.js';
 import { createTopics, topicNames } from '../../../src/adapters/kafka/topics.js';
 import { buildConfig } from '../../../src/config/steward-config.js';
-import { startPipeline } from '../../../src/consumers/common-runtime.js';
+import { startPipeline } from '../../../src/process/pipeline.js';
 import { TestEngine, quietLogger } from './harness.js';
 import { services, uniqueName } from '../setup/helpers.js';
 

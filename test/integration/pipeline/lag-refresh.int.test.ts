@@ -2,7 +2,7 @@
 // read from the broker and grows as traces arrive; before, it was only set after a chunk finished, so a stalled
 // partition had no lag series at all.
 import { describe, expect, it } from 'vitest';
-import { startPipeline } from '../../../src/consumers/common-runtime.js';
+import { startPipeline } from '../../../src/process/pipeline.js';
 import { StewardMetrics } from '../../../src/observability/metrics.js';
 import { TestEngine, quietLogger, trace, withPipelineEnv } from './harness.js';
 import { waitFor } from '../setup/helpers.js';

@@ -2,7 +2,7 @@
 // synchronous decisions over the replies topic, timeout fallback, and dead-lettering of bad input.
 import { describe, it, expect } from 'vitest';
 import { StewardClient } from '../../../src/client/steward-client.js';
-import { startPipeline } from '../../../src/consumers/common-runtime.js';
+import { startPipeline } from '../../../src/process/pipeline.js';
 import { readDlqHeaders } from '../../../src/adapters/kafka/dlq.js';
 import { REPLY_HEADERS } from '../../../src/adapters/kafka/request-reply.js';
 import { DEFAULT_TRUST_DEBT_CONFIG_FOR_TESTS } from './fixtures.js';

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { Kafka, logLevel } from 'kafkajs';
 import { StewardClient } from '../../../src/client/steward-client.js';
-import { startPipeline } from '../../../src/consumers/common-runtime.js';
+import { startPipeline } from '../../../src/process/pipeline.js';
 import { TestEngine, quietLogger, trace, withPipelineEnv } from './harness.js';
 
 describe('replies topic growing while the stage runs', () => {

@@ -3,7 +3,7 @@
 // session are each decided once and committed. Without heartbeats during the chunk the member was evicted,
 // rejoined and redid the chunk from the last commit (never committed, decided again and again).
 import { describe, expect, it } from 'vitest';
-import { startPipeline } from '../../../src/consumers/common-runtime.js';
+import { startPipeline } from '../../../src/process/pipeline.js';
 import { Collector, TestEngine, quietLogger, trace, withPipelineEnv } from './harness.js';
 import { waitFor } from '../setup/helpers.js';
 

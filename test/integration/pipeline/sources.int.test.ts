@@ -4,7 +4,7 @@ import { describe, it, expect } from 'vitest';
 import { generateKeyPairSync } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { buildConfig } from '../../../src/config/steward-config.js';
-import { bootstrapEngine } from '../../../src/consumers/common-bootstrap.js';
+import { bootstrapEngine } from '../../../src/process/engine-runtime.js';
 import type { ScoreRecord } from '../../../src/engine/steward-engine.js';
 import type { Trace } from '../../../src/engine/types.js';
 import { quietLogger } from './harness.js';

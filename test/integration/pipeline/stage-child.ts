@@ -3,9 +3,9 @@
 // state, as `steward run` bootstraps it), otherwise the deterministic TestEngine stands in for policy.
 // Prints READY once joined.
 import { fileURLToPath } from 'node:url';
-import { bootstrapEngine } from '../../../src/consumers/common-bootstrap.js';
+import { bootstrapEngine } from '../../../src/process/engine-runtime.js';
 import { buildConfig } from '../../../src/config/steward-config.js';
-import { startPipeline, type StageName } from '../../../src/consumers/common-runtime.js';
+import { startPipeline, type StageName } from '../../../src/process/pipeline.js';
 import { createRedis } from '../../../src/adapters/redis/client.js';
 import { RedisTrustDebtStore } from '../../../src/adapters/redis/trust-debt-store.js';
 import { RedisScoredMarks } from '../../../src/adapters/redis/scored-marks.js';

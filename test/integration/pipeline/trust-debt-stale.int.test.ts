@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { readDlqHeaders } from '../../../src/adapters/kafka/dlq.js';
 import { RedisTrustDebtStore } from '../../../src/adapters/redis/trust-debt-store.js';
-import { startPipeline } from '../../../src/consumers/common-runtime.js';
+import { startPipeline } from '../../../src/process/pipeline.js';
 import { DEFAULT_TRUST_DEBT_CONFIG } from '../../../src/engine/trust-debt/index.js';
 import { Collector, quietLogger, withPipelineEnv } from './harness.js';
 import { deleteRedisPrefix, redisClient, waitFor, withRedis } from '../setup/helpers.js';

@@ -1,6 +1,7 @@
 import { generateKeyPairSync, createPublicKey } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ledgerSignerFor, parseStages } from '../../../src/cli/commands/run.js';
+import { parseStages } from '../../../src/cli/commands/run.js';
+import { ledgerSignerFor } from '../../../src/process/steward-process.js';
 import { keyId } from '../../../src/engine/ledger/crypto.js';
 import { createLogger } from '../../../src/logger.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildConfig, loadStewardConfig, parseConfigText } from '../../../src/config/steward-config.js';
-import { loadSourceRegistry } from '../../../src/consumers/common-bootstrap.js';
+import { loadSourceRegistry } from '../../../src/process/engine-runtime.js';
 import { StewardError } from '../../../src/errors.js';
 
 const GOLDEN_SOURCES = join(import.meta.dirname, '../../golden/eval/sources.yaml');

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { StageProcessor } from '../../../src/consumers/common.js';
+import type { StageProcessor } from '../../../src/consumers/stage-runner.js';
 import type { InMessage, StewardProducer } from '../../../src/adapters/kafka/client.js';
 import { StewardError } from '../../../src/errors.js';
 import { createLogger } from '../../../src/logger.js';

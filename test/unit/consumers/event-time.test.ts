@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { eventTimeMs } from '../../../src/consumers/common.js';
+import { eventTimeMs } from '../../../src/consumers/stage-runner.js';
 import type { InMessage } from '../../../src/adapters/kafka/client.js';
 
 const at = (timestampMs: number) => ({ timestampMs }) as InMessage;

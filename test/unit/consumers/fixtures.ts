@@ -1,6 +1,7 @@
 import type { BatchControl, InBatch, KafkaAdapter, StewardConsumer } from '../../../src/adapters/kafka/client.js';
 import type { Trace } from '../../../src/engine/types.js';
-import { StageRunner, type StageProcessor, type StageRunnerOptions } from '../../../src/consumers/common.js';
+import type { DecisionRecord, ScoreRecord } from '../../../src/engine/steward-engine.js';
+import { StageRunner, type StageProcessor, type StageRunnerOptions } from '../../../src/consumers/stage-runner.js';
 import { StewardMetrics } from '../../../src/observability/metrics.js';
 import { createLogger } from '../../../src/logger.js';
 
@@ -8,7 +9,7 @@ import { createLogger } from '../../../src/logger.js';
 export const shellTrace: Trace = { trace_id: 't-1', agent_id: 'a1', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', tool: 'shell', session_id: 's1' };
 
 /** A tripwire-stage DecisionRecord for shellTrace: rule r1 blocked it. */
-export function blockedRecord<T extends object>(overrides: T) {
+export function blockedRecord(overrides: Partial<DecisionRecord> = {}): DecisionRecord {
   return {
     traceId: 't-1',
     agentId: 'a1',
@@ -23,6 +24,32 @@ export function blockedRecord<T extends object>(overrides: T) {
     tenant: 'acme',
     tier: 'ACL-2',
     restricted: false,
+    blueprintVersion: '1.0.0',
+    trustDebt: { debt: 0, level: 'normal' },
+    fullScoring: false,
+    nowMs: 1_767_225_600_000,
+    ...overrides,
+  };
+}
+
+/** A score() record for shellTrace's decision (CTQ flagged it unless overridden). */
+export function scoreRecord(overrides: Partial<ScoreRecord> = {}): ScoreRecord {
+  return {
+    traceId: 't-1',
+    agentId: 'a1',
+    tenant: 'acme',
+    blueprint: 'code/assistant@1.0',
+    intervention: 'flag',
+    approved: true,
+    stage: 'ctq',
+    ctq: 0.7,
+    risk: 0.3,
+    confidence: 0.8,
+    metrics: [],
+    verdict: { version: 'pvs-1', approved: true, reasoning: 'test', policy_violations: [], confidence_score: 0.8 } as ScoreRecord['verdict'],
+    latencyMs: 1,
+    trustDebt: { debt: 0, level: 'normal' },
+    fullScoring: false,
     ...overrides,
   };
 }

@@ -5,7 +5,7 @@ import { topicNames } from '../../../src/adapters/kafka/topics.js';
 import { StewardMetrics } from '../../../src/observability/metrics.js';
 import type { InMessage } from '../../../src/adapters/kafka/client.js';
 import type { ScoredMarks, ScoringTurn } from '../../../src/adapters/redis/scored-marks.js';
-import { blockedRecord, shellTrace } from './fixtures.js';
+import { blockedRecord, scoreRecord, shellTrace } from './fixtures.js';
 
 const topics = topicNames('acgp');
 const reply = { topic: topics.replies, partition: 1, correlation_id: 'req-2' };
@@ -31,7 +31,7 @@ function scorer(turn: ScoringTurn | Error) {
     },
   };
   let scored = 0;
-  const engine = { score: async () => (scored++, { intervention: 'flag', stage: 'ctq', ctq: 0.7 }) };
+  const engine = { score: async () => (scored++, scoreRecord({ intervention: 'flag', stage: 'ctq', ctq: 0.7 })) };
   const metrics = new StewardMetrics();
   return { proc: new ScorerProcessor({ engine, topics, metrics, marks, onMarksUnavailable: (e) => unavailable.push(e) }), asked, unavailable, metrics, scored: () => scored };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compactRecord, parseScoring, scoringJson } from '../../../src/consumers/scoring-message.js';
-import { decisionMessage } from '../../../src/consumers/common-engine.js';
+import { decisionInputOf, decisionMessage } from '../../../src/contracts/engine-records.js';
 import type { InMessage } from '../../../src/adapters/kafka/client.js';
 import type { Trace } from '../../../src/engine/types.js';
 import { blockedRecord, shellTrace } from './fixtures.js';
@@ -45,7 +45,7 @@ describe('acgp.scoring message', () => {
 
   it('without a record, score() receives the decision built from the trace (as the earlier form sent)', () => {
     const s = parseScoring(inMsg(scoringJson(JSON.stringify(trace), 5, undefined, undefined)));
-    expect(s.decisionForScore).toBe(s.decision);
+    expect(s.decisionForScore).toEqual(decisionInputOf(s.decision));
     expect(s.decision).toMatchObject({ trace_id: 't-1', agent_id: 'a1', intervention: 'ok', event_time_ms: 5 });
   });
 

@@ -6,7 +6,7 @@ import type { LedgerWriter } from '../../../src/adapters/clickhouse/ledger-store
 import type { LedgerDraftMessage } from '../../../src/adapters/clickhouse/decision-writer.js';
 import { SinkProcessor } from '../../../src/consumers/sink-processor.js';
 import { StewardError } from '../../../src/errors.js';
-import { decisionMessage } from '../../../src/consumers/common-engine.js';
+import { decisionMessage } from '../../../src/contracts/engine-records.js';
 import { blockedRecord, shellTrace } from './fixtures.js';
 
 const topics = topicNames('t');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StageRunner, isMessageTooLarge, messageBytes, type StageOutput, type StageProcessor } from '../../../src/consumers/common.js';
+import { StageRunner, isMessageTooLarge, messageBytes, type StageOutput, type StageProcessor } from '../../../src/consumers/stage-runner.js';
 import { StewardError } from '../../../src/errors.js';
 import type { BatchControl, InMessage, KafkaAdapter, OutRecord, StewardConsumer, StewardProducer } from '../../../src/adapters/kafka/client.js';
 import { StewardMetrics } from '../../../src/observability/metrics.js';

@@ -6,7 +6,7 @@ import { REPLY_HEADERS } from '../../../src/adapters/kafka/request-reply.js';
 import type { InMessage } from '../../../src/adapters/kafka/client.js';
 import { StewardMetrics } from '../../../src/observability/metrics.js';
 import { StewardError } from '../../../src/errors.js';
-import { messageBytes } from '../../../src/consumers/common.js';
+import { messageBytes } from '../../../src/consumers/stage-runner.js';
 import { blockedRecord, shellTrace } from './fixtures.js';
 
 const topics = topicNames('p');

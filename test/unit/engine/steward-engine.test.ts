@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { decisionInputOf } from '../../../src/contracts/engine-records.js';
 import { compileBlueprintSet, createAgentRegistry } from '../../../src/engine/blueprint/index.js';
 import { defaultEngineConfig } from '../../../src/engine/config.js';
 import { createDefaultScorerRegistry, type Scorer } from '../../../src/engine/scorers/index.js';
@@ -117,10 +118,10 @@ describe('finalOutcome', () => {
 });
 
 describe('StewardEngine.score with the Kafka decision message', () => {
-  it('accepts the snake_case decision (no DecisionRecord) and still produces a valid verdict', async () => {
+  it('scores the decision of a snake_case decision message (converted at the edge) and still produces a valid verdict', async () => {
     const { engine } = setup(0.2);
-    const msg = { trace_id: 'm-1', agent_id: 'a', blueprint: 't/eng@1.0', intervention: 'ok', stage: 'none', halted: false, reasons: [], tripwires: [{ id: 'hard', fired: false }], rules: [], latency_ms: 3 };
-    const s = await engine.score(tr(5), msg as never, NOW);
+    const msg = { trace_id: 'm-1', agent_id: 'a', tenant: '', blueprint: 't/eng@1.0', intervention: 'ok', approved: true, stage: 'none', halted: false, reasons: [], tripwires: [{ id: 'hard', fired: false }], rules: [], latency_ms: 3, event_time_ms: NOW, decided_at_ms: NOW, hook: 'output' } as const;
+    const s = await engine.score(tr(5), decisionInputOf({ ...msg, reasons: [], tripwires: [...msg.tripwires], rules: [] }), NOW);
     expect(s).toMatchObject({ intervention: 'block', stage: 'ctq', ctq: 0.2 });
     expect(s.verdict.metadata?.latency_ms).toBeGreaterThanOrEqual(3);
   });

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { DecisionMessage } from '../../../../src/adapters/kafka/messages.js';
+import type { DecisionMessage } from '../../../../src/contracts/messages.js';
 import { DecisionTsvWriter } from '../../../../src/adapters/clickhouse/decision-writer.js';
 import { DECISION_COLUMNS, decisionRow } from '../../../../src/adapters/clickhouse/rows.js';
 import { tsvEncoder } from '../../../../src/adapters/clickhouse/tsv.js';
-import { policyDecisionDraft, type PolicyDecisionInput } from '../../../../src/engine/ledger/index.js';
-import { decisionMessage } from '../../../../src/consumers/common-engine.js';
+import { policyDecisionDraft, type PolicyDecisionInput } from '../../../../src/contracts/policy-decision.js';
+import { decisionMessage } from '../../../../src/contracts/engine-records.js';
 import { blockedRecord, shellTrace } from '../../consumers/fixtures.js';
 import { rng } from '../../../../src/demo/agents.js';
 

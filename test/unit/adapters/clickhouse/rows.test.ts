@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DecisionMessage, TrustDebtMessage, VerdictMessage } from '../../../../src/adapters/kafka/messages.js';
-import { decisionRow, dlqRow, trustDebtRow, verdictRow, type DecisionRecord, type TrustDebtRecord, type VerdictRecord } from '../../../../src/adapters/clickhouse/rows.js';
-
-// Compile-time contract: what the Kafka stages produce satisfies what the sink consumes.
-const _decisionCompat = (m: DecisionMessage): DecisionRecord => m;
-const _verdictCompat = (m: VerdictMessage): VerdictRecord => m;
-const _trustDebtCompat = (m: TrustDebtMessage): TrustDebtRecord => m;
-void [_decisionCompat, _verdictCompat, _trustDebtCompat];
+import { decisionRow, dlqRow, trustDebtRow, verdictRow } from '../../../../src/adapters/clickhouse/rows.js';
 
 const decision = {
   trace_id: 't-1', agent_id: 'trader-1', tenant: 'acme', blueprint: 'finance/trading_bot@1.0', intervention: 'block', stage: 'rule',

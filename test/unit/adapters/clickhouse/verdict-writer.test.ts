@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { VerdictTsvWriter } from '../../../../src/adapters/clickhouse/verdict-writer.js';
 import { VERDICT_COLUMNS, verdictRow } from '../../../../src/adapters/clickhouse/rows.js';
 import { tsvEncoder } from '../../../../src/adapters/clickhouse/tsv.js';
-import { decisionMessage, verdictMessage } from '../../../../src/consumers/common-engine.js';
-import { blockedRecord, shellTrace } from '../../consumers/fixtures.js';
+import { decisionMessage, verdictMessage } from '../../../../src/contracts/engine-records.js';
+import { blockedRecord, scoreRecord, shellTrace } from '../../consumers/fixtures.js';
 import { rng } from '../../../../src/demo/agents.js';
 
 const NOW = 1_700_000_999_999;
@@ -58,7 +58,7 @@ describe('VerdictTsvWriter: agrees with JSON.parse → verdictRow → TSV, or de
   it('takes plain verdicts field for field, including what the scorer stage builds (verdictMessage)', () => {
     expect(agrees(JSON.stringify(plain))).toBe(true);
     const decision = decisionMessage(blockedRecord({}), shellTrace, 1_767_225_600_000, 1_767_225_600_003, '0.1.0');
-    expect(agrees(JSON.stringify(verdictMessage({}, decision, 1_767_225_600_050)))).toBe(true);
+    expect(agrees(JSON.stringify(verdictMessage(scoreRecord(), decision, 1_767_225_600_050)))).toBe(true);
     const minimal = { trace_id: 't', agent_id: 'a', intervention: 'flag', verdict: {}, event_time_ms: 5 };
     expect(agrees(JSON.stringify(minimal))).toBe(true);
     // The tenant and the signature fall back to the verdict's metadata; the approval to the verdict's.

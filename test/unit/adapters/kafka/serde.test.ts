@@ -4,7 +4,7 @@ import { dlqMessage, readDlqHeaders, replayOf } from '../../../../src/adapters/k
 import { replyRoute, replyHeaders } from '../../../../src/adapters/kafka/request-reply.js';
 import { topicNames, topicSpecs } from '../../../../src/adapters/kafka/topics.js';
 import { putHeader, type InMessage } from '../../../../src/adapters/kafka/client.js';
-import { messageBytes } from '../../../../src/consumers/common.js';
+import { messageBytes } from '../../../../src/consumers/stage-runner.js';
 import type { Trace } from '../../../../src/engine/types.js';
 
 const t: Trace = { trace_id: 't1', agent_id: 'a', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', tool: 'x', args: { n: 1, nested: { y: [1, 2] } }, sources: [{ id: 's', trust: 0.4 }], custom: { k: true }, response_size: 12 };

@@ -7,11 +7,11 @@ import {
   entryHash,
   GENESIS_HASH,
   LedgerChain,
-  policyDecisionDraft,
   verifyLedger,
   type LedgerEntry,
   type LedgerIssueKind,
 } from '../../../../src/engine/ledger/index.js';
+import { policyDecisionDraft } from '../../../../src/contracts/policy-decision.js';
 
 const keyA = generateKeyPairSync('ed25519');
 const keyB = generateKeyPairSync('ed25519');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bootstrapEngine, resilientTrustDebt } from '../../../src/consumers/common-bootstrap.js';
+import { bootstrapEngine, resilientTrustDebt } from '../../../src/process/engine-runtime.js';
 import { DEFAULT_TRUST_DEBT_CONFIG } from '../../../src/engine/trust-debt/index.js';
 import type { TrustDebtStore } from '../../../src/engine/trust-debt/store.js';
 import { StewardError } from '../../../src/errors.js';

@@ -11,16 +11,17 @@ import { groupId } from '../config/steward-config.js';
 import { StewardError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { StewardMetrics } from '../observability/metrics.js';
-import { StageRunner, type StageProcessor } from './common.js';
-import type { DecideScoreEngine } from './common-engine.js';
-import { TripwireProcessor } from './tripwire.js';
+import { StageRunner, type StageProcessor } from '../consumers/stage-runner.js';
+import type { DecideScoreEngine } from '../consumers/stage-types.js';
+import { TripwireProcessor } from '../consumers/tripwire.js';
 import type { ReplyTarget } from '../adapters/kafka/request-reply.js';
 import { pipelineBacklogBefore } from '../adapters/kafka/backlog.js';
-import { ScorerProcessor } from './scorer.js';
+import { ScorerProcessor } from '../consumers/scorer.js';
 import type { ScoredMarks } from '../adapters/redis/scored-marks.js';
-import { trustDebtMaxRecordAgeMs, TrustDebtProcessor, startTrustDebtAuditSweep, type TrustDebtStoreLike } from './trust-debt.js';
-import type { AuditSweep, SweepableStore } from './audit-sweep.js';
+import { trustDebtMaxRecordAgeMs, TrustDebtProcessor, startTrustDebtAuditSweep } from '../consumers/trust-debt.js';
+import type { AuditSweep, SweepableStore } from '../consumers/audit-sweep.js';
 import type { TrustDebtConfig } from '../engine/types.js';
+import type { TrustDebtStore } from '../engine/trust-debt/index.js';
 
 export const STAGES = ['tripwire', 'scorer', 'trust-debt', 'sink'] as const;
 export type StageName = (typeof STAGES)[number];
@@ -28,7 +29,7 @@ export type StageName = (typeof STAGES)[number];
 export interface PipelineDeps {
   engine?: DecideScoreEngine;
   engineVersion?: string;
-  trustDebtStore?: TrustDebtStoreLike;
+  trustDebtStore?: Pick<TrustDebtStore, 'apply'>;
   trustDebtConfigFor?: (blueprintId: string | undefined, tenant: string, agentId: string) => TrustDebtConfig;
   tenantOf?: (agentId: string) => string;
   /** The store the trust-debt stage's periodic good-behaviour audit sweeps (absent: lazy audit credits only). */

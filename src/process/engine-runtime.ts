@@ -22,7 +22,7 @@ import type { TrustDebtStore } from '../engine/trust-debt/index.js';
 import type { TrustDebtLevel } from '../engine/types.js';
 import type { Logger } from '../logger.js';
 import type { StewardMetrics } from '../observability/metrics.js';
-import type { PipelineDeps, StageName } from './common-runtime.js';
+import type { PipelineDeps, StageName } from './pipeline.js';
 import { describeHidden, redactUrl } from '../observability/redact.js';
 import { readUtf8FileSync } from '../adapters/fs/text.js';
 

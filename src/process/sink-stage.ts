@@ -22,8 +22,8 @@ import type { LedgerSigner } from '../engine/ledger/index.js';
 import { StewardError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { StewardMetrics } from '../observability/metrics.js';
-import { SinkConsumerLoop } from './sink-loop.js';
-import { SinkProcessor } from './sink-processor.js';
+import { SinkConsumerLoop } from '../consumers/sink-loop.js';
+import { SinkProcessor } from '../consumers/sink-processor.js';
 
 export interface SinkStageOptions {
   kafka: KafkaSettings;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startPipeline } from '../../../src/consumers/common-runtime.js';
+import { startPipeline } from '../../../src/process/pipeline.js';
 import { buildConfig } from '../../../src/config/steward-config.js';
 import { createLogger } from '../../../src/logger.js';
 

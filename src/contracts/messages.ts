@@ -2,7 +2,7 @@
  * JSON shapes (snake_case) of what the stages put on Kafka. The sink (ClickHouse) and downstream services
  * read these; dedupe key is `trace_id` for decisions and verdicts and `event_id` for trust-debt events.
  */
-import type { Intervention, PvsVerdict, Trace, TrustDebtLevel } from '../../engine/types.js';
+import type { Intervention, PvsVerdict, Trace, TrustDebtLevel } from '../engine/types.js';
 
 /** Why the tripwire stage refused a trace (it went to the DLQ): the decision is then block, approved false. */
 export interface RejectedInfo {
@@ -10,6 +10,25 @@ export interface RejectedInfo {
   message: string;
 }
 
+/** One tripwire's outcome as acgp.decisions carries it (per-check latency left out). */
+export interface CheckOutcome {
+  id: string;
+  fired: boolean;
+  decision?: Intervention;
+  reason?: string;
+  error?: { code: string; message: string };
+}
+
+/** One rule check's outcome as acgp.decisions carries it. */
+export interface RuleCheckOutcome {
+  id: string;
+  passed: boolean;
+  decision?: Intervention;
+  reason?: string;
+  error?: { code: string; message: string };
+}
+
+/** acgp.decisions — the tripwire stage's decision (and the synchronous answer); dedupe key trace_id. */
 export interface DecisionMessage {
   trace_id: string;
   agent_id: string;
@@ -22,8 +41,8 @@ export interface DecisionMessage {
   halted: boolean;
   reasons: string[];
   severity?: string;
-  tripwires: { id: string; fired: boolean; decision?: string; reason?: string; error?: { code: string; message: string } }[];
-  rules: { id: string; passed: boolean; decision?: string; reason?: string; error?: { code: string; message: string } }[];
+  tripwires: CheckOutcome[];
+  rules: RuleCheckOutcome[];
   latency_ms: number;
   /** Event time of the trace (ms) and when the decision was made (ms). */
   event_time_ms: number;

@@ -2,25 +2,18 @@
  * POLICY_DECISION entries (ACM §11: allow/deny/limits/approval-id) built from the tripwire stage's decision.
  * The payload keeps what an auditor needs to replay the decision, not the whole trace.
  */
-import type { LedgerDraft } from './types.js';
+import type { LedgerDraft } from '../engine/ledger/types.js';
+import type { CheckOutcome, DecisionMessage, RuleCheckOutcome } from './messages.js';
 
-/** The fields of a decision record (Kafka `acgp.decisions` message) the ledger needs. */
-export interface PolicyDecisionInput {
-  trace_id: string;
-  agent_id: string;
-  tenant?: string;
-  blueprint: string;
-  intervention: string;
-  approved?: boolean;
-  stage?: string;
-  reasons?: string[];
-  tripwires?: { id: string; fired: boolean }[];
-  rules?: { id: string; passed: boolean }[];
-  /** Event time of the trace (ms); falls back to `decided_at_ms`. */
-  event_time_ms?: number;
-  decided_at_ms?: number;
-  engine_version?: string;
-}
+/**
+ * The fields of an acgp.decisions message the ledger needs (the message type is the one definition;
+ * checks need only their ids and outcome). Event time falls back to `decided_at_ms`.
+ */
+export type PolicyDecisionInput = Pick<DecisionMessage, 'trace_id' | 'agent_id' | 'blueprint' | 'intervention'> &
+  Partial<Pick<DecisionMessage, 'tenant' | 'approved' | 'stage' | 'reasons' | 'event_time_ms' | 'decided_at_ms' | 'engine_version'>> & {
+    tripwires?: Pick<CheckOutcome, 'id' | 'fired'>[];
+    rules?: Pick<RuleCheckOutcome, 'id' | 'passed'>[];
+  };
 
 export function policyDecisionEntryId(traceId: string): string {
   return `pd:${traceId}`;

@@ -1,0 +1,102 @@
+/**
+ * The edge between the engine's records (camelCase, src/engine/steward-engine.ts) and the acgp.* wire
+ * messages (snake_case, ./messages.ts). The engine never sees the wire format; the stages convert here.
+ */
+import type { ScoreDecisionInput, ScoreRecord } from '../engine/steward-engine.js';
+import type { RuleOutcome, Trace, TripwireOutcome } from '../engine/types.js';
+import type { CheckOutcome, DecisionMessage, RuleCheckOutcome, VerdictMessage } from './messages.js';
+
+function tripwireOutcomes(list: readonly TripwireOutcome[]): CheckOutcome[] {
+  const out: CheckOutcome[] = new Array(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const t = list[i]!;
+    out[i] = { id: t.id, fired: t.fired, decision: t.decision, reason: t.reason, error: t.error };
+  }
+  return out;
+}
+
+function ruleOutcomes(list: readonly RuleOutcome[]): RuleCheckOutcome[] {
+  const out: RuleCheckOutcome[] = new Array(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const t = list[i]!;
+    out[i] = { id: t.id, passed: t.passed, decision: t.decision, reason: t.reason, error: t.error };
+  }
+  return out;
+}
+
+/** acgp.decisions message of a decide() record. */
+export function decisionMessage(r: ScoreDecisionInput, trace: Trace, eventTimeMs: number, decidedAtMs: number, engineVersion?: string): DecisionMessage {
+  return {
+    trace_id: trace.trace_id,
+    agent_id: trace.agent_id,
+    tenant: r.tenant ?? '',
+    blueprint: r.blueprint,
+    intervention: r.intervention,
+    approved: r.intervention === 'ok' || r.intervention === 'nudge' || r.intervention === 'flag',
+    stage: r.stage,
+    halted: r.halted,
+    reasons: r.reasons,
+    severity: r.severity,
+    tripwires: tripwireOutcomes(r.tripwires),
+    rules: ruleOutcomes(r.rules),
+    latency_ms: r.latencyMs,
+    event_time_ms: eventTimeMs,
+    decided_at_ms: decidedAtMs,
+    hook: trace.hook,
+    tool: trace.tool,
+    session_id: trace.session_id,
+    engine_version: engineVersion,
+    event_id: r.eventId,
+  };
+}
+
+/**
+ * The decision record of an acgp.decisions message (the earlier acgp.scoring form carried the message, not
+ * the record). What decide() derived from state is absent: score() reads it again.
+ */
+export function decisionInputOf(m: DecisionMessage): ScoreDecisionInput {
+  return {
+    traceId: m.trace_id,
+    agentId: m.agent_id,
+    tenant: m.tenant || undefined,
+    blueprint: m.blueprint,
+    intervention: m.intervention,
+    stage: m.stage,
+    halted: m.halted === true,
+    tripwires: Array.isArray(m.tripwires) ? m.tripwires : [],
+    rules: Array.isArray(m.rules) ? m.rules : [],
+    reasons: Array.isArray(m.reasons) ? m.reasons : [],
+    severity: m.severity as TripwireOutcome['severity'],
+    latencyMs: typeof m.latency_ms === 'number' ? m.latency_ms : 0,
+    eventId: m.event_id,
+  };
+}
+
+/** acgp.verdicts message of a score() record; ids and times come from the trace's decision message. */
+export function verdictMessage(r: ScoreRecord, decision: DecisionMessage, scoredAtMs: number): VerdictMessage {
+  const metrics: VerdictMessage['metrics'] = new Array(r.metrics.length);
+  for (let i = 0; i < r.metrics.length; i++) {
+    const m = r.metrics[i]!;
+    metrics[i] = { name: m.name, score: m.score ?? null, weight: m.weight, confidence: m.confidence, scorer: m.scorer, status: m.status };
+  }
+  return {
+    trace_id: decision.trace_id,
+    agent_id: decision.agent_id,
+    tenant: r.tenant,
+    blueprint: r.blueprint,
+    intervention: r.intervention,
+    approved: r.approved,
+    stage: r.stage,
+    ctq: r.ctq,
+    risk: r.risk,
+    // The score record's severity (none when CTQ or a rule decided) is final: the decision's tripwire
+    // severity must not come back when CTQ decided (trust debt would weight a CTQ block as that tripwire's).
+    severity: r.severity,
+    metrics,
+    verdict: r.verdict,
+    event_time_ms: decision.event_time_ms,
+    scored_at_ms: scoredAtMs,
+    event_id: decision.event_id,
+  };
+}
+
