@@ -5,7 +5,7 @@
  * atomic decay + dedup + crossings cost on top. Prints `trust_debt_updates_per_sec=<n>` last.
  */
 import { randomBytes } from 'node:crypto';
-import { createRedis, redisUrlFromEnv } from '../../src/adapters/redis/client.js';
+import { createRedis } from '../../src/adapters/redis/client.js';
 import { RedisTrustDebtStore } from '../../src/adapters/redis/trust-debt-store.js';
 import { DEFAULT_TRUST_DEBT_CONFIG, type TrustDebtEvent } from '../../src/engine/trust-debt/index.js';
 import type { Intervention } from '../../src/engine/types.js';
@@ -13,7 +13,7 @@ import type { Intervention } from '../../src/engine/types.js';
 const N = Number(process.env.BENCH_TD_EVENTS ?? 60_000);
 const AGENTS = Number(process.env.BENCH_TD_AGENTS ?? 1_000);
 const IN_FLIGHT = Number(process.env.BENCH_TD_IN_FLIGHT ?? 512);
-const url = redisUrlFromEnv() ?? 'redis://127.0.0.1:16379';
+const url = process.env.REDIS_URL?.trim() || 'redis://127.0.0.1:16379';
 const prefix = `bench-td-${randomBytes(4).toString('hex')}:`;
 const redis = createRedis(url);
 

@@ -7,7 +7,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sortProblems, StewardError } from '../errors.js';
 import { loadBlueprintFiles } from '../adapters/fs/blueprint-files.js';
-import { llmClientFromEnv } from '../adapters/llm/index.js';
+import { llmClientFor, llmClientFromEnv } from '../config/llm.js';
 import { compileBlueprintSet, createAgentRegistry, parseAgentRegistry, type AgentRegistry, type BlueprintSet } from '../engine/blueprint/index.js';
 import { defaultEngineConfig, type EngineConfig } from '../engine/config.js';
 import { createDefaultScorerRegistry, parseSourceRegistry, type SourceRegistry } from '../engine/scorers/index.js';
@@ -135,7 +135,7 @@ export async function setupOffline(o: OfflineOptions): Promise<OfflineSetup> {
   if (o.llm !== undefined) llm = o.llm ?? undefined;
   else {
     try {
-      llm = llmClientFromEnv(env) ?? (cfgLlm?.baseUrl ? llmClientFromEnv({ STEWARD_LLM_BASE_URL: cfgLlm.baseUrl, STEWARD_LLM_API_KEY: cfgLlm.apiKey, STEWARD_LLM_MODEL: cfgLlm.model }) : undefined);
+      llm = llmClientFromEnv(env) ?? llmClientFor(cfgLlm);
     } catch (e) {
       throw new SetupError((e as Error).message);
     }

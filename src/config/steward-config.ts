@@ -3,7 +3,6 @@
  * overrides → a typed StewardConfig. Problems surface as STEWARD_CONFIG errors naming the file, line,
  * column and JSON path, all of them at once.
  */
-import { DEFAULT_DEDUP_TTL_SECONDS } from '../adapters/redis/trust-debt-store.js';
 import { readFileSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { LineCounter, parseDocument, type Node } from 'yaml';
@@ -15,6 +14,7 @@ import type { AclTier, FallbackOnTimeout } from '../engine/types.js';
 import { packageRoot } from '../adapters/kafka/serde.js';
 import type { KafkaSettings } from '../adapters/kafka/client.js';
 import { describeHidden, redactSecrets } from '../observability/redact.js';
+import { SECRET_ENV, SETTING_LIST, SETTINGS, parseEnvText, settingValue as v } from './settings.js';
 
 export interface StewardConfig {
   kafka: KafkaSettings;
@@ -30,7 +30,7 @@ export interface StewardConfig {
   /** Certified Source Registry file for source-match metrics (ACGP-1004 §7.2.3, §8); the file `steward eval --sources` reads. */
   sources?: string;
   engine: EngineConfig;
-  llm?: { baseUrl: string; apiKey?: string; model?: string; timeoutMs: number; maxInFlight: number };
+  llm?: { provider: 'openai' | 'anthropic'; baseUrl: string; apiKey?: string; model?: string; timeoutMs: number; maxInFlight: number };
   /**
    * maxEventTimeSkewMs: a trace's own timestamp is agent-controlled, yet it drives rate-limit windows and
    * trust-debt decay; it is clamped to within this many ms of the Kafka record time (LogAppendTime on
@@ -50,6 +50,8 @@ export interface StewardConfig {
   trustDebt: { auditSweepIntervalMs: number; auditSweepLagMs: number; dedupTtlSeconds: number };
   observability: { enabled: boolean; host: string; port: number };
   signing?: { key: string; keyId?: string };
+  /** signing.ledger_key / STEWARD_LEDGER_KEY: the ledger's own key; signing.key signs the ledger when unset. */
+  ledgerSigning?: { key: string; keyId?: string };
   /** signing.require_key / STEWARD_REQUIRE_SIGNING_KEY: refuse to run the scorer with an ephemeral key (production). */
   requireSigningKey: boolean;
   logLevel: string;
@@ -144,42 +146,19 @@ interface EnvSource {
   path: string;
 }
 
-/** Variables whose value is never echoed in an error (key material). */
-const SECRET_ENV = new Set(['STEWARD_LLM_API_KEY', 'STEWARD_SIGNING_KEY', 'CLICKHOUSE_PASSWORD']);
-
+/** Applies every variable of the settings table that is set (empty counts as unset: docker-compose passes an unset ${VAR} as ""). */
 function envOverrides(raw: Raw, env: NodeJS.ProcessEnv): { raw: Raw; sources: EnvSource[] } {
   const out: Raw = structuredClone(raw);
   const sources: EnvSource[] = [];
-  const set = (name: string, path: string[], value: unknown) => {
+  for (const st of SETTING_LIST) {
+    const text = st.env ? env[st.env] : undefined;
+    if (!st.env || !text) continue;
+    const path = st.path.split('.');
     let o = out;
     for (const k of path.slice(0, -1)) o = o[k] = o[k] && typeof o[k] === 'object' ? o[k] : {};
-    o[path[path.length - 1]] = value;
-    sources.push({ name, value: env[name] ?? '', path: '/' + path.join('/') });
-  };
-  if (env.KAFKA_BROKERS) set('KAFKA_BROKERS', ['kafka', 'brokers'], env.KAFKA_BROKERS.split(',').map((s) => s.trim()).filter(Boolean));
-  if (env.SCHEMA_REGISTRY_URL) set('SCHEMA_REGISTRY_URL', ['schema_registry', 'url'], env.SCHEMA_REGISTRY_URL);
-  if (env.REDIS_URL) set('REDIS_URL', ['redis', 'url'], env.REDIS_URL);
-  if (env.CLICKHOUSE_URL) set('CLICKHOUSE_URL', ['clickhouse', 'url'], env.CLICKHOUSE_URL);
-  if (env.CLICKHOUSE_DATABASE) set('CLICKHOUSE_DATABASE', ['clickhouse', 'database'], env.CLICKHOUSE_DATABASE);
-  if (env.CLICKHOUSE_USER) set('CLICKHOUSE_USER', ['clickhouse', 'username'], env.CLICKHOUSE_USER);
-  // Empty counts as unset: docker-compose passes an unset ${VAR} as "", which must not replace a password in the URL.
-  if (env.CLICKHOUSE_PASSWORD) set('CLICKHOUSE_PASSWORD', ['clickhouse', 'password'], env.CLICKHOUSE_PASSWORD);
-  if (env.STEWARD_TOPIC_PREFIX) set('STEWARD_TOPIC_PREFIX', ['topics', 'prefix'], env.STEWARD_TOPIC_PREFIX);
-  if (env.STEWARD_GROUP_PREFIX) set('STEWARD_GROUP_PREFIX', ['consumer', 'group_prefix'], env.STEWARD_GROUP_PREFIX);
-  if (env.STEWARD_METRICS_HOST) set('STEWARD_METRICS_HOST', ['observability', 'host'], env.STEWARD_METRICS_HOST);
-  if (env.STEWARD_LLM_BASE_URL) set('STEWARD_LLM_BASE_URL', ['llm', 'base_url'], env.STEWARD_LLM_BASE_URL);
-  if (env.STEWARD_LLM_API_KEY) set('STEWARD_LLM_API_KEY', ['llm', 'api_key'], env.STEWARD_LLM_API_KEY);
-  if (env.STEWARD_LLM_MODEL) set('STEWARD_LLM_MODEL', ['llm', 'model'], env.STEWARD_LLM_MODEL);
-  if (env.STEWARD_SIGNING_KEY) set('STEWARD_SIGNING_KEY', ['signing', 'key'], env.STEWARD_SIGNING_KEY);
-  if (env.STEWARD_REQUIRE_SIGNING_KEY) {
-    // 1/true/0/false; anything else stays a string and fails the schema naming the variable.
-    const v = env.STEWARD_REQUIRE_SIGNING_KEY.trim().toLowerCase();
-    set('STEWARD_REQUIRE_SIGNING_KEY', ['signing', 'require_key'], v === '1' || v === 'true' ? true : v === '0' || v === 'false' ? false : env.STEWARD_REQUIRE_SIGNING_KEY);
+    o[path[path.length - 1]] = parseEnvText(st.kind, text);
+    sources.push({ name: st.env, value: text, path: '/' + path.join('/') });
   }
-  if (env.STEWARD_LOG_LEVEL) set('STEWARD_LOG_LEVEL', ['log_level'], env.STEWARD_LOG_LEVEL);
-  if (env.STEWARD_SOURCES) set('STEWARD_SOURCES', ['sources'], env.STEWARD_SOURCES);
-  // Digits become a number; anything else stays a string and fails the schema once ("must be integer").
-  if (env.STEWARD_METRICS_PORT) set('STEWARD_METRICS_PORT', ['observability', 'port'], /^\s*\d+\s*$/.test(env.STEWARD_METRICS_PORT) ? Number(env.STEWARD_METRICS_PORT) : env.STEWARD_METRICS_PORT);
   return { raw: out, sources };
 }
 
@@ -231,37 +210,35 @@ function readMaybe(base: string, f: string | undefined, setting: string): string
   }
 }
 
-function engineFrom(e: Raw | undefined): EngineConfig {
-  if (!e) return defaultEngineConfig();
+function engineFrom(raw: Raw): EngineConfig {
   const tiers: Record<AclTier, TierSettings> = { ...DEFAULT_TIERS };
-  for (const [k, v] of Object.entries((e.tiers ?? {}) as Record<string, Raw>)) {
+  for (const [k, t] of Object.entries(v(raw, 'engine.tiers') as Record<string, Raw>)) {
     const tier = normalizeTier(k)!;
     const base = tiers[tier];
     tiers[tier] = {
-      thresholds: { ...base.thresholds, ...(v.thresholds ?? {}) },
-      latencyBudgetMs: { ...base.latencyBudgetMs, ...(v.latency_budget_ms ?? {}) },
+      thresholds: { ...base.thresholds, ...(t.thresholds ?? {}) },
+      latencyBudgetMs: { ...base.latencyBudgetMs, ...(t.latency_budget_ms ?? {}) },
     };
   }
-  const d = defaultEngineConfig();
   return defaultEngineConfig({
-    defaultTier: e.default_tier ? normalizeTier(e.default_tier)! : d.defaultTier,
+    defaultTier: normalizeTier(v(raw, 'engine.default_tier'))!,
     tiers,
-    restrictedModeTightening: e.restricted_mode_tightening ?? d.restrictedModeTightening,
-    lists: e.lists ?? {},
-    internalDomains: e.internal_domains ?? [],
-    internalCidrs: e.internal_cidrs ?? [],
-    namedPatterns: e.named_patterns ?? {},
-    fallbackOnTimeout: e.fallback_on_timeout as FallbackOnTimeout | undefined,
-    humanReviewConfidence: e.human_review_confidence ?? d.humanReviewConfidence,
+    restrictedModeTightening: v(raw, 'engine.restricted_mode_tightening'),
+    lists: v(raw, 'engine.lists'),
+    internalDomains: v(raw, 'engine.internal_domains'),
+    internalCidrs: v(raw, 'engine.internal_cidrs'),
+    namedPatterns: v(raw, 'engine.named_patterns'),
+    fallbackOnTimeout: v(raw, 'engine.fallback_on_timeout') as FallbackOnTimeout | undefined,
+    humanReviewConfidence: v(raw, 'engine.human_review_confidence'),
   });
 }
 
 /** Default limits.max_trace_bytes: leaves ~100 KB of the output limit for the decision record the scoring message adds. */
-export const DEFAULT_MAX_TRACE_BYTES = 900_000;
+export const DEFAULT_MAX_TRACE_BYTES = SETTINGS['limits.max_trace_bytes'].default;
 /** Default limits.max_message_bytes: below the broker's default max.message.bytes (1 048 588). */
-export const DEFAULT_MAX_MESSAGE_BYTES = 1_000_000;
+export const DEFAULT_MAX_MESSAGE_BYTES = SETTINGS['limits.max_message_bytes'].default;
 /** Default trust_debt.dedup_ttl_seconds: 7 days (docs/trust-debt.md: keep input retention below it). */
-export { DEFAULT_DEDUP_TTL_SECONDS };
+export const DEFAULT_DEDUP_TTL_SECONDS = SETTINGS['trust_debt.dedup_ttl_seconds'].default;
 
 /** Builds the typed config from an already validated raw object (after env overrides). */
 export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, file?: string): StewardConfig {
@@ -272,7 +249,7 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
   const fromEnv = (name: string) => sources.some((s) => s.name === name);
   // signing.key is PEM text or a path: a path from the file is relative to the file (as ssl files are).
   const keyPath = (k: string) => (k.includes('-----BEGIN') || fromEnv('STEWARD_SIGNING_KEY') ? k : resolve(base, k));
-  const k = raw.kafka ?? {};
+  const k = (raw.kafka ?? {}) as Raw;
   let ssl: KafkaSettings['ssl'];
   if (typeof k.ssl === 'boolean') ssl = k.ssl;
   else if (k.ssl) {
@@ -283,66 +260,78 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
       rejectUnauthorized: k.ssl.reject_unauthorized ?? true,
     };
   }
-  const bp = raw.blueprints ?? {};
+  const bpDir = resolve(base, v(raw, 'blueprints.dir'));
+  const agents = v(raw, 'blueprints.agents');
+  const topicPrefix = v(raw, 'topics.prefix');
+  const skew = v(raw, 'limits.max_event_time_skew_ms');
+  const ledgerKey = v(raw, 'signing.ledger_key');
   return {
     kafka: {
-      brokers: k.brokers ?? ['127.0.0.1:19092'],
-      clientId: k.client_id ?? 'steward',
+      brokers: v(raw, 'kafka.brokers'),
+      clientId: v(raw, 'kafka.client_id'),
       ssl,
-      sasl: k.sasl,
-      connectionTimeoutMs: k.connection_timeout_ms,
-      requestTimeoutMs: k.request_timeout_ms,
+      sasl: v(raw, 'kafka.sasl') as KafkaSettings['sasl'],
+      connectionTimeoutMs: v(raw, 'kafka.connection_timeout_ms'),
+      requestTimeoutMs: v(raw, 'kafka.request_timeout_ms'),
     },
-    schemaRegistryUrl: raw.schema_registry?.url,
+    schemaRegistryUrl: v(raw, 'schema_registry.url'),
     topics: {
-      prefix: raw.topics?.prefix ?? 'acgp',
-      partitions: raw.topics?.partitions ?? 6,
-      replicationFactor: raw.topics?.replication_factor ?? 1,
-      replyPartitions: raw.topics?.reply_partitions ?? 12,
+      prefix: topicPrefix,
+      partitions: v(raw, 'topics.partitions'),
+      replicationFactor: v(raw, 'topics.replication_factor'),
+      replyPartitions: v(raw, 'topics.reply_partitions'),
     },
-    redis: { url: raw.redis?.url ?? 'redis://127.0.0.1:16379', keyPrefix: raw.redis?.key_prefix ?? 'steward:', trustDebtReadCacheMs: raw.redis?.trust_debt_read_cache_ms ?? 250 },
-    clickhouse: { url: raw.clickhouse?.url ?? 'http://127.0.0.1:18123', database: raw.clickhouse?.database ?? 'steward', username: raw.clickhouse?.username, password: raw.clickhouse?.password },
+    redis: { url: v(raw, 'redis.url'), keyPrefix: v(raw, 'redis.key_prefix'), trustDebtReadCacheMs: v(raw, 'redis.trust_debt_read_cache_ms') },
+    clickhouse: { url: v(raw, 'clickhouse.url'), database: v(raw, 'clickhouse.database'), username: v(raw, 'clickhouse.username'), password: v(raw, 'clickhouse.password') },
     blueprints: {
-      dir: resolve(base, bp.dir ?? 'blueprints'),
-      agents: bp.agents ? resolve(base, bp.agents) : existsSync(resolve(base, bp.dir ?? 'blueprints', 'agents.yaml')) ? resolve(base, bp.dir ?? 'blueprints', 'agents.yaml') : undefined,
-      watch: bp.watch ?? true,
+      dir: bpDir,
+      agents: agents ? resolve(base, agents) : existsSync(join(bpDir, 'agents.yaml')) ? join(bpDir, 'agents.yaml') : undefined,
+      watch: v(raw, 'blueprints.watch'),
     },
     // A path from the file is relative to the file, like every path in it; one from the environment to the working directory.
     sources: typeof raw.sources === 'string' ? resolve(fromEnv('STEWARD_SOURCES') ? process.cwd() : base, raw.sources) : undefined,
-    engine: engineFrom(raw.engine),
-    llm: raw.llm?.base_url
-      ? { baseUrl: raw.llm.base_url, apiKey: raw.llm.api_key, model: raw.llm.model, timeoutMs: raw.llm.timeout_ms ?? 10_000, maxInFlight: raw.llm.max_in_flight ?? 8 }
+    engine: engineFrom(raw),
+    llm: v(raw, 'llm.base_url')
+      ? {
+          provider: v(raw, 'llm.provider') as 'openai' | 'anthropic',
+          baseUrl: v(raw, 'llm.base_url')!,
+          apiKey: v(raw, 'llm.api_key'),
+          model: v(raw, 'llm.model'),
+          timeoutMs: v(raw, 'llm.timeout_ms'),
+          maxInFlight: v(raw, 'llm.max_in_flight'),
+        }
       : undefined,
     limits: {
-      maxTraceBytes: raw.limits?.max_trace_bytes ?? DEFAULT_MAX_TRACE_BYTES,
-      maxMessageBytes: raw.limits?.max_message_bytes ?? DEFAULT_MAX_MESSAGE_BYTES,
-      chunkSize: raw.limits?.chunk_size ?? 500,
-      partitionsConcurrently: raw.limits?.partitions_concurrently ?? 4,
-      shutdownTimeoutMs: raw.limits?.shutdown_timeout_ms ?? 15_000,
-      maxEventTimeSkewMs: raw.limits?.max_event_time_skew_ms === null ? null : raw.limits?.max_event_time_skew_ms ?? 300_000,
+      maxTraceBytes: v(raw, 'limits.max_trace_bytes'),
+      maxMessageBytes: v(raw, 'limits.max_message_bytes'),
+      chunkSize: v(raw, 'limits.chunk_size'),
+      partitionsConcurrently: v(raw, 'limits.partitions_concurrently'),
+      shutdownTimeoutMs: v(raw, 'limits.shutdown_timeout_ms'),
+      maxEventTimeSkewMs: skew,
     },
     consumer: {
       // Deployments on one cluster told apart by their topic prefix must not share consumer groups: kafkajs would
       // hand one deployment's partitions to the other's members, which drop topics they did not subscribe to.
-      groupPrefix: raw.consumer?.group_prefix ?? defaultGroupPrefix(raw.topics?.prefix ?? 'acgp'),
-      groupPrefixDefaulted: raw.consumer?.group_prefix === undefined,
-      sessionTimeoutMs: raw.consumer?.session_timeout_ms ?? 10_000,
-      autoCommitIntervalMs: raw.consumer?.auto_commit_interval_ms ?? 1000,
+      groupPrefix: v(raw, 'consumer.group_prefix') ?? defaultGroupPrefix(topicPrefix),
+      groupPrefixDefaulted: v(raw, 'consumer.group_prefix') === undefined,
+      sessionTimeoutMs: v(raw, 'consumer.session_timeout_ms'),
+      autoCommitIntervalMs: v(raw, 'consumer.auto_commit_interval_ms'),
       // The scorer by default: a recomputed verdict can differ from the first (LLM judge), so a redelivery must
       // not leave two behind. The tripwire stage decides deterministically and answers synchronous clients,
       // whose replies a transaction would hold back until its commit.
-      exactlyOnce: [...new Set<'tripwire' | 'scorer'>(raw.consumer?.exactly_once ?? ['scorer'])],
-      scorerDedupTtlSeconds: raw.consumer?.scorer_dedup_ttl_seconds ?? 86_400,
+      exactlyOnce: [...new Set(v(raw, 'consumer.exactly_once'))],
+      scorerDedupTtlSeconds: v(raw, 'consumer.scorer_dedup_ttl_seconds'),
     },
     trustDebt: {
-      auditSweepIntervalMs: raw.trust_debt?.audit_sweep_interval_ms ?? 15 * 60_000,
-      auditSweepLagMs: raw.trust_debt?.audit_sweep_lag_ms ?? 3_600_000,
-      dedupTtlSeconds: raw.trust_debt?.dedup_ttl_seconds ?? DEFAULT_DEDUP_TTL_SECONDS,
+      auditSweepIntervalMs: v(raw, 'trust_debt.audit_sweep_interval_ms'),
+      auditSweepLagMs: v(raw, 'trust_debt.audit_sweep_lag_ms'),
+      dedupTtlSeconds: v(raw, 'trust_debt.dedup_ttl_seconds'),
     },
-    observability: { enabled: raw.observability?.enabled ?? true, host: raw.observability?.host ?? '127.0.0.1', port: raw.observability?.port ?? 9464 },
-    signing: raw.signing?.key ? { key: keyPath(raw.signing.key), keyId: raw.signing.key_id } : undefined,
-    requireSigningKey: raw.signing?.require_key ?? false,
-    logLevel: raw.log_level ?? 'info',
+    observability: { enabled: v(raw, 'observability.enabled'), host: v(raw, 'observability.host'), port: v(raw, 'observability.port') },
+    signing: raw.signing?.key ? { key: keyPath(raw.signing.key), keyId: v(raw, 'signing.key_id') } : undefined,
+    ledgerSigning: ledgerKey ? { key: fromEnv('STEWARD_LEDGER_KEY') || ledgerKey.includes('-----BEGIN') ? ledgerKey : resolve(base, ledgerKey), keyId: v(raw, 'signing.ledger_key_id') } : undefined,
+    requireSigningKey: v(raw, 'signing.require_key'),
+    logLevel: v(raw, 'log_level'),
     file,
     warnings: ignoredSettings(raw),
   };

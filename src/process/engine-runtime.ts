@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { RedisStateStore } from '../adapters/redis/state-store.js';
-import { llmClientFromEnv } from '../adapters/llm/index.js';
+import { llmClientFor } from '../config/llm.js';
 import { Ed25519Signer } from '../engine/verdict/index.js';
 import { StewardEngine } from '../engine/steward-engine.js';
 import { watchBlueprints, type BlueprintHolder } from '../adapters/fs/blueprint-watcher.js';
@@ -170,9 +170,7 @@ async function openEngine(
   const trustDebt = rawTrustDebt && readCache ? invalidatingTrustDebtWrites(rawTrustDebt, readCache) : rawTrustDebt;
 
   const state = redis ? new RedisStateStore(redis, cfg.redis.keyPrefix, { maxEventTimeSkewMs: cfg.limits.maxEventTimeSkewMs }) : undefined;
-  const llm = cfg.llm
-    ? llmClientFromEnv({ STEWARD_LLM_BASE_URL: cfg.llm.baseUrl, STEWARD_LLM_API_KEY: cfg.llm.apiKey, STEWARD_LLM_MODEL: cfg.llm.model, STEWARD_LLM_PROVIDER: process.env.STEWARD_LLM_PROVIDER })
-    : undefined;
+  const llm = llmClientFor(cfg.llm);
   let engine: StewardEngine | undefined;
   const engineVersion = process.env.npm_package_version ?? '0.1.0';
   if (stages.includes('tripwire') || stages.includes('scorer')) {

@@ -4,7 +4,7 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { startSinkFromConfig } from './sink-stage.js';
-import { ledgerSignerFrom, ledgerSignerFromEnv, type PoolableLedgerSigner } from '../adapters/clickhouse/ledger-keys.js';
+import { ledgerSignerFrom, type PoolableLedgerSigner } from '../adapters/clickhouse/ledger-keys.js';
 import { startPipeline, type StageName, type PipelineDeps } from './pipeline.js';
 import { bootstrapEngine } from './engine-runtime.js';
 import { StewardMetrics } from '../observability/metrics.js';
@@ -14,18 +14,19 @@ import type { StewardConfig } from '../config/steward-config.js';
 import type { Logger } from '../logger.js';
 
 /**
- * Ledger entries are signed with STEWARD_LEDGER_KEY, else the steward signing key (the same resolution
- * `steward ledger verify` uses), else an ephemeral key (verifiable only during this run).
+ * Ledger entries are signed with signing.ledger_key (STEWARD_LEDGER_KEY), else the steward signing key (the
+ * same resolution `steward ledger verify` uses), else an ephemeral key (verifiable only during this run).
  */
-export function ledgerSignerFor(cfg: Pick<StewardConfig, 'signing'> & { requireSigningKey?: boolean }, env: NodeJS.ProcessEnv, logger: Logger): PoolableLedgerSigner {
-  let signer: PoolableLedgerSigner | undefined;
-  try {
-    signer = ledgerSignerFromEnv(env, cfg.signing);
-  } catch (e) {
-    // Names the setting the key came from; ledger-keys' messages never echo the value.
-    throw new StewardError('STEWARD_CONFIG', `ledger signing key (${env.STEWARD_LEDGER_KEY ? 'STEWARD_LEDGER_KEY' : 'signing.key / STEWARD_SIGNING_KEY'}): ${(e as Error).message}`, { cause: e });
+export function ledgerSignerFor(cfg: Pick<StewardConfig, 'signing' | 'ledgerSigning'> & { requireSigningKey?: boolean }, logger: Logger): PoolableLedgerSigner {
+  const key = cfg.ledgerSigning ?? cfg.signing;
+  if (key) {
+    try {
+      return ledgerSignerFrom(key.key, key.keyId);
+    } catch (e) {
+      // Names the setting the key came from; ledger-keys' messages never echo the value.
+      throw new StewardError('STEWARD_CONFIG', `ledger signing key (${cfg.ledgerSigning ? 'signing.ledger_key / STEWARD_LEDGER_KEY' : 'signing.key / STEWARD_SIGNING_KEY'}): ${(e as Error).message}`, { cause: e });
+    }
   }
-  if (signer) return signer;
   if (cfg.requireSigningKey) {
     throw new StewardError('STEWARD_CONFIG', 'signing.require_key is set but no ledger signing key is configured (STEWARD_LEDGER_KEY or signing.key / STEWARD_SIGNING_KEY): refusing to sign ledger entries with a key nobody keeps');
   }
@@ -34,7 +35,7 @@ export function ledgerSignerFor(cfg: Pick<StewardConfig, 'signing'> & { requireS
 }
 
 function sinkStarter(cfg: StewardConfig, logger: Logger, metrics: StewardMetrics): PipelineDeps['startSink'] {
-  return async () => startSinkFromConfig(cfg, logger.child({ stage: 'sink' }), ledgerSignerFor(cfg, process.env, logger), metrics);
+  return async () => startSinkFromConfig(cfg, logger.child({ stage: 'sink' }), ledgerSignerFor(cfg, logger), metrics);
 }
 
 export interface RunningProcess {

@@ -33,12 +33,6 @@ export function ledgerSignerFrom(keyOrPath: string, kid?: string): PoolableLedge
   return { ...ed25519Signer(pem, kid), signPool: (threads) => createSignPool(pem, threads) };
 }
 
-export function ledgerSignerFromEnv(env: NodeJS.ProcessEnv = process.env, fallback?: { key: string; keyId?: string }): PoolableLedgerSigner | undefined {
-  if (env.STEWARD_LEDGER_KEY) return ledgerSignerFrom(env.STEWARD_LEDGER_KEY, env.STEWARD_LEDGER_KEY_ID);
-  if (fallback?.key) return ledgerSignerFrom(fallback.key, fallback.keyId);
-  return undefined;
-}
-
 /** Loads every *.pem under the given files/directories (and PEM text) as trusted verification keys. */
 export function loadPublicKeys(sources: string[]): Map<string, KeyObject> {
   const out = new Map<string, KeyObject>();

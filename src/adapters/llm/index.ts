@@ -6,16 +6,18 @@ import { OpenAiCompatibleClient } from './openai.js';
 export { AnthropicClient, type AnthropicClientOptions } from './anthropic.js';
 export { OpenAiCompatibleClient, type OpenAiClientOptions } from './openai.js';
 
-/**
- * STEWARD_LLM_BASE_URL / _API_KEY / _MODEL / _PROVIDER (openai | anthropic). No base URL = no LLM:
- * returns undefined and llm metrics are skipped (DESIGN §5.13).
- */
-export function llmClientFromEnv(env: NodeJS.ProcessEnv = process.env): LlmClient | undefined {
-  const baseUrl = env.STEWARD_LLM_BASE_URL?.trim();
-  if (!baseUrl) return undefined;
-  const provider = (env.STEWARD_LLM_PROVIDER ?? 'openai').trim().toLowerCase();
-  const opts = { baseUrl, apiKey: env.STEWARD_LLM_API_KEY || undefined, model: env.STEWARD_LLM_MODEL || undefined };
+export interface LlmSettings {
+  provider?: string;
+  baseUrl: string;
+  apiKey?: string;
+  model?: string;
+}
+
+/** The client of a provider: `openai` (OpenAI-compatible /v1/chat/completions, the default) or `anthropic`. */
+export function createLlmClient(o: LlmSettings): LlmClient {
+  const provider = (o.provider ?? 'openai').trim().toLowerCase();
+  const opts = { baseUrl: o.baseUrl, apiKey: o.apiKey || undefined, model: o.model || undefined };
   if (provider === 'openai') return new OpenAiCompatibleClient(opts);
   if (provider === 'anthropic') return new AnthropicClient(opts);
-  throw new StewardError('STEWARD_CONFIG', `STEWARD_LLM_PROVIDER must be openai or anthropic, got '${provider}'`);
+  throw new StewardError('STEWARD_CONFIG', `llm.provider (STEWARD_LLM_PROVIDER) must be openai or anthropic, got '${provider}'`);
 }

@@ -53,7 +53,7 @@ const iso = (ms: number | undefined) => (ms === undefined || !Number.isFinite(ms
 /** Redis URL and key prefix: flags, then REDIS_URL/STEWARD_REDIS_PREFIX, then the steward config. */
 export function redisTarget(values: { config?: string; redis?: string; prefix?: string }): { url: string; prefix: string; dedupTtlSeconds: number } {
   const cfg = loadStewardConfig(values.config);
-  return { url: values.redis ?? cfg.redis.url, prefix: values.prefix ?? process.env.STEWARD_REDIS_PREFIX ?? cfg.redis.keyPrefix, dedupTtlSeconds: cfg.trustDebt.dedupTtlSeconds };
+  return { url: values.redis ?? cfg.redis.url, prefix: values.prefix ?? cfg.redis.keyPrefix, dedupTtlSeconds: cfg.trustDebt.dedupTtlSeconds };
 }
 
 /** --tenant, else the agent's tenant from the registry (agents.yaml of the steward config), else 'default'. */

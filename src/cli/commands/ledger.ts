@@ -46,7 +46,8 @@ function trustedKeys(keys: string[] | undefined, configFile?: string): Map<strin
   if (keys && keys.length > 0) return loadPublicKeys(keys);
   const env = process.env.STEWARD_LEDGER_PUBLIC_KEYS;
   if (env) return loadPublicKeys(env.split(':').filter(Boolean));
-  const key = process.env.STEWARD_LEDGER_KEY ?? loadStewardConfig(configFile).signing?.key;
+  const cfg = loadStewardConfig(configFile);
+  const key = (cfg.ledgerSigning ?? cfg.signing)?.key;
   if (!key) throw new StewardError('STEWARD_USAGE', `no trusted keys: pass --keys\n${USAGE}`);
   return loadPublicKeys([key]);
 }

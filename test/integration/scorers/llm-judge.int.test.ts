@@ -4,7 +4,8 @@
  * Needs no external service; it lives here because it uses the network.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AnthropicClient, OpenAiCompatibleClient, llmClientFromEnv } from '../../../src/adapters/llm/index.js';
+import { AnthropicClient, OpenAiCompatibleClient } from '../../../src/adapters/llm/index.js';
+import { llmClientFromEnv } from '../../../src/config/llm.js';
 import { LlmJudgeScorer, ScorerRegistry } from '../../../src/engine/scorers/index.js';
 import type { ScorerContext } from '../../../src/engine/scorers/index.js';
 import type { CompiledBlueprint, LlmClient, Trace } from '../../../src/engine/types.js';
