@@ -74,7 +74,7 @@ export class StewardError extends Error {
     this.details = opts.details;
   }
 
-  /** `FILE:LINE:COL: CODE: message` — the format of `steward validate` (DESIGN §4.4). */
+  /** `FILE:LINE:COL: CODE: message` — the format of `steward validate` (contracts C4). */
   format(): string {
     return formatProblem(this.code, this.message, this.position);
   }

@@ -1,6 +1,6 @@
 /**
- * The `steward eval` output line (DESIGN §4.3) — key order exactly as in the contract's example.
- * Tests outside the project parse these lines; change nothing here without changing DESIGN.md.
+ * The `steward eval` output line (contracts C3) — key order exactly as in the contract's example.
+ * Tests outside the project parse these lines; change nothing here without changing docs/contracts.md (contracts C3).
  */
 import type { EvalRecord } from '../engine/steward-engine.js';
 

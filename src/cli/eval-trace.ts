@@ -32,7 +32,7 @@ function validate(): ValidateFunction {
     const ajv = new Ajv2020({ allErrors: false, strict: false });
     const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (a: Ajv2020) => void;
     addFormats(ajv);
-    // ISO-8601 as DESIGN §4.1 says, not only RFC 3339 (src/engine/time.ts).
+    // ISO-8601 as contracts C1 says, not only RFC 3339 (src/engine/time.ts).
     ajv.addFormat('date-time', { type: 'string', validate: isTimestamp });
     validator = ajv.compile(JSON.parse(readFileSync(schemaPath(), 'utf8')));
   }

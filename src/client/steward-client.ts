@@ -2,7 +2,7 @@
  * StewardClient: the agent-side SDK. `decide()` publishes a trace and awaits its tripwire-stage decision
  * on this instance's own partition of the replies topic; it never rejects: when no decision arrives within
  * `timeoutMs` — counted from the call, connecting included — or the client cannot connect or publish, the
- * governance fallback (DESIGN §5.5) is returned with `fallback: true` and the reason is logged. When the
+ * governance fallback (spec-decisions D5) is returned with `fallback: true` and the reason is logged. When the
  * stage refuses the trace (dead-lettered: invalid, too large, evaluation error) it answers at once with a
  * fail-closed `block` carrying `rejected: {code, message}`. `publish()` is fire-and-forget but rejects
  * when the client cannot connect or the send fails; `onVerdict()` receives the CTQ verdicts of traces this
@@ -288,7 +288,7 @@ export class StewardClient {
     return rejectedDecision(trace, { code, message }, { event_time_ms: Number.isFinite(ts) ? ts : Date.now(), decided_at_ms: Date.now() }, 'before reaching the tripwire stage');
   }
 
-  /** DESIGN §5.5: the governance contract's fallback_on_timeout, default by tier. */
+  /** spec-decisions D5: the governance contract's fallback_on_timeout, default by tier. */
   fallback(trace: Trace, timeoutMs: number, why?: string): DecisionMessage {
     const policy = this.opts.fallbackOnTimeout ?? (TIER_RANK[this.opts.tier ?? 'ACL-2'] >= 4 ? 'escalate' : 'allow_and_log');
     let intervention: Intervention;

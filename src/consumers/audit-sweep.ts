@@ -11,7 +11,7 @@ export interface AuditSweepOptions {
   intervalMs?: number;
   /**
    * Sweep up to `now − lagMs` (default 1 h): an audit window must not be credited while a non-ok event
-   * from before its end may still be in the Kafka backlog (time is event time, DESIGN §5.7).
+   * from before its end may still be in the Kafka backlog (time is event time, spec-decisions D7).
    */
   lagMs?: number;
   /** How long one instance holds the sweep lock (default intervalMs); expires if that instance dies. */

@@ -1,6 +1,6 @@
 /**
  * Tripwire stage (eval tier 0–1): acgp.traces → decide → acgp.decisions (key agent_id), the waiting
- * client's reply partition, and acgp.scoring unless the tripwires halted (DESIGN §2). All outputs of a
+ * client's reply partition, and acgp.scoring unless the tripwires halted (docs/architecture.md, stages). All outputs of a
  * chunk leave in one idempotent send; the reply is listed first so it is not queued behind the rest.
  *
  * Every output is checked against `maxMessageBytes` before it is sent: an input whose decision, scoring

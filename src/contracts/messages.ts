@@ -55,7 +55,7 @@ export interface DecisionMessage {
   event_id?: string;
   /** Set on the fail-closed reply to a waiting client when the tripwire stage refused the trace (DLQ). */
   rejected?: RejectedInfo;
-  /** True when the client timed out and applied the governance fallback (DESIGN §5.5); never set by Steward itself. */
+  /** True when the client timed out and applied the governance fallback (spec-decisions D5); never set by Steward itself. */
   fallback?: boolean;
   fallback_reason?: string;
   [k: string]: unknown;
@@ -102,7 +102,7 @@ export interface VerdictMessage {
   agent_id: string;
   tenant: string;
   blueprint: string;
-  /** Final intervention: most severe of tripwires, rules and CTQ (DESIGN §5.1). */
+  /** Final intervention: most severe of tripwires, rules and CTQ (spec-decisions D1). */
   intervention: Intervention;
   approved: boolean;
   stage: 'tripwire' | 'rule' | 'ctq' | 'none';

@@ -1,5 +1,5 @@
 /**
- * Engine-level settings (the policy-relevant part of steward.yaml). Defaults are DESIGN §5.3/§5.5/§5.6.
+ * Engine-level settings (the policy-relevant part of steward.yaml). Defaults are spec-decisions D3/D5/D6.
  * The process-level config (Kafka, Redis, ClickHouse URLs) lives outside the engine.
  */
 import type { AclTier, FallbackOnTimeout, RiskThresholds } from './types.js';
@@ -12,16 +12,16 @@ export interface TierSettings {
 export interface EngineConfig {
   defaultTier: AclTier;
   tiers: Record<AclTier, TierSettings>;
-  /** Every risk boundary is lowered by this much in restricted mode (DESIGN §5.6). */
+  /** Every risk boundary is lowered by this much in restricted mode (spec-decisions D6). */
   restrictedModeTightening: number;
-  /** Named lists for in_allowlist / in_denylist (DESIGN §5.9). */
+  /** Named lists for in_allowlist / in_denylist (spec-decisions D9). */
   lists: Record<string, string[]>;
   /** Hosts/domains (suffix match) and CIDRs that is_external() treats as internal, on top of private ranges and localhost. */
   internalDomains: string[];
   internalCidrs: string[];
   /** Named regexes for matches_regex(field, "NAME"). */
   namedPatterns: Record<string, string>;
-  /** Governance-contract fallback when a scorer/tripwire cannot answer; undefined = tier default (DESIGN §5.5). */
+  /** Governance-contract fallback when a scorer/tripwire cannot answer; undefined = tier default (spec-decisions D5). */
   fallbackOnTimeout?: FallbackOnTimeout;
   /** Verdicts below this confidence are marked for human review (PVS-1 §5.3). */
   humanReviewConfidence: number;
@@ -55,7 +55,7 @@ export function defaultEngineConfig(overrides: Partial<EngineConfig> = {}): Engi
   };
 }
 
-/** Accepts ACL-n and the GT-n alias (DESIGN §4.2); returns undefined for anything else. */
+/** Accepts ACL-n and the GT-n alias (contracts C2); returns undefined for anything else. */
 export function normalizeTier(s: unknown): AclTier | undefined {
   if (typeof s !== 'string') return undefined;
   const m = /^(?:ACL|GT)-([0-5])$/i.exec(s.trim());

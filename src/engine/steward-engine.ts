@@ -2,7 +2,7 @@
  * StewardEngine: the one facade over the pure engine, used by `steward eval` and by the stream stages.
  *   decide()   tier 0–1: blueprint selection, tripwires (halt short-circuits), rule checks
  *   score()    tier 2: metrics → CTQ → final intervention → signed PVS-1 verdict (never after a halt)
- *   evaluate() decide + score + one trust-debt movement (DESIGN §5.15)
+ *   evaluate() decide + score + one trust-debt movement (spec-decisions D15)
  * Records are plain JSON so a DecisionRecord can travel through Kafka to the scorer stage.
  */
 import { StewardError } from '../errors.js';
@@ -121,7 +121,7 @@ export interface EvalRecord {
 export class StewardEngine {
   private readonly scorers: ScorerRegistry;
   private readonly warned = new Set<string>();
-  /** Last CTQ intervention per agent+blueprint, for the `cached_decision` fallback (DESIGN §5.5). */
+  /** Last CTQ intervention per agent+blueprint, for the `cached_decision` fallback (spec-decisions D5). */
   private readonly lastCtq = new LruCache<Intervention>(50_000);
 
   constructor(private readonly o: StewardEngineOptions) {
@@ -353,7 +353,7 @@ function safeWhen(m: CompiledMetric, trace: Trace): boolean {
 const round3 = (x: number): number => Math.round(x * 1000) / 1000;
 
 /**
- * Most severe of tripwire/rule and CTQ (DESIGN §5.1). On a tie the earlier stage keeps the credit;
+ * Most severe of tripwire/rule and CTQ (spec-decisions D1). On a tie the earlier stage keeps the credit;
  * when everything is ok the stage is `ctq` if CTQ was computed, else `rule` (docs/spec-decisions.md).
  */
 export function finalOutcome(decision: Pick<TripwireStageResult, 'intervention' | 'stage' | 'halted'>, ctq: Intervention | null): { intervention: Intervention; stage: FinalStage } {

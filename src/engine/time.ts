@@ -1,5 +1,5 @@
 /**
- * Trace timestamps (DESIGN §4.1: "ISO-8601"). Agents are written in many languages: Python's
+ * Trace timestamps (contracts C1: "ISO-8601"). Agents are written in many languages: Python's
  * `datetime.isoformat()` leaves out the offset for naive datetimes and prints microseconds, other clients
  * drop the seconds. RFC 3339 (JSON Schema's `date-time`) rejects all of these, and `Date.parse` reads a
  * time without an offset as the steward host's local time, which would make decisions depend on where the

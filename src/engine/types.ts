@@ -7,7 +7,7 @@ import type { SourcePosition } from '../errors.js';
 
 // ───────────────────────────── interventions ─────────────────────────────
 
-/** Severity order (DESIGN §5.1): ok < nudge < flag < escalate < block < halt. */
+/** Severity order (spec-decisions D1): ok < nudge < flag < escalate < block < halt. */
 export const INTERVENTIONS = ['ok', 'nudge', 'flag', 'escalate', 'block', 'halt'] as const;
 export type Intervention = (typeof INTERVENTIONS)[number];
 
@@ -18,7 +18,7 @@ export function severityRank(i: Intervention): number {
 export function mostSevere(a: Intervention, b: Intervention): Intervention {
   return RANK[a] >= RANK[b] ? a : b;
 }
-/** PVS-1 `approved` is true for ok, nudge and flag (DESIGN §5.1). */
+/** PVS-1 `approved` is true for ok, nudge and flag (spec-decisions D1). */
 export function isApproved(i: Intervention): boolean {
   return RANK[i] <= RANK.flag;
 }
@@ -34,7 +34,7 @@ export interface SourceRef {
   [k: string]: unknown;
 }
 
-/** DESIGN §4.1. Unknown fields are kept and reachable from conditions. */
+/** contracts C1. Unknown fields are kept and reachable from conditions. */
 export interface Trace {
   trace_id: string;
   agent_id: string;
@@ -59,7 +59,7 @@ export interface Trace {
 /** ACL-0..ACL-5; GT-n is accepted as an alias on input and normalised to ACL-n. */
 export type AclTier = 'ACL-0' | 'ACL-1' | 'ACL-2' | 'ACL-3' | 'ACL-4' | 'ACL-5';
 
-/** From the trusted agent registry (DESIGN §4.2), never from the trace. */
+/** From the trusted agent registry (contracts C2), never from the trace. */
 export interface AgentInfo {
   id: string;
   tenant: string;
@@ -78,7 +78,7 @@ export interface RiskThresholds {
   nudge: number;
   escalate: number;
   block: number;
-  /** Optional flag boundary (from ctq.thresholds.flag converted to risk space, DESIGN §5.2). */
+  /** Optional flag boundary (from ctq.thresholds.flag converted to risk space, spec-decisions D2). */
   flag?: number;
 }
 
@@ -224,7 +224,7 @@ export interface CompiledBlueprint {
   /** Blueprint risk thresholds (§11), before the stricter-of rule with the tier. */
   scoring: RiskThresholds;
   trustDebt: TrustDebtConfig;
-  /** Named lists (DESIGN §5.9), merged with the steward config's lists. */
+  /** Named lists (spec-decisions D9), merged with the steward config's lists. */
   lists: Record<string, string[]>;
   fallbackOnTimeout?: FallbackOnTimeout;
   /** The resolved authored form (after inheritance), for snapshots and `steward diff`. */

@@ -1,6 +1,6 @@
 /**
  * Trace serde. Per message: Confluent wire format (magic 0 + 4-byte schema id) → Avro through the
- * registry; anything else → JSON. Both end validated against schemas/trace.schema.json (DESIGN §4.1).
+ * registry; anything else → JSON. Both end validated against schemas/trace.schema.json (contracts C1).
  * Failures are StewardErrors whose code the DLQ records; only registry outages are retryable.
  */
 import { readFileSync, existsSync } from 'node:fs';
@@ -25,7 +25,7 @@ export function packageRoot(): string {
   return process.cwd();
 }
 
-// Used only until/unless schemas/trace.schema.json exists: DESIGN §4.1 as JSON Schema.
+// Used only until/unless schemas/trace.schema.json exists: contracts C1 as JSON Schema.
 const FALLBACK_TRACE_SCHEMA = {
   $schema: 'http://json-schema.org/draft-07/schema#',
   type: 'object',
@@ -66,7 +66,7 @@ export function traceValidator(): ValidateFunction {
   };
   const ajv = new AjvCtor({ allErrors: false, strict: false }) as unknown as { compile(s: object): ValidateFunction; addFormat(n: string, f: object): unknown };
   addFormats(ajv);
-  // ISO-8601 as DESIGN §4.1 says, not only RFC 3339 (src/engine/time.ts).
+  // ISO-8601 as contracts C1 says, not only RFC 3339 (src/engine/time.ts).
   ajv.addFormat('date-time', { type: 'string', validate: isTimestamp });
   const { $id: _id, ...rest } = schema;
   cachedValidator = ajv.compile(rest);

@@ -1,6 +1,6 @@
 /**
- * Topic names (DESIGN §2) under a configurable prefix, and their creation. `replies` carries synchronous
- * decisions back to waiting StewardClients (see request-reply.ts); it is ours, not part of DESIGN §2.
+ * Topic names (docs/architecture.md, stages) under a configurable prefix, and their creation. `replies` carries synchronous
+ * decisions back to waiting StewardClients (see request-reply.ts); it is ours, not one of the stage topics.
  */
 import type { StewardAdmin, TopicSpec } from './client.js';
 

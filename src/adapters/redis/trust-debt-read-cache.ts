@@ -1,5 +1,5 @@
 /**
- * Read-through cache of agents' raw trust-debt state for the decision path (ACGP-1004 §10, DESIGN §5.6,
+ * Read-through cache of agents' raw trust-debt state for the decision path (ACGP-1004 §10, spec-decisions D6,
  * docs/spec-decisions.md "Trust-debt read cache").
  *
  * The engine reads the agent's trust debt before every decision. What is cached is the stored state

@@ -1,5 +1,5 @@
 /**
- * Trust debt in Redis (ACGP-1004 §10, DESIGN §2 trust-debt stage). One hash per tenant+agent
+ * Trust debt in Redis (ACGP-1004 §10, the trust-debt stage of docs/architecture.md). One hash per tenant+agent
  * (`{prefix}td:{tenant:agent}`, hash-tagged so the event dedup key lands in the same slot); a Lua
  * script applies due audit credits, lazy decay, the increment, the cap/floor, idempotency and
  * threshold-crossing detection atomically, so any number of steward instances can update one agent.

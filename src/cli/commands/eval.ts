@@ -1,6 +1,6 @@
 /**
  * `steward eval --blueprints DIR [--agents FILE] [--config FILE] [--sources FILE] [--signing-key PEM]
- *  [--public-key-out FILE] TRACES.jsonl|-` (DESIGN §4.3): one JSON line per input line, in order, the
+ *  [--public-key-out FILE] TRACES.jsonl|-` (contracts C3): one JSON line per input line, in order, the
  * same engine as the stream with in-memory state; time comes from trace timestamps (deterministic).
  * Exit 0 all evaluated, 1 any malformed line, 2 bad arguments or invalid blueprints.
  */
@@ -95,7 +95,7 @@ export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
     if (io.stderrIsTty && ++flushed % 500 === 0) process.stderr.write(`\r${flushed} lines…`);
   };
   let flushed = 0;
-  // DESIGN §4.1: trace_id is unique. As in the stream, a repeated id with the same record (here: the same
+  // contracts C1: trace_id is unique. As in the stream, a repeated id with the same record (here: the same
   // line text) is a redelivery and its state effects (trust debt, rate-limit hits) apply once; another
   // trace under the same id gets its own idempotency id (trace_id#digest) and counts. stderr says which.
   const firstSeen = new Map<string, { line: number; digest: string }>();

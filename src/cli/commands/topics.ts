@@ -1,6 +1,6 @@
 /**
  * `steward topics create|list [--config FILE] [--prefix P] [--partitions N] [--replication N]`
- * Creates the DESIGN §2 topics (plus the replies topic) idempotently.
+ * Creates the stage topics of docs/architecture.md (plus the replies topic) idempotently.
  */
 import { parseArgs } from 'node:util';
 import { KafkaAdapter } from '../../adapters/kafka/client.js';

@@ -1,5 +1,5 @@
 /**
- * `steward validate PATH...` (DESIGN §4.4): directories recurse; every problem is printed as
+ * `steward validate PATH...` (contracts C4): directories recurse; every problem is printed as
  * `FILE:LINE:COL: CODE: message`, sorted; exit 0 when valid, 1 on problems (an unreadable PATH included), 2 on bad usage.
  * Agent registries (agents.yaml) found under the paths are validated too. Warnings go to stderr.
  */

@@ -91,7 +91,7 @@ export function fileChecks(doc: SourceDoc, v: Obj, errors: StewardError[], warni
     if (!isObj(c)) return;
     if (isObj(c.rule) && isObj(c.rule.on_fail) && c.rule.on_fail.decision === 'halt') {
       warnings.push(
-        new StewardError('STEWARD_BLUEPRINT_INVALID', `rule '${String(c.id)}': halt is reserved for tripwires (DESIGN §5.1); it is applied as block — move it to tripwires`, {
+        new StewardError('STEWARD_BLUEPRINT_INVALID', `rule '${String(c.id)}': halt is reserved for tripwires (spec-decisions D1); it is applied as block — move it to tripwires`, {
           position: doc.pos(['checks', i, 'rule', 'on_fail', 'decision']),
         }),
       );
@@ -184,7 +184,7 @@ export function compileOwnItems(doc: SourceDoc, v: Obj, dsl: DslOptions, errors:
       when: compileWhenAt(t.when),
       condition,
       evalTier,
-      // §9.1 defaults; the tripwire stage caps them further by the agent tier's max latency (DESIGN §5.3).
+      // §9.1 defaults; the tripwire stage caps them further by the agent tier's max latency (spec-decisions D3).
       latencyBudgetMs: num(t.latency_budget_ms) ?? DEFAULT_TRIPWIRE_BUDGET_MS[evalTier],
       requiresState: t.requires_state === true || condition.async,
       severity: typeof t.severity === 'string' ? t.severity : 'standard',

@@ -215,7 +215,7 @@ export function compileBlueprintSet(files: { file: string; text: string }[], opt
       trustDebtReported.add(k);
       errors.push(e);
     }
-    // DESIGN §5.8: checks and scoring are required on the resolved blueprint (a child may inherit them).
+    // spec-decisions D8: checks and scoring are required on the resolved blueprint (a child may inherit them).
     for (const field of ['checks', 'scoring'] as const)
       if (r.resolved[field] === undefined || (field === 'checks' && (r.resolved.checks as unknown[]).length === 0))
         errors.push(new StewardError('STEWARD_BLUEPRINT_SCHEMA', `missing required field '${field}' (neither this blueprint nor any ancestor defines it)`, { position: a.doc.pos(['id']) }));

@@ -1,5 +1,5 @@
 /**
- * The trusted agent registry (DESIGN §4.2): the only source of an agent's tier, tenant, tools, domains.
+ * The trusted agent registry (contracts C2): the only source of an agent's tier, tenant, tools, domains.
  */
 import { isMap, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
 import { sortProblems, StewardError } from '../../errors.js';

@@ -1,5 +1,5 @@
 /**
- * BlueprintSet: lookup by reference and per-event selection (ACGP-1004 §1, §4; DESIGN §4.2).
+ * BlueprintSet: lookup by reference and per-event selection (ACGP-1004 §1, §4; contracts C2).
  *
  * Selection uses only the trusted registry's AgentInfo (tier, tools, domains), never trace content.
  * A blueprint matches when every scope dimension it declares matches: agent_tier contains the agent's

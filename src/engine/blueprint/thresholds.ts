@@ -1,5 +1,5 @@
 /**
- * Effective risk thresholds (DESIGN §5.2/§5.3/§5.6, ACGP-1004 §11.2) and the risk → intervention map.
+ * Effective risk thresholds (spec-decisions D2/D3/D6, ACGP-1004 §11.2) and the risk → intervention map.
  */
 import type { EngineConfig } from '../config.js';
 import type { AclTier, CompiledBlueprint, Intervention, RiskThresholds } from '../types.js';
@@ -36,7 +36,7 @@ function round(x: number): number {
   return Math.round(x * 1e9) / 1e9;
 }
 
-/** ACGP-1004 §11.2 with the flag boundary (DESIGN §5.2): never halt — halt comes only from tripwires. */
+/** ACGP-1004 §11.2 with the flag boundary (spec-decisions D2): never halt — halt comes only from tripwires. */
 export function riskToIntervention(risk: number, t: RiskThresholds): Intervention {
   if (risk <= t.ok) return 'ok';
   if (risk <= t.nudge) return 'nudge';

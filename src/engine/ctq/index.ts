@@ -1,5 +1,5 @@
 /**
- * CTQ (ACGP-1004 §7, §11; DESIGN §5.2–5.6, §5.13, §5.14). Pure functions: aggregate metric outcomes,
+ * CTQ (ACGP-1004 §7, §11; spec-decisions D2–D6, D13, D14). Pure functions: aggregate metric outcomes,
  * map risk to an intervention through the effective thresholds (stricter-of blueprint, tier,
  * ctq.thresholds, restricted mode). The fallback for unavailable scorers is the governance contract's.
  */
@@ -11,7 +11,7 @@ export { effectiveThresholds, riskToIntervention } from '../blueprint/thresholds
 import { riskToIntervention } from '../blueprint/thresholds.js';
 
 export interface CtqResult {
-  /** null when no metric matched or all were skipped (DESIGN §5.14). */
+  /** null when no metric matched or all were skipped (spec-decisions D14). */
   ctq: number | null;
   risk: number | null;
   /** Coverage (answered / matched weight) times the weighted mean scorer confidence; 1 when nothing matched. */
@@ -55,7 +55,7 @@ export function computeCtq(metrics: MetricOutcome[]): CtqResult {
   };
 }
 
-/** DESIGN §5.5: allow_and_log (flag) below ACL-4, escalate from ACL-4, unless the contract says otherwise. */
+/** spec-decisions D5: allow_and_log (flag) below ACL-4, escalate from ACL-4, unless the contract says otherwise. */
 export function fallbackPolicy(tier: AclTier, configured?: FallbackOnTimeout): FallbackOnTimeout {
   if (configured) return configured;
   return tier === 'ACL-4' || tier === 'ACL-5' ? 'escalate' : 'allow_and_log';

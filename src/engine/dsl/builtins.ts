@@ -174,7 +174,7 @@ function compileCustom(def: DslFunction, args: CNode[], node: CallNode): CNode {
   const type = def.returns;
   // The declared type is a contract the compiler relies on: a 'boolean' result feeds NOT and all/any
   // directly, where undefined would pass as "not true" and `NOT f()` would let the action through.
-  // Anything else makes the condition un-evaluable, so the stage fails closed (DESIGN §5.11). Other
+  // Anything else makes the condition un-evaluable, so the stage fails closed (spec-decisions D11). Other
   // declared types may be missing (undefined/null), which comparisons already treat as false.
   const checked = (out: unknown): unknown => {
     if (type === 'boolean' ? typeof out === 'boolean' : type === 'any' || out === undefined || out === null || (type === 'array' ? Array.isArray(out) : typeof out === type)) return out;

@@ -28,7 +28,7 @@ export interface CompileConditionResult {
   problems: DslProblem[];
 }
 
-/** Steward config lists and patterns, with the blueprint's `lists:` block on top (DESIGN §5.9). */
+/** Steward config lists and patterns, with the blueprint's `lists:` block on top (spec-decisions D9). */
 export function dslOptionsFromConfig(config: EngineConfig, blueprintLists?: Record<string, string[]>, functions?: FunctionRegistry): DslCompileOptions {
   return {
     lists: { ...config.lists, ...(blueprintLists ?? {}) },

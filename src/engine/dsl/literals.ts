@@ -1,5 +1,5 @@
 /**
- * Size and duration literals (DESIGN §5.10). Sizes: KB/MB/GB/TB are decimal (SI, 1 MB = 10^6 bytes),
+ * Size and duration literals (spec-decisions D10). Sizes: KB/MB/GB/TB are decimal (SI, 1 MB = 10^6 bytes),
  * KiB/MiB/GiB/TiB binary; units are case-insensitive. Durations: ms, s, m, h, d, w → milliseconds.
  */
 

@@ -20,7 +20,7 @@ export function step(v: unknown, seg: string | number): unknown {
   return undefined;
 }
 
-/** Root resolution (DESIGN §4.1): trust_debt and agent.* come from the engine, everything else from the trace. */
+/** Root resolution (contracts C1): trust_debt and agent.* come from the engine, everything else from the trace. */
 export function compileGetter(segments: readonly (string | number)[]): Getter {
   const [head, ...rest] = segments as [string, ...(string | number)[]];
   if (head === 'trust_debt' && rest.length === 0) return (ctx) => ctx.trustDebt;

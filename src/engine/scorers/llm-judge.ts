@@ -2,7 +2,7 @@
  * llm-judge scorer (ACGP-1004 §7.2.2, reference §7.5.1). One instance is shared by all traces so the
  * semaphore bounds calls in flight across the process and the cache (keyed by the prompt hash) serves
  * repeated steps. An answer that is not the requested JSON makes the metric unavailable: a judge that
- * did not answer is never turned into a score (DESIGN §5.5).
+ * did not answer is never turned into a score (spec-decisions D5).
  */
 import { createHash } from 'node:crypto';
 import { StewardError, isRetryable } from '../../errors.js';

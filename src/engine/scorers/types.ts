@@ -1,7 +1,7 @@
 /**
  * Scorer protocol (ACGP-1004 §7.4) and the context the engine hands to every scorer. Scorers never
  * invent a score: when they cannot answer they throw a StewardError (STEWARD_SCORER_UNAVAILABLE or
- * an LLM code); `details.skipped: true` means "not configured at all" (DESIGN §5.13).
+ * an LLM code); `details.skipped: true` means "not configured at all" (spec-decisions D13).
  */
 import { StewardError } from '../../errors.js';
 import type {

@@ -1,7 +1,7 @@
 /**
  * Time for the tripwire stage: a monotonic clock and a one-shot timer, injected so tests drive them
  * deterministically (a fake clock) while production uses performance.now/setTimeout. The stage budget
- * is the agent tier's max latency (DESIGN §5.3); a tripwire's own latency_budget_ms is capped by what
+ * is the agent tier's max latency (spec-decisions D3); a tripwire's own latency_budget_ms is capped by what
  * is left of it.
  */
 import { StewardError } from '../../errors.js';
@@ -23,14 +23,14 @@ export const REAL_TIMER: StageTimer = {
   },
 };
 
-/** The whole stage's budget: an explicit value, else the tier's max (configured tiers, else DESIGN §5.3 defaults). */
+/** The whole stage's budget: an explicit value, else the tier's max (configured tiers, else spec-decisions D3 defaults). */
 export function stageBudgetMs(tier: AclTier, tiers?: Record<AclTier, TierSettings>, explicit?: number): number {
   if (explicit !== undefined) return explicit;
   return (tiers?.[tier] ?? DEFAULT_TIERS[tier])?.latencyBudgetMs.max ?? Infinity;
 }
 
 /**
- * DESIGN §5.5: tripwires (and the rules of the same stage, §5.11) fail closed when they cannot be
+ * spec-decisions D5: tripwires (and the rules of the same stage, §5.11) fail closed when they cannot be
  * evaluated. The contract fallback may only make that stricter, never approved: escalate stays
  * escalate (a human decides), everything else (deny, allow_and_log, cached_decision, unset) blocks.
  * allow_and_log → flag would approve an action nobody checked (docs/spec-decisions.md).

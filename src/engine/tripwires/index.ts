@@ -1,10 +1,10 @@
 /**
  * The tripwire stage (ACGP-1004 §9.2, §6.2): tripwires in order (halt short-circuits everything
  * after it), then the rule checks whose `when` matches. The result is synchronous unless a condition
- * is async (state lookups). The agent tier's max latency (DESIGN §5.3) bounds the whole stage: an async
+ * is async (state lookups). The agent tier's max latency (spec-decisions D3) bounds the whole stage: an async
  * condition races its own budget capped by what is left of the stage's, and once the stage budget is
  * spent pending conditions are not awaited. Any condition that cannot be evaluated fails closed
- * (DESIGN §5.5, §5.11): block, or escalate when the contract says so — never an approved outcome.
+ * (spec-decisions D5, D11): block, or escalate when the contract says so — never an approved outcome.
  */
 import { StewardError, type StewardErrorCode } from '../../errors.js';
 import type { TierSettings } from '../config.js';
@@ -31,7 +31,7 @@ export interface TripwireStageOptions {
   fallbackOnTimeout?: FallbackOnTimeout;
   /** Budget for async rule conditions (rules have no latency_budget_ms of their own). Default 300. */
   ruleLatencyBudgetMs?: number;
-  /** Tier settings whose `latencyBudgetMs.max` for ctx.agent.tier bounds the stage; default DESIGN §5.3. */
+  /** Tier settings whose `latencyBudgetMs.max` for ctx.agent.tier bounds the stage; default spec-decisions D3. */
   tiers?: Record<AclTier, TierSettings>;
   /** Explicit stage budget in ms (instead of the tier's). */
   stageBudgetMs?: number;
@@ -219,7 +219,7 @@ function apply(res: TripwireStageResult, d: Intervention, reason: string, stage:
 
 function tripwireResult(run: Run, tw: CompiledTripwire, holds: boolean): void {
   const latencyMs = lap(run);
-  // The condition is an invariant (DESIGN §5.11): only an exact `true` passes.
+  // The condition is an invariant (spec-decisions D11): only an exact `true` passes.
   if (holds === true) {
     run.res.tripwires.push({ id: tw.id, fired: false, latencyMs });
     return;
@@ -248,7 +248,7 @@ function notEvaluable(reason: string, error: { code: string; message: string }, 
 }
 
 function ruleDecision(rule: CompiledRule): Intervention {
-  // halt comes only from tripwires (DESIGN §5.1).
+  // halt comes only from tripwires (spec-decisions D1).
   return rule.onFail.decision === 'halt' ? 'block' : rule.onFail.decision;
 }
 

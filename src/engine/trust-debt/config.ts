@@ -14,9 +14,9 @@ import { roundDebt } from './math.js';
 export const GOOD_BEHAVIOR_AUDIT_EXAMPLE = Object.freeze({ thresholdHours: 168, credit: -0.2 });
 
 /**
- * §10.1 defaults; escalate adds nothing unless configured (DESIGN §5.7). The good-behaviour audit is
- * opt-in: debt moves once per trace by its final intervention and otherwise only decays (DESIGN
- * §5.7/§5.15, the §10.3 "after 7 days: debt × 0.95^7" example), so a blueprint without
+ * §10.1 defaults; escalate adds nothing unless configured (spec-decisions D7). The good-behaviour audit is
+ * opt-in: debt moves once per trace by its final intervention and otherwise only decays (spec-decisions
+ * D7/D15, the §10.3 "after 7 days: debt × 0.95^7" example), so a blueprint without
  * `recovery.good_behavior_audit` gets none. "None" is `thresholdHours: 0` (no window; `auditEnabled`
  * reads it), keeping the example credit for explicit `audit_credit` events.
  */

@@ -1,5 +1,5 @@
 /**
- * Pure trust-debt math (ACGP-1004 §10.2–§10.6, DESIGN §5.7/§5.15) and the per-agent state machine.
+ * Pure trust-debt math (ACGP-1004 §10.2–§10.6, spec-decisions D7/D15) and the per-agent state machine.
  * The Redis Lua script (src/adapters/redis/trust-debt-lua.ts) is a line-by-line transliteration of
  * `advance` and `detPow`: same operations in the same order, so both stores produce the same doubles.
  */
@@ -30,7 +30,7 @@ function rankOf(level: string): number {
   return ownNumber(LEVEL_RANK, level) ?? 0;
 }
 
-/** §10.6: a threshold is reached at `debt >= threshold` (DESIGN §5.6 says "≥"; §10.5's 0.75 example lands exactly on it). */
+/** §10.6: a threshold is reached at `debt >= threshold` (spec-decisions D6 says "≥"; §10.5's 0.75 example lands exactly on it). */
 export function levelFor(debt: number, cfg: TrustDebtConfig): TrustDebtLevel {
   const t = cfg.thresholds;
   if (debt >= t.reTieringReview) return 're_tiering_review';
@@ -144,7 +144,7 @@ export function decayBetween(debt: number, fromMs: number, toMs: number, cfg: Tr
 }
 
 /**
- * §10.2 + §10.5: base debt of the intervention × the severity weight (standard when none, DESIGN §5.15).
+ * §10.2 + §10.5: base debt of the intervention × the severity weight (standard when none, spec-decisions D15).
  * A severity without a weight counts 1.0 (§10.2 `severity_weights.get(severity, 1.0)`; the blueprint
  * compiler warns about it at load). An unknown intervention adds nothing.
  */
@@ -281,7 +281,7 @@ export function runAudits(prev: AgentDebtState, atMs: number, cfg: TrustDebtConf
   return { state: { ...s, debt: after, lastMs: Math.max(s.lastMs, due), windowMs: end, level, lastAuditMs: end }, changes: [change] };
 }
 
-/** One event: pending audits, then decay to the event time, then the increment or credit (DESIGN §5.15). */
+/** One event: pending audits, then decay to the event time, then the increment or credit (spec-decisions D15). */
 export function advance(
   prev: AgentDebtState | undefined,
   input: StepInput,
@@ -322,7 +322,7 @@ export interface LevelActions {
   fullScoring: boolean;
   /** Level of the per-trace log line: `info` from elevated_monitoring (increased logging, §10.6), else `debug`. */
   traceLogLevel: 'info' | 'debug';
-  /** restricted_mode and above: stricter intervention thresholds (DESIGN §5.6). */
+  /** restricted_mode and above: stricter intervention thresholds (spec-decisions D6). */
   restricted: boolean;
   /** re_tiering_review: the agent is queued for ARS re-evaluation (the queue entry is made on the up-crossing). */
   reTieringReview: boolean;

@@ -16,7 +16,7 @@ export interface TrustDebtEvent {
   atMs: number;
   kind: TrustDebtEventKind;
   intervention?: Intervention;
-  /** Severity of the tripwire that produced the final intervention; undefined = standard (DESIGN §5.15). */
+  /** Severity of the tripwire that produced the final intervention; undefined = standard (spec-decisions D15). */
   severity?: string;
   /** Credit override for recovery kinds (negative; a positive value is read as the same credit). */
   credit?: number;

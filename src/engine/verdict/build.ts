@@ -1,7 +1,7 @@
 /**
- * PVS-1 verdicts (Level 1–3): approved ⇔ intervention ok/nudge/flag (DESIGN §5.1), violations empty
+ * PVS-1 verdicts (Level 1–3): approved ⇔ intervention ok/nudge/flag (spec-decisions D1), violations empty
  * when approved, non-empty otherwise, confidence in 0..1, policy_set and metadata always present.
- * Key order follows the DESIGN §4.3 example so serialised output is stable.
+ * Key order follows the contracts C3 example so serialised output is stable.
  */
 import type { AgentInfo, Intervention, MetricOutcome, PvsVerdict, TripwireOutcome, RuleOutcome } from '../types.js';
 import { isApproved } from '../types.js';

@@ -1,6 +1,6 @@
 import type { TrustDebtConfig } from '../../../src/engine/types.js';
 
-// ACGP-1004 §10 defaults (DESIGN §5.7), for tests that do not load blueprints.
+// ACGP-1004 §10 defaults (spec-decisions D7), for tests that do not load blueprints.
 export const DEFAULT_TRUST_DEBT_CONFIG_FOR_TESTS: TrustDebtConfig = {
   enabled: true,
   accumulation: { flag: 0.05, nudge: 0.02, block: 0.15, halt: 0.5, escalate: 0 },

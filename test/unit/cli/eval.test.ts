@@ -20,7 +20,7 @@ function steward(args: string[], input = '', env: Record<string, string> = {}) {
 }
 
 describe('parseEvalArgs', () => {
-  it('accepts the DESIGN §4.3 form and rejects bad arguments', () => {
+  it('accepts the contracts C3 form and rejects bad arguments', () => {
     expect(parseEvalArgs(['--blueprints', 'd', '--agents=a.yaml', '-'])).toMatchObject({ blueprints: 'd', agents: 'a.yaml', input: '-' });
     expect(parseEvalArgs(['x.jsonl'])).toMatch(/--blueprints/);
     expect(parseEvalArgs(['--blueprints', 'd'])).toMatch(/TRACES/);

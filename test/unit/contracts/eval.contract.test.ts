@@ -1,5 +1,5 @@
 /**
- * Black-box contract of `steward eval` (DESIGN §4.1–§4.3, §5.1, §5.2, §5.3, §5.6, §5.7, §5.13–§5.15;
+ * Black-box contract of `steward eval` (contracts C1–C3; spec-decisions D1, D2, D3, D6, D7, D13–D15;
  * ACGP-1004 §9.2, §10, §11; PVS-1 §2). Few spawns: every trace of a run is batched into one call.
  *
  *  run A: the shipped blueprints/ + blueprints/agents.yaml, traces from a file
@@ -49,9 +49,9 @@ function shapeProblems(o: Obj): string[] {
   for (const k of ['trace_id', 'agent_id', 'blueprint'] as const) if (typeof r[k] !== 'string') p.push(`${k} not a string`);
   if (!INTERVENTIONS.includes(r.intervention as never)) p.push(`intervention ${String(r.intervention)}`);
   if (typeof r.approved !== 'boolean') p.push('approved not boolean');
-  if (r.approved !== APPROVED.has(r.intervention)) p.push(`approved ${r.approved} for ${r.intervention} (DESIGN §5.1)`);
+  if (r.approved !== APPROVED.has(r.intervention)) p.push(`approved ${r.approved} for ${r.intervention} (spec-decisions D1)`);
   if (!['tripwire', 'rule', 'ctq'].includes(r.stage)) p.push(`stage ${r.stage}`);
-  if (r.intervention === 'halt' && r.stage !== 'tripwire') p.push('halt not from a tripwire (DESIGN §5.1)');
+  if (r.intervention === 'halt' && r.stage !== 'tripwire') p.push('halt not from a tripwire (spec-decisions D1)');
   if (!Array.isArray(r.tripwires)) p.push('tripwires not an array');
   else
     for (const t of r.tripwires) {
@@ -65,12 +65,12 @@ function shapeProblems(o: Obj): string[] {
       if (typeof x.id !== 'string' || typeof x.passed !== 'boolean') p.push(`rule entry ${JSON.stringify(x)}`);
       if (Object.keys(x).some((k) => !['id', 'passed', 'decision', 'reason', 'error'].includes(k))) p.push(`rule keys ${Object.keys(x)}`);
       if (!x.passed && (!INTERVENTIONS.includes(x.decision as never) || typeof x.reason !== 'string')) p.push(`failed rule without decision/reason ${x.id}`);
-      if (!x.passed && x.decision === 'halt') p.push(`rule ${x.id} halts (DESIGN §5.1)`);
+      if (!x.passed && x.decision === 'halt') p.push(`rule ${x.id} halts (spec-decisions D1)`);
     }
   if (!(r.ctq === null || in01(r.ctq))) p.push(`ctq ${r.ctq}`);
   if (!(r.risk === null || in01(r.risk))) p.push(`risk ${r.risk}`);
   if ((r.ctq === null) !== (r.risk === null)) p.push('ctq/risk: one null, the other not');
-  if (isNum(r.ctq) && isNum(r.risk) && Math.abs(r.risk - (1 - r.ctq)) > 1e-6) p.push(`risk ${r.risk} != 1 - ctq ${r.ctq} (DESIGN §5.2)`);
+  if (isNum(r.ctq) && isNum(r.risk) && Math.abs(r.risk - (1 - r.ctq)) > 1e-6) p.push(`risk ${r.risk} != 1 - ctq ${r.ctq} (spec-decisions D2)`);
   if (!Array.isArray(r.metrics)) p.push('metrics not an array');
   else
     for (const m of r.metrics) {
@@ -79,7 +79,7 @@ function shapeProblems(o: Obj): string[] {
       if (typeof m.name !== 'string' || typeof m.scorer !== 'string' || !isNum(m.weight) || !in01(m.confidence)) p.push(`metric ${JSON.stringify(m)}`);
       if (!['ok', 'skipped', 'unavailable'].includes(m.status)) p.push(`metric status ${m.status}`);
       if (m.status === 'ok' && !in01(m.score)) p.push(`ok metric without a score ${m.name}`);
-      if (m.status !== 'ok' && m.score !== null) p.push(`${m.status} metric ${m.name} carries a made-up score ${m.score} (DESIGN §5.5)`);
+      if (m.status !== 'ok' && m.score !== null) p.push(`${m.status} metric ${m.name} carries a made-up score ${m.score} (spec-decisions D5)`);
     }
   const v = r.verdict;
   if (!v || typeof v !== 'object') p.push('verdict missing');
@@ -144,7 +144,7 @@ describe('steward eval on the shipped blueprints/ (run A, traces from a file)', 
     expect(out.map((o) => o.agent_id)).toEqual(input.map((l) => (JSON.parse(l) as { agent_id: string }).agent_id));
   });
 
-  it('summary goes to stderr; exactly one warning for the missing LLM (DESIGN §5.13)', () => {
+  it('summary goes to stderr; exactly one warning for the missing LLM (spec-decisions D13)', () => {
     expect(run.stderr).toMatch(/\b13 trace\(s\) evaluated\b/);
     expect(run.stderr.match(/no LLM configured/g) ?? []).toHaveLength(1);
   });
@@ -163,7 +163,7 @@ describe('steward eval on the shipped blueprints/ (run A, traces from a file)', 
     expect(r.tripwires.find((t) => t.id === 'trade_size_limit')).toMatchObject({ fired: true, decision: 'halt' });
     expect(r.metrics.filter((m) => m.status === 'ok')).toEqual([]);
     expect(r.verdict.policy_violations.length).toBeGreaterThan(0);
-    // halt .50 × critical 2.0 (DESIGN §5.7, §5.15; ACGP-1004 §10.5)
+    // halt .50 × critical 2.0 (spec-decisions D7, D15; ACGP-1004 §10.5)
     expect(r.trust_debt).toEqual({ before: 0, after: 1, level: 're_tiering_review' });
   });
 
@@ -182,14 +182,14 @@ describe('steward eval on the shipped blueprints/ (run A, traces from a file)', 
     expect(byId('tr-benign').trust_debt.before).toBeCloseTo(Math.pow(0.95, 2 / 1440), 5);
   });
 
-  it('a benign lookup is ok; nothing matched so ctq and risk are null (DESIGN §5.14)', () => {
+  it('a benign lookup is ok; nothing matched so ctq and risk are null (spec-decisions D14)', () => {
     const r = byId('tr-benign');
     expect(r).toMatchObject({ intervention: 'ok', approved: true, ctq: null, risk: null });
     expect(r.verdict.policy_violations).toEqual([]);
     expect(r.trust_debt.after).toBeCloseTo(r.trust_debt.before, 9); // ok adds nothing
   });
 
-  it('a trace claiming tier, tenant, scope or blueprint changes nothing (DESIGN §4.1)', () => {
+  it('a trace claiming tier, tenant, scope or blueprint changes nothing (contracts C1)', () => {
     const a = byId('tr-benign');
     const b = byId('tr-claims');
     expect(b.blueprint).toBe(a.blueprint);
@@ -206,14 +206,14 @@ describe('steward eval on the shipped blueprints/ (run A, traces from a file)', 
     expect(r.tripwires.every((t) => !t.fired)).toBe(true);
   });
 
-  it('escalate from a rule is not approved and adds no debt by default (ACGP-1004 §10.2, DESIGN §5.7)', () => {
+  it('escalate from a rule is not approved and adds no debt by default (ACGP-1004 §10.2, spec-decisions D7)', () => {
     const r = byId('su-2');
     expect(r).toMatchObject({ intervention: 'escalate', approved: false, stage: 'rule' });
     expect(r.trust_debt.before).toBeCloseTo(0.15, 6);
     expect(r.trust_debt.after).toBeCloseTo(0.15, 6);
   });
 
-  it('trust debt accumulates per agent across lines: block .15 each, decay .95/24 h first (DESIGN §5.15)', () => {
+  it('trust debt accumulates per agent across lines: block .15 each, decay .95/24 h first (spec-decisions D15)', () => {
     expect(byId('su-1').trust_debt).toEqual({ before: 0, after: 0.15, level: 'normal' });
     const s3 = byId('su-3').trust_debt;
     expect(s3.before).toBeCloseTo(0.15, 6);
@@ -360,7 +360,7 @@ describe('steward eval on probe blueprints (run B, stdin, malformed lines)', () 
     expect(r.trust_debt.after).toBeCloseTo(0.5, 6);
   });
 
-  it('a rule with decision: halt is applied as block — halt comes only from tripwires (DESIGN §5.1)', () => {
+  it('a rule with decision: halt is applied as block — halt comes only from tripwires (spec-decisions D1)', () => {
     expect(byId('p-halt-rule')).toMatchObject({ intervention: 'block', stage: 'rule' });
   });
 
@@ -369,7 +369,7 @@ describe('steward eval on probe blueprints (run B, stdin, malformed lines)', () 
     expect(r).toMatchObject({ intervention: 'block', stage: 'ctq', ctq: 0, risk: 1 });
   });
 
-  it('CTQ = Σ w·s / Σ w over answered metrics; skipped llm metrics are left out (DESIGN §5.4, §5.13)', () => {
+  it('CTQ = Σ w·s / Σ w over answered metrics; skipped llm metrics are left out (spec-decisions D4, D13)', () => {
     const a = byId('p-acl0-a');
     expect(a.ctq).toBeCloseTo(0.67, 6);
     expect(a.risk).toBeCloseTo(0.33, 6);
@@ -377,7 +377,7 @@ describe('steward eval on probe blueprints (run B, stdin, malformed lines)', () 
     expect(byId('p-clean')).toMatchObject({ intervention: 'ok', stage: 'ctq', ctq: 1, risk: 0 });
   });
 
-  it('the ACL tier comes from the registry: risk .33 is ok at ACL-0, nudge at ACL-2, escalate at ACL-4 (DESIGN §5.3)', () => {
+  it('the ACL tier comes from the registry: risk .33 is ok at ACL-0, nudge at ACL-2, escalate at ACL-4 (spec-decisions D3)', () => {
     expect(byId('p-acl0-a').intervention).toBe('ok');
     expect(byId('p-acl4-a').intervention).toBe('escalate'); // claims ACL-0 in the trace
   });
@@ -403,13 +403,13 @@ describe('steward eval on probe blueprints (run B, stdin, malformed lines)', () 
     expect(r.rules).toContainEqual(expect.objectContaining({ id: 'debt_rule', passed: false }));
   });
 
-  it('restricted mode (debt ≥ .50) tightens the boundaries by .10: risk .33 at ACL-2 is worse than nudge (DESIGN §5.6)', () => {
+  it('restricted mode (debt ≥ .50) tightens the boundaries by .10: risk .33 at ACL-2 is worse than nudge (spec-decisions D6)', () => {
     const r = byId('p-restricted');
     expect(r.trust_debt.before).toBeGreaterThanOrEqual(0.5);
     expect(SEVERITY[r.intervention]).toBeGreaterThan(SEVERITY.nudge);
   });
 
-  it('a redelivered trace id moves the debt once (DESIGN §2: once per event id)', () => {
+  it('a redelivered trace id moves the debt once (docs/architecture.md stages: once per event id)', () => {
     const dups = out.filter((o) => o.trace_id === 'p-nudge');
     expect(dups).toHaveLength(2);
     expect(dups[1].intervention).toBe('nudge');
@@ -426,7 +426,7 @@ describe('steward eval on probe blueprints (run B, stdin, malformed lines)', () 
 
 // ---------------------------------------------------------------- run D: an LLM configured but unreachable
 
-describe('steward eval with an LLM configured but unreachable (run D, DESIGN §5.5, §5.13)', () => {
+describe('steward eval with an LLM configured but unreachable (run D, spec-decisions D5, D13)', () => {
   let run: Run;
   let out: Result[];
   beforeAll(() => {
@@ -467,7 +467,7 @@ describe('steward eval with an LLM configured but unreachable (run D, DESIGN §5
     expect(out[1].approved).toBe(false);
   });
 
-  it('verdict confidence reflects the missing coverage (DESIGN §5.4)', () => {
+  it('verdict confidence reflects the missing coverage (spec-decisions D4)', () => {
     for (const o of out) {
       expect(o.verdict.confidence_score).toBeGreaterThanOrEqual(0);
       expect(o.verdict.confidence_score).toBeLessThan(1);

@@ -1,5 +1,5 @@
 /**
- * Black-box contract of `steward validate PATH...` (DESIGN §4.4, docs/blueprints.md): exit 0 when all valid;
+ * Black-box contract of `steward validate PATH...` (contracts C4, docs/blueprints.md): exit 0 when all valid;
  * 1 otherwise with one `FILE:LINE:COL: CODE: message` line per problem — all problems, sorted (file, line,
  * col, code) — with exact positions. Two spawns: the shipped blueprints/ and one directory of broken files.
  * Expected columns are computed from the file text (indexOf), so each expectation says what it points at.
@@ -157,7 +157,7 @@ const EXPECTED: string[] = [
 
 const LINE = /^(.+?):(\d+):(\d+): (STEWARD_[A-Z0-9_]+): (.+)$/;
 
-describe('steward validate (DESIGN §4.4)', () => {
+describe('steward validate (contracts C4)', () => {
   let good: Run;
   let bad: Run;
   beforeAll(() => {

@@ -1,4 +1,4 @@
-// The trust_debt block as the blueprint compiler sees it (ACGP-1004 §10, DESIGN §5.7): load-time warnings
+// The trust_debt block as the blueprint compiler sees it (ACGP-1004 §10, spec-decisions D7): load-time warnings
 // for severities without a weight, validation of the effective (inherited + defaulted) settings with
 // positions, and the compiled TrustDebtConfig.
 import { describe, expect, it } from 'vitest';
@@ -84,7 +84,7 @@ describe('effective trust_debt thresholds (§10.1, §10.6)', () => {
   });
 });
 
-describe('good-behaviour audit is opt-in (§10.4.2, DESIGN §5.7/§5.15)', () => {
+describe('good-behaviour audit is opt-in (§10.4.2, spec-decisions D7/D15)', () => {
   it('is off without a trust_debt block, on when the blueprint or an ancestor configures it', () => {
     const res = compile({
       'plain.yaml': bp('t/plain@1.0', ''),

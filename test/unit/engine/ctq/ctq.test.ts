@@ -26,7 +26,7 @@ describe('computeCtq', () => {
     expect(r.confidence).toBeCloseTo(0.35);
     expect(r.unavailable).toEqual(['b']);
   });
-  it('null when nothing matched or all skipped (DESIGN §5.14)', () => {
+  it('null when nothing matched or all skipped (spec-decisions D14)', () => {
     expect(computeCtq([]).ctq).toBeNull();
     expect(computeCtq([m('a', null, 1, 'skipped')]).risk).toBeNull();
   });
@@ -51,7 +51,7 @@ describe('decideCtq', () => {
     // a worse CTQ result than the fallback wins
     expect(decideCtq([m('a', 0.1, 1), m('b', null, 1, 'unavailable')], th, { policy: 'allow_and_log' }).intervention).toBe('block');
   });
-  it('tier default fallback: allow_and_log below ACL-4, escalate from ACL-4 (DESIGN §5.5)', () => {
+  it('tier default fallback: allow_and_log below ACL-4, escalate from ACL-4 (spec-decisions D5)', () => {
     expect(fallbackPolicy('ACL-3')).toBe('allow_and_log');
     expect(fallbackPolicy('ACL-4')).toBe('escalate');
     expect(fallbackPolicy('ACL-5', 'deny')).toBe('deny');

@@ -1,5 +1,5 @@
 /**
- * DESIGN §5.11: a condition that cannot be evaluated fails closed. A custom boolean function that
+ * spec-decisions D11: a condition that cannot be evaluated fails closed. A custom boolean function that
  * returns anything but true/false makes the condition un-evaluable (STEWARD_DSL_EVAL, the stage then
  * applies its fail-closed fallback), in every compound form and arity, sync or async, under NOT or not.
  */

@@ -1,5 +1,5 @@
 /**
- * Tier latency budgets (DESIGN §5.3) and fail-closed fallbacks (DESIGN §5.5) of the tripwire stage.
+ * Tier latency budgets (spec-decisions D3) and fail-closed fallbacks (spec-decisions D5) of the tripwire stage.
  * Time is a fake clock and the state store a deterministic stand-in whose calls answer only when the
  * test says so: nothing here depends on wall-clock timing (real Redis lives in integration tests).
  */
@@ -75,7 +75,7 @@ const ctx = (tier: AclTier, state?: StateStore): EvalContext => ({
 const summary = (r: TripwireStageResult) => r.tripwires.map((t) => ({ id: t.id, fired: t.fired, decision: t.decision, code: t.error?.code }));
 
 describe('tier latency budget of the tripwire stage', () => {
-  it('uses the tier max of DESIGN §5.3 unless configured or given explicitly', () => {
+  it('uses the tier max of spec-decisions D3 unless configured or given explicitly', () => {
     expect((['ACL-0', 'ACL-1', 'ACL-2', 'ACL-3', 'ACL-4', 'ACL-5'] as AclTier[]).map((t) => stageBudgetMs(t))).toEqual([50, 100, 150, 200, 350, 1000]);
     const tiers = { ...DEFAULT_TIERS, 'ACL-3': { ...DEFAULT_TIERS['ACL-3'], latencyBudgetMs: { typical: 5, max: 20 } } };
     expect(stageBudgetMs('ACL-3', tiers)).toBe(20);
@@ -155,7 +155,7 @@ describe('tier latency budget of the tripwire stage', () => {
   });
 });
 
-describe('tripwires fail closed whatever the contract fallback (DESIGN §5.5)', () => {
+describe('tripwires fail closed whatever the contract fallback (spec-decisions D5)', () => {
   const cases: [FallbackOnTimeout | undefined, Intervention][] = [
     [undefined, 'block'],
     ['deny', 'block'],

@@ -83,7 +83,7 @@ describe('runTripwireStage', () => {
     expect(res.rules.map((x) => x.id)).toEqual(['nudge_rule']);
   });
 
-  it('rules never halt (DESIGN §5.1)', () => {
+  it('rules never halt (spec-decisions D1)', () => {
     const res = runTripwireStage(bp([], [rule('r', 'false', 'halt')]), ctx({})) as Awaited<ReturnType<typeof runTripwireStage>>;
     expect(res.intervention).toBe('block');
     expect(res.halted).toBe(false);
@@ -120,7 +120,7 @@ describe('runTripwireStage', () => {
     expect(res.rules.map((x) => x.passed)).toEqual([true]);
     const esc = await runTripwireStage(b, ctx({}), { fallbackOnTimeout: 'escalate' });
     expect(esc.intervention).toBe('escalate');
-    // Fail closed (DESIGN §5.5): allow_and_log must not turn an unchecked tripwire into an approved flag.
+    // Fail closed (spec-decisions D5): allow_and_log must not turn an unchecked tripwire into an approved flag.
     const logged = await runTripwireStage(b, ctx({}), { fallbackOnTimeout: 'allow_and_log' });
     expect(logged.intervention).toBe('block');
   });

@@ -41,7 +41,7 @@ const arbStep = fc.record({
   severity: fc.constantFrom(undefined, 'standard', 'critical', 'severe', 'other'),
 });
 
-describe('trust-debt math properties (§10.2, §10.3, DESIGN §5.15)', () => {
+describe('trust-debt math properties (§10.2, §10.3, spec-decisions D15)', () => {
   it('decay over any sequence of ok events matches debt·rate^(Δh/period) (no audit credits)', () => {
     fc.assert(
       fc.property(fc.double({ min: 0, max: 1, noNaN: true }), fc.array(fc.integer({ min: 0, max: 100 * HOUR_MS }), { maxLength: 30 }), (d0, gaps) => {

@@ -177,7 +177,7 @@ export function describeTrustDebtStore(name: string, factory: () => Promise<Trus
       expect(c2.after).toBe(0.1);
     });
 
-    it('grants no good-behaviour audit unless the blueprint configures it: only decay (§10.3, DESIGN §5.15)', async () => {
+    it('grants no good-behaviour audit unless the blueprint configures it: only decay (§10.3, spec-decisions D15)', async () => {
       const s = await factory();
       await s.apply(ev('a', T0, 'block'), cfg);
       const c = await s.apply(ev('a', T0 + 168 * HOUR_MS, 'ok'), cfg);

@@ -118,7 +118,7 @@ describe('StewardEngine threshold actions', () => {
     expect(a.trustDebt.level).toBe('elevated_monitoring');
   });
 
-  it('restricted_mode tightens the risk boundaries at the blueprint\'s own restricted threshold (DESIGN §5.6)', async () => {
+  it('restricted_mode tightens the risk boundaries at the blueprint\'s own restricted threshold (spec-decisions D6)', async () => {
     // CTQ 0.8 → risk 0.2: ok under ok=0.25 (ACL-2); restricted mode (−0.10 → ok 0.15, nudge 0.30) makes it a nudge.
     const { engine, trustDebt, bp } = setup(0.8);
     const calm = await engine.evaluate(out('r-1', 'calm'), T0);
