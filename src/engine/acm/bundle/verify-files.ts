@@ -1,0 +1,133 @@
+/**
+ * Bundle checks that need no replay: the manifest, every file's sha256, the memory ledger's chain and
+ * signatures against the trusted keys, the verdict signatures, and each context packet's content
+ * address. A tamperer who recomputes bundle.json still meets the signed ledger here or in the replay.
+ */
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import { verifyLedger } from '../../ledger/verify.js';
+import type { LedgerEntry } from '../../ledger/types.js';
+import { verifyVerdict } from '../../verdict/sign.js';
+import { contentAddress, sha256Hex } from '../canonical.js';
+import { schemaProblems } from '../validate.js';
+import type { PolicyResponseRecord } from '../pdp.js';
+import { LEDGER, MANIFEST, RESPONSES, type BundleFiles, type BundleManifest } from './layout.js';
+
+export interface BundleProblem {
+  /** Bundle path, with `:LINE` for a line of a .jsonl file. */
+  path: string;
+  code: string;
+  message: string;
+}
+
+export function formatBundleProblem(p: BundleProblem): string {
+  return `${p.path}: ${p.code}: ${p.message}`;
+}
+
+export interface ParsedLines<T> {
+  items: { line: number; value: T }[];
+}
+
+export function parseJsonl<T>(files: BundleFiles, path: string, problems: BundleProblem[]): ParsedLines<T> {
+  const text = files.get(path);
+  const items: { line: number; value: T }[] = [];
+  if (text === undefined) return { items };
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i]!;
+    if (l.trim() === '') continue;
+    try {
+      items.push({ line: i + 1, value: JSON.parse(l) as T });
+    } catch (e) {
+      problems.push({ path: `${path}:${i + 1}`, code: 'STEWARD_REPLAY_JSON', message: `not JSON: ${(e as Error).message}` });
+    }
+  }
+  return { items };
+}
+
+export function parseJson<T>(files: BundleFiles, path: string, problems: BundleProblem[]): T | undefined {
+  const text = files.get(path);
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as T;
+  } catch (e) {
+    problems.push({ path, code: 'STEWARD_REPLAY_JSON', message: `not JSON: ${(e as Error).message}` });
+    return undefined;
+  }
+}
+
+/** Manifest + file hashes. Returns the manifest when it is usable. */
+export function checkManifest(files: BundleFiles, problems: BundleProblem[]): BundleManifest | undefined {
+  if (!files.has(MANIFEST)) {
+    problems.push({ path: MANIFEST, code: 'STEWARD_REPLAY_MANIFEST', message: 'no bundle.json: not a replay bundle' });
+    return undefined;
+  }
+  const m = parseJson<BundleManifest>(files, MANIFEST, problems);
+  if (!m) return undefined;
+  const schema = schemaProblems('replay-bundle', m);
+  for (const p of schema) problems.push({ path: MANIFEST, code: 'STEWARD_REPLAY_MANIFEST', message: `${p.path}: ${p.message}` });
+  if (schema.length > 0) return undefined;
+  const listed = new Set<string>();
+  for (const f of m.files) {
+    listed.add(f.path);
+    const text = files.get(f.path);
+    if (text === undefined) problems.push({ path: f.path, code: 'STEWARD_REPLAY_FILE_MISSING', message: 'listed in bundle.json but missing' });
+    else if (sha256Hex(text) !== f.sha256) problems.push({ path: f.path, code: 'STEWARD_REPLAY_FILE_HASH', message: `sha256 ${sha256Hex(text)} differs from bundle.json's ${f.sha256}` });
+  }
+  for (const p of files.keys()) if (p !== MANIFEST && !listed.has(p)) problems.push({ path: p, code: 'STEWARD_REPLAY_FILE_UNLISTED', message: 'not listed in bundle.json' });
+  return m;
+}
+
+/** Trusted keys: `--keys` when given (only those), else the manifest's. */
+export function trustedKeys(m: BundleManifest | undefined, given: Record<string, string> | undefined, problems: BundleProblem[]): Map<string, KeyObject> {
+  const keys = new Map<string, KeyObject>();
+  const src: [string, string, string][] = given ? Object.entries(given).map(([k, v]) => [k, v, '--keys']) : (m?.keys ?? []).map((k) => [k.kid, k.public_key, MANIFEST]);
+  for (const [kid, pem, where] of src) {
+    try {
+      const key = createPublicKey(pem);
+      if (key.asymmetricKeyType !== 'ed25519') throw new Error('not an Ed25519 key');
+      keys.set(kid, key);
+    } catch (e) {
+      problems.push({ path: where, code: 'STEWARD_REPLAY_KEY', message: `key ${kid}: ${(e as Error).message}` });
+    }
+  }
+  return keys;
+}
+
+export function checkLedger(entries: { line: number; value: LedgerEntry }[], keys: Map<string, KeyObject>, problems: BundleProblem[]): void {
+  const lineOf = new Map<LedgerEntry, number>(entries.map((e) => [e.value, e.line]));
+  const byId = new Map<string, number>(entries.map((e) => [`${e.value.seq}\u0000${e.value.entry_id}`, e.line]));
+  const res = verifyLedger(
+    entries.map((e) => e.value),
+    keys,
+  );
+  for (const i of res.issues) {
+    const line = byId.get(`${i.seq}\u0000${i.entry_id}`) ?? [...lineOf.values()][0] ?? 1;
+    problems.push({ path: `${LEDGER}:${line}`, code: `STEWARD_REPLAY_LEDGER_${i.kind.toUpperCase()}`, message: `seq ${i.seq} (${i.entry_id}): ${i.message}` });
+  }
+}
+
+export function checkVerdicts(responses: { line: number; value: PolicyResponseRecord }[], keys: Map<string, KeyObject>, problems: BundleProblem[]): void {
+  for (const { line, value } of responses) {
+    const v = value.verdict as { signature?: { kid?: string } } | undefined;
+    if (!v) continue;
+    const kid = v.signature?.kid;
+    const key = kid !== undefined ? keys.get(kid) : undefined;
+    if (!key) {
+      problems.push({ path: `${RESPONSES}:${line}`, code: 'STEWARD_REPLAY_UNKNOWN_KEY', message: `verdict of ${value.trace_id} is signed with key ${kid ?? '(none)'}, which is not trusted` });
+      continue;
+    }
+    const r = verifyVerdict(v, key);
+    if (!r.ok) problems.push({ path: `${RESPONSES}:${line}`, code: 'STEWARD_REPLAY_VERDICT_SIGNATURE', message: `verdict of ${value.trace_id}: ${r.reason ?? 'signature does not verify'}` });
+  }
+}
+
+/** Each context file's packet must hash to its recorded digest (and that digest is what PLAN_SELECTED signed). */
+export function checkContexts(files: BundleFiles, problems: BundleProblem[]): void {
+  for (const path of files.keys()) {
+    if (!path.startsWith('context/')) continue;
+    const c = parseJson<{ id: string; version: number; digest: string; packet: unknown }>(files, path, problems);
+    if (!c) continue;
+    const actual = contentAddress(c.packet);
+    if (actual !== c.digest) problems.push({ path, code: 'STEWARD_REPLAY_CONTEXT_DIGEST', message: `packet content address ${actual} differs from the recorded ${c.digest}` });
+  }
+}
