@@ -16,9 +16,14 @@ function folders(rel: string, depth: number): string[] {
     .flatMap((e) => [`${rel}/${e.name}`, ...folders(`${rel}/${e.name}`, depth - 1)]);
 }
 
-/** `src/x/y`, `src/x/y/`, `src/x/y.ts` as written in the doc; globs (`src/engine/**`) are rules, not paths. */
-const namedPaths = (): string[] =>
-  [...new Set([...DOC.matchAll(/\bsrc\/[A-Za-z0-9_.\-/*]+/g)].map((m) => m[0].replace(/[./]+$/, '')))].filter((p) => !p.includes('*'));
+/**
+ * `src/x/y`, `src/x/y/`, `src/x/y.ts` as written in the doc; globs (`src/engine/**`) are rules, not paths.
+ * Lines saying "being built" name folders that other work in progress is adding; they are not checked.
+ */
+const namedPaths = (): string[] => {
+  const text = DOC.split('\n').filter((l) => !l.includes('being built')).join('\n');
+  return [...new Set([...text.matchAll(/\bsrc\/[A-Za-z0-9_.\-/*]+/g)].map((m) => m[0].replace(/[./]+$/, '')))].filter((p) => !p.includes('*'));
+};
 
 describe('docs/architecture.md', () => {
   it.each(folders('src', 2))('names %s', (dir) => {
