@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { renderEmbedded } from '../../../../scripts/gen-embedded.js';
+import { renderAuthoredTypes, renderEmbedded } from '../../../../scripts/gen-embedded.js';
 import { BASELINE_YAML, BLUEPRINT_SCHEMA } from '../../../../src/engine/blueprint/embedded.js';
 
 const root = new URL('../../../../', import.meta.url);
@@ -12,5 +12,8 @@ describe('embedded copies', () => {
   it('the embedded schema equals schemas/blueprint.schema.json (regenerate: npx tsx scripts/gen-embedded.ts)', () => {
     expect(BLUEPRINT_SCHEMA).toEqual(JSON.parse(readFileSync(new URL('schemas/blueprint.schema.json', root), 'utf8')));
     expect(readFileSync(new URL('src/engine/blueprint/embedded.ts', root), 'utf8')).toBe(renderEmbedded());
+  });
+  it('the authored blueprint type is generated from schemas/blueprint.schema.json (regenerate: npx tsx scripts/gen-embedded.ts)', async () => {
+    expect(readFileSync(new URL('src/engine/blueprint/authored.ts', root), 'utf8')).toBe(await renderAuthoredTypes());
   });
 });
