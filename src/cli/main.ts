@@ -1,12 +1,18 @@
 #!/usr/bin/env node
 /**
  * `steward` entry point. Each subcommand lives in src/cli/commands/<name>.ts and exports
- * `run(argv: string[]): Promise<number>` (the exit code); it is loaded only when called.
+ * `run(argv: string[]): Promise<number>` (the exit code) and `USAGE` (its usage text, every subcommand
+ * included, starting with `usage: steward <name>`); it is loaded only when called.
+ * `--help` or `-h` anywhere in a command's arguments (before a `--`) prints its USAGE and exits 0 before the
+ * command parses anything (test/unit/cli/help.test.ts runs it for every command and subcommand).
  */
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { StewardError } from '../errors.js';
 import { redactSecrets } from '../observability/redact.js';
 
-const COMMANDS: Record<string, string> = {
+/** Command name → one line of description. A command `x` is the module ./commands/x.ts. */
+export const COMMANDS: Record<string, string> = {
   validate: 'Validate blueprint files: FILE:LINE:COL: CODE: message per problem',
   diff: 'Compare two blueprint versions and report the required semver bump',
   eval: 'Evaluate traces offline with the full engine (JSONL in, JSONL out)',
@@ -25,6 +31,21 @@ const COMMANDS: Record<string, string> = {
   demo: 'Run the end-to-end demo on real services',
 };
 
+/** What every command module exports. */
+export interface CommandModule {
+  run(argv: string[]): Promise<number>;
+  USAGE?: string;
+}
+
+/** `--help` / `-h` anywhere in the arguments; after `--` they are operands, not options. */
+export function wantsHelp(args: readonly string[]): boolean {
+  for (const a of args) {
+    if (a === '--') return false;
+    if (a === '--help' || a === '-h') return true;
+  }
+  return false;
+}
+
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((k) => k.length));
   return ['usage: steward <command> [options]', '', ...Object.entries(COMMANDS).map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)].join('\n');
@@ -40,9 +61,9 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`steward: unknown command '${cmd}'\n${usage()}\n`);
     return 2;
   }
-  const mod = (await import(`./commands/${cmd}.js`)) as { run(argv: string[]): Promise<number>; USAGE?: string };
-  if (mod.USAGE && (rest.includes('--help') || rest.includes('-h'))) {
-    process.stdout.write(mod.USAGE + '\n');
+  const mod = (await import(/* @vite-ignore */ `./commands/${cmd}.js`)) as CommandModule;
+  if (wantsHelp(rest)) {
+    process.stdout.write((mod.USAGE ?? `usage: steward ${cmd} [options]\n  ${COMMANDS[cmd]}`) + '\n');
     return 0;
   }
   try {
@@ -55,17 +76,33 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    const msg = err instanceof StewardError ? err.format() : err instanceof Error ? (err.stack ?? err.message) : String(err);
-    const code = err instanceof StewardError && err.code === 'STEWARD_USAGE' ? 2 : 1;
-    process.exitCode = code;
-    // A failed command must end the process even when a client it opened (a kafkajs retry, a Redis
-    // reconnect loop) still holds the event loop. The timer is unref'd: a clean process exits at once.
-    process.stderr.write(`steward: ${redactSecrets(msg)}\n`);
-    setTimeout(() => process.exit(code), 1000).unref();
-  },
-);
+/** Runs `steward` with `argv` and sets the process's exit code. bin/steward.js calls it; so does this module when run directly. */
+export function runCli(argv: string[] = process.argv.slice(2)): void {
+  main(argv).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      const msg = err instanceof StewardError ? err.format() : err instanceof Error ? (err.stack ?? err.message) : String(err);
+      const code = err instanceof StewardError && err.code === 'STEWARD_USAGE' ? 2 : 1;
+      process.exitCode = code;
+      // A failed command must end the process even when a client it opened (a kafkajs retry, a Redis
+      // reconnect loop) still holds the event loop. The timer is unref'd: a clean process exits at once.
+      process.stderr.write(`steward: ${redactSecrets(msg)}\n`);
+      setTimeout(() => process.exit(code), 1000).unref();
+    },
+  );
+}
+
+/** True when this module is the program (`tsx src/cli/main.ts`, `node dist/cli/main.js`), not an import. */
+function isEntryPoint(): boolean {
+  const script = process.argv[1];
+  if (!script) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) runCli();

@@ -11,7 +11,7 @@ import { parseTraceLine } from '../eval-trace.js';
 import { calibrate, formatReport, LABELS, type CalibrationPoint, type Label } from '../eval-calibrate.js';
 import type { LlmClient } from '../../engine/types.js';
 
-const USAGE = 'usage: steward calibrate --blueprints DIR [--agents FILE] [--config FILE] [--sources FILE] [--expected-correlation 0.85] [--json] DATASET.jsonl|-';
+export const USAGE = 'usage: steward calibrate --blueprints DIR [--agents FILE] [--config FILE] [--sources FILE] [--expected-correlation 0.85] [--json] DATASET.jsonl|-';
 
 export interface CalibrateIo {
   input: NodeJS.ReadableStream;

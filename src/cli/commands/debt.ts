@@ -22,7 +22,7 @@ import { StewardError } from '../../errors.js';
 import { CLICKHOUSE_OPTIONS, clickhouseStoreFromArgs } from './migrate.js';
 import { readUtf8FileSync } from '../../adapters/fs/text.js';
 
-const USAGE = [
+export const USAGE = [
   'usage: steward debt show AGENT [--tenant T] [--at TIME] [--json] [--config FILE] [--redis URL] [--prefix P]',
   '       steward debt history AGENT [--tenant T] [--limit N] [--json] [--config FILE] [--url URL] [--database DB]',
   '       (both: [--blueprints DIR] [--agents FILE]: where the agent\'s blueprint and its trust_debt settings come from)',

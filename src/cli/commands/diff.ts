@@ -11,7 +11,7 @@ import { defaultEngineConfig } from '../../engine/config.js';
 import type { CompiledBlueprint } from '../../engine/types.js';
 import { readBlueprintFiles } from '../../adapters/fs/blueprint-files.js';
 
-const USAGE = 'usage: steward diff [--blueprints DIR] OLD NEW';
+export const USAGE = 'usage: steward diff [--blueprints DIR] OLD NEW';
 
 type Loaded = { bp?: CompiledBlueprint; problems: string[] };
 

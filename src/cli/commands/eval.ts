@@ -13,7 +13,7 @@ import { evalLine, errorLine } from '../eval-format.js';
 import { SetupError, setupOffline } from '../eval-setup.js';
 import { parseTraceLine } from '../eval-trace.js';
 
-const USAGE = `usage: steward eval --blueprints DIR [--agents FILE] [--config FILE] [--sources FILE]
+export const USAGE = `usage: steward eval --blueprints DIR [--agents FILE] [--config FILE] [--sources FILE]
                     [--signing-key PEM] [--public-key-out FILE] TRACES.jsonl|-`;
 
 export interface EvalArgs {

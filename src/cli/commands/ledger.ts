@@ -19,7 +19,7 @@ import { loadStewardConfig } from '../../config/steward-config.js';
 import { StewardError } from '../../errors.js';
 import { CLICKHOUSE_OPTIONS, clickhouseStoreFromArgs } from './migrate.js';
 
-const USAGE = 'usage: steward ledger verify [--agent ID] [--keys FILE|DIR]... [--anchors FILE] [--write-anchors FILE] [--json] [--database DB] [--url URL] [--config FILE]';
+export const USAGE = 'usage: steward ledger verify [--agent ID] [--keys FILE|DIR]... [--anchors FILE] [--write-anchors FILE] [--json] [--database DB] [--url URL] [--config FILE]';
 
 type Anchors = Record<string, { seq: number; hash: string }>;
 

@@ -7,7 +7,7 @@ import { REPORTS, formatTable, reportByName, runReport } from '../../adapters/cl
 import { StewardError } from '../../errors.js';
 import { CLICKHOUSE_OPTIONS, clickhouseStoreFromArgs } from './migrate.js';
 
-const USAGE = 'usage: steward report [NAME|all] [--since-hours H] [--limit N] [--json] [--list] [--database DB] [--url URL]';
+export const USAGE = 'usage: steward report [NAME|all] [--since-hours H] [--limit N] [--json] [--list] [--database DB] [--url URL]';
 
 export async function run(argv: string[]): Promise<number> {
   let parsed;

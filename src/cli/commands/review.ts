@@ -32,7 +32,7 @@ import { trustDebtMessage } from '../../consumers/trust-debt.js';
 import { StewardError } from '../../errors.js';
 import { agentTrustDebtSettings, parseTime, redisTarget } from './debt.js';
 
-const USAGE = [
+export const USAGE = [
   'usage: steward review approve|deny --trace ID --agent A [--tenant T] [--reviewer R] [--credit C] [--at TIME]',
   '       steward review approve|deny --request REQ --reviewer R [--credit C] [--at TIME]',
   '       steward review request --agent A --reason TEXT [--tenant T] [--id REQ] [--at TIME]',

@@ -10,7 +10,7 @@ import { isStewardError } from '../../errors.js';
 import { SetupError, setupOffline } from '../eval-setup.js';
 import { parseTestFile, runBlueprintTest, type TestFile } from '../eval-blueprint-tests.js';
 
-const USAGE = 'usage: steward test DIR [--agents FILE] [--config FILE] [--sources FILE] [--verbose]';
+export const USAGE = 'usage: steward test DIR [--agents FILE] [--config FILE] [--sources FILE] [--verbose]';
 
 async function testFiles(dir: string): Promise<string[]> {
   const out: string[] = [];

@@ -12,7 +12,7 @@ import { defaultEngineConfig } from '../../engine/config.js';
 import { loadBlueprintFiles } from '../../adapters/fs/blueprint-files.js';
 import { readUtf8File } from '../../adapters/fs/text.js';
 
-const USAGE = 'usage: steward validate [--quiet] PATH...\n  PATH: blueprint files or directories (recursive: *.yaml, *.yml, *.json; agents.yaml is checked as the agent registry)';
+export const USAGE = 'usage: steward validate [--quiet] PATH...\n  PATH: blueprint files or directories (recursive: *.yaml, *.yml, *.json; agents.yaml is checked as the agent registry)';
 
 async function registries(paths: string[]): Promise<string[]> {
   const out: string[] = [];

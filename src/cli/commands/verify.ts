@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { verifyVerdict } from '../../engine/verdict/index.js';
 
-const USAGE = 'usage: steward verify --public-key PEM [VERDICT.json|VERDICTS.jsonl|-]';
+export const USAGE = 'usage: steward verify --public-key PEM [VERDICT.json|VERDICTS.jsonl|-]';
 
 async function readAll(src: string): Promise<string> {
   if (src !== '-') return readFileSync(src, 'utf8');
