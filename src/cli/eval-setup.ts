@@ -14,7 +14,7 @@ import { createDefaultScorerRegistry, parseSourceRegistry, type SourceRegistry }
 import { MemoryStateStore } from '../engine/state/memory-state-store.js';
 import { StewardEngine } from '../engine/steward-engine.js';
 import { MemoryTrustDebtStore } from '../engine/trust-debt/index.js';
-import type { LlmClient } from '../engine/types.js';
+import type { LlmClient, StateStore } from '../engine/types.js';
 import { Ed25519Signer, type VerdictSigner } from '../engine/verdict/index.js';
 import { readUtf8FileSync } from '../adapters/fs/text.js';
 
@@ -40,7 +40,7 @@ export interface OfflineSetup {
   signer: VerdictSigner;
   llm?: LlmClient;
   /** A fresh engine (new in-memory state and trust debt) over the same compiled blueprints. */
-  makeEngine(opts?: { llm?: LlmClient | null; onWarning?: (m: string) => void; blueprints?: () => BlueprintSet }): StewardEngine;
+  makeEngine(opts?: { llm?: LlmClient | null; onWarning?: (m: string) => void; blueprints?: () => BlueprintSet; state?: StateStore }): StewardEngine;
 }
 
 /** Bad input to an offline command (exit 2); `problems` are already formatted lines. */
@@ -100,7 +100,8 @@ export async function setupOffline(o: OfflineOptions): Promise<OfflineSetup> {
 
   // An unreadable file (dangling symlink, invalid UTF-8) is an invalid blueprint like any other (exit 2).
   const loaded = await loadBlueprintFiles([o.blueprints]);
-  const files = loaded.files.filter((f) => !/^agents\.ya?ml$/.test(basename(f.file)) && !/\.test\.ya?ml$/.test(f.file));
+  // Verification sheets and acm.yaml (run governance, docs/acm.md) sit next to the blueprints but are not blueprints.
+  const files = loaded.files.filter((f) => !/^(?:agents|acm)\.ya?ml$/.test(basename(f.file)) && !/\.(?:test|verify)\.ya?ml$/.test(f.file));
   const res = compileBlueprintSet(files, { config });
   if (!res.set || loaded.errors.length) throw new SetupError(`invalid blueprints in ${o.blueprints}`, sortProblems([...loaded.errors, ...res.errors]).map((e) => e.format()));
   for (const w of res.warnings) o.warn(`warning: ${w.format()}`);
@@ -141,12 +142,12 @@ export async function setupOffline(o: OfflineOptions): Promise<OfflineSetup> {
     }
   }
   const version = engineVersion();
-  const makeEngine = (mo: { llm?: LlmClient | null; onWarning?: (m: string) => void; blueprints?: () => BlueprintSet } = {}): StewardEngine =>
+  const makeEngine = (mo: { llm?: LlmClient | null; onWarning?: (m: string) => void; blueprints?: () => BlueprintSet; state?: StateStore } = {}): StewardEngine =>
     new StewardEngine({
       blueprints: mo.blueprints ?? (() => set),
       registry,
       config,
-      state: new MemoryStateStore(),
+      state: mo.state ?? new MemoryStateStore(),
       trustDebt: new MemoryTrustDebtStore(),
       llm: mo.llm === undefined ? llm : (mo.llm ?? undefined),
       signer,

@@ -10,11 +10,12 @@ import { isStewardError } from '../../errors.js';
 import { traceEventId } from '../../engine/event-id.js';
 import { INTERVENTIONS, type Intervention } from '../../engine/types.js';
 import { evalLine, errorLine } from '../eval-format.js';
+import { createEvalBundles, type EvalBundles } from '../eval-bundles.js';
 import { SetupError, setupOffline } from '../eval-setup.js';
 import { parseTraceLine } from '../eval-trace.js';
 
 export const USAGE = `usage: steward eval --blueprints DIR [--agents FILE] [--config FILE] [--sources FILE]
-                    [--signing-key PEM] [--public-key-out FILE] TRACES.jsonl|-`;
+                    [--signing-key PEM] [--public-key-out FILE] [--bundles DIR] TRACES.jsonl|-`;
 
 export interface EvalArgs {
   blueprints?: string;
@@ -23,6 +24,8 @@ export interface EvalArgs {
   sources?: string;
   signingKey?: string;
   publicKeyOut?: string;
+  /** ACM run governance and one replay bundle per run, written here (src/cli/eval-bundles.ts). */
+  bundles?: string;
   input?: string;
 }
 
@@ -35,6 +38,7 @@ export function parseEvalArgs(argv: string[]): EvalArgs | string {
     '--sources': 'sources',
     '--signing-key': 'signingKey',
     '--public-key-out': 'publicKeyOut',
+    '--bundles': 'bundles',
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -76,6 +80,15 @@ export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
     throw e;
   }
   if (a.publicKeyOut) writeFileSync(a.publicKeyOut, setup.signer.publicKeyPem());
+  let bundles: EvalBundles | undefined;
+  try {
+    bundles = a.bundles ? await createEvalBundles(setup, { dir: a.bundles, blueprints: a.blueprints!, agents: a.agents }) : undefined;
+  } catch (e) {
+    if (!(e instanceof SetupError)) throw e;
+    io.err(`steward eval: ${e.message}`);
+    for (const p of e.problems) io.err(p);
+    return 2;
+  }
 
   const counts = Object.fromEntries(INTERVENTIONS.map((i) => [i, 0])) as Record<Intervention, number>;
   let lineNo = 0;
@@ -126,12 +139,12 @@ export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
       }
       const prev = tails.get(agent) ?? Promise.resolve('');
       job = prev
-        .then(() => setup.engine.evaluate(p.trace, p.nowMs, eventId))
+        .then(() => (bundles ? bundles.evaluate(raw, p.trace, p.nowMs, eventId) : setup.engine.evaluate(p.trace, p.nowMs, eventId)))
         .then(
           (rec) => {
             counts[rec.score.intervention]++;
             evaluated++;
-            return JSON.stringify(evalLine(rec));
+            return JSON.stringify(bundles ? bundles.line(rec, evalLine(rec)) : evalLine(rec));
           },
           (e: unknown) => {
             // An engine failure on one trace is reported like a malformed line; the run continues.
@@ -149,6 +162,7 @@ export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
   }
   while (pending.length > 0) await flushOne();
   if (io.stderrIsTty && flushed >= 500) process.stderr.write('\r\x1b[K');
+  if (bundles) io.err(`steward eval: ${await bundles.write()} replay bundle(s) written to ${a.bundles}`);
   const secs = (performance.now() - t0) / 1000;
   const dist = INTERVENTIONS.filter((i) => counts[i] > 0).map((i) => `${i} ${counts[i]}`).join(', ');
   io.err(

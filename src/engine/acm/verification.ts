@@ -41,8 +41,8 @@ export interface VerificationClaim {
 }
 
 export interface VerificationOutcome {
+  /** The sheet's capability (one sheet per capability). */
   capability: string;
-  sheet: string;
   results: VerificationResult[];
   claims: VerificationClaim[];
   /** Check ids where the agent's claim differs from Steward's result. */
@@ -120,7 +120,7 @@ export function runVerification(sheet: CompiledSheet, facts: VerificationFacts, 
   });
   const byId = new Map(results.map((r) => [r.id, r.passed]));
   const disagreements = claims.filter((c) => byId.has(c.id) && byId.get(c.id) !== c.passed).map((c) => ({ id: c.id, steward: byId.get(c.id)!, agent: c.passed }));
-  return { capability: sheet.capability, sheet: sheet.file, results, claims: claims.map((c) => ({ ...c })), disagreements, failed: results.filter((r) => !r.passed).map((r) => r.id) };
+  return { capability: sheet.capability, results, claims: claims.map((c) => ({ ...c })), disagreements, failed: results.filter((r) => !r.passed).map((r) => r.id) };
 }
 
 /** The sheets that apply to a task: its capability's, then those named in `verificationRefs`. */
