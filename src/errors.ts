@@ -41,13 +41,29 @@ export type StewardErrorCode =
   | 'STEWARD_EVAL'
   | 'STEWARD_USAGE'
   | 'STEWARD_INTERNAL'
-  | 'STEWARD_REMEDIATION';
+  | 'STEWARD_REMEDIATION'
+  // finalization gate (docs/gate.md)
+  | 'STEWARD_GATE_CONFIG'
+  | 'STEWARD_GATE_NOT_MECHANICAL'
+  | 'STEWARD_GATE_WORKFLOW_LIMIT'
+  | 'STEWARD_GATE_UNKNOWN_TOOL'
+  | 'STEWARD_GATE_INPUT'
+  | 'STEWARD_GATE_SCAN_LIMIT'
+  | 'STEWARD_GATE_JUDGE';
 
-/** Where a policy author's mistake sits: file position, JSON path, and offset inside a DSL expression. */
+/**
+ * Where a policy author's mistake sits: file position, JSON path, and offset inside a DSL expression.
+ * `line`/`col` is where the offending text starts; `endLine`/`endCol`, when the loader knows the node's
+ * range, is where it ends, so an editor can underline it: 1-based and exclusive (the position just after
+ * the last character, like SARIF's endColumn), trailing blanks and comments left out. `formatProblem`
+ * (`FILE:LINE:COL: CODE: message`) prints the start only.
+ */
 export interface SourcePosition {
   file?: string;
   line?: number; // 1-based
   col?: number; // 1-based
+  endLine?: number; // 1-based, exclusive end together with endCol
+  endCol?: number; // 1-based column just after the last character
   path?: string; // JSONPath-like: $.tripwires[2].condition
   offset?: number; // 0-based offset inside a DSL expression
 }

@@ -10,6 +10,8 @@ import { dslOptions } from './conditions.js';
 import { assemble, compileOwnItems, fileChecks, trustDebtProblems, type OwnItems } from './compile.js';
 import { BASELINE_FILE, BASELINE_YAML } from './embedded.js';
 import { mergeAuthored } from './merge.js';
+import { assembleGate, compileOwnGuardrails, duplicateGuardrailProblems, gateFileChecks, workflowLimitProblems } from '../gate/config.js';
+import type { GateLoadLimits, Guardrail } from '../gate/types.js';
 import { BASELINE_NAME, createBlueprintSet, type BlueprintSet } from './select.js';
 import { checkSchema } from './schema-check.js';
 import { parseSource, type SourceDoc } from './source.js';
@@ -29,6 +31,8 @@ export interface CompileOptions {
    * checked at load (name, arity, literal argument types) like standard ones; docs/dsl.md "Custom functions".
    */
   functions?: FunctionRegistry;
+  /** Workflow complexity limits of the finalization gate (gate spec §11; default 5 steps, 3 workflows). */
+  gateLimits?: GateLoadLimits;
 }
 
 export interface CompileResult {
@@ -60,6 +64,8 @@ interface Resolved {
   ctqMetricDocs: Map<string, SourceDoc>;
   checkOrigin: Map<string, string>;
   tripwireOrigin: Map<string, string>;
+  /** Gate guardrails, parent first (compiled with the file that wrote them, like tripwires). */
+  guardrails: Guardrail[];
   ok: boolean;
 }
 
@@ -81,7 +87,10 @@ export function compileBlueprintSet(files: { file: string; text: string }[], opt
     const before = errors.length;
     errors.push(...checkSchema(doc));
     const v = doc.value;
-    if (typeof v.id === 'string' && typeof v.version === 'string') fileChecks(doc, v, errors, warnings);
+    if (typeof v.id === 'string' && typeof v.version === 'string') {
+      fileChecks(doc, v, errors, warnings);
+      gateFileChecks(doc, v, errors);
+    }
     if (typeof v.id !== 'string' || typeof v.version !== 'string' || !isSemver(v.version)) {
       // Still resolved and compiled (never served: valid false) so its DSL and inheritance problems are
       // reported with the bad id/version, not one fix later. The NUL name cannot be referenced or collide.
@@ -155,7 +164,9 @@ export function compileBlueprintSet(files: { file: string; text: string }[], opt
     }
     const resolved = mergeAuthored(parent?.resolved, a.value, p.key);
     const lists = { ...opts.config.lists, ...((isObj(resolved.lists) ? resolved.lists : {}) as Record<string, string[]>) };
-    const own = compileOwnItems(a.doc, a.value, dslOptions(opts.config, lists, opts.functions), errors);
+    const dsl = dslOptions(opts.config, lists, opts.functions);
+    const own = compileOwnItems(a.doc, a.value, dsl, errors);
+    const ownGuardrails = compileOwnGuardrails(a.doc, a.value, dsl, errors);
     const checkOrigin = new Map(parent?.checkOrigin);
     const tripwireOrigin = new Map(parent?.tripwireOrigin);
     const dupCheck = (kind: 'checks' | 'tripwires', origin: Map<string, string>): void => {
@@ -187,6 +198,7 @@ export function compileBlueprintSet(files: { file: string; text: string }[], opt
       ctqMetricDocs,
       checkOrigin,
       tripwireOrigin,
+      guardrails: [...(parent?.guardrails ?? []), ...ownGuardrails],
       ok: a.valid && (parent?.ok ?? true),
     };
     resolvedByKey.set(a.key, r);
@@ -218,8 +230,13 @@ export function compileBlueprintSet(files: { file: string; text: string }[], opt
       if (typeof sev === 'string' && !['standard', 'critical', 'severe'].includes(sev) && !Object.hasOwn(weights, sev))
         warnings.push(new StewardError('STEWARD_BLUEPRINT_INVALID', `tripwire severity '${sev}' has no trust_debt.severity_weights entry; weight 1.0 applies`, { position: a.doc.pos(['tripwires', i, 'severity']) }));
     }
+    // Gate (docs/gate.md): guardrail ids are unique along the chain; workflow limits count inherited ones.
+    const chainDocs = r.chain.map((k) => byKey.get(k)!);
+    errors.push(...duplicateGuardrailProblems(chainDocs.map((c) => ({ doc: c.doc, value: c.value, key: c.key }))), ...workflowLimitProblems(r.guardrails, opts.gateLimits));
     if (!r.ok) continue;
-    compiled.push(assemble({ resolved: r.resolved, items: r.items, chain: r.chain, file: a.builtin ? undefined : a.file, config: opts.config, ctqMetricDocs: r.ctqMetricDocs }));
+    const bp = assemble({ resolved: r.resolved, items: r.items, chain: r.chain, file: a.builtin ? undefined : a.file, config: opts.config, ctqMetricDocs: r.ctqMetricDocs });
+    bp.gate = assembleGate(r.resolved.finalization_gate, r.guardrails);
+    compiled.push(bp);
   }
 
   const errs = sortProblems(errors);

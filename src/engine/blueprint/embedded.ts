@@ -114,6 +114,16 @@ export const BLUEPRINT_SCHEMA: Record<string, unknown> = {
     },
     "governance": {
       "$ref": "#/$defs/governance"
+    },
+    "finalization_gate": {
+      "$ref": "#/$defs/finalizationGate"
+    },
+    "guardrails": {
+      "type": "array",
+      "description": "Guardrails in three author-tagged tiers (gate spec §1; docs/gate.md).",
+      "items": {
+        "$ref": "#/$defs/guardrail"
+      }
     }
   },
   "patternProperties": {
@@ -803,6 +813,451 @@ export const BLUEPRINT_SCHEMA: Record<string, unknown> = {
             "cached_decision",
             "escalate"
           ]
+        }
+      },
+      "patternProperties": {
+        "^x-": true
+      },
+      "additionalProperties": false
+    },
+    "finalizationGate": {
+      "type": "object",
+      "description": "Finalization gate (gate spec §3–5, §9; docs/gate.md).",
+      "properties": {
+        "enabled": {
+          "type": "boolean"
+        },
+        "max_retries": {
+          "type": "integer",
+          "minimum": 0,
+          "maximum": 10,
+          "description": "Repair attempts before the anti-loop rule finalizes with limitations (default 2)."
+        },
+        "strictness": {
+          "enum": [
+            "low",
+            "medium",
+            "high"
+          ],
+          "description": "PASS / PASS_WITH_CAVEATS lower bounds: low .70/.50, medium .80/.60 (default), high .85/.70 (docs/gate.md)."
+        },
+        "prompt": {
+          "enum": [
+            "A",
+            "B",
+            "lite"
+          ],
+          "description": "Judge prompt of gate spec §9.9 (default A)."
+        },
+        "model": {
+          "type": "string",
+          "minLength": 1
+        },
+        "judge_timeout_ms": {
+          "type": "integer",
+          "minimum": 1
+        },
+        "custom_reason_codes": {
+          "type": "array",
+          "items": {
+            "anyOf": [
+              {
+                "type": "string",
+                "pattern": "^[A-Z][A-Z0-9_]{1,63}$"
+              },
+              {
+                "type": "object",
+                "required": [
+                  "code"
+                ],
+                "properties": {
+                  "code": {
+                    "type": "string",
+                    "pattern": "^[A-Z][A-Z0-9_]{1,63}$"
+                  },
+                  "hard_fail": {
+                    "type": "boolean"
+                  },
+                  "description": {
+                    "type": "string"
+                  }
+                },
+                "patternProperties": {
+                  "^x-": true
+                },
+                "additionalProperties": false
+              }
+            ],
+            "errorMessage": "must be an UPPER_SNAKE code or {code, hard_fail?, description?}"
+          }
+        },
+        "intents": {
+          "type": "object",
+          "description": "Custom intents and their required elements (gate spec §9.4).",
+          "propertyNames": {
+            "pattern": "^[A-Z][A-Z0-9_]{1,63}$"
+          },
+          "additionalProperties": {
+            "type": "object",
+            "required": [
+              "required_elements"
+            ],
+            "properties": {
+              "required_elements": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                  "type": "string",
+                  "minLength": 1
+                }
+              },
+              "description": {
+                "type": "string"
+              }
+            },
+            "patternProperties": {
+              "^x-": true
+            },
+            "additionalProperties": false
+          }
+        },
+        "safety_patterns": {
+          "type": "array",
+          "description": "RE2 patterns added to the default tier-1 detectors (never replacing them).",
+          "items": {
+            "anyOf": [
+              {
+                "type": "string",
+                "minLength": 1
+              },
+              {
+                "type": "object",
+                "required": [
+                  "pattern"
+                ],
+                "properties": {
+                  "id": {
+                    "type": "string"
+                  },
+                  "pattern": {
+                    "type": "string",
+                    "minLength": 1
+                  },
+                  "message": {
+                    "type": "string"
+                  }
+                },
+                "patternProperties": {
+                  "^x-": true
+                },
+                "additionalProperties": false
+              }
+            ],
+            "errorMessage": "must be an RE2 pattern string or {pattern, id?, message?}"
+          }
+        },
+        "keyword_blocklist": {
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1
+          },
+          "description": "Case-insensitive words or phrases that fail the gate (gate spec §2)."
+        },
+        "on_judge_error": {
+          "enum": [
+            "escalate",
+            "block",
+            "finalize_with_limitations",
+            "finalize"
+          ],
+          "description": "When the judge times out or answers invalid JSON twice (default escalate)."
+        },
+        "skills": {
+          "type": "object",
+          "description": "Per-skill overrides by skill id; applied only for skills the agent registry lists for the agent.",
+          "additionalProperties": {
+            "$ref": "#/$defs/gateSkillOverride"
+          }
+        }
+      },
+      "patternProperties": {
+        "^x-": true
+      },
+      "additionalProperties": false
+    },
+    "gateSkillOverride": {
+      "type": "object",
+      "description": "Per-skill override (keys as in finalization_gate).",
+      "properties": {
+        "enabled": {
+          "type": "boolean"
+        },
+        "max_retries": {
+          "type": "integer",
+          "minimum": 0,
+          "maximum": 10,
+          "description": "Repair attempts before the anti-loop rule finalizes with limitations (default 2)."
+        },
+        "strictness": {
+          "enum": [
+            "low",
+            "medium",
+            "high"
+          ],
+          "description": "PASS / PASS_WITH_CAVEATS lower bounds: low .70/.50, medium .80/.60 (default), high .85/.70 (docs/gate.md)."
+        },
+        "prompt": {
+          "enum": [
+            "A",
+            "B",
+            "lite"
+          ],
+          "description": "Judge prompt of gate spec §9.9 (default A)."
+        },
+        "model": {
+          "type": "string",
+          "minLength": 1
+        },
+        "judge_timeout_ms": {
+          "type": "integer",
+          "minimum": 1
+        },
+        "custom_reason_codes": {
+          "type": "array",
+          "items": {
+            "anyOf": [
+              {
+                "type": "string",
+                "pattern": "^[A-Z][A-Z0-9_]{1,63}$"
+              },
+              {
+                "type": "object",
+                "required": [
+                  "code"
+                ],
+                "properties": {
+                  "code": {
+                    "type": "string",
+                    "pattern": "^[A-Z][A-Z0-9_]{1,63}$"
+                  },
+                  "hard_fail": {
+                    "type": "boolean"
+                  },
+                  "description": {
+                    "type": "string"
+                  }
+                },
+                "patternProperties": {
+                  "^x-": true
+                },
+                "additionalProperties": false
+              }
+            ],
+            "errorMessage": "must be an UPPER_SNAKE code or {code, hard_fail?, description?}"
+          }
+        },
+        "intents": {
+          "type": "object",
+          "description": "Custom intents and their required elements (gate spec §9.4).",
+          "propertyNames": {
+            "pattern": "^[A-Z][A-Z0-9_]{1,63}$"
+          },
+          "additionalProperties": {
+            "type": "object",
+            "required": [
+              "required_elements"
+            ],
+            "properties": {
+              "required_elements": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                  "type": "string",
+                  "minLength": 1
+                }
+              },
+              "description": {
+                "type": "string"
+              }
+            },
+            "patternProperties": {
+              "^x-": true
+            },
+            "additionalProperties": false
+          }
+        },
+        "safety_patterns": {
+          "type": "array",
+          "description": "RE2 patterns added to the default tier-1 detectors (never replacing them).",
+          "items": {
+            "anyOf": [
+              {
+                "type": "string",
+                "minLength": 1
+              },
+              {
+                "type": "object",
+                "required": [
+                  "pattern"
+                ],
+                "properties": {
+                  "id": {
+                    "type": "string"
+                  },
+                  "pattern": {
+                    "type": "string",
+                    "minLength": 1
+                  },
+                  "message": {
+                    "type": "string"
+                  }
+                },
+                "patternProperties": {
+                  "^x-": true
+                },
+                "additionalProperties": false
+              }
+            ],
+            "errorMessage": "must be an RE2 pattern string or {pattern, id?, message?}"
+          }
+        },
+        "keyword_blocklist": {
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1
+          },
+          "description": "Case-insensitive words or phrases that fail the gate (gate spec §2)."
+        },
+        "on_judge_error": {
+          "enum": [
+            "escalate",
+            "block",
+            "finalize_with_limitations",
+            "finalize"
+          ],
+          "description": "When the judge times out or answers invalid JSON twice (default escalate)."
+        }
+      },
+      "patternProperties": {
+        "^x-": true
+      },
+      "additionalProperties": false
+    },
+    "guardrail": {
+      "type": "object",
+      "required": [
+        "id",
+        "tier"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "pattern": "^[A-Za-z0-9_.-]+$"
+        },
+        "tier": {
+          "enum": [
+            1,
+            2,
+            3
+          ],
+          "description": "1 hard safety (mechanical), 2 process (workflow), 3 style (soft)."
+        },
+        "description": {
+          "type": "string"
+        },
+        "text": {
+          "type": "string",
+          "minLength": 1,
+          "description": "Tier 3: the guidance handed back in directives."
+        },
+        "when": {
+          "$ref": "#/$defs/when"
+        },
+        "skills": {
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1
+          }
+        },
+        "condition": {
+          "$ref": "#/$defs/condition"
+        },
+        "pattern": {
+          "type": "string",
+          "minLength": 1
+        },
+        "patterns": {
+          "type": "array",
+          "items": {
+            "anyOf": [
+              {
+                "type": "string",
+                "minLength": 1
+              },
+              {
+                "type": "object",
+                "required": [
+                  "pattern"
+                ],
+                "properties": {
+                  "id": {
+                    "type": "string"
+                  },
+                  "pattern": {
+                    "type": "string",
+                    "minLength": 1
+                  },
+                  "message": {
+                    "type": "string"
+                  }
+                },
+                "patternProperties": {
+                  "^x-": true
+                },
+                "additionalProperties": false
+              }
+            ],
+            "errorMessage": "must be an RE2 pattern string or {pattern, id?, message?}"
+          }
+        },
+        "message": {
+          "type": "string"
+        },
+        "applies_to": {
+          "type": "array",
+          "minItems": 1,
+          "items": {
+            "enum": [
+              "final_answer",
+              "tool_call"
+            ]
+          }
+        },
+        "workflow": {
+          "type": "object",
+          "required": [
+            "steps"
+          ],
+          "properties": {
+            "steps": {
+              "type": "array",
+              "minItems": 1,
+              "items": {
+                "type": "string",
+                "minLength": 1
+              }
+            },
+            "required": {
+              "type": "boolean"
+            }
+          },
+          "patternProperties": {
+            "^x-": true
+          },
+          "additionalProperties": false
         }
       },
       "patternProperties": {

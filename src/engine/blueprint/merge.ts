@@ -2,14 +2,16 @@
  * Inheritance merge (ACGP-1004 §5): how a child's authored fields combine with its resolved parent.
  * Documented per field in docs/blueprints.md; keep the two in sync.
  */
+import { mergeFinalizationGate } from '../gate/merge-config.js';
+
 type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Never inherited: they describe this file/version only. */
 export const OWN_ONLY = ['$schema', 'id', 'version', 'description', 'inherits', 'metadata', 'migration', 'rollback', 'compatibility'] as const;
-/** Appended, parent first (§5: "checks is APPENDED"; tripwires likewise). */
-export const APPENDED = ['checks', 'tripwires'] as const;
+/** Appended, parent first (§5: "checks is APPENDED"; tripwires and gate guardrails likewise). */
+export const APPENDED = ['checks', 'tripwires', 'guardrails'] as const;
 /** Replaced as a whole by the child when present (each is only meaningful as a consistent set). */
 export const REPLACED = ['scope', 'evidence', 'scoring', 'calibration'] as const;
 /** Merged key by key, child wins: lists (by name), governance (by key). */
@@ -61,5 +63,7 @@ export function mergeAuthored(parentResolved: Obj | undefined, own: Obj, parentK
   }
   const ctq = mergeCtq(p.ctq, own.ctq);
   if (ctq !== undefined) out.ctq = ctq;
+  const gate = mergeFinalizationGate(p.finalization_gate, own.finalization_gate);
+  if (gate !== undefined) out.finalization_gate = gate;
   return out;
 }

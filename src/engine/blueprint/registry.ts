@@ -13,7 +13,7 @@ export interface AgentRegistry {
   lookup(agentId: string): AgentInfo;
 }
 
-const KEYS = ['id', 'tenant', 'tier', 'tools', 'domains'];
+const KEYS = ['id', 'tenant', 'tier', 'tools', 'domains', 'skills'];
 const ROOT_KEYS = ['agents'];
 
 /** Unknown keys are errors at the key (x- extensions allowed): a typo like `agentz:` must not leave its agents silently unregistered. */
@@ -27,7 +27,7 @@ function unknownKeys(map: { items: { key: unknown }[] }, allowed: string[], path
 }
 
 export function createAgentRegistry(agents: AgentInfo[], defaultTier: AclTier = 'ACL-2'): AgentRegistry {
-  const map = new Map<string, AgentInfo>(agents.map((a) => [a.id, Object.freeze({ ...a, tools: [...a.tools], domains: [...a.domains] })]));
+  const map = new Map<string, AgentInfo>(agents.map((a) => [a.id, Object.freeze({ ...a, tools: [...a.tools], domains: [...a.domains], ...(a.skills && { skills: [...a.skills] }) })]));
   // Unknown ids get one frozen object each (bounded) so BlueprintSet.select can cache per object.
   const unknown = new Map<string, AgentInfo>();
   return {
@@ -79,7 +79,7 @@ export function parseAgentRegistry(text: string, file: string, opts: { defaultTi
     seen.add(v.id);
     const tier = v.tier === undefined ? (opts.defaultTier ?? 'ACL-2') : normalizeTier(v.tier);
     if (!tier) errors.push(new StewardError('STEWARD_BLUEPRINT_TIER', `tier ${JSON.stringify(v.tier)} is not ACL-0..ACL-5 (or GT-n)`, { position: at(node('tier'), `${path}.tier`) }));
-    const strList = (k: 'tools' | 'domains'): string[] => {
+    const strList = (k: 'tools' | 'domains' | 'skills'): string[] => {
       const x = v[k];
       if (x === undefined) return [];
       if (Array.isArray(x) && x.every((s) => typeof s === 'string')) return x as string[];
@@ -87,7 +87,8 @@ export function parseAgentRegistry(text: string, file: string, opts: { defaultTi
       return [];
     };
     if (v.tenant !== undefined && typeof v.tenant !== 'string') errors.push(new StewardError('STEWARD_CONFIG', "'tenant' must be a string", { position: at(node('tenant'), `${path}.tenant`) }));
-    agents.push({ id: v.id, tenant: typeof v.tenant === 'string' ? v.tenant : 'default', tier: tier ?? 'ACL-2', tools: strList('tools'), domains: strList('domains'), registered: true });
+    // skills: the finalization gate's per-skill settings apply only to skills listed here (docs/gate.md)
+    agents.push({ id: v.id, tenant: typeof v.tenant === 'string' ? v.tenant : 'default', tier: tier ?? 'ACL-2', tools: strList('tools'), domains: strList('domains'), ...(v.skills !== undefined && { skills: strList('skills') }), registered: true });
   });
   if (errors.length) return { errors: sortProblems(errors) };
   return { registry: createAgentRegistry(agents, opts.defaultTier), errors };

@@ -1,0 +1,273 @@
+/**
+ * FinalizationGate: the one facade over the gate (docs/gate.md). The stage, `steward eval` and the HTTP
+ * ingress all call it. Pure apart from what is passed in: the LLM client, the job store and event time.
+ *
+ *   finalize(trace, agent, blueprint, nowMs, eventId)   a `final_answer`: tier 1 → tier 2 → judge → action
+ *   checkToolCall(trace, agent, blueprint, nowMs)       the pre-tool gate for a `tool_call` (reads state only)
+ *   recordToolCall(trace, agent, nowMs, eventId, ran)   the call as decided, into the job's evidence
+ */
+import { StewardError } from '../../errors.js';
+import type { AgentInfo, CompiledBlueprint, LlmClient, Trace } from '../types.js';
+import { BUILTIN_REASON_CODES, type FixMode, type GateAction, type GateVerdict, type JudgedBy } from './codes.js';
+import { EMPTY_GATE } from './config.js';
+import { actionFor, antiLoop, computeVerdict, directiveFor, effectiveFixMode, interventionFor, isRepair, onJudgeErrorOutcome, settingsFor, trustDebtFor } from './decide.js';
+import { judgeResultEvent, outcomeEvent, replanLedgerDraft } from './events.js';
+import { attemptOf, recordAttempt, recordToolCall } from './job-state.js';
+import { GateJudge } from './judge.js';
+import { buildPayload, toolCallFacts } from './payload.js';
+import { JUDGE_SYSTEM, promptWithAdditions, renderJudgePrompt } from './prompts.js';
+import { scanDraft, scanToolCall } from './scan.js';
+import { DEFAULT_GATE_RUNTIME_LIMITS, type GateHit, type GateJobKey, type GateJobState, type GateJobStore, type GateOutcome, type GateRuntimeLimits, type NextAction, type ToolCallCheck } from './types.js';
+import { missingWorkflowSteps, outOfOrderSteps } from './workflow.js';
+
+export interface FinalizationGateOptions {
+  /** No LLM: tiers 1–2 only (`judged_by: rules`). */
+  llm?: LlmClient;
+  jobStore: GateJobStore;
+  limits?: Partial<GateRuntimeLimits>;
+  /** Things an operator should see once in a while (unknown reason codes dropped, unknown intents). */
+  onWarning?: (message: string) => void;
+}
+
+export interface FinalizeOptions {
+  /** Cancels a pending judge call (the stage shutting down, the agent gone). */
+  signal?: AbortSignal;
+  /** The agent's trust debt, for tier-1 conditions that read `trust_debt` (0 when not given). */
+  trustDebt?: number;
+}
+
+/** What a final answer must carry (contracts C5): job_id and a draft. Anything else is a STEWARD_GATE_INPUT error. */
+export interface FinalAnswerInput {
+  jobId: string;
+  draft: string;
+  goal?: string;
+  intentId: string | null;
+  constraints: string[];
+  abstractionLevel: string | null;
+  artifactType: string | null;
+  clarification: string | null;
+}
+
+const optStr = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v : null);
+
+export function parseFinalAnswer(trace: Trace): FinalAnswerInput {
+  const bad = (m: string) => new StewardError('STEWARD_GATE_INPUT', `final_answer trace ${JSON.stringify(trace.trace_id)}: ${m}`);
+  if (trace.hook !== 'final_answer') throw bad(`hook is '${trace.hook}', not final_answer`);
+  if (typeof trace.job_id !== 'string' || trace.job_id.trim() === '') throw bad("missing 'job_id' (a non-empty string: the job is the unit of retries)");
+  const draft = typeof trace.draft_answer === 'string' ? trace.draft_answer : trace.draft_answer === undefined ? trace.content : undefined;
+  if (typeof draft !== 'string' || draft.trim() === '') throw bad("missing draft: 'draft_answer' (or 'content') must be a non-empty string");
+  if (trace.constraints !== undefined && (!Array.isArray(trace.constraints) || !trace.constraints.every((c) => typeof c === 'string'))) throw bad("'constraints' must be a list of strings");
+  return {
+    jobId: trace.job_id,
+    draft,
+    ...(typeof trace.goal === 'string' && { goal: trace.goal }),
+    intentId: optStr(trace.intent_id),
+    constraints: (trace.constraints as string[] | undefined) ?? [],
+    abstractionLevel: optStr(trace.abstraction_level),
+    artifactType: optStr(trace.artifact_type),
+    clarification: optStr(trace.clarification),
+  };
+}
+
+export class FinalizationGate {
+  private readonly limits: GateRuntimeLimits;
+  private readonly judge?: GateJudge;
+  private readonly warned = new Set<string>();
+
+  constructor(private readonly o: FinalizationGateOptions) {
+    this.limits = { ...DEFAULT_GATE_RUNTIME_LIMITS, ...(o.limits ?? {}) };
+    if (o.llm) this.judge = new GateJudge(o.llm, this.limits.maxJudgeInFlight);
+  }
+
+  /** Judge calls made so far (tests, metrics). */
+  get judgeCalls(): number {
+    return this.judge?.calls ?? 0;
+  }
+
+  private warn(m: string): void {
+    if (this.warned.has(m) || this.warned.size > 1000) return;
+    this.warned.add(m);
+    this.o.onWarning?.(m);
+  }
+
+  async finalize(trace: Trace, agent: AgentInfo, blueprint: CompiledBlueprint, nowMs: number, eventId: string = trace.trace_id, opts: FinalizeOptions = {}): Promise<GateOutcome> {
+    const input = parseFinalAnswer(trace);
+    const gate = blueprint.gate ?? EMPTY_GATE;
+    const { settings, skillId } = settingsFor(gate, trace.skill_id, agent.skills);
+    const key: GateJobKey = { tenant: agent.tenant, agentId: agent.id, jobId: input.jobId };
+    const state = await this.o.jobStore.get(key, nowMs);
+    const seen = attemptOf(state, eventId);
+    if (seen?.outcome) return { ...seen.outcome, redelivered: true };
+    const attemptIndex = state?.attempt_count ?? 0;
+    const calls = state?.tool_calls ?? [];
+    const style = gate.style.filter((s) => (!s.skills || (skillId !== null && s.skills.includes(skillId))) && s.when(trace)).map((s) => s.text);
+
+    let verdict: GateVerdict | null;
+    let score: number | null = null;
+    let codes: string[] = [];
+    let fixMode: FixMode | null = null;
+    let action: GateAction;
+    let judgedBy: JudgedBy;
+    let missing: string[] = [];
+    let degraded = false;
+    let intervention;
+    let judgeError: GateOutcome['judge_error'] = null;
+    let dropped: string[] = [];
+    let evidenceIssues: string[] = [];
+    let nextActions: NextAction[] = [];
+    let model: string | null = null;
+    let latencyMs = 0;
+    let antiLoopWhy: GateOutcome['anti_loop'] = null;
+
+    // Tier 1 first, before any LLM call: a hit is FAIL + block whatever the attempt (D17).
+    const hits: GateHit[] = scanDraft(input.draft, { trace, agent, nowMs, skillId, trustDebt: opts.trustDebt, eventId }, settings, gate.tier1, this.limits);
+    const tier1 = hits.length > 0;
+    if (tier1) {
+      verdict = 'FAIL';
+      codes = ['SAFETY_OR_POLICY_VIOLATION'];
+      action = 'block';
+      judgedBy = 'patterns';
+      missing = hits.map((h) => h.message);
+    } else {
+      const wf = missingWorkflowSteps(gate.workflows, calls, trace, skillId);
+      hits.push(...wf);
+      if (wf.length > 0 || !this.judge || !settings.enabled) {
+        // D21, no LLM (and a tier-2 failure, which no judge can overrule): tiers 1–2 decide.
+        judgedBy = 'rules';
+        if (wf.length > 0) {
+          verdict = 'FAIL';
+          codes = ['MISSING_REQUIRED_ELEMENTS'];
+          fixMode = 'NEEDS_NEW_EVIDENCE';
+          missing = wf.map((h) => h.message);
+          action = 'replan';
+        } else {
+          verdict = 'PASS';
+          action = 'finalize';
+        }
+      } else {
+        judgedBy = 'llm';
+        const r = await this.callJudge(input, trace, settings, calls, opts.signal);
+        model = r.model;
+        latencyMs = r.latencyMs;
+        if (r.ok) {
+          const a = r.answer;
+          score = a.quality_score;
+          codes = a.reason_codes;
+          dropped = a.dropped_reason_codes;
+          if (dropped.length) this.warn(`gate: judge returned unknown reason code(s) ${dropped.join(', ')} (dropped; blueprint ${blueprint.id})`);
+          missing = a.missing_requirements;
+          evidenceIssues = a.evidence_issues;
+          nextActions = a.next_actions;
+          fixMode = effectiveFixMode(a.fix_mode, codes);
+          verdict = computeVerdict(score, codes, settings.strictness, settings.customReasonCodes.filter((c) => c.hardFail).map((c) => c.code));
+          action = actionFor(verdict, fixMode);
+        } else {
+          // D20/D21: the judge timed out or answered invalid JSON twice — on_judge_error, degraded.
+          degraded = true;
+          judgeError = r.error;
+          verdict = null;
+          ({ action, intervention } = onJudgeErrorOutcome(settings.onJudgeError));
+        }
+      }
+      if (isRepair(action)) {
+        antiLoopWhy = antiLoop(attemptIndex, settings.maxRetries, state, { abstraction_level: input.abstractionLevel, artifact_type: input.artifactType, clarification: input.clarification });
+        if (antiLoopWhy) action = 'finalize_with_limitations';
+      }
+    }
+    intervention ??= interventionFor(verdict, action);
+    const core: Omit<GateOutcome, 'events' | 'ledger'> = {
+      verdict,
+      quality_score: score,
+      reason_codes: codes,
+      fix_mode: fixMode,
+      attempt_index: attemptIndex,
+      action,
+      judged_by: judgedBy,
+      missing_requirements: missing,
+      directive: directiveFor(action, { reasonCodes: codes, missing, fixMode, style, blockReasons: judgeError ? [`the judge could not decide (${judgeError.message}); held for review`] : hits.map((h) => h.message) }),
+      intervention,
+      degraded,
+      job_id: input.jobId,
+      trace_id: trace.trace_id,
+      event_id: eventId,
+      agent_id: agent.id,
+      tenant: agent.tenant,
+      blueprint: blueprint.id,
+      skill_id: skillId,
+      hits,
+      dropped_reason_codes: dropped,
+      evidence_issues: evidenceIssues,
+      next_actions: nextActions,
+      anti_loop: antiLoopWhy,
+      judge_error: judgeError,
+      redelivered: false,
+      trust_debt: trustDebtFor(action, intervention, { tier1, degraded }),
+    };
+    const outcome: GateOutcome = {
+      ...core,
+      events: {
+        final_alignment_judge_result: judgeResultEvent(core, trace, nowMs, { model, latencyMs }),
+        finalization_outcome: outcomeEvent(core, trace, nowMs, state?.created_ms ?? nowMs),
+      },
+      ledger: replanLedgerDraft(core, nowMs),
+    };
+    const saved = await this.o.jobStore.update(key, nowMs, (prev) =>
+      recordAttempt(prev, key, { event_id: eventId, ts_ms: nowMs, abstraction_level: input.abstractionLevel, artifact_type: input.artifactType, clarification: input.clarification, action, verdict, outcome }, nowMs, this.limits.maxRecordedAttempts),
+    );
+    // Another instance decided this event first (a redelivery racing us): its answer stands.
+    const winner = attemptOf(saved, eventId)?.outcome;
+    return winner && winner !== outcome && JSON.stringify(winner) !== JSON.stringify(outcome) ? { ...winner, redelivered: true } : outcome;
+  }
+
+  private async callJudge(input: FinalAnswerInput, trace: Trace, settings: ReturnType<typeof settingsFor>['settings'], calls: GateJobState['tool_calls'], signal?: AbortSignal) {
+    const custom = Object.entries(settings.intents).map(([id, requiredElements]) => ({ id, requiredElements }));
+    if (input.intentId && !Object.hasOwn(settings.intents, input.intentId) && !['SYSTEM_CONTROL_FLOW', 'CODE_FLOW_ANALYSIS', 'REPO_ORIENTATION', 'CHANGE_IMPLEMENTATION', 'DEBUG_AND_DIAGNOSE'].includes(input.intentId))
+      this.warn(`gate: intent '${input.intentId}' is neither built in nor declared by the blueprint; judged without required elements`);
+    const text = promptWithAdditions(settings.prompt, {
+      codes: settings.customReasonCodes.map((c) => c.code),
+      hardFailCodes: settings.customReasonCodes.filter((c) => c.hardFail).map((c) => c.code),
+      intents: custom,
+    });
+    const payload = buildPayload({ goal: input.goal, intentId: input.intentId, constraints: input.constraints, draft: input.draft, calls, agentSummary: trace.tool_trace_summary, maxDraftChars: this.limits.maxDraftPromptChars });
+    return this.judge!.judge({
+      system: JUDGE_SYSTEM,
+      prompt: renderJudgePrompt(text, settings.prompt, payload),
+      model: settings.model,
+      timeoutMs: settings.judgeTimeoutMs ?? this.limits.judgeTimeoutMs,
+      allowedCodes: new Set([...BUILTIN_REASON_CODES, ...settings.customReasonCodes.map((c) => c.code)]),
+      signal,
+    });
+  }
+
+  /**
+   * The pre-tool gate (docs/gate.md "Tool calls"): blocks a call that a tier-1 rule forbids, a workflow step
+   * taken out of order, and any tool call of a job in rewrite-only state (§9.7: no tools). Reads the job
+   * state; records nothing (recordToolCall does, once the call's fate is known).
+   */
+  async checkToolCall(trace: Trace, agent: AgentInfo, blueprint: CompiledBlueprint, nowMs: number, opts: FinalizeOptions & { eventId?: string } = {}): Promise<ToolCallCheck> {
+    const jobId = optStr(trace.job_id);
+    const state = jobId ? await this.o.jobStore.get({ tenant: agent.tenant, agentId: agent.id, jobId }, nowMs) : undefined;
+    return checkToolCallPure(trace, agent, blueprint, nowMs, state, this.limits, opts);
+  }
+
+  /** Records a decided tool call of a job (`ran`: it was allowed, so it is evidence and a workflow step). No job_id: nothing. */
+  async recordToolCall(trace: Trace, agent: AgentInfo, nowMs: number, eventId: string, ran: boolean): Promise<GateJobState | undefined> {
+    const jobId = optStr(trace.job_id);
+    if (!jobId || typeof trace.tool !== 'string') return undefined;
+    const key = { tenant: agent.tenant, agentId: agent.id, jobId };
+    const call = { event_id: eventId, tool: trace.tool, ts_ms: nowMs, blocked: !ran, ...toolCallFacts(trace) };
+    return this.o.jobStore.update(key, nowMs, (prev) => recordToolCall(prev, key, call, nowMs, this.limits.maxRecordedToolCalls));
+  }
+}
+
+/** The pre-tool gate as a pure function of the job's state (for a stage that holds the state itself). */
+export function checkToolCallPure(trace: Trace, agent: AgentInfo, blueprint: CompiledBlueprint, nowMs: number, state: GateJobState | undefined, limits: GateRuntimeLimits = DEFAULT_GATE_RUNTIME_LIMITS, opts: FinalizeOptions & { eventId?: string } = {}): ToolCallCheck {
+  const gate = blueprint.gate ?? EMPTY_GATE;
+  const jobId = optStr(trace.job_id);
+  const { skillId } = settingsFor(gate, trace.skill_id, agent.skills);
+  const hits = scanToolCall({ trace, agent, nowMs, skillId, trustDebt: opts.trustDebt, eventId: opts.eventId }, gate.tier1, limits);
+  const rewriteOnly = state?.rewrite_only === true;
+  if (rewriteOnly) hits.push({ kind: 'rewrite_only', id: 'rewrite_only', message: `job '${jobId}' is in rewrite-only state (gate spec §9.7): no tool calls until its next final answer` });
+  if (typeof trace.tool === 'string' && jobId) hits.push(...outOfOrderSteps(gate.workflows, state?.tool_calls ?? [], trace.tool, trace, skillId));
+  return { intervention: hits.length ? 'block' : 'ok', hits, rewrite_only: rewriteOnly, job_id: jobId };
+}

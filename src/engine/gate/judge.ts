@@ -1,0 +1,164 @@
+/**
+ * The final alignment judge call (gate spec §9.6, §9.9; docs/gate.md "Judge"): one prompt over the
+ * engine's LlmClient, bounded in flight and in time. The answer must be JSON of the §9.6 schema with the
+ * five fields of Prompt Lite (spec-decisions D21); it is retried once when invalid, never when the call
+ * timed out. Unknown reason codes are dropped and reported, `quality_score` is clamped; the judge's own
+ * verdict is read but never used (D16: Steward computes the verdict).
+ */
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { StewardError } from '../../errors.js';
+import { Semaphore } from '../scorers/concurrency.js';
+import type { LlmClient } from '../types.js';
+import { FIX_MODES, VERDICTS, type FixMode, type GateVerdict } from './codes.js';
+import type { NextAction } from './types.js';
+
+/** §9.6 with the Lite five required (D21); the other fields are checked one by one and dropped if malformed. */
+export const JUDGE_OUTPUT_SCHEMA = {
+  type: 'object',
+  required: ['quality_score', 'verdict', 'reason_codes', 'fix_mode', 'missing_requirements'],
+  properties: {
+    quality_score: { type: 'number' },
+    verdict: { enum: [...VERDICTS] },
+    reason_codes: { type: 'array', items: { type: 'string' } },
+    fix_mode: { enum: [...FIX_MODES] },
+    missing_requirements: { type: 'array', items: { type: 'string' } },
+  },
+} as const;
+
+let validator: ValidateFunction | undefined;
+function validate(): ValidateFunction {
+  validator ??= new Ajv2020({ allErrors: true, strict: true }).compile(JUDGE_OUTPUT_SCHEMA);
+  return validator;
+}
+
+export interface JudgeAnswer {
+  quality_score: number;
+  /** The judge's own verdict: reported, never used (D16). */
+  judge_verdict: GateVerdict;
+  reason_codes: string[];
+  dropped_reason_codes: string[];
+  fix_mode: FixMode;
+  missing_requirements: string[];
+  evidence_issues: string[];
+  next_actions: NextAction[];
+}
+
+const MAX_ITEMS = 20;
+const MAX_ITEM_CHARS = 500;
+const cap = (xs: string[]): string[] => xs.slice(0, MAX_ITEMS).map((s) => (s.length > MAX_ITEM_CHARS ? `${s.slice(0, MAX_ITEM_CHARS - 1)}…` : s));
+
+/** Parses and validates one answer. Throws STEWARD_GATE_JUDGE with what was wrong. */
+export function parseJudgeOutput(text: string, allowedCodes: ReadonlySet<string>): JudgeAnswer {
+  const fenced = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/.exec(text);
+  let obj: unknown;
+  try {
+    obj = JSON.parse((fenced ? fenced[1]! : text).trim());
+  } catch {
+    throw new StewardError('STEWARD_GATE_JUDGE', `judge answer is not JSON: ${JSON.stringify(text.slice(0, 80))}`);
+  }
+  const v = validate();
+  if (!v(obj)) {
+    const e = v.errors?.[0];
+    const what = e?.keyword === 'required' ? `missing '${(e.params as { missingProperty: string }).missingProperty}'` : `${e?.instancePath || '/'} ${e?.message ?? 'invalid'}`;
+    throw new StewardError('STEWARD_GATE_JUDGE', `judge answer does not match the §9.6 schema: ${what}`);
+  }
+  const o = obj as Record<string, unknown>;
+  const codes = [...new Set(o.reason_codes as string[])];
+  const strList = (x: unknown): string[] => (Array.isArray(x) ? x.filter((s): s is string => typeof s === 'string') : []);
+  const next = Array.isArray(o.next_actions)
+    ? o.next_actions.flatMap((a): NextAction[] => {
+        const x = a as Record<string, unknown>;
+        if (typeof a !== 'object' || a === null || !['rewrite', 'tool', 'question'].includes(x.type as string) || typeof x.instruction !== 'string') return [];
+        return [{ type: x.type as NextAction['type'], instruction: x.instruction.slice(0, MAX_ITEM_CHARS), ...(['high', 'med', 'low'].includes(x.priority as string) && { priority: x.priority as NextAction['priority'] }) }];
+      })
+    : [];
+  return {
+    quality_score: Math.min(1, Math.max(0, o.quality_score as number)),
+    judge_verdict: o.verdict as GateVerdict,
+    reason_codes: codes.filter((c) => allowedCodes.has(c)),
+    dropped_reason_codes: codes.filter((c) => !allowedCodes.has(c)),
+    fix_mode: o.fix_mode as FixMode,
+    missing_requirements: cap(strList(o.missing_requirements)),
+    evidence_issues: cap(strList(o.evidence_issues)),
+    next_actions: next.slice(0, MAX_ITEMS),
+  };
+}
+
+export interface JudgeRequest {
+  system: string;
+  prompt: string;
+  model?: string;
+  timeoutMs: number;
+  allowedCodes: ReadonlySet<string>;
+  signal?: AbortSignal;
+}
+
+export type JudgeResult =
+  | { ok: true; answer: JudgeAnswer; model: string | null; calls: number; latencyMs: number }
+  | { ok: false; error: { code: string; message: string }; model: string | null; calls: number; latencyMs: number };
+
+/** One judge per gate instance: its semaphore bounds the calls in flight across all jobs. */
+export class GateJudge {
+  readonly semaphore: Semaphore;
+  calls = 0;
+  constructor(
+    private readonly llm: LlmClient,
+    maxInFlight: number,
+  ) {
+    this.semaphore = new Semaphore(Math.max(1, maxInFlight));
+  }
+
+  async judge(r: JudgeRequest): Promise<JudgeResult> {
+    const t0 = performance.now();
+    let last: { code: string; message: string } = { code: 'STEWARD_GATE_JUDGE', message: 'no answer' };
+    let model: string | null = r.model ?? null;
+    let calls = 0;
+    // Two calls at most: the first, and one retry when it failed for any reason other than its time running out.
+    for (let i = 0; i < 2; i++) {
+      calls++;
+      const res = await this.once(r);
+      if (res.model) model = res.model;
+      if ('text' in res) {
+        try {
+          return { ok: true, answer: parseJudgeOutput(res.text, r.allowedCodes), model, calls, latencyMs: performance.now() - t0 };
+        } catch (e) {
+          last = { code: (e as StewardError).code ?? 'STEWARD_GATE_JUDGE', message: (e as Error).message };
+        }
+      } else {
+        last = res.error;
+        if (res.timedOut || r.signal?.aborted) break;
+      }
+    }
+    return { ok: false, error: last, model, calls, latencyMs: performance.now() - t0 };
+  }
+
+  /** One call within `timeoutMs`, waiting for a slot included (a full queue must not hold an agent forever). */
+  private async once(r: JudgeRequest): Promise<{ text: string; model?: string } | { error: { code: string; message: string }; timedOut: boolean; model?: string }> {
+    const ac = new AbortController();
+    const onOuter = () => ac.abort(r.signal?.reason);
+    r.signal?.addEventListener('abort', onOuter, { once: true });
+    const timer = setTimeout(() => ac.abort(new StewardError('STEWARD_LLM_TIMEOUT', `judge did not answer within ${r.timeoutMs} ms`, { retryable: true })), r.timeoutMs);
+    const aborted = new Promise<never>((_, reject) => ac.signal.addEventListener('abort', () => reject(ac.signal.reason), { once: true }));
+    aborted.catch(() => undefined);
+    let holds = false;
+    const slot = this.semaphore.acquire().then(() => {
+      // Acquired after we gave up waiting: hand the slot back at once.
+      if (ac.signal.aborted) this.semaphore.release();
+      else holds = true;
+    });
+    try {
+      await Promise.race([slot, aborted]);
+      this.calls++;
+      const res = await Promise.race([this.llm.complete({ model: r.model, system: r.system, prompt: r.prompt, temperature: 0, maxTokens: 1024, timeoutMs: r.timeoutMs }, ac.signal), aborted]);
+      return { text: res.text, ...(res.model && { model: res.model }) };
+    } catch (e) {
+      const timedOut = ac.signal.aborted && !r.signal?.aborted;
+      const err = e as StewardError;
+      return { error: { code: timedOut ? 'STEWARD_LLM_TIMEOUT' : (err?.code ?? 'STEWARD_GATE_JUDGE'), message: timedOut ? `judge did not answer within ${r.timeoutMs} ms` : String(err?.message ?? e) }, timedOut };
+    } finally {
+      clearTimeout(timer);
+      r.signal?.removeEventListener('abort', onOuter);
+      if (holds) this.semaphore.release();
+    }
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * Types of the finalization gate (docs/gate.md): the compiled `finalization_gate:` and `guardrails:`
+ * blocks, the per-job state, and the outcome every caller (stage, eval, HTTP) receives. Everything that
+ * crosses a process boundary is plain snake_case JSON.
+ */
+import type { LedgerDraft } from '../ledger/types.js';
+import type { Intervention } from '../types.js';
+import type { FixMode, GateAction, GateVerdict, JudgedBy } from './codes.js';
+
+// ───────────────────────────── compiled configuration ─────────────────────────────
+// In ../types.ts (CompiledBlueprint.gate carries them; keeping them there avoids an import cycle).
+export type { CompiledGate, CustomReasonCode, GatePattern, GateSettings, Guardrail, GuardrailHook, OnJudgeError, StyleRule, Tier1Rule, Workflow } from '../types.js';
+
+/** Load-time limits of gate spec §11 (configurable; docs/gate.md). */
+export interface GateLoadLimits {
+  maxWorkflowSteps: number;
+  maxWorkflows: number;
+}
+export const DEFAULT_GATE_LOAD_LIMITS: GateLoadLimits = { maxWorkflowSteps: 5, maxWorkflows: 3 };
+
+/** Runtime limits: scanning that cannot finish within them fails closed (gate spec §2, docs/gate.md). */
+export interface GateRuntimeLimits {
+  /** Characters of draft the output scan reads; a longer draft is blocked unscanned. */
+  maxScanChars: number;
+  /** Nesting depth of tool-call `args` the pre-tool scan walks. */
+  maxScanDepth: number;
+  /** String leaves of tool-call `args` the pre-tool scan reads. */
+  maxScanLeaves: number;
+  /** Judge calls in flight across the gate instance. */
+  maxJudgeInFlight: number;
+  /** One judge call (the default of `finalization_gate.judge_timeout_ms`). */
+  judgeTimeoutMs: number;
+  /** Tool calls and attempts kept per job state (the newest). */
+  maxRecordedToolCalls: number;
+  maxRecordedAttempts: number;
+  /** Characters of the draft put into the judge prompt (start and end kept). */
+  maxDraftPromptChars: number;
+}
+export const DEFAULT_GATE_RUNTIME_LIMITS: GateRuntimeLimits = {
+  maxScanChars: 1_000_000,
+  maxScanDepth: 32,
+  maxScanLeaves: 10_000,
+  maxJudgeInFlight: 16,
+  judgeTimeoutMs: 10_000,
+  maxRecordedToolCalls: 64,
+  maxRecordedAttempts: 16,
+  maxDraftPromptChars: 24_000,
+};
+
+// ───────────────────────────── job state ─────────────────────────────
+
+export interface GateToolCall {
+  event_id: string;
+  tool: string;
+  ts_ms: number;
+  /** Blocked calls never ran: they are neither evidence nor workflow steps. */
+  blocked: boolean;
+  /** File-like arguments (path, file, ...) for the tool trace summary. */
+  files?: string[];
+  /** The call reached outside (a URL argument or a web/http tool). */
+  external?: boolean;
+}
+
+export interface GateAttempt {
+  event_id: string;
+  index: number;
+  ts_ms: number;
+  abstraction_level: string | null;
+  artifact_type: string | null;
+  /** Non-blocked tool calls recorded for the job when this attempt was decided. */
+  evidence: number;
+  clarification: string | null;
+  action: GateAction;
+  verdict: GateVerdict | null;
+  /** The decided outcome, returned again for a redelivery of the same event. */
+  outcome?: GateOutcome;
+}
+
+/** Per-job state, plain JSON (a Redis implementation stores it as is). */
+export interface GateJobState {
+  v: 1;
+  job_id: string;
+  tenant: string;
+  agent_id: string;
+  created_ms: number;
+  updated_ms: number;
+  /** final_answer attempts decided so far (attempt_index of the next one). */
+  attempt_count: number;
+  attempts: GateAttempt[];
+  tool_calls: GateToolCall[];
+  /** Non-blocked tool calls ever recorded (the list above keeps only the newest). */
+  evidence_count: number;
+  /** §9.7: after a rewrite directive the job may not call tools until its next final answer. */
+  rewrite_only: boolean;
+  /** An ask_user was answered for this job: from then on `clarification` counts as a difference. */
+  asked_user: boolean;
+}
+
+export interface GateJobKey {
+  tenant: string;
+  agentId: string;
+  jobId: string;
+}
+
+/**
+ * Where job states live: in memory for `steward eval`, in Redis for the stream (written elsewhere against
+ * this interface). TTLs run on event time (`nowMs`), never the wall clock.
+ */
+export interface GateJobStore {
+  get(key: GateJobKey, nowMs: number): Promise<GateJobState | undefined>;
+  /**
+   * Atomic read-modify-write. `fn` is pure and may run more than once (optimistic retries under
+   * contention); the stored state expires `ttl` after `nowMs`.
+   */
+  update(key: GateJobKey, nowMs: number, fn: (prev: GateJobState | undefined) => GateJobState): Promise<GateJobState>;
+}
+
+// ───────────────────────────── outcome ─────────────────────────────
+
+export interface GateHit {
+  kind: 'default' | 'safety_pattern' | 'keyword' | 'tier1' | 'workflow' | 'rewrite_only' | 'scan_limit';
+  id: string;
+  message: string;
+}
+
+export interface NextAction {
+  type: 'rewrite' | 'tool' | 'question';
+  instruction: string;
+  priority?: 'high' | 'med' | 'low';
+}
+
+/** §9.13 `final_alignment_judge_result`, plus the envelope the acgp.gate sink reads. */
+export interface FinalAlignmentJudgeResultEvent {
+  event: 'final_alignment_judge_result';
+  event_id: string;
+  trace_id: string;
+  agent_id: string;
+  tenant: string;
+  intervention: Intervention;
+  timestamp: string;
+  ts_ms: number;
+  job_id: string;
+  session_id: string | null;
+  user_id_hash: string | null;
+  intent_id: string | null;
+  capability_profile_id: string | null;
+  skill_id: string | null;
+  quality_score: number | null;
+  verdict: GateVerdict | null;
+  reason_codes: string[];
+  fix_mode: FixMode | null;
+  attempt_index: number;
+  action: GateAction;
+  judged_by: JudgedBy;
+  degraded: boolean;
+  model_id: string | null;
+  token_cost: number | null;
+  latency_ms: number;
+}
+
+/** §9.13 `finalization_outcome`: written when the job ends (finalize, finalize_with_limitations, block). */
+export interface FinalizationOutcomeEvent {
+  event: 'finalization_outcome';
+  event_id: string;
+  trace_id: string;
+  agent_id: string;
+  tenant: string;
+  intervention: Intervention;
+  timestamp: string;
+  ts_ms: number;
+  job_id: string;
+  session_id: string | null;
+  intent_id: string | null;
+  final_verdict: 'pass' | 'caveats' | 'fail';
+  action: GateAction;
+  num_retries: number;
+  time_to_finalize_ms: number;
+  /** Arrives later as a `hook: user_feedback` trace (docs/gate.md); null until then. */
+  user_feedback: 'up' | 'down' | null;
+}
+
+/** What the trust-debt stage needs (decision 21 as restated in docs/gate.md). */
+export interface GateTrustDebt {
+  intervention: Intervention;
+  severity: 'standard' | 'critical';
+  /** Repair-loop actions and degraded outcomes move no debt. */
+  no_debt: boolean;
+}
+
+export interface GateOutcome {
+  // contracts C5 eval fields (docs/gate.md), in this order
+  verdict: GateVerdict | null;
+  quality_score: number | null;
+  reason_codes: string[];
+  fix_mode: FixMode | null;
+  attempt_index: number;
+  action: GateAction;
+  judged_by: JudgedBy;
+  missing_requirements: string[];
+  directive: string | null;
+  // the rest
+  intervention: Intervention;
+  degraded: boolean;
+  job_id: string;
+  trace_id: string;
+  event_id: string;
+  agent_id: string;
+  tenant: string;
+  blueprint: string;
+  skill_id: string | null;
+  hits: GateHit[];
+  /** Codes the judge returned that are neither built-in nor the blueprint's (dropped, decision 16). */
+  dropped_reason_codes: string[];
+  evidence_issues: string[];
+  next_actions: NextAction[];
+  /** Why a repair became finalize_with_limitations. */
+  anti_loop: 'max_retries' | 'no_difference' | null;
+  judge_error: { code: string; message: string } | null;
+  /** True when this is the stored answer to an event already decided (a redelivery). */
+  redelivered: boolean;
+  trust_debt: GateTrustDebt;
+  events: { final_alignment_judge_result: FinalAlignmentJudgeResultEvent; finalization_outcome: FinalizationOutcomeEvent | null };
+  /** A REPLAN_TRIGGERED entry for rewrite/replan/ask_user directives (decision 18). */
+  ledger: LedgerDraft | null;
+}
+
+/** Answer of the pre-tool gate for a `tool_call` trace. */
+export interface ToolCallCheck {
+  /** `block` when any reason below applies. */
+  intervention: 'ok' | 'block';
+  hits: GateHit[];
+  /** True when the job is in rewrite-only state (§9.7: no tools). */
+  rewrite_only: boolean;
+  job_id: string | null;
+}
