@@ -140,7 +140,7 @@ async function replay(files: BundleFiles, runId: string, tenant: string, rec: Re
         const b = resp.value.blueprint;
         const want = { intervention: b.intervention, stage: b.stage, tripwires: b.tripwires.map((t) => `${t.id}:${t.fired}`).join(','), rules: b.rules.map((x) => `${x.id}:${x.passed}`).join(','), ctq: b.ctq, risk: b.risk };
         const diff = (Object.keys(want) as (keyof typeof want)[]).filter((k) => want[k] !== got[k]);
-        if (diff.length > 0) add(respAt, 'STEWARD_REPLAY_DECISION', `re-evaluating ${trace.trace_id} under ${r.blueprint.id}@${r.blueprint.version} does not reproduce it: ${diff.map((k) => `${k} recorded ${JSON.stringify(want[k])}, replayed ${JSON.stringify(got[k])}`).join('; ')}`);
+        if (diff.length > 0) add(respAt, 'STEWARD_REPLAY_DECISION', `re-evaluating ${trace.trace_id} under ${r.blueprint.id} (version ${r.blueprint.version}) does not reproduce it: ${diff.map((k) => `${k} recorded ${JSON.stringify(want[k])}, replayed ${JSON.stringify(got[k])}`).join('; ')}`);
         else if (out.unusedReads > 0) add(`${REQUESTS}:${req.line}`, 'STEWARD_REPLAY_DECISION', `request of ${trace.trace_id} records ${out.unusedReads} state read(s) the re-evaluation never made`);
       } catch (e) {
         add(respAt, 'STEWARD_REPLAY_DECISION', `re-evaluating ${trace.trace_id} failed: ${(e as Error).message}`);
