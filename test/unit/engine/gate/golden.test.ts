@@ -1,0 +1,107 @@
+/**
+ * Data-driven gate tests: every YAML file under test/golden/gate holds a blueprint (compiled like any other,
+ * on top of the built-in baseline) and cases. A case is a sequence of steps over one job and one in-memory
+ * job store: `tool_call` steps (checked by the pre-tool gate, then recorded) and `final_answer` steps whose
+ * judge answers are scripted (`judge:` — JSON text, or `{hang: true}` for a judge that never answers).
+ * `expect` is a subset match on the GateOutcome (or ToolCallCheck); `directive_contains` checks text.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { compileBlueprintSet } from '../../../../src/engine/blueprint/index.js';
+import { defaultEngineConfig } from '../../../../src/engine/config.js';
+import { FinalizationGate, MemoryGateJobStore } from '../../../../src/engine/gate/index.js';
+import type { AgentInfo, CompiledBlueprint, LlmClient, LlmRequest, Trace } from '../../../../src/engine/types.js';
+
+type Answer = string | { hang: true };
+interface Step {
+  tool_call?: Record<string, unknown>;
+  final_answer?: Record<string, unknown>;
+  judge?: Answer[];
+  event_id?: string;
+  expect?: Record<string, unknown>;
+  /** The step must throw a StewardError with this code. */
+  expect_error?: string;
+  directive_contains?: string[];
+  judge_calls?: number;
+}
+interface Case {
+  name: string;
+  llm?: boolean;
+  agent?: Partial<AgentInfo>;
+  steps: Step[];
+}
+interface GoldenFile {
+  blueprint: string;
+  llm?: boolean;
+  agent?: Partial<AgentInfo>;
+  cases: Case[];
+}
+
+const DIR = join(__dirname, '../../../golden/gate');
+
+export class ScriptedLlm implements LlmClient {
+  queue: Answer[] = [];
+  requests: LlmRequest[] = [];
+  async complete(req: LlmRequest, signal?: AbortSignal) {
+    this.requests.push(req);
+    const a = this.queue.shift();
+    if (a === undefined) throw new Error('test: no scripted judge answer left');
+    if (typeof a !== 'string')
+      return new Promise<never>((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    return { text: a, model: 'judge-test', latencyMs: 1 };
+  }
+}
+
+export function compileOne(yaml: string): CompiledBlueprint {
+  const res = compileBlueprintSet([{ file: 'gate-test.yaml', text: yaml }], { config: defaultEngineConfig() });
+  if (!res.set) throw new Error(res.errors.map((e) => e.format()).join('\n'));
+  const bp = res.set.blueprints.find((b) => b.id !== 'clarity.baseline@1.0');
+  if (!bp) throw new Error('no blueprint compiled');
+  return bp;
+}
+
+const files = readdirSync(DIR).filter((f) => f.endsWith('.yaml'));
+
+describe('gate golden cases', () => {
+  it('has golden files', () => expect(files.length).toBeGreaterThan(3));
+  for (const file of files) {
+    const doc = parse(readFileSync(join(DIR, file), 'utf8')) as GoldenFile;
+    describe(file, () => {
+      const bp = compileOne(doc.blueprint);
+      for (const c of doc.cases) {
+        it(c.name, async () => {
+          const llm = new ScriptedLlm();
+          const useLlm = c.llm ?? doc.llm ?? true;
+          const agent: AgentInfo = { id: 'agent-1', tenant: 'acme', tier: 'ACL-2', tools: [], domains: [], registered: true, ...(doc.agent ?? {}), ...(c.agent ?? {}) };
+          const gate = new FinalizationGate({ llm: useLlm ? llm : undefined, jobStore: new MemoryGateJobStore(), limits: { judgeTimeoutMs: 200 } });
+          let t = Date.parse('2026-01-01T00:00:00Z');
+          for (const [i, s] of c.steps.entries()) {
+            t += 60_000;
+            const eventId = s.event_id ?? `ev-${i}`;
+            const base = { trace_id: `t-${i}`, agent_id: agent.id, timestamp: new Date(t).toISOString(), job_id: 'job-1' };
+            if (s.tool_call) {
+              const trace: Trace = { ...base, hook: 'tool_call', ...s.tool_call };
+              const check = await gate.checkToolCall(trace, agent, bp, t);
+              await gate.recordToolCall(trace, agent, t, eventId, check.intervention === 'ok');
+              if (s.expect) expect(check, `step ${i}`).toMatchObject(s.expect);
+              continue;
+            }
+            llm.queue.push(...(s.judge ?? []));
+            const before = llm.requests.length;
+            const trace: Trace = { ...base, hook: 'final_answer', ...(s.final_answer ?? {}) };
+            if (s.expect_error) {
+              await expect(gate.finalize(trace, agent, bp, t, eventId)).rejects.toMatchObject({ code: s.expect_error });
+              continue;
+            }
+            const out = await gate.finalize(trace, agent, bp, t, eventId);
+            if (s.expect) expect(out, `step ${i}: ${JSON.stringify(out, null, 1).slice(0, 1500)}`).toMatchObject(s.expect);
+            for (const text of s.directive_contains ?? []) expect(out.directive ?? '', `step ${i}`).toContain(text);
+            if (s.judge_calls !== undefined) expect(llm.requests.length - before, `step ${i} judge calls`).toBe(s.judge_calls);
+          }
+        });
+      }
+    });
+  }
+});
