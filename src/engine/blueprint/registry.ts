@@ -6,6 +6,7 @@ import { sortProblems, StewardError } from '../../errors.js';
 import { normalizeTier } from '../config.js';
 import type { AclTier, AgentInfo } from '../types.js';
 import { suggest } from './schema-check.js';
+import { rangeEnd } from './source.js';
 
 export interface AgentRegistry {
   agents: ReadonlyMap<string, AgentInfo>;
@@ -50,8 +51,8 @@ export function parseAgentRegistry(text: string, file: string, opts: { defaultTi
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true, version: '1.2' });
   const errors: StewardError[] = [];
-  const at = (n: YamlNode | null | undefined, path: string) => ({ file, ...lc.linePos(n?.range?.[0] ?? 0), path });
-  for (const e of doc.errors) errors.push(new StewardError('STEWARD_CONFIG', `invalid YAML: ${e.message.split('\n')[0]}`, { position: { file, ...lc.linePos(e.pos[0]) } }));
+  const at = (n: YamlNode | null | undefined, path: string) => ({ file, ...lc.linePos(n?.range?.[0] ?? 0), ...rangeEnd(text, lc, n?.range?.[0] ?? 0, n?.range?.[1]), path });
+  for (const e of doc.errors) errors.push(new StewardError('STEWARD_CONFIG', `invalid YAML: ${e.message.split('\n')[0]}`, { position: { file, ...lc.linePos(e.pos[0]), ...rangeEnd(text, lc, e.pos[0], e.pos[1]) } }));
   if (errors.length) return { errors };
   const root = doc.contents;
   if (isMap(root)) unknownKeys(root, ROOT_KEYS, '$', at, errors);

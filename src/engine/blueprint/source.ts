@@ -53,6 +53,20 @@ type ScalarKind = 'plain' | 'double' | 'single' | 'block';
 
 const isSpace = (c: string | undefined): boolean => c === ' ' || c === '\t' || c === '\r' || c === '\n';
 
+/**
+ * The end of the source text `[start, end)` as SourcePosition fields (`endLine`/`endCol`: 1-based, exclusive,
+ * the position just after the last character), trailing blanks left out so a block scalar's final line break
+ * does not carry the range onto the next line. Nothing when the range is empty.
+ */
+export function rangeEnd(text: string, lineCounter: LineCounter, start: number, end: number | undefined): Pick<SourcePosition, 'endLine' | 'endCol'> {
+  if (end === undefined) return {};
+  let e = Math.min(end, text.length);
+  while (e > start && isSpace(text[e - 1])) e--;
+  if (e <= start) return {};
+  const { line, col } = lineCounter.linePos(e);
+  return { endLine: line, endCol: col };
+}
+
 /** Source characters one value character at `s` takes (an escape, a doubled quote, else 1). */
 function charWidth(text: string, s: number, kind: ScalarKind): number {
   if (kind === 'double' && text[s] === '\\') {
@@ -199,14 +213,14 @@ export function parseSource(file: string, text: string): { doc?: SourceDoc; erro
   for (const e of ydoc.errors) {
     const { line, col } = at(e.pos[0]);
     const msg = e.message.split('\n')[0];
-    errors.push(new StewardError('STEWARD_BLUEPRINT_SYNTAX', `invalid YAML/JSON: ${msg}`, { position: { file, line, col } }));
+    errors.push(new StewardError('STEWARD_BLUEPRINT_SYNTAX', `invalid YAML/JSON: ${msg}`, { position: { file, line, col, ...rangeEnd(text, lineCounter, e.pos[0], e.pos[1]) } }));
   }
   if (errors.length) return { errors };
   // YAML 1.2 reads JSON, but also what JSON forbids (trailing commas, comments, single quotes, bare words):
   // a .json file must be JSON, or other JSON tools would disagree with us about the policy.
   if (file.toLowerCase().endsWith('.json')) {
     const bad = strictJsonError(text);
-    if (bad) return { errors: [new StewardError('STEWARD_BLUEPRINT_SYNTAX', `invalid JSON: ${bad.message}`, { position: { file, ...at(bad.offset) } })] };
+    if (bad) return { errors: [new StewardError('STEWARD_BLUEPRINT_SYNTAX', `invalid JSON: ${bad.message}`, { position: { file, ...at(bad.offset), ...rangeEnd(text, lineCounter, bad.offset, bad.offset + 1) } })] };
   }
   let value: unknown;
   try {
@@ -220,7 +234,8 @@ export function parseSource(file: string, text: string): { doc?: SourceDoc; erro
     const f = walk(ydoc.contents, path);
     const n = opts.key && f.depth === path.length && f.keyNode ? f.keyNode : f.node;
     const off = n?.range?.[0] ?? 0;
-    return { file, ...at(off), path: formatPath(path) };
+    // range = [start, value end, node end]: the value end leaves out a trailing comment.
+    return { file, ...at(off), ...rangeEnd(text, lineCounter, off, n?.range?.[1]), path: formatPath(path) };
   };
   const posInScalar = (path: readonly PathSeg[], offset: number): SourcePosition => {
     const f = walk(ydoc.contents, path);
@@ -238,7 +253,10 @@ export function parseSource(file: string, text: string): { doc?: SourceDoc; erro
       from = nl < 0 ? end : nl + 1;
       kind = 'block';
     }
-    return { file, ...at(sourceOffset(text, from, end, String(n.value), offset, kind)), path: formatPath(path), offset };
+    // From the offending character to the end of the expression: the DSL reports where a problem starts, not its length.
+    const at0 = sourceOffset(text, from, end, String(n.value), offset, kind);
+    const contentEnd = n.range?.[1] === undefined ? undefined : kind === 'double' || kind === 'single' ? n.range[1] - 1 : n.range[1];
+    return { file, ...at(at0), ...rangeEnd(text, lineCounter, at0, contentEnd), path: formatPath(path), offset };
   };
   return { doc: { file, text, value, pos, posInScalar }, errors };
 }
