@@ -69,7 +69,7 @@ describe('pdp.yaml', () => {
       let run: RunState | undefined;
       let n = 0;
       const play = (fields: Record<string, unknown>, blueprint: Intervention = 'ok') => {
-        const trace = { trace_id: `e-${++n}`, agent_id: 'a-1', timestamp: '2026-01-01T00:00:00Z', run: { runId: 'run-1' }, ...fields } as Trace;
+        const trace = { trace_id: `e-${++n}`, agent_id: 'a-1', timestamp: '2026-01-01T00:00:00Z', run: { runId: 'run-1' }, ...fields } as unknown as Trace;
         const check = checkAcmEvent({ run, contexts: ctx }, trace, env);
         expect(check.rejected, JSON.stringify(check.problems)).toBe(false);
         const final = mostSevere(blueprint, check.intervention);
