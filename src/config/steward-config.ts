@@ -43,7 +43,7 @@ export interface StewardConfig {
    */
   limits: { maxTraceBytes: number; maxMessageBytes: number; chunkSize: number; partitionsConcurrently: number; shutdownTimeoutMs: number; maxEventTimeSkewMs: number | null };
   /** groupPrefixDefaulted: no group_prefix was given (it derives from the topic prefix). */
-  /** exactlyOnce: stages whose outputs commit with their input offsets in Kafka transactions (consumers/common.ts). */
+  /** exactlyOnce: stages whose outputs commit with their input offsets in Kafka transactions (consumers/stage-runner.ts). */
   consumer: { groupPrefix: string; sessionTimeoutMs: number; autoCommitIntervalMs: number; groupPrefixDefaulted?: boolean; exactlyOnce: ('tripwire' | 'scorer')[]; scorerDedupTtlSeconds: number };
   /** Periodic good-behaviour audit of the trust-debt stage (ACGP-1004 §10.4.2); interval 0 = lazy credits only. */
   /** dedupTtlSeconds: how long an applied trust-debt event id is remembered (a replay of older records applies them again). */

@@ -1,6 +1,6 @@
 /**
- * The sink stage's consumer loop (src/consumers/sink.ts wires it): pipelined batches, offsets committed per
- * partition in order once inserted. Split from sink.ts: the loop knows Kafka batches and commits, not tables.
+ * The sink stage's consumer loop (src/process/sink-stage.ts wires it): pipelined batches, offsets committed per
+ * partition in order once inserted. Split from the wiring: the loop knows Kafka batches and commits, not tables.
  */
 import { lagAfter, type BatchControl, type InBatch } from '../adapters/kafka/client.js';
 import type { Logger } from '../logger.js';

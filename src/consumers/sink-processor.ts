@@ -1,5 +1,5 @@
 /**
- * The sink stage's record handling (src/consumers/sink.ts wires it to Kafka): a batch of records from
+ * The sink stage's record handling (src/process/sink-stage.ts wires it to Kafka): a batch of records from
  * acgp.decisions, .verdicts, .ledger, .trust-debt, .gate and .dlq becomes rows for the ClickHouseSink, ledger
  * drafts for acgp.ledger, and dead letters. Plain decisions and verdicts skip JSON.parse (decision-writer.ts,
  * verdict-writer.ts); everything else is parsed and mapped by rows.ts.

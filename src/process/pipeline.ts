@@ -40,7 +40,7 @@ export interface PipelineDeps {
   sweepNow?: () => number;
   /** Marks of scored traces, so the scorer skips scoring records the tripwire stage wrote twice (absent: it scores each). */
   scoredMarks?: ScoredMarks;
-  /** Starts the sink stage (ClickHouse engineer's src/consumers/sink.ts); absent → sink not available. */
+  /** Starts the sink stage (src/process/sink-stage.ts); absent → sink not available. */
   startSink?: () => Promise<{ stop(): Promise<void>; isReady?(): boolean }>;
 }
 

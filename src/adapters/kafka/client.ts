@@ -109,7 +109,7 @@ function kafkaLogCreator(logger?: Logger) {
 /**
  * Producers re-read topic metadata at least this often. kafkajs silently drops a record whose explicit
  * partition is missing from its metadata (no error, the send resolves): a partition added to a topic is only
- * safe to address once every producer had time to refresh (common-runtime.ts, replies topic).
+ * safe to address once every producer had time to refresh (src/process/pipeline.ts, replies topic).
  */
 export const METADATA_MAX_AGE_MS = 30_000;
 

@@ -1,7 +1,8 @@
 /**
  * The repository stands on its own: no tracked text file cites the design notes that lived outside it
- * (their contracts are docs/contracts.md, their decisions docs/spec-decisions.md), and every
- * `contracts C<n>` / `spec-decisions D<n>` citation names a section that exists.
+ * (their contracts are docs/contracts.md, their decisions docs/spec-decisions.md), every
+ * `contracts C<n>` / `spec-decisions D<n>` citation names a section that exists, and the paths the docs
+ * name are still there.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -46,6 +47,18 @@ describe.skipIf(!existsSync(join(ROOT, '.git')))('the repository is self-contain
       });
     }
     expect(hits).toEqual([]);
+  });
+
+  it('every repository path the docs and the README name exists (a .js import specifier stands for its .ts)', () => {
+    const missing: string[] = [];
+    for (const [path, text] of files) {
+      if (!(path === 'README.md' || /^docs\/[^/]+\.md$/.test(path))) continue;
+      for (const m of text.matchAll(/\b(?:src|test|scripts|schemas|blueprints|bench)\/[A-Za-z0-9_./@-]+/g)) {
+        const p = m[0].replace(/[.,]+$/, '');
+        if (!existsSync(join(ROOT, p)) && !(p.endsWith('.js') && existsSync(join(ROOT, p.replace(/\.js$/, '.ts'))))) missing.push(`${path}: ${p}`);
+      }
+    }
+    expect(missing).toEqual([]);
   });
 
   it('every contracts C<n> and spec-decisions D<n> citation names an existing section', () => {
