@@ -11,6 +11,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { StewardError, StewardAggregateError } from '../errors.js';
 import { defaultEngineConfig, DEFAULT_TIERS, normalizeTier, type EngineConfig, type TierSettings } from '../engine/config.js';
 import type { AclTier, FallbackOnTimeout } from '../engine/types.js';
+import { rangeEnd } from '../engine/blueprint/source.js';
 import { packageRoot } from '../adapters/kafka/serde.js';
 import type { KafkaSettings } from '../adapters/kafka/client.js';
 import { describeHidden, redactSecrets } from '../observability/redact.js';
@@ -114,7 +115,7 @@ export function parseConfigText(text: string, file?: string): Raw {
       'STEWARD_CONFIG',
       doc.errors.map((e) => {
         const p = lc.linePos(e.pos[0]);
-        return new StewardError('STEWARD_CONFIG', e.message.split('\n')[0], { position: { file, line: p.line, col: p.col } });
+        return new StewardError('STEWARD_CONFIG', e.message.split('\n')[0], { position: { file, line: p.line, col: p.col, ...rangeEnd(text, lc, e.pos[0], e.pos[1]) } });
       }),
     );
   }
@@ -131,7 +132,7 @@ export function parseConfigText(text: string, file?: string): Raw {
         const node = (extra !== undefined ? keyNodeAt(doc, e.instancePath, extra) : undefined) ?? nodeAt(doc, ip);
         const pos = node?.range ? lc.linePos(node.range[0]) : { line: 1, col: 1 };
         return new StewardError('STEWARD_CONFIG', `${jsonPath(ip)}: ${describe(e)}`, {
-          position: { file, line: pos.line, col: pos.col, path: jsonPath(ip) },
+          position: { file, line: pos.line, col: pos.col, ...(node?.range ? rangeEnd(text, lc, node.range[0], node.range[1]) : {}), path: jsonPath(ip) },
         });
       });
     throw new StewardAggregateError('STEWARD_CONFIG', errs);

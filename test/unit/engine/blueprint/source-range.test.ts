@@ -8,6 +8,8 @@ import { type SourcePosition } from '../../../../src/errors.js';
 import { compileBlueprintSet } from '../../../../src/engine/blueprint/index.js';
 import { parseAgentRegistry } from '../../../../src/engine/blueprint/registry.js';
 import { parseSource } from '../../../../src/engine/blueprint/source.js';
+import { parseConfigText } from '../../../../src/config/steward-config.js';
+import { StewardAggregateError } from '../../../../src/errors.js';
 import { defaultEngineConfig } from '../../../../src/engine/config.js';
 
 /** The text a position's range covers: [line:col, endLine:endCol). */
@@ -112,6 +114,21 @@ describe('blueprint and registry problems carry the range of the offending value
     const e = res.errors.find((x) => x.position?.path === '$.tripwires[0].condition');
     expect(e, res.errors.map((x) => x.format()).join('\n')).toBeDefined();
     expect(covered(text, e!.position!)).toBe('nosuchfn(args)');
+  });
+
+  it('steward.yaml: a bad value and an unknown key are underlined', () => {
+    const text = 'kafka:\n  client_idd: x\nredis:\n  url: 42\n';
+    let err: unknown;
+    try {
+      parseConfigText(text, 'steward.yaml');
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(StewardAggregateError);
+    const errs = (err as StewardAggregateError).errors;
+    const at = (path: string) => errs.find((e) => e.position?.path === path)!.position!;
+    expect(covered(text, at('$.kafka.client_idd'))).toBe('client_idd');
+    expect(covered(text, at('$.redis.url'))).toBe('42');
   });
 
   it('agents.yaml: a bad tier underlines the tier', () => {
