@@ -1,7 +1,7 @@
 /**
  * The fixed vocabulary of the final alignment judge (docs/gate.md, gate spec §9.3–§9.5, §9.11):
  * reason codes, fix modes, intents with their required elements, and the strictness thresholds of
- * docs/spec-decisions.md ("Finalization gate" and DESIGN decision 16, restated in docs/gate.md).
+ * docs/spec-decisions.md ("Finalization gate" and spec-decisions D16, restated in docs/gate.md).
  */
 
 export const VERDICTS = ['PASS', 'PASS_WITH_CAVEATS', 'FAIL'] as const;

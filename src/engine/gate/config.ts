@@ -51,12 +51,12 @@ function re2(source: string, flags = 0): RE2JS | string {
 }
 
 /** A pattern entry (`"regex"` or `{pattern, id?, message?}`) → GatePattern; undefined (and an error when `doc`) if RE2 rejects it. */
-function compilePattern(entry: unknown, fallbackId: string, what: string, at?: { doc: SourceDoc; path: PathSeg[]; errors: StewardError[] }): GatePattern | undefined {
+function compilePattern(entry: unknown, fallbackId: string, what: string, at?: { doc: SourceDoc; path: PathSeg[]; errors: StewardError[]; exact?: boolean }): GatePattern | undefined {
   const o = isObj(entry) ? entry : { pattern: entry };
   if (typeof o.pattern !== 'string') return undefined;
   const re = re2(o.pattern);
   if (typeof re === 'string') {
-    at?.errors.push(new StewardError('STEWARD_DSL_REGEX', `invalid regular expression (RE2 syntax): ${re}`, { position: at.doc.pos(isObj(entry) ? [...at.path, 'pattern'] : at.path) }));
+    at?.errors.push(new StewardError('STEWARD_DSL_REGEX', `invalid regular expression (RE2 syntax): ${re}`, { position: at.doc.pos(isObj(entry) && !at.exact ? [...at.path, 'pattern'] : at.path) }));
     return undefined;
   }
   const id = typeof o.id === 'string' ? o.id : fallbackId;
@@ -141,11 +141,11 @@ export function compileOwnGuardrails(doc: SourceDoc, v: Obj, dsl: DslOptions, er
       const patterns: GatePattern[] = [];
       const msg = typeof g.message === 'string' ? g.message : (base.description ?? `tier-1 guardrail '${g.id}' violated`);
       if (typeof g.pattern === 'string') {
-        const p = compilePattern({ pattern: g.pattern, id: g.id, message: msg }, g.id, 'tier-1 pattern', { doc, path: ['guardrails', i, 'pattern'], errors });
+        const p = compilePattern({ pattern: g.pattern, id: g.id, message: msg }, g.id, 'tier-1 pattern', { doc, path: ['guardrails', i, 'pattern'], errors, exact: true });
         if (p) patterns.push({ ...p, source: g.pattern });
       }
       arr(g.patterns).forEach((p, j) => {
-        const c = compilePattern(isObj(p) ? { message: msg, ...p } : { pattern: p, message: msg }, `${g.id}[${j}]`, 'tier-1 pattern', { doc, path: ['guardrails', i, 'patterns', j], errors });
+        const c = compilePattern(isObj(p) ? { message: msg, ...p } : { pattern: p, message: msg }, `${g.id}[${j}]`, 'tier-1 pattern', { doc, path: ['guardrails', i, 'patterns', j], errors, exact: !isObj(p) });
         if (c) patterns.push(c);
       });
       const appliesTo = Array.isArray(g.applies_to) ? HOOKS.filter((h) => (g.applies_to as unknown[]).includes(h)) : HOOKS;

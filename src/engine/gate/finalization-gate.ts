@@ -17,7 +17,7 @@ import { GateJudge } from './judge.js';
 import { buildPayload, toolCallFacts } from './payload.js';
 import { JUDGE_SYSTEM, promptWithAdditions, renderJudgePrompt } from './prompts.js';
 import { scanDraft, scanToolCall } from './scan.js';
-import { DEFAULT_GATE_RUNTIME_LIMITS, type GateHit, type GateJobKey, type GateJobState, type GateJobStore, type GateOutcome, type GateRuntimeLimits, type NextAction, type ToolCallCheck } from './types.js';
+import { DEFAULT_GATE_RUNTIME_LIMITS, type GateHit, type GateJobKey, type GateJobState, type GateJobStore, type GateOutcome, type GateRuntimeLimits, type NextAction, type ToolCallCheck, type FinalizationOutcomeEvent } from './types.js';
 import { missingWorkflowSteps, outOfOrderSteps } from './workflow.js';
 
 export interface FinalizationGateOptions {
@@ -248,6 +248,23 @@ export class FinalizationGate {
     const jobId = optStr(trace.job_id);
     const state = jobId ? await this.o.jobStore.get({ tenant: agent.tenant, agentId: agent.id, jobId }, nowMs) : undefined;
     return checkToolCallPure(trace, agent, blueprint, nowMs, state, this.limits, opts);
+  }
+
+  /**
+   * A `hook: user_feedback` trace (`job_id`, `feedback: up|down`): the job's finalization_outcome again, with
+   * the feedback (the analytics row is replaced). Null when the job has not ended or its state expired.
+   */
+  async userFeedback(trace: Trace, agent: AgentInfo, nowMs: number): Promise<FinalizationOutcomeEvent | null> {
+    const bad = (m: string) => new StewardError('STEWARD_GATE_INPUT', `user_feedback trace ${JSON.stringify(trace.trace_id)}: ${m}`);
+    const jobId = optStr(trace.job_id);
+    if (!jobId) throw bad("missing 'job_id'");
+    if (trace.feedback !== 'up' && trace.feedback !== 'down') throw bad("'feedback' must be 'up' or 'down'");
+    const state = await this.o.jobStore.get({ tenant: agent.tenant, agentId: agent.id, jobId }, nowMs);
+    for (let i = (state?.attempts.length ?? 0) - 1; i >= 0; i--) {
+      const ended = state!.attempts[i]!.outcome?.events.finalization_outcome;
+      if (ended) return { ...ended, user_feedback: trace.feedback };
+    }
+    return null;
   }
 
   /** Records a decided tool call of a job (`ran`: it was allowed, so it is evidence and a workflow step). No job_id: nothing. */

@@ -9,12 +9,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { compileBlueprintSet } from '../../../../src/engine/blueprint/index.js';
-import { defaultEngineConfig } from '../../../../src/engine/config.js';
 import { FinalizationGate, MemoryGateJobStore } from '../../../../src/engine/gate/index.js';
-import type { AgentInfo, CompiledBlueprint, LlmClient, LlmRequest, Trace } from '../../../../src/engine/types.js';
+import type { AgentInfo, Trace } from '../../../../src/engine/types.js';
+import { compileOne, ScriptedLlm, type Answer } from './helpers.js';
 
-type Answer = string | { hang: true };
 interface Step {
   tool_call?: Record<string, unknown>;
   final_answer?: Record<string, unknown>;
@@ -40,27 +38,6 @@ interface GoldenFile {
 }
 
 const DIR = join(__dirname, '../../../golden/gate');
-
-export class ScriptedLlm implements LlmClient {
-  queue: Answer[] = [];
-  requests: LlmRequest[] = [];
-  async complete(req: LlmRequest, signal?: AbortSignal) {
-    this.requests.push(req);
-    const a = this.queue.shift();
-    if (a === undefined) throw new Error('test: no scripted judge answer left');
-    if (typeof a !== 'string')
-      return new Promise<never>((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason), { once: true }));
-    return { text: a, model: 'judge-test', latencyMs: 1 };
-  }
-}
-
-export function compileOne(yaml: string): CompiledBlueprint {
-  const res = compileBlueprintSet([{ file: 'gate-test.yaml', text: yaml }], { config: defaultEngineConfig() });
-  if (!res.set) throw new Error(res.errors.map((e) => e.format()).join('\n'));
-  const bp = res.set.blueprints.find((b) => b.id !== 'clarity.baseline@1.0');
-  if (!bp) throw new Error('no blueprint compiled');
-  return bp;
-}
 
 const files = readdirSync(DIR).filter((f) => f.endsWith('.yaml'));
 

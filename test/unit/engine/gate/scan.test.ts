@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_GATE_RUNTIME_LIMITS, DEFAULT_GATE_SETTINGS, scanDraft, scanToolCall, type Tier1Rule } from '../../../../src/engine/gate/index.js';
+import { stringLeaves } from '../../../../src/engine/gate/scan.js';
+import type { AgentInfo, Trace } from '../../../../src/engine/types.js';
+import { compileOne } from './helpers.js';
+
+const agent: AgentInfo = { id: 'a', tenant: 't', tier: 'ACL-2', tools: [], domains: [], registered: true };
+const trace = (extra: Partial<Trace> = {}): Trace => ({ trace_id: 't1', agent_id: 'a', timestamp: '2026-01-01T00:00:00Z', hook: 'final_answer', job_id: 'j', ...extra });
+const ctx = (t: Trace = trace()) => ({ trace: t, agent, nowMs: 0, skillId: null });
+const ids = (draft: string) => scanDraft(draft, ctx(), DEFAULT_GATE_SETTINGS, [], DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id);
+
+describe('output scanning: default detectors (gate spec §2)', () => {
+  it('card numbers need a Luhn check', () => {
+    expect(ids('card 4111 1111 1111 1111')).toEqual(['credit_card']);
+    expect(ids('card 4111-1111-1111-1111.')).toEqual(['credit_card']);
+    expect(ids('card 5500005555555559')).toEqual(['credit_card']);
+    expect(ids('order 4111 1111 1111 1112')).toEqual([]);
+    expect(ids('version 1.2.3, build 20260101')).toEqual([]);
+  });
+  it('SSNs with valid area/group/serial', () => {
+    expect(ids('SSN: 219-09-9998')).toEqual(['ssn']);
+    expect(ids('SSN: 000-12-3456 or 666-12-3456 or 123-00-4567')).toEqual([]);
+  });
+  it('credentials and keys', () => {
+    expect(ids('AWS AKIAIOSFODNN7EXAMPLQ')).toEqual(['secret']);
+    expect(ids('-----BEGIN RSA PRIVATE KEY-----\nMIIE...')).toEqual(['secret']);
+    expect(ids('Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U')).toEqual(['secret']);
+    expect(ids('The function parseTimestampWithOffset returns ms.')).toEqual([]);
+  });
+  it('blueprint patterns add to the defaults, never replace them', () => {
+    const bp = compileOne('id: s@1.0\nversion: "1.0.0"\ndescription: s\nfinalization_gate:\n  safety_patterns: [ACME-\\d+]\n  keyword_blocklist: [secret project, "$$"]\n');
+    const s = bp.gate!.settings;
+    const hit = (d: string) => scanDraft(d, ctx(), s, [], DEFAULT_GATE_RUNTIME_LIMITS).map((h) => `${h.kind}:${h.id}`);
+    expect(hit('ticket ACME-12 and card 4111111111111111')).toEqual(['default:credit_card', 'safety_pattern:safety_patterns[0]']);
+    expect(hit('the SECRET Project')).toEqual(['keyword:secret project']);
+    expect(hit('secret projection')).toEqual([]); // word boundary
+    expect(hit('costs $$ a lot')).toEqual(['keyword:$$']);
+  });
+});
+
+describe('fail closed: scanning that cannot finish is a hit', () => {
+  it('a draft over the size limit is blocked unscanned', () => {
+    const h = scanDraft('x'.repeat(101), ctx(), DEFAULT_GATE_SETTINGS, [], { maxScanChars: 100 });
+    expect(h).toEqual([expect.objectContaining({ kind: 'scan_limit', id: 'max_scan_chars' })]);
+  });
+  it('tool-call args too deep, too many leaves or too large are blocked unscanned', () => {
+    const bp = compileOne('id: s@1.0\nversion: "1.0.0"\ndescription: s\nguardrails:\n  - id: no_cards\n    tier: 1\n    pattern: "4111"\n');
+    const rules = bp.gate!.tier1;
+    let deep: Record<string, unknown> = { v: 'x' };
+    for (let i = 0; i < 40; i++) deep = { d: deep };
+    const tc = (args: Record<string, unknown>) => scanToolCall(ctx(trace({ hook: 'tool_call', tool: 'x', args })), rules, DEFAULT_GATE_RUNTIME_LIMITS);
+    expect(tc(deep)).toEqual([expect.objectContaining({ kind: 'scan_limit' })]);
+    expect(tc({ xs: Array.from({ length: 10_001 }, () => 'a') })).toEqual([expect.objectContaining({ kind: 'scan_limit' })]);
+    expect(tc({ a: { b: ['ok', 'card 4111'] } })).toEqual([expect.objectContaining({ kind: 'tier1', id: 'no_cards' })]);
+    expect(tc({ a: 'fine' })).toEqual([]);
+    expect(stringLeaves({ a: 'x'.repeat(50) }, { maxScanDepth: 5, maxScanLeaves: 5, maxScanChars: 10 })).toBeUndefined();
+  });
+  it('a tier-1 condition that throws fails closed', () => {
+    const rule: Tier1Rule = {
+      tier: 1,
+      id: 'boom',
+      when: () => true,
+      appliesTo: ['final_answer'],
+      patterns: [],
+      message: 'boom rule',
+      condition: { source: 'x', async: false, functions: new Set(), evaluate: () => { throw new Error('state down'); } },
+    };
+    const h = scanDraft('hello', ctx(), DEFAULT_GATE_SETTINGS, [rule], DEFAULT_GATE_RUNTIME_LIMITS);
+    expect(h).toEqual([expect.objectContaining({ kind: 'tier1', id: 'boom', message: expect.stringMatching(/fail closed/) })]);
+  });
+  it('tier-1 conditions read the draft as `content` and honour `applies_to`, `when` and `skills`', () => {
+    const bp = compileOne(
+      'id: s@1.0\nversion: "1.0.0"\ndescription: s\nguardrails:\n  - id: no_iban\n    tier: 1\n    condition: NOT contains_entity(content, "bank_account")\n    skills: [payments]\n  - id: tools_only\n    tier: 1\n    pattern: hello\n    applies_to: [tool_call]\n',
+    );
+    const rules = bp.gate!.tier1;
+    const d = 'Wire to IBAN DE89 3704 0044 0532 0130 00 hello';
+    expect(scanDraft(d, { ...ctx(), skillId: 'payments' }, DEFAULT_GATE_SETTINGS, rules, DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual(['no_iban']);
+    expect(scanDraft(d, ctx(), DEFAULT_GATE_SETTINGS, rules, DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual([]);
+  });
+});
