@@ -119,7 +119,7 @@ export function isAcmHook(hook: string): boolean {
   return ACM_HOOKS.has(hook);
 }
 
-/** `run.runId` or `run_id` (DESIGN-level contract, docs/acm.md); undefined when the trace names no run. */
+/** `run.runId` or `run_id` (contracts C6, docs/acm.md); undefined when the trace names no run. */
 export function runIdOf(trace: Trace): string | undefined {
   const run = trace.run as { runId?: unknown } | undefined;
   const id = run && typeof run === 'object' ? run.runId : undefined;

@@ -30,7 +30,7 @@ export function stageBudgetMs(tier: AclTier, tiers?: Record<AclTier, TierSetting
 }
 
 /**
- * spec-decisions D5: tripwires (and the rules of the same stage, §5.11) fail closed when they cannot be
+ * spec-decisions D5: tripwires (and the rules of the same stage, D11) fail closed when they cannot be
  * evaluated. The contract fallback may only make that stricter, never approved: escalate stays
  * escalate (a human decides), everything else (deny, allow_and_log, cached_decision, unset) blocks.
  * allow_and_log → flag would approve an action nobody checked (docs/spec-decisions.md).
