@@ -10,6 +10,7 @@ import { isStewardError } from '../../errors.js';
 import { traceEventId } from '../../engine/event-id.js';
 import { INTERVENTIONS, type Intervention } from '../../engine/types.js';
 import { evalLine, errorLine } from '../eval-format.js';
+import { EvalGate } from '../eval-gate.js';
 import { createEvalBundles, type EvalBundles } from '../eval-bundles.js';
 import { SetupError, setupOffline } from '../eval-setup.js';
 import { parseTraceLine } from '../eval-trace.js';
@@ -90,6 +91,8 @@ export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
     return 2;
   }
 
+  // contracts C5: final_answer lines gain the finalization gate's answer; tool calls of a job are its evidence.
+  const gate = new EvalGate(setup, io.err);
   const counts = Object.fromEntries(INTERVENTIONS.map((i) => [i, 0])) as Record<Intervention, number>;
   let lineNo = 0;
   let evaluated = 0;
@@ -140,11 +143,12 @@ export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
       const prev = tails.get(agent) ?? Promise.resolve('');
       job = prev
         .then(() => (bundles ? bundles.evaluate(raw, p.trace, p.nowMs, eventId) : setup.engine.evaluate(p.trace, p.nowMs, eventId)))
+        .then(async (rec) => ({ rec, line: await gate.extend(p.trace, p.nowMs, eventId, rec, bundles ? bundles.line(rec, evalLine(rec)) : evalLine(rec)) }))
         .then(
-          (rec) => {
+          ({ rec, line }) => {
             counts[rec.score.intervention]++;
             evaluated++;
-            return JSON.stringify(bundles ? bundles.line(rec, evalLine(rec)) : evalLine(rec));
+            return JSON.stringify(line);
           },
           (e: unknown) => {
             // An engine failure on one trace is reported like a malformed line; the run continues.

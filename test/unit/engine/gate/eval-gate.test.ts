@@ -1,0 +1,86 @@
+/**
+ * `steward eval` with the finalization gate (contracts C5): runEval — the CLI's code — with the judge reached
+ * over HTTP on the local OpenAI-protocol server (test/support/llm-server.ts) through STEWARD_LLM_* variables.
+ */
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runEval } from '../../../../src/cli/commands/eval.js';
+import { startLlmServer, type LlmStandIn, type RecordedRequest } from '../../../support/llm-server.js';
+
+const DIR = join(import.meta.dirname, '../../../golden/gate/eval');
+let server: LlmStandIn;
+
+const judge = (o: Record<string, unknown>) => ({ kind: 'content' as const, content: JSON.stringify({ reason_codes: [], fix_mode: 'REWRITE_ONLY', missing_requirements: [], verdict: 'PASS', ...o }) });
+
+beforeAll(async () => {
+  server = await startLlmServer();
+  // The judge answers by the draft it is shown: the test writes the wanted answer into the draft.
+  server.setDefault((req: RecordedRequest) => {
+    const prompt = JSON.stringify(req.body.messages ?? req.body);
+    if (prompt.includes('DRAFT_V1')) return judge({ quality_score: 0.72, verdict: 'PASS_WITH_CAVEATS', reason_codes: ['MISSING_REQUIRED_ELEMENTS', 'MISSING_TEST_PLAN', 'NOT_A_CODE'], missing_requirements: ['risks'] });
+    if (prompt.includes('DRAFT_V2')) return judge({ quality_score: 0.9 });
+    if (prompt.includes('DRAFT_BAD')) return { kind: 'content', content: 'looks good to me' };
+    return judge({ quality_score: 0.95 });
+  });
+});
+afterAll(() => server.close());
+
+async function evalLines(traces: Record<string, unknown>[]) {
+  const base = Date.parse('2026-02-01T10:00:00Z');
+  const lines = traces.map((t, i) => JSON.stringify({ agent_id: 'coder-1', timestamp: new Date(base + i * 60_000).toISOString(), ...t }));
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runEval(
+    { blueprints: DIR, input: '-' },
+    { input: Readable.from(lines.map((l) => l + '\n')), out: (l) => void out.push(l), err: (l) => void err.push(l), stderrIsTty: false, env: { STEWARD_LLM_BASE_URL: server.url, STEWARD_LLM_MODEL: 'judge-1' } },
+  );
+  return { code, out: out.map((l) => JSON.parse(l) as Record<string, unknown>), err };
+}
+
+describe('steward eval: the gate object on final_answer lines', () => {
+  it('a job: tool calls as evidence, rewrite → PASS; unknown codes dropped; line errors for bad final answers', async () => {
+    const before = server.requests.length;
+    const { code, out, err } = await evalLines([
+      { trace_id: 'tc-1', hook: 'tool_call', tool: 'read_file', args: { path: 'src/app.ts' }, job_id: 'job-1' },
+      { trace_id: 'fa-1', hook: 'final_answer', job_id: 'job-1', goal: 'Review the PR. Say if it can merge.', intent_id: 'PR_REVIEW', draft_answer: 'DRAFT_V1 looks fine', skill_id: 'code-review' },
+      { trace_id: 'tc-2', hook: 'tool_call', tool: 'read_file', args: { path: 'src/app.ts' }, job_id: 'job-1' },
+      { trace_id: 'fa-2', hook: 'final_answer', job_id: 'job-1', goal: 'Review the PR.', intent_id: 'PR_REVIEW', draft_answer: 'DRAFT_V2 summary, risks, verdict', skill_id: 'code-review' },
+      { trace_id: 'fa-3', hook: 'final_answer', job_id: 'job-2', draft_answer: '-----BEGIN EC PRIVATE KEY----- abc' },
+      { trace_id: 'fa-4', hook: 'final_answer', draft_answer: 'no job' },
+      { trace_id: 'fa-5', hook: 'final_answer', job_id: 'job-3', draft_answer: 'DRAFT_BAD' },
+    ]);
+    expect(code, err.join('\n')).toBe(1); // fa-4 is a line error
+    expect(out).toHaveLength(7);
+    expect(out[0]).not.toHaveProperty('gate');
+    const g1 = out[1].gate as Record<string, unknown>;
+    // strictness high for the registry-listed skill: .72 is below .85, and MISSING_REQUIRED_ELEMENTS is hard-fail there
+    expect(g1).toMatchObject({ verdict: 'FAIL', quality_score: 0.72, reason_codes: ['MISSING_REQUIRED_ELEMENTS', 'MISSING_TEST_PLAN'], fix_mode: 'REWRITE_ONLY', attempt_index: 0, action: 'replan', judged_by: 'llm', missing_requirements: ['risks'], intervention: 'block', degraded: false });
+    expect(Object.keys(g1).slice(0, 9)).toEqual(['verdict', 'quality_score', 'reason_codes', 'fix_mode', 'attempt_index', 'action', 'judged_by', 'missing_requirements', 'directive']);
+    expect(g1.directive).toMatch(/^You must repair the final answer/);
+    expect(g1.directive).toContain('Keep the answer under one screen.');
+    expect(out[3].gate).toMatchObject({ verdict: 'PASS', action: 'finalize', attempt_index: 1, directive: null });
+    expect(out[4].gate).toMatchObject({ verdict: 'FAIL', action: 'block', judged_by: 'patterns', reason_codes: ['SAFETY_OR_POLICY_VIOLATION'] });
+    expect(out[5]).toEqual({ line: 6, error: { code: 'STEWARD_GATE_INPUT', message: expect.stringMatching(/job_id/) } });
+    expect(out[6].gate).toMatchObject({ verdict: null, action: 'block', intervention: 'escalate', degraded: true });
+    expect(err.join('\n')).toMatch(/unknown reason code\(s\) NOT_A_CODE/);
+    // judge calls: fa-1, fa-2, fa-5 twice (one retry); the pattern hit made none
+    const calls = server.requests.slice(before);
+    expect(calls).toHaveLength(4);
+    expect(calls[0].body.model).toBe('judge-1');
+    const prompt = JSON.stringify(calls[0].body.messages);
+    expect(prompt).toContain('- PR_REVIEW: summary of the change, risks, verdict');
+    expect(prompt).toContain('Tools used: read_file');
+  });
+
+  it('without an LLM: rules only (tiers 1–2)', async () => {
+    const { code, out } = await (async () => {
+      const lines = [{ trace_id: 'x-1', agent_id: 'coder-1', timestamp: '2026-02-01T10:00:00Z', hook: 'final_answer', job_id: 'j', draft_answer: 'ok' }];
+      const o: string[] = [];
+      const c = await runEval({ blueprints: DIR, input: '-' }, { input: Readable.from(lines.map((l) => JSON.stringify(l) + '\n')), out: (l) => void o.push(l), err: () => undefined, stderrIsTty: false, env: {}, llm: null });
+      return { code: c, out: o.map((l) => JSON.parse(l) as Record<string, unknown>) };
+    })();
+    expect(code).toBe(0);
+    expect(out[0].gate).toMatchObject({ verdict: 'PASS', quality_score: null, action: 'finalize', judged_by: 'rules', intervention: 'ok' });
+  });
+});
