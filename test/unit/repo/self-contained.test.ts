@@ -53,11 +53,13 @@ describe.skipIf(!existsSync(join(ROOT, '.git')))('the repository is self-contain
     expect(hits).toEqual([]);
   });
 
-  it('every repository path the docs and the README name exists (a .js import specifier stands for its .ts)', () => {
+  it('every repository path the docs and the README name exists (a .js import specifier stands for its .ts; "being built" lines aside)', () => {
     const missing: string[] = [];
     for (const [path, text] of files) {
       if (!(path === 'README.md' || /^docs\/[^/]+\.md$/.test(path))) continue;
-      for (const m of text.matchAll(/\b(?:src|test|scripts|schemas|blueprints|bench)\/[A-Za-z0-9_./@-]+/g)) {
+      // A line saying "being built" names what work in progress is adding (docs/architecture.md).
+      const settled = text.split('\n').filter((l) => !l.includes('being built')).join('\n');
+      for (const m of settled.matchAll(/\b(?:src|test|scripts|schemas|blueprints|bench)\/[A-Za-z0-9_./@-]+/g)) {
         const p = m[0].replace(/[.,]+$/, '');
         if (!existsSync(join(ROOT, p)) && !(p.endsWith('.js') && existsSync(join(ROOT, p.replace(/\.js$/, '.ts'))))) missing.push(`${path}: ${p}`);
       }
