@@ -9,7 +9,11 @@ export interface GraphEdge {
 /** A cycle as task ids (first = last) and the index of an edge on it, or undefined for a DAG. */
 export function findCycle(nodes: readonly string[], edges: readonly GraphEdge[]): { path: string[]; edgeIndex: number } | undefined {
   const out = new Map<string, GraphEdge[]>();
-  for (const e of edges) out.set(e.from, [...(out.get(e.from) ?? []), e]);
+  for (const e of edges) {
+    const l = out.get(e.from);
+    if (l) l.push(e);
+    else out.set(e.from, [e]);
+  }
   const state = new Map<string, 1 | 2>();
   // Iterative DFS: a planner may send thousands of tasks, deeper than the call stack allows.
   for (const start of nodes) {
@@ -39,10 +43,19 @@ export function findCycle(nodes: readonly string[], edges: readonly GraphEdge[])
   return undefined;
 }
 
-/** Every task with a path to `task` (not `task` itself). */
-export function ancestorsOf(task: string, edges: readonly GraphEdge[]): Set<string> {
+/** Predecessor lists, built once per plan for ancestorsOf. */
+export function predecessors(edges: readonly GraphEdge[]): Map<string, string[]> {
   const inn = new Map<string, string[]>();
-  for (const e of edges) inn.set(e.to, [...(inn.get(e.to) ?? []), e.from]);
+  for (const e of edges) {
+    const l = inn.get(e.to);
+    if (l) l.push(e.from);
+    else inn.set(e.to, [e.from]);
+  }
+  return inn;
+}
+
+/** Every task with a path to `task` (not `task` itself). */
+export function ancestorsOf(task: string, inn: ReadonlyMap<string, readonly string[]>): Set<string> {
   const seen = new Set<string>();
   const todo = [task];
   while (todo.length > 0) {

@@ -7,7 +7,7 @@ import type { SourcePosition } from '../../errors.js';
 import { compileGuard, type CompiledGuard, type DslCompileOptions } from '../dsl/index.js';
 import { contentAddress } from './canonical.js';
 import { bindContext, type ContextState, type ContextVersion } from './context.js';
-import { ancestorsOf, findCycle } from './graph.js';
+import { ancestorsOf, findCycle, predecessors } from './graph.js';
 import { jsonPath, type AcmCode, type AcmProblem } from './problems.js';
 import { schemaProblems } from './validate.js';
 
@@ -103,8 +103,12 @@ export function compilePlan(plan: Plan, dsl: DslCompileOptions): CompiledPlan {
     const ce: CompiledEdge = { index, from: e.from, to: e.to, key: edgeKey(e.from, e.to), ...(e.on_error ? { onError: e.on_error } : {}) };
     if (e.guard !== undefined) ce.guard = compileGuard(e.guard, dsl).guard;
     edges.set(ce.key, ce);
-    out.set(e.from, [...(out.get(e.from) ?? []), ce]);
-    inn.set(e.to, [...(inn.get(e.to) ?? []), ce]);
+    const o = out.get(e.from);
+    if (o) o.push(ce);
+    else out.set(e.from, [ce]);
+    const i = inn.get(e.to);
+    if (i) i.push(ce);
+    else inn.set(e.to, [ce]);
   });
   return { plan, digest: contentAddress(plan), tasks, out, in: inn, edges };
 }
@@ -171,10 +175,11 @@ function validatePlan(plan: Plan, pi: number, dsl: DslCompileOptions, add: (code
   if (cycle) {
     add('STEWARD_ACM_PLAN_CYCLE', ['plans', pi, 'edges', cycle.edgeIndex], `plan ${plan.id} is not a DAG: cycle ${cycle.path.join(' → ')}`);
   }
+  const inn = predecessors(graphEdges);
   edges.forEach((e, ei) => {
     if (e.guard === undefined) return;
     // Recorded when the guard runs: the edge's source and everything before it (only knowable on a DAG).
-    const before = cycle ? undefined : ancestorsOf(e.from, graphEdges);
+    const before = cycle ? undefined : ancestorsOf(e.from, inn);
     const scope = before ? { recordedTask: (id: string) => id === e.from || before.has(id) } : undefined;
     const r = compileGuard(e.guard, dsl, scope);
     for (const p of r.problems) add(p.code, ['plans', pi, 'edges', ei, 'guard'], p.message, p.offset);

@@ -39,12 +39,20 @@ export async function verifyReplayBundle(files: BundleFiles, o: VerifyBundleOpti
   const manifest = checkManifest(files, problems);
   const keys = trustedKeys(manifest, o.keys, problems);
   const ledger = parseJsonl<LedgerEntry>(files, LEDGER, problems).items;
-  checkLedger(ledger, keys, problems);
+  const intact = checkLedger(ledger, keys, problems);
   const requests = parseJsonl<PolicyRequestRecord>(files, REQUESTS, problems).items;
   const responses = parseJsonl<PolicyResponseRecord>(files, RESPONSES, problems).items;
-  checkVerdicts(responses, keys, problems);
+  const digests = new WeakMap<object, string>();
+  const dig = (r: object): string => {
+    let d = digests.get(r);
+    if (d === undefined) digests.set(r, (d = recordDigest(r)));
+    return d;
+  };
+  const signedResponse = new Map<string, unknown>();
+  for (const e of ledger) if (e.value.type === 'POLICY_DECISION' && intact.has(e.value.entry_id)) signedResponse.set(String(e.value.payload.trace_id), e.value.payload.response_digest);
+  checkVerdicts(responses, keys, (r) => signedResponse.get(r.trace_id) === dig(r), problems);
   checkContexts(files, problems);
-  if (manifest) await replay(files, manifest.run.id, manifest.run.tenant ?? '', { ledger, requests, responses }, problems);
+  if (manifest) await replay(files, manifest.run.id, manifest.run.tenant ?? '', { ledger, requests, responses, dig }, problems);
   return problems.sort((a, b) => cmpPath(a.path, b.path) || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
 }
 
@@ -59,6 +67,7 @@ interface Recorded {
   ledger: { line: number; value: LedgerEntry }[];
   requests: { line: number; value: PolicyRequestRecord }[];
   responses: { line: number; value: PolicyResponseRecord }[];
+  dig: (r: object) => string;
 }
 
 async function replay(files: BundleFiles, runId: string, tenant: string, rec: Recorded, problems: BundleProblem[]): Promise<void> {
@@ -118,7 +127,7 @@ async function replay(files: BundleFiles, runId: string, tenant: string, rec: Re
     else {
       const p = pd.value.payload;
       if (p.request_digest !== recordDigest(r)) add(`${REQUESTS}:${req.line}`, 'STEWARD_REPLAY_REQUEST_DIGEST', `request of ${trace.trace_id} differs from the one its signed POLICY_DECISION recorded`);
-      if (p.response_digest !== recordDigest(resp.value)) add(respAt, 'STEWARD_REPLAY_RESPONSE_DIGEST', `response of ${trace.trace_id} differs from the one its signed POLICY_DECISION recorded`);
+      if (p.response_digest !== rec.dig(resp.value)) add(respAt, 'STEWARD_REPLAY_RESPONSE_DIGEST', `response of ${trace.trace_id} differs from the one its signed POLICY_DECISION recorded`);
       if (p.policy_digest !== undefined && p.policy_digest !== policy && !policyReported) {
         policyReported = true;
         add('policy/', 'STEWARD_REPLAY_POLICY_DIGEST', `the policy files (blueprints, registry, config, sheets, options) differ from those the decisions were taken under`);

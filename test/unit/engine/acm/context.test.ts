@@ -73,3 +73,14 @@ describe('published schemas', () => {
     }
   });
 });
+
+describe('canonical JSON', () => {
+  it('is byte for byte the canonicalize package (RFC 8785 reference) on JSON-like values', async () => {
+    const { canonicalize } = await import('../../../../src/engine/ledger/crypto.js');
+    const { canonicalJson } = await import('../../../../src/engine/acm/canonical.js');
+    const fc = (await import('fast-check')).default;
+    fc.assert(fc.property(fc.jsonValue(), (v) => canonicalJson(v) === canonicalize(v)), { numRuns: 500 });
+    const odd = { b: [undefined, 1e21, -0, 0.1, 'é\u2028"\\\n'], a: { z: undefined, y: null }, '€': 1, A: true };
+    expect(canonicalJson(odd)).toBe(canonicalize(odd));
+  });
+});
