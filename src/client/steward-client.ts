@@ -14,7 +14,7 @@ import { topicNames, type TopicNames } from '../adapters/kafka/topics.js';
 import { REPLY_HEADERS, replyHeaders } from '../adapters/kafka/request-reply.js';
 import { assertWellFormedIds, createRegistry, encodeTrace, registerAvro } from '../adapters/kafka/serde.js';
 import { isMessageTooLarge } from '../adapters/kafka/kafka-error.js';
-import { rejectedDecision, type DecisionMessage, type VerdictMessage } from '../contracts/messages.js';
+import { rejectedDecision, type DecisionMessage, type GateReplyMessage, type RejectedInfo, type VerdictMessage } from '../contracts/messages.js';
 import { parseTimestamp } from '../engine/time.js';
 import { isApproved, type AclTier, type FallbackOnTimeout, type Intervention, type Trace } from '../engine/types.js';
 import { StewardError } from '../errors.js';
@@ -37,8 +37,17 @@ export interface StewardClientOptions {
 /** What decide() returns: the stage's decision, a fail-closed rejection (`rejected`), or the governance fallback (`fallback: true`). */
 export type ClientDecision = DecisionMessage;
 
+/**
+ * What finalize() returns: the gate's answer (verdict, action, directive), a fail-closed `block` with `rejected`
+ * when the trace was refused (a final answer without job_id or draft), or the governance fallback (`fallback: true`).
+ */
+export type ClientGateAnswer = GateReplyMessage & { rejected?: RejectedInfo; fallback?: boolean; fallback_reason?: string };
+
 interface Pending {
-  resolve(d: ClientDecision): void;
+  /** A decision (decide(), or a rejection / fallback of a finalize() call) or, for finalize(), the gate's answer. */
+  resolve(d: ClientDecision | GateReplyMessage): void;
+  /** A finalize() call: waits for a reply of kind `gate`. */
+  gate?: boolean;
   trace: Trace;
 }
 
@@ -163,6 +172,13 @@ export class StewardClient {
     } catch {
       return;
     }
+    if (kind === 'gate') {
+      const p = this.pending.get(corr);
+      const g = body as GateReplyMessage;
+      // As for decisions: an answer counts only for the trace it names.
+      if (p?.gate && g && g.trace_id === p.trace.trace_id && g.agent_id === p.trace.agent_id) p.resolve(g);
+      return;
+    }
     if (kind === 'verdict') {
       for (const h of this.verdictHandlers) {
         Promise.resolve(h(body as VerdictMessage)).catch((e) => this.opts.logger?.warn({ err: e }, 'onVerdict handler failed'));
@@ -217,21 +233,24 @@ export class StewardClient {
    * anyway (its decision is recorded on acgp.decisions; this call has already answered).
    */
   async decide(trace: Trace, opts: { timeoutMs?: number } = {}): Promise<ClientDecision> {
-    // setTimeout fires at once beyond 2^31-1 ms (and on NaN/Infinity): clamp, never answer early.
-    const asked = opts.timeoutMs ?? this.opts.defaultTimeoutMs ?? 1000;
-    const timeoutMs = Number.isNaN(asked) ? 1000 : Math.min(MAX_TIMER_MS, Math.max(0, asked));
     // Unguessable per call: a correlation id is all a reply needs to be routed to this call.
-    const correlation = `${this.instanceId}:${++this.seq}.${randomBytes(8).toString('hex')}`;
-    return new Promise<ClientDecision>((resolve) => {
+    return (await this.request(trace, `${this.instanceId}:${++this.seq}.${randomBytes(8).toString('hex')}`, opts.timeoutMs, false)) as ClientDecision;
+  }
+
+  private request(trace: Trace, correlation: string, askedMs: number | undefined, gate: boolean): Promise<ClientDecision | GateReplyMessage> {
+    // setTimeout fires at once beyond 2^31-1 ms (and on NaN/Infinity): clamp, never answer early.
+    const asked = askedMs ?? this.opts.defaultTimeoutMs ?? 1000;
+    const timeoutMs = Number.isNaN(asked) ? 1000 : Math.min(MAX_TIMER_MS, Math.max(0, asked));
+    return new Promise<ClientDecision | GateReplyMessage>((resolve) => {
       let done = false;
       let sent = false;
-      const finish = (d: ClientDecision) => {
+      const finish = (d: ClientDecision | GateReplyMessage) => {
         if (done) return;
         done = true;
         clearTimeout(timer);
         const p = this.pending.get(correlation);
         this.pending.delete(correlation);
-        if (p && d.fallback) {
+        if (p && isDecision(d) && d.fallback) {
           // Answered before its decision arrived: a late reply is still matched to its trace (bounded).
           this.answered.set(correlation, { resolve: () => undefined, trace: p.trace });
           if (this.answered.size > MAX_ANSWERED) this.answered.delete(this.answered.keys().next().value as string);
@@ -243,7 +262,7 @@ export class StewardClient {
         this.opts.logger?.warn({ trace_id: trace.trace_id, timeout_ms: timeoutMs }, `${why}, applying governance fallback`);
         finish(this.fallback(trace, timeoutMs));
       }, timeoutMs);
-      this.pending.set(correlation, { resolve: finish, trace });
+      this.pending.set(correlation, { resolve: finish, gate, trace });
       this.send(trace, correlation).then(
         () => {
           sent = true;
@@ -263,6 +282,18 @@ export class StewardClient {
         },
       );
     });
+  }
+
+  /**
+   * Publishes a `final_answer` trace and waits for the finalization gate (docs/gate.md): the verdict, the action
+   * (finalize, rewrite, replan, ask_user, finalize_with_limitations, block) and the repair directive. Never
+   * rejects: a refused trace gets a fail-closed `block` with `rejected`; no answer within `timeoutMs` (a slow
+   * judge) gets the governance contract's fallback (`fallback: true`).
+   */
+  async finalize(trace: Trace, opts: { timeoutMs?: number } = {}): Promise<ClientGateAnswer> {
+    const t: Trace = trace.hook === 'final_answer' ? trace : { ...trace, hook: 'final_answer' };
+    const r = await this.request(t, `${this.instanceId}:${++this.seq}.${randomBytes(8).toString('hex')}`, opts.timeoutMs, true);
+    return isDecision(r) ? gateAnswerOf(r, t) : r;
   }
 
   /**
@@ -343,3 +374,32 @@ function cacheKey(agent: string, tool: unknown): string {
   return `${agent}\u0000${typeof tool === 'string' ? tool : ''}`;
 }
 
+
+/** A decision-shaped answer to a finalize() call (a rejection or the fallback) as the gate's answer shape. */
+function gateAnswerOf(d: ClientDecision, trace: Trace): ClientGateAnswer {
+  const blocked = d.intervention === 'block' || d.intervention === 'halt';
+  return {
+    trace_id: trace.trace_id,
+    agent_id: trace.agent_id,
+    job_id: typeof trace.job_id === 'string' ? trace.job_id : '',
+    intervention: d.intervention,
+    approved: d.approved,
+    verdict: null,
+    quality_score: null,
+    reason_codes: [],
+    fix_mode: null,
+    attempt_index: -1,
+    // The governance fallback decides as for any other trace: allowed answers ship with their limitations noted.
+    action: blocked ? 'block' : d.approved ? 'finalize_with_limitations' : 'block',
+    judged_by: 'rules',
+    missing_requirements: [],
+    directive: d.reasons.join('; ') || null,
+    degraded: true,
+    event_time_ms: d.event_time_ms,
+    decided_at_ms: d.decided_at_ms,
+    ...(d.rejected ? { rejected: d.rejected } : {}),
+    ...(d.fallback ? { fallback: true, fallback_reason: d.fallback_reason } : {}),
+  };
+}
+
+const isDecision = (r: ClientDecision | GateReplyMessage): r is ClientDecision => !('action' in r && 'judged_by' in r);

@@ -7,12 +7,19 @@ import type { PartitionTransactions } from '../adapters/kafka/partition-transact
 import type { Logger } from '../logger.js';
 import type { DecisionRecord, ScoreDecisionInput, ScoreRecord } from '../engine/steward-engine.js';
 import type { Trace } from '../engine/types.js';
+import type { FinalizationOutcomeEvent, GateOutcome } from '../engine/gate/types.js';
 import type { StewardMetrics } from '../observability/metrics.js';
 
 /** What the tripwire and scorer stages need of StewardEngine (src/engine/steward-engine.ts). */
 export interface DecideScoreEngine {
   decide(trace: Trace, nowMs: number, eventId?: string): Promise<DecisionRecord>;
   score(trace: Trace, decision: ScoreDecisionInput, nowMs: number): Promise<ScoreRecord>;
+}
+
+/** What the gate stage needs of StewardEngine: the finalization gate over the selected blueprint. */
+export interface FinalizeEngine {
+  finalize(trace: Trace, nowMs: number, eventId: string): Promise<GateOutcome>;
+  userFeedback(trace: Trace, nowMs: number): Promise<FinalizationOutcomeEvent | null>;
 }
 
 export interface StageOutput {

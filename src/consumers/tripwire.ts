@@ -1,6 +1,7 @@
 /**
  * Tripwire stage (eval tier 0–1): acgp.traces → decide → acgp.decisions (key agent_id), the waiting
- * client's reply partition, and acgp.scoring unless the tripwires halted (docs/architecture.md, stages). All outputs of a
+ * client's reply partition, and acgp.scoring unless the tripwires halted (docs/architecture.md, stages).
+ * `final_answer` and `user_feedback` traces go to acgp.finalize instead: the gate stage answers them. All outputs of a
  * chunk leave in one idempotent send; the reply is listed first so it is not queued behind the rest.
  *
  * Every output is checked against `maxMessageBytes` before it is sent: an input whose decision, scoring
@@ -25,6 +26,9 @@ import type { DecideScoreEngine } from './stage-types.js';
 import type { DecisionRecord } from '../engine/steward-engine.js';
 import { scoringJson } from './scoring-message.js';
 import { traceEventId } from '../engine/event-id.js';
+import { parseFinalAnswer } from '../engine/gate/finalization-gate.js';
+import type { Trace } from '../engine/types.js';
+import { finalizeJson, GATE_HOOKS } from './finalize-message.js';
 
 export interface TripwireStageDeps {
   engine: Pick<DecideScoreEngine, 'decide'>;
@@ -75,6 +79,7 @@ export class TripwireProcessor implements StageProcessor {
       throw new StewardError('STEWARD_TRACE_TOO_LARGE', `its outputs would exceed limits.max_message_bytes ${limit} (trace ${traceBytes} bytes as JSON)`);
     }
     const evTime = eventTimeMs(trace.timestamp, m, this.d.maxEventTimeSkewMs ?? null);
+    if (GATE_HOOKS.has(trace.hook)) return this.toGate(m, trace, traceJson, evTime, limit);
     let record: DecisionRecord;
     try {
       record = await this.d.engine.decide(trace, evTime, traceEventId(trace.trace_id, m.value));
@@ -97,6 +102,22 @@ export class TripwireProcessor implements StageProcessor {
     }
     this.d.metrics.interventions.inc({ stage: this.stage, intervention: decision.intervention });
     return outs;
+  }
+
+  /**
+   * A `final_answer` or `user_feedback` is the gate stage's to answer (docs/gate.md): checked here (a final
+   * answer without job_id or draft is dead-lettered with the reason) and passed on through acgp.finalize,
+   * behind the job's tool calls this stage already recorded, with the waiting client's reply route.
+   */
+  private toGate(m: InMessage, trace: Trace, traceJson: string | undefined, evTime: number, limit: number): StageOutput[] {
+    if (trace.hook === 'final_answer') parseFinalAnswer(trace);
+    else if (typeof trace.job_id !== 'string' || trace.job_id === '' || (trace.feedback !== 'up' && trace.feedback !== 'down')) {
+      throw new StewardError('STEWARD_GATE_INPUT', `user_feedback trace ${JSON.stringify(trace.trace_id)}: needs 'job_id' and 'feedback' (up or down)`);
+    }
+    const route = replyRoute(m, this.d.replies);
+    const out: StageOutput = { topic: this.d.topics.finalize, message: { key: trace.agent_id, value: finalizeJson(traceJson ?? JSON.stringify(trace), evTime, traceEventId(trace.trace_id, m.value), route) } };
+    if (!fitsIn(out.message, limit)) throw new StewardError('STEWARD_TRACE_TOO_LARGE', `its ${out.topic} message would be ${messageBytes(out.message)} bytes, over limits.max_message_bytes ${limit}`);
+    return [out];
   }
 
   /** A dead-lettered input with a valid reply route: answer the waiting client with a fail-closed decision. */

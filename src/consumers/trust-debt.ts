@@ -11,7 +11,7 @@
  */
 import type { InMessage } from '../adapters/kafka/client.js';
 import type { TopicNames } from '../adapters/kafka/topics.js';
-import type { DecisionMessage, ReviewMessage, TrustDebtMessage, VerdictMessage } from '../contracts/messages.js';
+import type { DecisionMessage, GateEventMessage, ReviewMessage, TrustDebtMessage, VerdictMessage } from '../contracts/messages.js';
 import type { StewardProducer } from '../adapters/kafka/client.js';
 import { startAuditSweep, type AuditSweep, type SweepableStore } from './audit-sweep.js';
 import { levelActions, levelFor, maxLevel, type TrustDebtChange, type TrustDebtEvent, type TrustDebtStore } from '../engine/trust-debt/index.js';
@@ -94,7 +94,7 @@ export class TrustDebtProcessor implements StageProcessor {
   readonly inputTopics: string[];
 
   constructor(private readonly d: TrustDebtStageDeps) {
-    this.inputTopics = [d.topics.verdicts, d.topics.decisions, d.topics.reviews];
+    this.inputTopics = [d.topics.verdicts, d.topics.decisions, d.topics.reviews, d.topics.gate];
   }
 
   /** The event a message stands for, or undefined when it moves nothing (a non-halted decision). */
@@ -116,6 +116,18 @@ export class TrustDebtProcessor implements StageProcessor {
         ev: { eventId: d.event_id ?? d.trace_id, tenant: d.tenant || this.d.tenantOf(d.agent_id), agentId: d.agent_id, atMs: d.event_time_ms ?? m.timestampMs, kind: 'intervention', intervention: d.intervention, severity: d.severity },
         blueprint: d.blueprint,
         traceId: d.trace_id,
+      };
+    }
+    if (m.topic === t.gate) {
+      // The gate's judge result carries the movement (docs/spec-decisions.md D21): none for a repair loop or a
+      // degraded outcome; finalize_with_limitations weighs as flag; a tier-1 hit as block at critical severity.
+      const g = parseJson<GateEventMessage>(m, 'gate event');
+      if (!g || g.event !== 'final_alignment_judge_result' || !g.trust_debt || g.trust_debt.no_debt) return undefined;
+      if (typeof g.event_id !== 'string' || typeof g.agent_id !== 'string' || typeof g.trace_id !== 'string') throw new StewardError('STEWARD_TRACE_SCHEMA', 'gate event lacks event_id/trace_id/agent_id');
+      const severity = g.trust_debt.severity === 'critical' ? 'critical' : undefined;
+      return {
+        ev: { eventId: g.event_id, tenant: g.tenant || this.d.tenantOf(g.agent_id), agentId: g.agent_id, atMs: typeof g.ts_ms === 'number' ? g.ts_ms : m.timestampMs, kind: 'intervention', intervention: g.trust_debt.intervention, severity },
+        traceId: g.trace_id,
       };
     }
     if (m.topic === t.reviews) {

@@ -3,6 +3,7 @@
  * read these; dedupe key is `trace_id` for decisions and verdicts and `event_id` for trust-debt events.
  */
 import type { Intervention, PvsVerdict, Trace, TrustDebtLevel } from '../engine/types.js';
+import type { FinalAlignmentJudgeResultEvent, FinalizationOutcomeEvent, GateTrustDebt } from '../engine/gate/types.js';
 
 /** Why the tripwire stage refused a trace (it went to the DLQ): the decision is then block, approved false. */
 export interface RejectedInfo {
@@ -176,3 +177,47 @@ export interface ReviewMessage {
   note?: string;
   requests?: { event_id: string; at_ms: number; debt: number }[];
 }
+
+/**
+ * acgp.finalize: a `final_answer` (or `user_feedback`) trace the tripwire stage hands the gate stage, in the
+ * agent's partition order after the job's tool calls (the tripwire stage records those first).
+ */
+export interface FinalizeRequestMessage {
+  trace: Trace;
+  /** Event time (ms) the gate uses (the clamped event time, as for every other decision). */
+  event_time_ms: number;
+  /** Idempotency id of the trace (trace_id#digest): the gate counts attempts per event id. */
+  event_id: string;
+  reply?: ReplyRoute;
+}
+
+/** The synchronous answer to a `final_answer` (reply kind `gate`): the gate verdict and what to do next. */
+export interface GateReplyMessage {
+  trace_id: string;
+  agent_id: string;
+  job_id: string;
+  intervention: Intervention;
+  approved: boolean;
+  verdict: 'PASS' | 'PASS_WITH_CAVEATS' | 'FAIL' | null;
+  quality_score: number | null;
+  reason_codes: string[];
+  fix_mode: 'REWRITE_ONLY' | 'NEEDS_NEW_EVIDENCE' | 'NEEDS_USER_CLARIFICATION' | null;
+  attempt_index: number;
+  action: 'finalize' | 'rewrite' | 'replan' | 'ask_user' | 'finalize_with_limitations' | 'block';
+  judged_by: 'patterns' | 'rules' | 'llm';
+  missing_requirements: string[];
+  /** The §9.12 replan prompt, filled (rewrite, replan, ask_user, finalize_with_limitations, block). */
+  directive: string | null;
+  /** Forced by an unavailable dependency (judge timeout or invalid output): docs/spec-decisions.md D20. */
+  degraded: boolean;
+  event_time_ms: number;
+  decided_at_ms: number;
+  engine_version?: string;
+}
+
+/**
+ * acgp.gate: the gate spec's §9.13 events (docs/gate.md). The judge result of each attempt carries the
+ * trust-debt movement the trust-debt stage applies (none for a repair loop); the outcome is written when a
+ * job ends, and again with `user_feedback` when that arrives (same event_id: the row is replaced).
+ */
+export type GateEventMessage = (FinalAlignmentJudgeResultEvent & { trust_debt?: GateTrustDebt }) | FinalizationOutcomeEvent;

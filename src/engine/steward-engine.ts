@@ -14,6 +14,7 @@ import { createDefaultScorerRegistry, isSkipped, LruCache, type LlmJudgeOptions,
 import { runTripwireStage } from './tripwires/index.js';
 import { levelActions, type TrustDebtStore } from './trust-debt/index.js';
 import {
+  isApproved,
   mostSevere,
   severityRank,
   type AgentInfo,
@@ -33,6 +34,8 @@ import {
 } from './types.js';
 import { buildVerdict, signVerdict, type VerdictSigner } from './verdict/index.js';
 import { MetricBudget } from './metric-budget.js';
+import type { FinalizationGate } from './gate/finalization-gate.js';
+import type { FinalizationOutcomeEvent, GateOutcome } from './gate/types.js';
 
 export interface StewardEngineOptions {
   blueprints: () => BlueprintSet;
@@ -51,6 +54,11 @@ export interface StewardEngineOptions {
   metricTimeoutMs?: number;
   /** Each distinct warning is reported once (e.g. "no LLM configured: llm metrics skipped"). */
   onWarning?: (message: string) => void;
+  /**
+   * The finalization gate (docs/gate.md): answers `final_answer` traces (finalize()) and, in decide(), gates the
+   * `tool_call`s of a job (rewrite-only state, workflow order, tier-1 guardrails) and records them as evidence.
+   */
+  gate?: FinalizationGate;
 }
 
 export type FinalStage = 'tripwire' | 'rule' | 'ctq';
@@ -145,7 +153,8 @@ export class StewardEngine {
       state: this.o.state,
       eventId,
     };
-    const res = await runTripwireStage(bp, ctx, { fallbackOnTimeout: bp.fallbackOnTimeout ?? this.o.config.fallbackOnTimeout, tiers: this.o.config.tiers });
+    let res = await runTripwireStage(bp, ctx, { fallbackOnTimeout: bp.fallbackOnTimeout ?? this.o.config.fallbackOnTimeout, tiers: this.o.config.tiers });
+    if (this.o.gate && trace.hook === 'tool_call' && (bp.gate !== undefined || typeof trace.job_id === 'string')) res = await this.gateToolCall(this.o.gate, trace, agent, bp, td.debt, nowMs, eventId ?? trace.trace_id, res);
     // Field by field, not `{ ...res, … }`: that spread plus the added fields took ~10 us per decision in
     // V8 (Node 20), about as much as the rest of decide() with the tripwires; this is ~0.1 us.
     return {
@@ -169,6 +178,45 @@ export class StewardEngine {
       nowMs,
       eventId: eventId === undefined || eventId === trace.trace_id ? undefined : eventId,
     };
+  }
+
+  /**
+   * A `final_answer`: the finalization gate's verdict, action and directive for the selected blueprint
+   * (docs/gate.md). `eventId` counts the attempt once, however often the trace is redelivered.
+   */
+  async finalize(trace: Trace, nowMs: number, eventId: string = trace.trace_id, opts: { signal?: AbortSignal } = {}): Promise<GateOutcome> {
+    if (!this.o.gate) throw new StewardError('STEWARD_INTERNAL', 'finalize: this engine has no finalization gate');
+    const agent = this.o.registry.lookup(trace.agent_id);
+    const bp = this.o.blueprints().select(agent, trace);
+    const td = await this.o.trustDebt.current(agent.tenant, agent.id, nowMs, bp.trustDebt);
+    return this.o.gate.finalize(trace, agent, bp, nowMs, eventId, { signal: opts.signal, trustDebt: td.debt });
+  }
+
+  /** A `hook: user_feedback` trace: the job's finalization_outcome with the feedback, or null (docs/gate.md). */
+  async userFeedback(trace: Trace, nowMs: number): Promise<FinalizationOutcomeEvent | null> {
+    if (!this.o.gate) throw new StewardError('STEWARD_INTERNAL', 'userFeedback: this engine has no finalization gate');
+    return this.o.gate.userFeedback(trace, this.o.registry.lookup(trace.agent_id), nowMs);
+  }
+
+  /**
+   * The pre-tool gate of a job's `tool_call`: its hits block like failed rules (named `gate:<kind>:<id>`), and
+   * the call is recorded as the job's evidence with its fate (a blocked call never ran).
+   */
+  private async gateToolCall(gate: FinalizationGate, trace: Trace, agent: AgentInfo, bp: CompiledBlueprint, debt: number, nowMs: number, eventId: string, res: TripwireStageResult): Promise<TripwireStageResult> {
+    const check = await gate.checkToolCall(trace, agent, bp, nowMs, { eventId, trustDebt: debt });
+    let out = res;
+    if (check.hits.length > 0) {
+      const rules = [...res.rules];
+      const reasons = [...res.reasons];
+      for (const h of check.hits) {
+        rules.push({ id: `gate:${h.kind}:${h.id}`, passed: false, decision: 'block', reason: h.message });
+        reasons.push(h.message);
+      }
+      const more = severityRank('block') > severityRank(res.intervention);
+      out = { ...res, rules, reasons, intervention: more ? 'block' : res.intervention, stage: more ? 'rule' : res.stage, severity: more ? undefined : res.severity };
+    }
+    await gate.recordToolCall(trace, agent, nowMs, eventId, isApproved(out.intervention));
+    return out;
   }
 
   async score(trace: Trace, decisionIn: ScoreDecisionInput, nowMs: number): Promise<ScoreRecord> {

@@ -15,6 +15,8 @@ import { parseSourceRegistry, type SourceRegistry } from '../engine/scorers/inde
 import { createRedis, type Redis } from '../adapters/redis/client.js';
 import { RedisTrustDebtStore } from '../adapters/redis/trust-debt-store.js';
 import { RedisScoredMarks } from '../adapters/redis/scored-marks.js';
+import { RedisGateJobStore } from '../adapters/redis/gate-job-store.js';
+import { FinalizationGate } from '../engine/gate/finalization-gate.js';
 import { TrustDebtReadCache, cachedTrustDebtReads, invalidatingTrustDebtWrites } from '../adapters/redis/trust-debt-read-cache.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import { StewardAggregateError, StewardError, isRetryable } from '../errors.js';
@@ -141,7 +143,7 @@ async function openEngine(
     });
   }
   const registry = agentsHolder?.registry ?? loadRegistry(cfg);
-  const needsRedis = stages.some((s) => s === 'tripwire' || s === 'scorer' || s === 'trust-debt');
+  const needsRedis = stages.some((s) => s === 'tripwire' || s === 'scorer' || s === 'gate' || s === 'trust-debt');
   // maxRetriesPerRequest 1: during an outage commands fail fast (stateful tripwires fail closed, the
   // trust-debt stage backs off and retries) instead of hanging in ioredis' queue.
   const redis = needsRedis ? createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 }) : undefined;
@@ -173,8 +175,19 @@ async function openEngine(
   const llm = llmClientFor(cfg.llm);
   let engine: StewardEngine | undefined;
   const engineVersion = process.env.npm_package_version ?? '0.1.0';
-  if (stages.includes('tripwire') || stages.includes('scorer')) {
-    if (!trustDebt) throw new StewardError('STEWARD_CONFIG', 'the tripwire and scorer stages need Redis (trust debt)');
+  // The finalization gate: the tripwire stage gates and records a job's tool calls, the gate stage answers its
+  // final answers; both share the job state in Redis (docs/gate.md).
+  const gate =
+    redis && (stages.includes('tripwire') || stages.includes('gate'))
+      ? new FinalizationGate({
+          llm,
+          jobStore: new RedisGateJobStore(redis, { prefix: cfg.redis.keyPrefix }),
+          limits: cfg.llm ? { maxJudgeInFlight: cfg.llm.maxInFlight, judgeTimeoutMs: cfg.llm.timeoutMs } : undefined,
+          onWarning: (m) => logger.warn({ stage: 'gate' }, m),
+        })
+      : undefined;
+  if (stages.includes('tripwire') || stages.includes('scorer') || stages.includes('gate')) {
+    if (!trustDebt) throw new StewardError('STEWARD_CONFIG', 'the tripwire, scorer and gate stages need Redis (trust debt)');
     engine = new StewardEngine({
       blueprints: () => holder.current(),
       registry,
@@ -189,6 +202,7 @@ async function openEngine(
       // Room for the judge's three attempts (two retries with backoff): a 30 s budget cut the last of 3 x 10 s.
       metricTimeoutMs: cfg.llm ? Math.max(30_000, cfg.llm.timeoutMs * 3 + 2_000) : undefined,
       onWarning: (m) => logger.warn(m),
+      gate,
     });
   }
 
@@ -198,6 +212,7 @@ async function openEngine(
     redis,
     deps: {
       engine,
+      finalizer: stages.includes('gate') ? engine : undefined,
       engineVersion,
       trustDebtStore: trustDebt,
       trustDebtConfigFor: (bp) => (bp ? holder.current().get(bp)?.trustDebt : undefined) ?? DEFAULT_TRUST_DEBT_CONFIG,

@@ -12,7 +12,8 @@ import { StewardError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { StewardMetrics } from '../observability/metrics.js';
 import { StageRunner, type StageProcessor } from '../consumers/stage-runner.js';
-import type { DecideScoreEngine } from '../consumers/stage-types.js';
+import type { DecideScoreEngine, FinalizeEngine } from '../consumers/stage-types.js';
+import { GateProcessor } from '../consumers/gate.js';
 import { TripwireProcessor } from '../consumers/tripwire.js';
 import type { ReplyTarget } from '../adapters/kafka/request-reply.js';
 import { pipelineBacklogBefore } from '../adapters/kafka/backlog.js';
@@ -23,11 +24,13 @@ import type { AuditSweep, SweepableStore } from '../consumers/audit-sweep.js';
 import type { TrustDebtConfig } from '../engine/types.js';
 import type { TrustDebtStore } from '../engine/trust-debt/index.js';
 
-export const STAGES = ['tripwire', 'scorer', 'trust-debt', 'sink'] as const;
+export const STAGES = ['tripwire', 'scorer', 'gate', 'trust-debt', 'sink'] as const;
 export type StageName = (typeof STAGES)[number];
 
 export interface PipelineDeps {
   engine?: DecideScoreEngine;
+  /** The gate stage's engine (StewardEngine with a finalization gate). */
+  finalizer?: FinalizeEngine;
   engineVersion?: string;
   trustDebtStore?: Pick<TrustDebtStore, 'apply'>;
   trustDebtConfigFor?: (blueprintId: string | undefined, tenant: string, agentId: string) => TrustDebtConfig;
@@ -77,6 +80,7 @@ export async function startPipeline(
   // What each stage needs from the caller, checked before anything is contacted or started.
   for (const s of stages) {
     if ((s === 'tripwire' || s === 'scorer') && !deps.engine) throw new Error(`stage ${s} needs an engine`);
+    if (s === 'gate' && !deps.finalizer) throw new Error('stage gate needs an engine with a finalization gate');
     if (s === 'trust-debt' && (!deps.trustDebtStore || !deps.trustDebtConfigFor)) throw new Error('stage trust-debt needs a trust-debt store');
     if (s === 'sink' && !deps.startSink) throw new Error('stage sink is not available in this build');
   }
@@ -95,7 +99,7 @@ export async function startPipeline(
         throw new StewardError('STEWARD_KAFKA', `topics missing: ${missing.join(', ')} (run \`steward topics create\` with the same topics.prefix)`);
       }
       await refuseSilentGroupMove(admin, cfg, stages, topics);
-      if (stages.includes('tripwire')) replies = { topic: topics.replies, partitions: await admin.partitionCount(topics.replies) };
+      if (stages.includes('tripwire') || stages.includes('gate')) replies = { topic: topics.replies, partitions: await admin.partitionCount(topics.replies) };
     } finally {
       await admin.disconnect();
     }
@@ -179,6 +183,20 @@ export async function startPipeline(
                 },
               })
             : new ScorerProcessor({ engine: deps.engine, topics, metrics, marks: deps.scoredMarks, onMarksUnavailable: marksWarning(opts.logger.child({ stage: 'scorer' })) }),
+        );
+      } else if (s === 'gate') {
+        if (!deps.finalizer) throw new Error('stage gate needs an engine with a finalization gate');
+        const log = opts.logger.child({ stage: 'gate' });
+        procs.push(
+          new GateProcessor({
+            engine: deps.finalizer,
+            topics,
+            metrics,
+            replies: replies!,
+            engineVersion: deps.engineVersion,
+            maxMessageBytes: cfg.limits.maxMessageBytes,
+            onOrphanFeedback: (jobId, agentId) => log.info({ job_id: jobId, agent_id: agentId }, 'user_feedback for a job that has not ended (or whose state expired): nothing to update'),
+          }),
         );
       } else if (s === 'trust-debt') {
         if (!deps.trustDebtStore || !deps.trustDebtConfigFor) throw new Error('stage trust-debt needs a trust-debt store');
@@ -294,13 +312,15 @@ function marksWarning(log: Logger): (e: unknown) => void {
 const STAGE_INPUTS: Record<StageName, TopicKey[]> = {
   tripwire: ['traces'],
   scorer: ['scoring'],
-  'trust-debt': ['verdicts', 'decisions', 'reviews'],
+  gate: ['finalize'],
+  'trust-debt': ['verdicts', 'decisions', 'reviews', 'gate'],
   sink: ['decisions', 'verdicts', 'ledger', 'trustDebt', 'gate', 'dlq'],
 };
 /** What each stage writes besides its inputs (replies are checked on their own: a missing one only warns). */
 const STAGE_OUTPUTS: Record<StageName, TopicKey[]> = {
-  tripwire: ['decisions', 'scoring', 'dlq'],
+  tripwire: ['decisions', 'scoring', 'finalize', 'dlq'],
   scorer: ['verdicts', 'dlq'],
+  gate: ['gate', 'ledger', 'dlq'],
   'trust-debt': ['trustDebt', 'dlq'],
   sink: ['ledger'],
 };

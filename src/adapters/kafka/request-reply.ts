@@ -15,7 +15,7 @@ export const REPLY_HEADERS = {
   kind: 'x-steward-reply-kind',
 } as const;
 
-export type ReplyKind = 'decision' | 'verdict';
+export type ReplyKind = 'decision' | 'verdict' | 'gate';
 
 export function replyHeaders(route: ReplyRoute): Record<string, string> {
   return { [REPLY_HEADERS.topic]: route.topic, [REPLY_HEADERS.partition]: String(route.partition), [REPLY_HEADERS.correlation]: route.correlation_id };

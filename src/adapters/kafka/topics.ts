@@ -4,7 +4,7 @@
  */
 import type { StewardAdmin, TopicSpec } from './client.js';
 
-export const TOPIC_KEYS = ['traces', 'decisions', 'scoring', 'verdicts', 'reviews', 'trustDebt', 'ledger', 'gate', 'dlq', 'replies'] as const;
+export const TOPIC_KEYS = ['traces', 'decisions', 'scoring', 'finalize', 'verdicts', 'reviews', 'trustDebt', 'ledger', 'gate', 'dlq', 'replies'] as const;
 export type TopicKey = (typeof TOPIC_KEYS)[number];
 export type TopicNames = Record<TopicKey, string>;
 
@@ -12,6 +12,7 @@ const SUFFIX: Record<TopicKey, string> = {
   traces: 'traces',
   decisions: 'decisions',
   scoring: 'scoring',
+  finalize: 'finalize',
   verdicts: 'verdicts',
   reviews: 'reviews',
   trustDebt: 'trust-debt',

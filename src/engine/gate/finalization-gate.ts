@@ -7,7 +7,7 @@
  *   recordToolCall(trace, agent, nowMs, eventId, ran)   the call as decided, into the job's evidence
  */
 import { StewardError } from '../../errors.js';
-import type { AgentInfo, CompiledBlueprint, LlmClient, Trace } from '../types.js';
+import type { AgentInfo, CompiledBlueprint, Intervention, LlmClient, Trace } from '../types.js';
 import { BUILTIN_REASON_CODES, type FixMode, type GateAction, type GateVerdict, type JudgedBy } from './codes.js';
 import { EMPTY_GATE } from './config.js';
 import { actionFor, antiLoop, computeVerdict, directiveFor, effectiveFixMode, interventionFor, isRepair, onJudgeErrorOutcome, settingsFor, trustDebtFor } from './decide.js';
@@ -110,7 +110,7 @@ export class FinalizationGate {
     let judgedBy: JudgedBy;
     let missing: string[] = [];
     let degraded = false;
-    let intervention;
+    let intervention: Intervention | undefined;
     let judgeError: GateOutcome['judge_error'] = null;
     let dropped: string[] = [];
     let evidenceIssues: string[] = [];
