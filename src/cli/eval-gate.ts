@@ -53,7 +53,7 @@ export class EvalGate {
     const bp = this.setup.set.select(agent, trace);
     const id = eventId ?? trace.trace_id;
     if (trace.hook === 'final_answer') return { ...line, gate: gateLine(await this.gate.finalize(trace, agent, bp, nowMs, id)) };
-    if (typeof trace.job_id !== 'string' || trace.job_id === '') return line;
+    // Tier 1 applies to every tool call; only calls of a job are recorded (recordToolCall skips the others).
     const check = await this.gate.checkToolCall(trace, agent, bp, nowMs, { eventId: id });
     await this.gate.recordToolCall(trace, agent, nowMs, id, rec.score.approved && check.intervention === 'ok');
     return check.intervention === 'block' ? { ...line, gate: { action: 'block', intervention: 'block', reasons: check.hits.map((h) => h.message) } } : line;

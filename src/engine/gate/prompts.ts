@@ -197,21 +197,16 @@ function fence(s: string): string {
   return s.replace(/<<</g, '< < <').replace(/>>>/g, '> > >');
 }
 
-/** Fills the spec's placeholders: PAYLOAD_JSON (A) or the `<<<...>>>` / `<...>` lines (B, Lite). */
+/**
+ * Fills the spec's placeholders: PAYLOAD_JSON (A) or the `<<<...>>>` / `<...>` lines (B, Lite). One pass over
+ * the template, so text the agent wrote (a goal containing "INTENT: <...>") is never taken for a placeholder.
+ */
 export function renderJudgePrompt(text: string, id: PromptId, p: JudgePayload): string {
   if (id === 'A') return text.replace('PAYLOAD_JSON', () => JSON.stringify(p));
-  const fill = (label: string, value: string, angle = false): void => {
-    const ph = angle ? `${label}: <...>` : `${label}: <<<...>>>`;
-    text = text.replace(ph, () => (angle ? `${label}: <${fence(value).replace(/[<>]/g, '')}>` : `${label}: <<<${fence(value)}>>>`));
-  };
-  fill('GOAL', p.goal);
-  fill('INTENT', p.intent_id, true);
-  if (id === 'B') {
-    fill('CONSTRAINTS', p.constraints.join('\n'));
-    fill('TOOL_TRACE_SUMMARY', p.tool_trace_summary);
-  }
-  fill('DRAFT_ANSWER', p.draft_answer);
-  return text;
+  const values: Record<string, string> = { GOAL: p.goal, INTENT: p.intent_id, CONSTRAINTS: p.constraints.join('\n'), TOOL_TRACE_SUMMARY: p.tool_trace_summary, DRAFT_ANSWER: p.draft_answer };
+  return text.replace(/^(GOAL|INTENT|CONSTRAINTS|TOOL_TRACE_SUMMARY|DRAFT_ANSWER): (<<<\.\.\.>>>|<\.\.\.>)$/gm, (_, label: string, ph: string) =>
+    ph === '<...>' ? `${label}: <${values[label]!.replace(/[<>\n]/g, ' ')}>` : `${label}: <<<${fence(values[label]!)}>>>`,
+  );
 }
 
 export interface DirectiveInput {
@@ -229,8 +224,10 @@ const list = (xs: readonly string[], sep: string): string => (xs.length ? xs.joi
  * since the template's constraints branch on a fix mode it never states (docs/spec-decisions.md).
  */
 export function replanDirective(d: DirectiveInput): string {
-  let t = REPLAN_TEMPLATE.replace('Judge reason_codes: <...>', () => `Judge reason_codes: ${list(d.reasonCodes, ', ')}\nJudge fix_mode: ${d.fixMode}`);
-  t = t.replace('Missing requirements: <...>', () => `Missing requirements: ${list(d.missing, '; ')}`);
+  // One pass: judge-written requirements never reach a later placeholder.
+  const t = REPLAN_TEMPLATE.replace(/^(Judge reason_codes|Missing requirements): <\.\.\.>$/gm, (_, label: string) =>
+    label === 'Judge reason_codes' ? `Judge reason_codes: ${list(d.reasonCodes, ', ')}\nJudge fix_mode: ${d.fixMode}` : `Missing requirements: ${list(d.missing, '; ')}`,
+  );
   return t + styleSection(d.style);
 }
 
