@@ -104,7 +104,8 @@ export const TASK_POLICY_INPUT_SCHEMA: Schema = {
   $id: 'https://acgp.dev/steward/schemas/acm/task-policy-input.schema.json',
   title: 'ACM v0.2 §14.1 task policy input (trace hooks task.pre and task.post)',
   type: 'object',
-  required: ['task', 'run'],
+  required: ['task'],
+  description: 'The run is named by run.runId or by the trace field run_id.',
   properties: {
     action: { enum: ['task.pre', 'task.post'], description: "Equals the trace's hook when given." },
     task: {

@@ -1,0 +1,85 @@
+/** `steward eval --bundles` with bad input, and the `steward replay` command line. */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runEval } from '../../../../src/cli/commands/eval.js';
+import { parseKeysFile, run as replay } from '../../../../src/cli/commands/replay.js';
+
+const BLUEPRINTS = join(__dirname, '../../../../examples/refund-run/blueprints');
+const tmp = mkdtempSync(join(tmpdir(), 'acm-eval-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+const ev = (n: number, hook: string, f: Record<string, unknown>) => JSON.stringify({ trace_id: `q-${n}`, agent_id: 'refund-agent-1', timestamp: `2026-01-01T00:00:0${n}Z`, hook, run: { runId: 'run-bad' }, ...f });
+
+async function evalLines(lines: string[], bundles: string): Promise<{ code: number; out: any[]; err: string[] }> {
+  const out: any[] = [];
+  const err: string[] = [];
+  const code = await runEval(
+    { blueprints: BLUEPRINTS, input: '-', bundles },
+    { input: Readable.from([lines.join('\n') + '\n']), out: (l) => void out.push(JSON.parse(l)), err: (l) => void err.push(l), stderrIsTty: false, llm: null },
+  );
+  return { code, out, err };
+}
+
+const io = () => {
+  const lines: string[] = [];
+  return { lines, io: { out: (l: string) => void lines.push(l), err: (l: string) => void lines.push(l) } };
+};
+
+describe('eval --bundles with bad input', () => {
+  it('a plan with a cycle or a live source is an error line with code and path; the run stays verifiable', async () => {
+    const dir = join(tmp, 'b1');
+    const { code, out } = await evalLines(
+      [
+        ev(1, 'context.packet', { context: { id: 'c1', sources: ['https://crm.example.com/live'], facts: {} } }),
+        ev(2, 'context.packet', { context: { id: 'c1', sources: ['kb-snap://ok'], facts: {} } }),
+        ev(3, 'plan', { goal: { id: 'G' }, selection: { method: 'llm', chosenPlanId: 'p' }, plans: [{ id: 'p', contextRef: 'c1', tasks: [{ id: 't1' }, { id: 't2' }], edges: [{ from: 't1', to: 't2' }, { from: 't2', to: 't1' }] }] }),
+        ev(4, 'plan', { goal: { id: 'G' }, selection: { method: 'llm', chosenPlanId: 'p' }, plans: [{ id: 'p', contextRef: 'c1', tasks: [{ id: 't1' }, { id: 't2' }], edges: [{ from: 't1', to: 't2', guard: '$t2.x == 1' }] }] }),
+        ev(5, 'task.pre', { task: { id: 't1' } }),
+      ],
+      dir,
+    );
+    expect(code).toBe(1);
+    expect(out[0].error.code).toBe('STEWARD_ACM_SNAPSHOT');
+    expect(out[0].error.message).toContain('$.context.sources[0]');
+    expect(out[2].error).toMatchObject({ code: 'STEWARD_ACM_PLAN_CYCLE' });
+    expect(out[2].error.message).toContain('$.plans[0].edges[1]');
+    expect(out[3].error).toMatchObject({ code: 'STEWARD_ACM_GUARD_UNRECORDED' });
+    expect(out[3].error.message).toContain('$.plans[0].edges[0].guard@0');
+    expect(out[4]).toMatchObject({ intervention: 'block', acm: { violations: [{ code: 'STEWARD_ACM_NO_PLAN' }] } });
+    // Nothing of the run is lost: the rejected traces are in engine-trace/, and the bundle verifies.
+    expect(readFileSync(join(dir, 'run-bad/engine-trace/traces.jsonl'), 'utf8').split('\n').filter(Boolean)).toHaveLength(5);
+    const v = io();
+    expect(await replay(['verify', join(dir, 'run-bad')], { io: v.io })).toBe(0);
+    expect(v.lines).toEqual([]);
+  });
+});
+
+describe('steward replay', () => {
+  it('bad arguments exit 2', async () => {
+    for (const argv of [[], ['verify'], ['verify', 'a', 'b'], ['verify', 'a', '--nope'], ['export', '--run', 'r'], ['frobnicate']]) {
+      expect(await replay(argv, { io: io().io }), argv.join(' ')).toBe(2);
+    }
+    expect(await replay(['verify', join(tmp, 'missing')], { io: io().io })).toBe(2);
+  });
+
+  it('export without a replay source says so; with one it writes the bundle', async () => {
+    const a = io();
+    expect(await replay(['export', '--run', 'r', '--out', join(tmp, 'x')], { io: a.io })).toBe(2);
+    expect(a.lines.join('\n')).toMatch(/ClickHouse replay source/);
+    const b = io();
+    expect(await replay(['export', '--run', 'nope', '--out', join(tmp, 'x')], { io: b.io, source: async () => ({ run: async () => undefined }) })).toBe(1);
+  });
+
+  it('--keys takes JSON {kid: PEM} or PEM public keys', () => {
+    const pem = '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=\n-----END PUBLIC KEY-----\n';
+    const byPem = parseKeysFile(pem);
+    expect(Object.keys(byPem)).toHaveLength(1);
+    expect(Object.keys(byPem)[0]).toMatch(/^[0-9a-f]{16}$/);
+    expect(parseKeysFile(JSON.stringify({ k1: pem }))).toEqual({ k1: pem });
+    expect(() => parseKeysFile('nothing')).toThrow();
+    writeFileSync(join(tmp, 'keys.pem'), pem);
+  });
+});
