@@ -13,6 +13,7 @@ import { defaultEngineConfig, type EngineConfig } from '../engine/config.js';
 import { createDefaultScorerRegistry, parseSourceRegistry, type SourceRegistry } from '../engine/scorers/index.js';
 import { MemoryStateStore } from '../engine/state/memory-state-store.js';
 import { StewardEngine } from '../engine/steward-engine.js';
+import { FinalizationGate, MemoryGateJobStore } from '../engine/gate/index.js';
 import { MemoryTrustDebtStore } from '../engine/trust-debt/index.js';
 import type { LlmClient, StateStore } from '../engine/types.js';
 import { Ed25519Signer, type VerdictSigner } from '../engine/verdict/index.js';
@@ -40,7 +41,10 @@ export interface OfflineSetup {
   signer: VerdictSigner;
   llm?: LlmClient;
   /** A fresh engine (new in-memory state and trust debt) over the same compiled blueprints. */
-  makeEngine(opts?: { llm?: LlmClient | null; onWarning?: (m: string) => void; blueprints?: () => BlueprintSet; state?: StateStore }): StewardEngine;
+  /** The run's finalization gate (in-memory job state), shared by `engine` (docs/gate.md "steward eval"). */
+  gate: FinalizationGate;
+  /** `gate`: the engine's finalization gate; a fresh one (own job state) when not given, none when null. */
+  makeEngine(opts?: { llm?: LlmClient | null; onWarning?: (m: string) => void; blueprints?: () => BlueprintSet; state?: StateStore; gate?: FinalizationGate | null }): StewardEngine;
 }
 
 /** Bad input to an offline command (exit 2); `problems` are already formatted lines. */
@@ -142,7 +146,17 @@ export async function setupOffline(o: OfflineOptions): Promise<OfflineSetup> {
     }
   }
   const version = engineVersion();
-  const makeEngine = (mo: { llm?: LlmClient | null; onWarning?: (m: string) => void; blueprints?: () => BlueprintSet; state?: StateStore } = {}): StewardEngine =>
+  // The finalization gate (contracts C5): the same engine path as the stream — a job's tool calls are gated and
+  // recorded in decide(), its final answers judged by finalize() — over an in-memory job store.
+  const newGate = (gateLlm: LlmClient | undefined): FinalizationGate =>
+    new FinalizationGate({
+      llm: gateLlm,
+      jobStore: new MemoryGateJobStore(),
+      limits: { ...(cfgLlm?.maxInFlight && { maxJudgeInFlight: cfgLlm.maxInFlight }), ...(cfgLlm?.timeoutMs && { judgeTimeoutMs: cfgLlm.timeoutMs }) },
+      onWarning: (m) => o.warn(`warning: ${m}`),
+    });
+  type MakeOpts = { llm?: LlmClient | null; onWarning?: (m: string) => void; blueprints?: () => BlueprintSet; state?: StateStore; gate?: FinalizationGate | null };
+  const makeEngine = (mo: MakeOpts = {}): StewardEngine =>
     new StewardEngine({
       blueprints: mo.blueprints ?? (() => set),
       registry,
@@ -155,8 +169,10 @@ export async function setupOffline(o: OfflineOptions): Promise<OfflineSetup> {
       sourceRegistry,
       engineVersion: version,
       onWarning: mo.onWarning ?? ((m) => o.warn(`warning: ${m}${m.includes('no LLM') ? ' (set STEWARD_LLM_BASE_URL)' : ''}`)),
+      gate: mo.gate === undefined ? newGate(mo.llm === undefined ? llm : (mo.llm ?? undefined)) : (mo.gate ?? undefined),
     });
-  const engine = makeEngine();
-  return { engine, set, registry, config, signer, llm, makeEngine };
+  const gate = newGate(llm);
+  const engine = makeEngine({ gate });
+  return { engine, set, registry, config, signer, llm, gate, makeEngine };
 
 }

@@ -92,7 +92,7 @@ export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
   }
 
   // contracts C5: final_answer lines gain the finalization gate's answer; tool calls of a job are its evidence.
-  const gate = new EvalGate(setup, io.err);
+  const gate = new EvalGate(setup.engine);
   const counts = Object.fromEntries(INTERVENTIONS.map((i) => [i, 0])) as Record<Intervention, number>;
   let lineNo = 0;
   let evaluated = 0;
@@ -143,7 +143,7 @@ export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
       const prev = tails.get(agent) ?? Promise.resolve('');
       job = prev
         .then(() => (bundles ? bundles.evaluate(raw, p.trace, p.nowMs, eventId) : setup.engine.evaluate(p.trace, p.nowMs, eventId)))
-        .then(async (rec) => ({ rec, line: await gate.extend(p.trace, p.nowMs, eventId, rec, bundles ? bundles.line(rec, evalLine(rec)) : evalLine(rec)) }))
+        .then(async (rec) => ({ rec, line: await gate.extend(p.trace, p.nowMs, eventId, bundles ? bundles.line(rec, evalLine(rec)) : evalLine(rec)) }))
         .then(
           ({ rec, line }) => {
             counts[rec.score.intervention]++;

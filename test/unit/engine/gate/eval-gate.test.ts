@@ -20,6 +20,7 @@ beforeAll(async () => {
     const prompt = JSON.stringify(req.body.messages ?? req.body);
     if (prompt.includes('DRAFT_V1')) return judge({ quality_score: 0.72, verdict: 'PASS_WITH_CAVEATS', reason_codes: ['MISSING_REQUIRED_ELEMENTS', 'MISSING_TEST_PLAN', 'NOT_A_CODE'], missing_requirements: ['risks'] });
     if (prompt.includes('DRAFT_V2')) return judge({ quality_score: 0.9 });
+    if (prompt.includes('DRAFT_V3')) return judge({ quality_score: 0.72, verdict: 'PASS_WITH_CAVEATS' });
     if (prompt.includes('DRAFT_BAD')) return { kind: 'content', content: 'looks good to me' };
     return judge({ quality_score: 0.95 });
   });
@@ -49,9 +50,11 @@ describe('steward eval: the gate object on final_answer lines', () => {
       { trace_id: 'fa-3', hook: 'final_answer', job_id: 'job-2', draft_answer: '-----BEGIN EC PRIVATE KEY----- abc' },
       { trace_id: 'fa-4', hook: 'final_answer', draft_answer: 'no job' },
       { trace_id: 'fa-5', hook: 'final_answer', job_id: 'job-3', draft_answer: 'DRAFT_BAD' },
+      { trace_id: 'fa-6', hook: 'final_answer', job_id: 'job-4', draft_answer: 'DRAFT_V3' },
+      { trace_id: 'tc-3', hook: 'tool_call', tool: 'read_file', args: { path: 'a.ts' }, job_id: 'job-4' },
     ]);
     expect(code, err.join('\n')).toBe(1); // fa-4 is a line error
-    expect(out).toHaveLength(7);
+    expect(out).toHaveLength(9);
     expect(out[0]).not.toHaveProperty('gate');
     const g1 = out[1].gate as Record<string, unknown>;
     // strictness high for the registry-listed skill: .72 is below .85, and MISSING_REQUIRED_ELEMENTS is hard-fail there
@@ -64,9 +67,13 @@ describe('steward eval: the gate object on final_answer lines', () => {
     expect(out[5]).toEqual({ line: 6, error: { code: 'STEWARD_GATE_INPUT', message: expect.stringMatching(/job_id/) } });
     expect(out[6].gate).toMatchObject({ verdict: null, action: 'block', intervention: 'escalate', degraded: true });
     expect(err.join('\n')).toMatch(/unknown reason code\(s\) NOT_A_CODE/);
+    // a rewrite directive puts the job in rewrite-only state: its next tool call is blocked, as in the tripwire stage
+    expect(out[7].gate).toMatchObject({ action: 'rewrite', verdict: 'PASS_WITH_CAVEATS' });
+    expect(out[8]).toMatchObject({ intervention: 'block', approved: false, rules: expect.arrayContaining([expect.objectContaining({ id: 'gate:rewrite_only:rewrite_only', passed: false })]) });
+    expect(out[8]).not.toHaveProperty('gate');
     // judge calls: fa-1, fa-2, fa-5 twice (one retry); the pattern hit made none
     const calls = server.requests.slice(before);
-    expect(calls).toHaveLength(4);
+    expect(calls).toHaveLength(5);
     expect(calls[0].body.model).toBe('judge-1');
     const prompt = JSON.stringify(calls[0].body.messages);
     expect(prompt).toContain('- PR_REVIEW: summary of the change, risks, verdict');
