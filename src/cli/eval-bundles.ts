@@ -71,7 +71,8 @@ export async function createEvalBundles(setup: OfflineSetup, o: { dir: string; b
   const sheets = compileVerificationSheets(policy.sheets.map((s) => ({ file: join(o.blueprints, s.name), text: s.text })), dsl);
   if (sheets.problems.length > 0) throw new SetupError('invalid verification sheets', sheets.problems.map(formatAcmProblem));
   const recorder = new RecordingStateStore(new MemoryStateStore());
-  const engine = setup.makeEngine({ state: recorder });
+  // The run's finalization gate: tool calls recorded here are the evidence of the final answers eval judges.
+  const engine = setup.makeEngine({ state: recorder, gate: setup.gate });
   const gov = new AcmGovernor({ dsl, sheets: sheets.sheets, options: policy.acm });
   const signer = setup.signer as Ed25519Signer;
   const ledgerSigner = ed25519Signer(signer.privateKeyPem());
