@@ -9,7 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { StewardError, type StewardErrorCode } from '../errors.js';
 import { findBlueprintFiles } from '../adapters/fs/blueprint-files.js';
 import { readUtf8FileSync } from '../adapters/fs/text.js';
-import { AcmGovernor, buildReplayBundle, compileVerificationSheets, formatAcmProblem, policyDigest, policyFileMap, RecordingStateStore, RunCollector, runIdOf, type AcmCheck, type AcmOptions, type PolicyFiles } from '../engine/acm/index.js';
+import { AcmGovernor, buildReplayBundle, compileVerificationSheets, formatAcmProblem, policyDigest, policyFileMap, RecordingStateStore, RunCollector, runIdOf, schemaProblems, type AcmCheck, type AcmOptions, type PolicyFiles } from '../engine/acm/index.js';
 import { dslOptionsFromConfig } from '../engine/dsl/index.js';
 import { ed25519Signer } from '../engine/ledger/crypto.js';
 import { MemoryStateStore } from '../engine/state/memory-state-store.js';
@@ -41,11 +41,15 @@ async function policyFiles(setup: OfflineSetup, blueprintsDir: string, agentsFil
   const acmFile = all.find((f) => ACM_OPTIONS_FILE.test(f.name));
   let acm: AcmOptions = {};
   if (acmFile) {
+    const file = join(blueprintsDir, acmFile.name);
     try {
       acm = (parseYaml(acmFile.text) ?? {}) as AcmOptions;
     } catch (e) {
-      throw new SetupError(`invalid ${join(blueprintsDir, acmFile.name)}: ${(e as Error).message}`);
+      throw new SetupError(`invalid ${file}: ${(e as Error).message}`);
     }
+    const problems = schemaProblems('acm-options', acm);
+    // A mistyped option would silently fall back to the defaults.
+    if (problems.length > 0) throw new SetupError(`invalid ${file}`, problems.map((p) => `${file}: ${p.path}: ${p.code}: ${p.message}`));
   }
   return {
     blueprints: all.filter((f) => !SHEET_FILE.test(f.name) && !ACM_OPTIONS_FILE.test(f.name)),

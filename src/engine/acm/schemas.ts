@@ -216,6 +216,24 @@ export const BUNDLE_MANIFEST_SCHEMA: Schema = {
   },
 };
 
+const INTERVENTION = { enum: ['ok', 'nudge', 'flag', 'escalate', 'block', 'halt'] };
+const VIOLATIONS = ['no_plan', 'outside_plan', 'forbidden_branch', 'unreached_task', 'join_waiting', 'approval_missing', 'unknown_approver', 'replan_refused', 'verification_failed', 'verification_disagrees'];
+
+export const ACM_OPTIONS_SCHEMA: Schema = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://acgp.dev/steward/schemas/acm/acm-options.schema.json',
+  title: 'Run-governance options (acm.yaml next to the blueprints)',
+  type: 'object',
+  additionalProperties: false,
+  patternProperties: EXT,
+  properties: {
+    $schema: { type: 'string' },
+    on: { type: 'object', description: 'The intervention each violation is answered with.', additionalProperties: false, properties: Object.fromEntries(VIOLATIONS.map((v) => [v, INTERVENTION])) },
+    allowReplan: { type: 'boolean', description: 'Dynamic re-selection (ACM §12); default false.' },
+    approvers: { type: 'array', items: { type: 'string', minLength: 1 }, description: 'The approver registry of human checkpoints.' },
+  },
+};
+
 /** file name under schemas/acm/ → schema (the published copies). */
 export const ACM_SCHEMA_FILES: Record<string, Schema> = {
   'context-packet.schema.json': CONTEXT_PACKET_SCHEMA,
@@ -223,4 +241,5 @@ export const ACM_SCHEMA_FILES: Record<string, Schema> = {
   'task-policy-input.schema.json': TASK_POLICY_INPUT_SCHEMA,
   'verification-sheet.schema.json': VERIFICATION_SHEET_SCHEMA,
   'replay-bundle.schema.json': BUNDLE_MANIFEST_SCHEMA,
+  'acm-options.schema.json': ACM_OPTIONS_SCHEMA,
 };

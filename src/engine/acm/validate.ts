@@ -3,7 +3,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import { pointerToPath, type AcmCode, type AcmProblem } from './problems.js';
 import { ACM_SCHEMA_FILES } from './schemas.js';
 
-export type AcmSchemaName = 'context-packet' | 'plan-event' | 'task-policy-input' | 'verification-sheet' | 'replay-bundle';
+export type AcmSchemaName = 'context-packet' | 'plan-event' | 'task-policy-input' | 'verification-sheet' | 'replay-bundle' | 'acm-options';
 
 const compiled = new Map<AcmSchemaName, ValidateFunction>();
 let ajv: Ajv2020 | undefined;

@@ -16,6 +16,7 @@ import { AcmGovernor } from '../governor.js';
 import type { PolicyRequestRecord, PolicyResponseRecord } from '../pdp.js';
 import type { AcmOptions } from '../run-state.js';
 import { compileVerificationSheets } from '../verification.js';
+import { schemaProblems } from '../validate.js';
 import { contextFiles, plannerFiles, taskIoFiles } from './artifacts.js';
 import { acmSummary } from './collector.js';
 import { ACM_OPTIONS, AGENTS, BLUEPRINTS_DIR, contextPath, ENGINE_CONFIG, LEDGER, policyDigest, recordDigest, REQUESTS, RESPONSES, TRACES, VERIFY_DIR, type BundleFiles } from './layout.js';
@@ -74,6 +75,7 @@ async function replay(files: BundleFiles, runId: string, tenant: string, rec: Re
   const add = (path: string, code: string, message: string) => problems.push({ path, code, message });
   const config = { ...defaultEngineConfig(), ...(parseJson<Partial<EngineConfig>>(files, ENGINE_CONFIG, problems) ?? {}) };
   const acmOptions = parseJson<AcmOptions>(files, ACM_OPTIONS, problems) ?? {};
+  for (const p of schemaProblems('acm-options', acmOptions)) add(ACM_OPTIONS, 'STEWARD_REPLAY_POLICY_LOAD', `${p.path}: ${p.message}`);
   const blueprints = [...files].filter(([p]) => p.startsWith(BLUEPRINTS_DIR)).map(([file, text]) => ({ file, text }));
   const agents = files.has(AGENTS) ? { file: AGENTS, text: files.get(AGENTS)! } : undefined;
   const re = createReevaluator({ blueprints, agents, config });

@@ -83,3 +83,17 @@ describe('steward replay', () => {
     writeFileSync(join(tmp, 'keys.pem'), pem);
   });
 });
+
+describe('acm.yaml', () => {
+  it('unknown keys and interventions are errors (exit 2), not silently the defaults', async () => {
+    const { cpSync } = await import('node:fs');
+    const bp = join(tmp, 'bp-bad-options');
+    cpSync(BLUEPRINTS, bp, { recursive: true });
+    writeFileSync(join(bp, 'acm.yaml'), 'allowreplan: true\non: { forbidden_branch: deny }\n');
+    const err: string[] = [];
+    const code = await runEval({ blueprints: bp, input: '-', bundles: join(tmp, 'b2') }, { input: Readable.from(['']), out: () => undefined, err: (l) => void err.push(l), stderrIsTty: false, llm: null });
+    expect(code).toBe(2);
+    expect(err.join('\n')).toMatch(/\$\.allowreplan: STEWARD_ACM_SCHEMA: unknown field/);
+    expect(err.join('\n')).toMatch(/\$\.on\.forbidden_branch: STEWARD_ACM_SCHEMA: must be one of/);
+  });
+});
