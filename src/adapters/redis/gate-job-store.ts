@@ -31,6 +31,7 @@ export class RedisGateJobStore implements GateJobStore {
   private readonly ttlMs: number;
   private readonly maxAttempts: number;
   private readonly queues = new Map<string, Promise<void>>();
+  private readonly lastRead = new Map<string, string | undefined>();
 
   constructor(
     private readonly redis: Redis,
@@ -47,7 +48,14 @@ export class RedisGateJobStore implements GateJobStore {
   }
 
   async get(key: GateJobKey, nowMs: number): Promise<GateJobState | undefined> {
-    return this.live(await this.read(this.key(key)), nowMs);
+    const k = this.key(key);
+    const text = await this.read(k);
+    // A read is usually followed by an update of the same job (the gate reads, judges, then records): its
+    // compare-and-set starts from this text instead of reading again, and simply retries if it changed.
+    this.lastRead.delete(k);
+    this.lastRead.set(k, text);
+    if (this.lastRead.size > 10_000) this.lastRead.delete(this.lastRead.keys().next().value as string);
+    return this.live(text, nowMs);
   }
 
   async update(key: GateJobKey, nowMs: number, fn: (prev: GateJobState | undefined) => GateJobState): Promise<GateJobState> {
@@ -73,10 +81,13 @@ export class RedisGateJobStore implements GateJobStore {
   private async casLoop(k: string, key: GateJobKey, nowMs: number, fn: (prev: GateJobState | undefined) => GateJobState): Promise<GateJobState> {
     for (let i = 0; i < this.maxAttempts; i++) {
       if (i > 0) await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 ** i)));
-      const text = await this.read(k);
+      const known = i === 0 && this.lastRead.has(k);
+      const text = known ? this.lastRead.get(k) : await this.read(k);
+      this.lastRead.delete(k);
       const next = fn(this.live(text, nowMs));
       const nextText = JSON.stringify(next);
-      if (nextText === text) return next;
+      // Unchanged from a fresh read: nothing to write. From the remembered read, the set below confirms it is current.
+      if (nextText === text && !known) return next;
       const written = await (this.redis as unknown as CasRedis).stewardGateCas(k, text ?? '', nextText, String(this.ttlMs));
       if (written === 1) return next;
     }

@@ -1,0 +1,185 @@
+/**
+ * bench:gate — the finalization gate as a full stage on the real Kafka and Redis of scripts/services.sh.
+ *  1. Cost per final answer of the gate stage (acgp.finalize → tier 1 → tier 2 → judge over HTTP → reply,
+ *     events, ledger draft; job state read and written in Redis) with a judge that answers at once, against
+ *     the tripwire stage's cost per trace (acgp.traces → decide with Redis → decision + scoring record) over
+ *     the same agents in the same run. Both are wall time per message with a pre-filled topic.
+ *  2. Judge-bound efficiency: with the judge answering in 200 ms, the gate's throughput against the ideal
+ *     llm.max_in_flight / 0.2 s (judge calls are bounded in flight; everything else should hide behind them).
+ * Prints `gate_overhead_vs_tripwire=<ratio>` (goal <= 1.5) and `judge_bound_efficiency=<fraction>` (goal >= 0.8) last.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Kafka, logLevel } from 'kafkajs';
+import { KafkaAdapter } from '../../src/adapters/kafka/client.js';
+import { createTopics, topicNames, type TopicNames } from '../../src/adapters/kafka/topics.js';
+import { buildConfig, type StewardConfig } from '../../src/config/steward-config.js';
+import { finalizeJson } from '../../src/consumers/finalize-message.js';
+import { bootstrapEngine } from '../../src/process/engine-runtime.js';
+import { startPipeline, type StageName } from '../../src/process/pipeline.js';
+import { createLogger } from '../../src/logger.js';
+import { StewardMetrics } from '../../src/observability/metrics.js';
+import type { Trace } from '../../src/engine/types.js';
+
+process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
+const N = Number(process.env.BENCH_GATE_N ?? 3000);
+const SLOW_N = Number(process.env.BENCH_GATE_SLOW_N ?? 400);
+const IN_FLIGHT = 16;
+const PARTITIONS = 3;
+const AGENTS = 30;
+const RUN = Date.now().toString(36);
+
+const JUDGE = JSON.stringify({ quality_score: 0.9, verdict: 'PASS', reason_codes: [], fix_mode: 'REWRITE_ONLY', missing_requirements: [] });
+
+function env(): Record<string, string> {
+  if (process.env.KAFKA_BROKERS) return process.env as Record<string, string>;
+  const out = execFileSync('bash', ['scripts/services.sh', 'env'], { encoding: 'utf8' });
+  const vars: Record<string, string> = {};
+  for (const m of out.matchAll(/export (\w+)=(\S+)/g)) vars[m[1]] = m[2];
+  return { ...process.env, ...vars } as Record<string, string>;
+}
+
+function blueprintDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'steward-bench-gate-'));
+  writeFileSync(
+    join(dir, 'gated.yaml'),
+    `id: bench/gated@1.0
+version: "1.0.0"
+description: bench agent with a finalization gate
+scope: { agent_tier: [ACL-2] }
+finalization_gate: { enabled: true, max_retries: 2, strictness: medium }
+guardrails:
+  - { id: read_before_test, tier: 2, workflow: { steps: [read_file, run_tests] }, when: { intent_id: CHANGE_IMPLEMENTATION } }
+checks:
+  - id: no_rm
+    when: { hook: tool_call, tool: shell }
+    rule: { condition: 'NOT (args.command contains "rm -rf")', on_fail: { decision: block, reason: destructive } }
+`,
+  );
+  writeFileSync(join(dir, 'agents.yaml'), ['agents:', ...Array.from({ length: AGENTS }, (_, i) => `  - { id: coder-${i}, tenant: bench, tier: ACL-2, tools: [read_file, run_tests, shell] }`)].join('\n') + '\n');
+  return dir;
+}
+
+const at = (i: number) => new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString();
+const toolCall = (i: number): Trace => ({ trace_id: `tc-${RUN}-${i}`, agent_id: `coder-${i % AGENTS}`, timestamp: at(i), hook: 'tool_call', tool: i % 2 ? 'read_file' : 'shell', args: { path: 'src/app.ts', command: 'ls' } });
+const finalAnswer = (i: number, tag: string): Trace => ({
+  trace_id: `fa-${tag}-${RUN}-${i}`,
+  agent_id: `coder-${i % AGENTS}`,
+  timestamp: at(i),
+  hook: 'final_answer',
+  job_id: `job-${tag}-${i}`,
+  goal: 'Explain how the request loop hands work to the scheduler.',
+  intent_id: 'SYSTEM_CONTROL_FLOW',
+  draft_answer: 'The loop reads a request, validates it, and hands a job to the scheduler, which runs it on a worker.',
+});
+
+async function fill(kafka: Kafka, topic: string, messages: { key: string; value: string }[]): Promise<void> {
+  const p = kafka.producer();
+  await p.connect();
+  for (let i = 0; i < messages.length; i += 1000) await p.send({ topic, messages: messages.slice(i, i + 1000) });
+  await p.disconnect();
+}
+
+async function processed(metrics: StewardMetrics, stage: string, n: number): Promise<void> {
+  const t0 = performance.now();
+  for (;;) {
+    const v = (await metrics.messages.get()).values.filter((x) => x.labels.stage === stage).reduce((a, x) => a + x.value, 0);
+    if (v >= n) return;
+    if (performance.now() - t0 > 300_000) throw new Error(`${stage}: timed out at ${v}/${n}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function judgeServer(delayMs: number): Promise<{ url: string; stop(): void }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../scoring/llm-server-main.ts', import.meta.url)), String(delayMs), JUDGE], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [line] = (await once(proc.stdout!, 'data')) as [Buffer];
+  return { url: line.toString().trim(), stop: () => proc.kill('SIGTERM') };
+}
+
+interface Cost {
+  /** Wall seconds per message. */
+  wall: number;
+  /** CPU seconds of this process (the stage runs in it) per message. */
+  cpu: number;
+}
+
+/** Wall and CPU seconds per message of `stage` over `n` messages already waiting in its input topic. */
+async function timeStage(cfg: StewardConfig, stage: StageName, n: number): Promise<Cost> {
+  const logger = createLogger({ level: 'silent' });
+  const rt = await bootstrapEngine(cfg, [stage], logger);
+  const metrics = new StewardMetrics();
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const pipe = await startPipeline(cfg, [stage], rt.deps, { logger, metrics });
+  await processed(metrics, stage, n);
+  const s = (performance.now() - t0) / 1000;
+  const c = process.cpuUsage(c0);
+  await pipe.stop();
+  await rt.close();
+  return { wall: s / n, cpu: (c.user + c.system) / 1e6 / n };
+}
+
+async function phase(e: Record<string, string>, name: string, llmUrl: string, fillWith: (t: TopicNames, kafka: Kafka) => Promise<void>, stage: StageName, n: number): Promise<Cost> {
+  const prefix = `bench-gate-${name}-${RUN}`;
+  const cfg = buildConfig(
+    {
+      topics: { prefix, partitions: PARTITIONS, reply_partitions: 4 },
+      consumer: { group_prefix: prefix },
+      limits: { partitions_concurrently: PARTITIONS, chunk_size: 500, max_event_time_skew_ms: null },
+      observability: { enabled: false },
+      blueprints: { dir: blueprintDir(), watch: false },
+      redis: { key_prefix: `${prefix}:` },
+      llm: { base_url: llmUrl, model: 'bench-judge', max_in_flight: IN_FLIGHT, timeout_ms: 30_000 },
+    },
+    e,
+  );
+  const topics = topicNames(prefix);
+  const adapter = new KafkaAdapter(cfg.kafka);
+  const admin = await adapter.admin();
+  await createTopics(admin, topics, { partitions: PARTITIONS, replicationFactor: 1, replyPartitions: 4, replyRetentionMs: 600_000 });
+  const kafka = new Kafka({ brokers: cfg.kafka.brokers, logLevel: logLevel.NOTHING });
+  try {
+    await fillWith(topics, kafka);
+    return await timeStage(cfg, stage, n);
+  } finally {
+    await admin.deleteTopics(Object.values(topics)).catch(() => undefined);
+    await admin.disconnect();
+  }
+}
+
+async function main(): Promise<void> {
+  const e = env();
+  const fast = await judgeServer(0);
+  let tripwire: Cost;
+  let gate: Cost;
+  try {
+    tripwire = await phase(e, 'tw', fast.url, (t, k) => fill(k, t.traces, Array.from({ length: N }, (_, i) => toolCall(i)).map((x) => ({ key: x.agent_id, value: JSON.stringify(x) }))), 'tripwire', N);
+    gate = await phase(e, 'gate', fast.url, (t, k) => fill(k, t.finalize, Array.from({ length: N }, (_, i) => finalAnswer(i, 'f')).map((x) => ({ key: x.agent_id, value: finalizeJson(JSON.stringify(x), Date.parse(x.timestamp), `${x.trace_id}#b`, undefined) }))), 'gate', N);
+  } finally {
+    fast.stop();
+  }
+  const slow = await judgeServer(200);
+  let slowPer: number;
+  try {
+    slowPer = ( await phase(e, 'slow', slow.url, (t, k) => fill(k, t.finalize, Array.from({ length: SLOW_N }, (_, i) => finalAnswer(i, 's')).map((x) => ({ key: x.agent_id, value: finalizeJson(JSON.stringify(x), Date.parse(x.timestamp), `${x.trace_id}#b`, undefined) }))), 'gate', SLOW_N)).wall;
+  } finally {
+    slow.stop();
+  }
+  const ideal = IN_FLIGHT / 0.2;
+  console.log(`tripwire_stage_us_per_trace=${(tripwire.wall * 1e6).toFixed(1)} wall, ${(tripwire.cpu * 1e6).toFixed(1)} cpu`);
+  console.log(`gate_stage_us_per_final_answer=${(gate.wall * 1e6).toFixed(1)} wall, ${(gate.cpu * 1e6).toFixed(1)} cpu (judge answers at once, over HTTP, in its own process)`);
+  console.log(`gate_with_200ms_judge_per_sec=${(1 / slowPer).toFixed(1)} (ideal ${ideal} = max_in_flight ${IN_FLIGHT} / 0.2 s)`);
+  console.log(`gate_cpu_vs_tripwire=${(gate.cpu / tripwire.cpu).toFixed(2)}`);
+  console.log(`gate_overhead_vs_tripwire=${(gate.wall / tripwire.wall).toFixed(2)}`);
+  console.log(`judge_bound_efficiency=${(1 / slowPer / ideal).toFixed(3)}`);
+  process.exit(0);
+}
+
+void main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
