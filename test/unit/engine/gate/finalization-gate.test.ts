@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { parseAgentRegistry } from '../../../../src/engine/blueprint/index.js';
 import { FinalizationGate, goalSentences, MemoryGateJobStore, parseJudgeOutput, toolTraceSummary } from '../../../../src/engine/gate/index.js';
 import type { AgentInfo, LlmClient, LlmRequest, Trace } from '../../../../src/engine/types.js';
 import { compileOne, ScriptedLlm } from './helpers.js';
@@ -92,6 +93,34 @@ describe('FinalizationGate facade', () => {
     const b = await gate.finalize(fa({ ...common, trace_id: 'fa-2', artifact_type: 'list' }), agent, bp, t0 + 90_000, 'e-b');
     expect(b.events.finalization_outcome).toMatchObject({ event: 'finalization_outcome', job_id: 'job-1', session_id: 's-1', final_verdict: 'pass', num_retries: 1, time_to_finalize_ms: 90_000, user_feedback: null });
     expect(b.ledger).toBeNull();
+  });
+});
+
+describe('gate settings, registry skills, user feedback', () => {
+  it('enabled: false — no judge call; tier 2 and tier 1 still apply', async () => {
+    const off = compileOne('id: off@1.0\nversion: "1.0.0"\ndescription: off\nfinalization_gate:\n  enabled: false\n');
+    const llm = new ScriptedLlm();
+    const gate = new FinalizationGate({ llm, jobStore: new MemoryGateJobStore() });
+    await expect(gate.finalize(fa(), agent, off, 0, 'e1')).resolves.toMatchObject({ verdict: 'PASS', judged_by: 'rules', quality_score: null });
+    await expect(gate.finalize(fa({ job_id: 'j2', draft_answer: 'SSN 219-09-9998' }), agent, off, 0, 'e2')).resolves.toMatchObject({ judged_by: 'patterns', action: 'block' });
+    expect(llm.requests).toHaveLength(0);
+  });
+
+  it('agents.yaml `skills:` are read into the registry (and must be a list of strings)', () => {
+    const ok = parseAgentRegistry('agents:\n  - id: a\n    skills: [code-review]\n  - id: b\n', 'agents.yaml');
+    expect(ok.registry!.lookup('a').skills).toEqual(['code-review']);
+    expect(ok.registry!.lookup('b').skills).toBeUndefined();
+    const bad = parseAgentRegistry('agents:\n  - id: a\n    skills: code-review\n', 'agents.yaml');
+    expect(bad.errors.map((e) => e.format())).toEqual([expect.stringMatching(/^agents\.yaml:3:13: STEWARD_CONFIG: 'skills' must be a list of strings/)]);
+  });
+
+  it('user_feedback re-emits the job\'s finalization_outcome with the feedback', async () => {
+    const gate = new FinalizationGate({ jobStore: new MemoryGateJobStore() });
+    const fb = (feedback: unknown, job_id = 'job-1'): Trace => ({ trace_id: 'u1', agent_id: 'agent-1', timestamp: '2026-01-01T00:00:00Z', hook: 'user_feedback', job_id, feedback });
+    expect(await gate.userFeedback(fb('up'), agent, 0)).toBeNull(); // the job has not ended
+    await gate.finalize(fa(), agent, bp, 0, 'e1');
+    await expect(gate.userFeedback(fb('down'), agent, 1)).resolves.toMatchObject({ event: 'finalization_outcome', job_id: 'job-1', user_feedback: 'down', final_verdict: 'pass' });
+    await expect(gate.userFeedback(fb('meh'), agent, 1)).rejects.toMatchObject({ code: 'STEWARD_GATE_INPUT' });
   });
 });
 
