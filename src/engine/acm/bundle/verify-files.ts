@@ -28,7 +28,22 @@ export interface ParsedLines<T> {
   items: { line: number; value: T }[];
 }
 
-export function parseJsonl<T>(files: BundleFiles, path: string, problems: BundleProblem[]): ParsedLines<T> {
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isStr = (v: unknown): boolean => typeof v === 'string';
+const isNum = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v);
+
+/** Minimal shapes the verifier relies on; a record that lacks them is reported, never dereferenced. */
+export const SHAPES: Record<string, (v: unknown) => boolean> = {
+  trace: (v) => isObj(v) && isStr(v.trace_id) && isStr(v.agent_id) && isStr(v.hook),
+  ledger: (v) => isObj(v),
+  request: (v) =>
+    isObj(v) && isNum(v.seq) && isNum(v.trace_line) && isStr(v.trace_id) && isStr(v.trace_digest) && isNum(v.now_ms) && Array.isArray(v.reads) && v.reads.every(isObj) && isObj(v.trust_debt) && Array.isArray(v.scorer_answers) && v.scorer_answers.every(isObj) && isObj(v.blueprint),
+  response: (v) =>
+    isObj(v) && isNum(v.seq) && isStr(v.trace_id) && isStr(v.intervention) && typeof v.approved === 'boolean' && isObj(v.blueprint) && Array.isArray(v.blueprint.tripwires) && Array.isArray(v.blueprint.rules) && (v.acm === undefined || (isObj(v.acm) && Array.isArray(v.acm.violations))),
+};
+
+export function parseJsonl<T>(files: BundleFiles, path: string, problems: BundleProblem[], shape?: keyof typeof SHAPES): ParsedLines<T> {
   const text = files.get(path);
   const items: { line: number; value: T }[] = [];
   if (text === undefined) return { items };
@@ -37,7 +52,9 @@ export function parseJsonl<T>(files: BundleFiles, path: string, problems: Bundle
     const l = lines[i]!;
     if (l.trim() === '') continue;
     try {
-      items.push({ line: i + 1, value: JSON.parse(l) as T });
+      const value = JSON.parse(l) as unknown;
+      if (shape && !SHAPES[shape]!(value)) problems.push({ path: `${path}:${i + 1}`, code: 'STEWARD_REPLAY_RECORD', message: `not a ${shape} record` });
+      else items.push({ line: i + 1, value: value as T });
     } catch (e) {
       problems.push({ path: `${path}:${i + 1}`, code: 'STEWARD_REPLAY_JSON', message: `not JSON: ${(e as Error).message}` });
     }

@@ -19,7 +19,7 @@ import { compileVerificationSheets } from '../verification.js';
 import { schemaProblems } from '../validate.js';
 import { contextFiles, plannerFiles, taskIoFiles } from './artifacts.js';
 import { acmSummary } from './collector.js';
-import { ACM_OPTIONS, AGENTS, BLUEPRINTS_DIR, contextPath, ENGINE_CONFIG, LEDGER, policyDigest, recordDigest, REQUESTS, RESPONSES, TRACES, VERIFY_DIR, type BundleFiles } from './layout.js';
+import { ACM_OPTIONS, AGENTS, BLUEPRINTS_DIR, contextPath, ENGINE_CONFIG, LEDGER, MANIFEST, policyDigest, recordDigest, REQUESTS, RESPONSES, TRACES, VERIFY_DIR, type BundleFiles } from './layout.js';
 import { createReevaluator } from './reevaluate.js';
 import { checkContexts, checkLedger, checkManifest, checkVerdicts, parseJson, parseJsonl, trustedKeys, type BundleProblem } from './verify-files.js';
 
@@ -39,10 +39,10 @@ export async function verifyReplayBundle(files: BundleFiles, o: VerifyBundleOpti
   const problems: BundleProblem[] = [];
   const manifest = checkManifest(files, problems);
   const keys = trustedKeys(manifest, o.keys, problems);
-  const ledger = parseJsonl<LedgerEntry>(files, LEDGER, problems).items;
+  const ledger = parseJsonl<LedgerEntry>(files, LEDGER, problems, 'ledger').items;
   const intact = checkLedger(ledger, keys, problems);
-  const requests = parseJsonl<PolicyRequestRecord>(files, REQUESTS, problems).items;
-  const responses = parseJsonl<PolicyResponseRecord>(files, RESPONSES, problems).items;
+  const requests = parseJsonl<PolicyRequestRecord>(files, REQUESTS, problems, 'request').items;
+  const responses = parseJsonl<PolicyResponseRecord>(files, RESPONSES, problems, 'response').items;
   const digests = new WeakMap<object, string>();
   const dig = (r: object): string => {
     let d = digests.get(r);
@@ -53,7 +53,14 @@ export async function verifyReplayBundle(files: BundleFiles, o: VerifyBundleOpti
   for (const e of ledger) if (e.value.type === 'POLICY_DECISION' && intact.has(e.value.entry_id)) signedResponse.set(String(e.value.payload.trace_id), e.value.payload.response_digest);
   checkVerdicts(responses, keys, (r) => signedResponse.get(r.trace_id) === dig(r), problems);
   checkContexts(files, problems);
-  if (manifest) await replay(files, manifest.run.id, manifest.run.tenant ?? '', { ledger, requests, responses, dig }, problems);
+  if (manifest) {
+    try {
+      await replay(files, manifest.run.id, manifest.run.tenant ?? '', { ledger, requests, responses, dig }, problems);
+    } catch (e) {
+      // A crafted bundle must yield a report, not a crash.
+      problems.push({ path: MANIFEST, code: 'STEWARD_REPLAY_INTERNAL', message: `the replay stopped: ${(e as Error).message}` });
+    }
+  }
   return problems.sort((a, b) => cmpPath(a.path, b.path) || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
 }
 
@@ -86,7 +93,7 @@ async function replay(files: BundleFiles, runId: string, tenant: string, rec: Re
   for (const p of sheets.problems) add(p.position?.file ?? VERIFY_DIR, 'STEWARD_REPLAY_POLICY_LOAD', `${p.code}: ${p.message}`);
   const gov = new AcmGovernor({ dsl, sheets: sheets.sheets, options: acmOptions });
 
-  const traces = parseJsonl<Trace>(files, TRACES, problems).items;
+  const traces = parseJsonl<Trace>(files, TRACES, problems, 'trace').items;
   const runTraceIds = new Set(traces.map((t) => t.value.trace_id));
   for (const [p] of files) {
     if (!p.startsWith('context/')) continue;

@@ -133,6 +133,28 @@ describe('replay round trip', () => {
     expect(problems.map((p) => `${p.path}: ${p.code}`)).toContain('task-io/t5.json: STEWARD_REPLAY_TASK_IO');
   });
 
+  it('records of the wrong shape are reported, never a crash', async () => {
+    for (const path of ['engine-trace/traces.jsonl', 'memory-ledger/ledger.jsonl', 'policy/requests/requests.jsonl', 'policy/responses/responses.jsonl']) {
+      for (const junk of ['5', 'null', '{}', '[]', '"x"', '{"seq":1,"trace_id":"refund-01","blueprint":{}}']) {
+        const files = new Map(bundles[RUN1]);
+        const lines = files.get(path)!.split('\n');
+        lines[2] = junk;
+        files.set(path, lines.join('\n'));
+        const problems = await verifyReplayBundle(resealManifest(files));
+        expect(problems.length, `${path} ← ${junk}`).toBeGreaterThan(0);
+        expect(problems.some((p) => p.code === 'STEWARD_REPLAY_INTERNAL'), `${path} ← ${junk}: ${problems.map((p) => p.message).join('; ')}`).toBe(false);
+      }
+    }
+    for (const path of ['bundle.json', 'policy/engine-config.json', 'policy/acm-options.json', 'context/ctx-2025-10-03-001@1.json']) {
+      for (const junk of ['5', 'null', '[]', '{"files": 3}']) {
+        const files = new Map(bundles[RUN1]);
+        files.set(path, junk);
+        const problems = await verifyReplayBundle(path === 'bundle.json' ? files : resealManifest(files));
+        expect(problems.length, `${path} ← ${junk}`).toBeGreaterThan(0);
+      }
+    }
+  });
+
   it('a bundle written back to disk verifies the same', async () => {
     const d = mkdtempSync(join(tmpdir(), 'acm-copy-'));
     try {
