@@ -9,7 +9,7 @@ import { StewardError } from '../../errors.js';
 import { compileConditionAt, compileWhenAt, type DslOptions } from '../blueprint/conditions.js';
 import type { PathSeg, SourceDoc } from '../blueprint/source.js';
 import type { AgentInfo, CompiledBlueprint } from '../types.js';
-import type { PromptId, Strictness } from './codes.js';
+import { BUILTIN_INTENTS, BUILTIN_REASON_CODES, type PromptId, type Strictness } from './codes.js';
 import { mergeSettings } from './merge-config.js';
 import {
   DEFAULT_GATE_LOAD_LIMITS,
@@ -99,11 +99,23 @@ function settingsFrom(o: Obj): GateSettings {
   };
 }
 
-/** RE2 problems of this file's own `finalization_gate` patterns, at their positions. */
+/** Problems of this file's own `finalization_gate` (RE2 patterns, built-in names reused), at their positions. */
 export function gateFileChecks(doc: SourceDoc, v: Obj, errors: StewardError[]): void {
   const g = v.finalization_gate;
   if (!isObj(g)) return;
-  const check = (o: Obj, base: PathSeg[]) => arr(o.safety_patterns).forEach((p, i) => compilePattern(p, '', '', { doc, path: [...base, 'safety_patterns', i], errors }));
+  const check = (o: Obj, base: PathSeg[]) => {
+    arr(o.safety_patterns).forEach((p, i) => compilePattern(p, '', '', { doc, path: [...base, 'safety_patterns', i], errors }));
+    // The prompts' built-in lists stay verbatim (docs/gate.md): a built-in name cannot be redefined, only added to.
+    if (isObj(o.intents))
+      for (const id of Object.keys(o.intents))
+        if (Object.hasOwn(BUILTIN_INTENTS, id))
+          errors.push(new StewardError('STEWARD_GATE_CONFIG', `intent '${id}' is built in (gate spec §9.4); custom intents need a new name`, { position: doc.pos([...base, 'intents', id], { key: true }) }));
+    arr(o.custom_reason_codes).forEach((c, i) => {
+      const code = typeof c === 'string' ? c : isObj(c) ? c.code : undefined;
+      if (typeof code === 'string' && BUILTIN_REASON_CODES.includes(code))
+        errors.push(new StewardError('STEWARD_GATE_CONFIG', `reason code '${code}' is built in (gate spec §9.3); custom codes need a new name`, { position: doc.pos([...base, 'custom_reason_codes', i]) }));
+    });
+  };
   check(g, ['finalization_gate']);
   if (isObj(g.skills)) for (const [id, s] of Object.entries(g.skills)) if (isObj(s)) check(s, ['finalization_gate', 'skills', id]);
 }

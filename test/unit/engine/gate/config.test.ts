@@ -119,6 +119,14 @@ finalization_gate:
     expect(formatted(dup)).toContainEqual(expect.stringMatching(/^k\.yaml:6:9: STEWARD_BLUEPRINT_DUPLICATE: guardrail id 'g1' is already defined by p@1\.0\.0/));
   });
 
+  it('custom intents and reason codes cannot reuse a built-in name', () => {
+    const r = compile({ 'n.yaml': head('n', `finalization_gate:\n  custom_reason_codes: [OVERLY_GENERIC]\n  intents:\n    REPO_ORIENTATION: { required_elements: [x] }\n`) });
+    expect(formatted(r)).toEqual([
+      expect.stringMatching(/^n\.yaml:5:25: STEWARD_GATE_CONFIG: reason code 'OVERLY_GENERIC' is built in/),
+      expect.stringMatching(/^n\.yaml:7:5: STEWARD_GATE_CONFIG: intent 'REPO_ORIENTATION' is built in/),
+    ]);
+  });
+
   it('workflowToolWarnings: a step naming a tool no registered agent lists', () => {
     const r = compile({ 'w.yaml': head('w', `guardrails:\n  - id: wf\n    tier: 2\n    workflow: { steps: [verify_identity, access_acount] }\n`) });
     const agents: AgentInfo[] = [{ id: 'a', tenant: 't', tier: 'ACL-2', tools: ['verify_identity', 'access_account'], domains: [], registered: true }];
