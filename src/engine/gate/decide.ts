@@ -6,7 +6,7 @@
  */
 import type { Intervention } from '../types.js';
 import { HARD_FAIL_CODES, STRICTNESS, type FixMode, type GateAction, type GateVerdict, type Strictness } from './codes.js';
-import { blockDirective, limitationsDirective, replanDirective } from './prompts.js';
+import { blockDirective, heldDirective, limitationsDirective, replanDirective } from './prompts.js';
 import type { GateJobState, GateSettings, GateTrustDebt, OnJudgeError } from './types.js';
 
 /** D16: PASS / PASS_WITH_CAVEATS lower bounds by strictness; hard-fail codes (plus high's two) make it FAIL. */
@@ -93,9 +93,9 @@ export function onJudgeErrorOutcome(mode: OnJudgeError): { action: GateAction; i
   }
 }
 
-export function directiveFor(action: GateAction, d: { reasonCodes: readonly string[]; missing: readonly string[]; fixMode: FixMode | null; style: readonly string[]; blockReasons: readonly string[] }): string | null {
+export function directiveFor(action: GateAction, d: { reasonCodes: readonly string[]; missing: readonly string[]; fixMode: FixMode | null; style: readonly string[]; blockReasons: readonly string[]; judgeError?: string }): string | null {
   if (action === 'finalize') return null;
-  if (action === 'block') return blockDirective(d.blockReasons);
+  if (action === 'block') return d.judgeError !== undefined ? heldDirective(d.judgeError) : blockDirective(d.blockReasons);
   if (action === 'finalize_with_limitations') return limitationsDirective({ reasonCodes: d.reasonCodes, missing: d.missing, style: d.style });
   // rewrite / replan / ask_user: the fix mode names which branch of the template applies.
   const fixMode: FixMode = d.fixMode ?? (action === 'rewrite' ? 'REWRITE_ONLY' : action === 'ask_user' ? 'NEEDS_USER_CLARIFICATION' : 'NEEDS_NEW_EVIDENCE');

@@ -184,7 +184,7 @@ export class FinalizationGate {
       action,
       judged_by: judgedBy,
       missing_requirements: missing,
-      directive: directiveFor(action, { reasonCodes: codes, missing, fixMode, style, blockReasons: judgeError ? [`the judge could not decide (${judgeError.message}); held for review`] : hits.map((h) => h.message) }),
+      directive: directiveFor(action, { reasonCodes: codes, missing, fixMode, style, blockReasons: hits.map((h) => h.message), ...(judgeError && { judgeError: judgeError.message }) }),
       intervention,
       degraded,
       job_id: input.jobId,

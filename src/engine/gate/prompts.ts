@@ -248,3 +248,8 @@ export function limitationsDirective(d: Omit<DirectiveInput, 'fixMode'>): string
 export function blockDirective(reasons: readonly string[]): string {
   return `Do not deliver this answer: it violates a hard safety rule (${list(reasons, '; ')}). Remove the offending content; do not repeat, paraphrase or encode it.`;
 }
+
+/** `on_judge_error: escalate|block`: the answer waits for a person; nothing in it was found wrong. */
+export function heldDirective(reason: string): string {
+  return `Hold this answer: the Final Alignment Judge could not decide (${reason}). It is escalated for review; do not deliver it until then.`;
+}
