@@ -4,14 +4,18 @@
  * job store: `tool_call` steps (checked by the pre-tool gate, then recorded) and `final_answer` steps whose
  * judge answers are scripted (`judge:` — JSON text, or `{hang: true}` for a judge that never answers).
  * `expect` is a subset match on the GateOutcome (or ToolCallCheck); `directive_contains` checks text.
+ * The judge is reached over HTTP: the OpenAI-compatible client against the local OpenAI-protocol server,
+ * which answers each call with the next scripted answer.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OpenAiCompatibleClient } from '../../../../src/adapters/llm/index.js';
 import { parse } from 'yaml';
 import { FinalizationGate, MemoryGateJobStore } from '../../../../src/engine/gate/index.js';
-import type { AgentInfo, Trace } from '../../../../src/engine/types.js';
-import { compileOne, ScriptedLlm, type Answer } from './helpers.js';
+import type { AgentInfo, LlmClient, LlmRequest, Trace } from '../../../../src/engine/types.js';
+import { startLlmServer, type LlmStandIn } from '../../../support/llm-server.js';
+import { compileOne, type Answer } from './helpers.js';
 
 interface Step {
   tool_call?: Record<string, unknown>;
@@ -39,6 +43,26 @@ interface GoldenFile {
 
 const DIR = join(__dirname, '../../../golden/gate');
 
+let server: LlmStandIn;
+beforeAll(async () => {
+  server = await startLlmServer();
+});
+afterAll(() => server.close());
+
+/** Each judge call scripts the server with the case's next answer, then goes over HTTP. */
+class HttpJudge implements LlmClient {
+  queue: Answer[] = [];
+  requests: LlmRequest[] = [];
+  private readonly client = new OpenAiCompatibleClient({ baseUrl: server.url, apiKey: 'test', model: 'judge-golden' });
+  async complete(req: LlmRequest, signal?: AbortSignal) {
+    this.requests.push(req);
+    const a = this.queue.shift();
+    if (a === undefined) throw new Error('test: no scripted judge answer left');
+    server.script(typeof a === 'string' ? { kind: 'content', content: a } : { kind: 'hang' });
+    return this.client.complete(req, signal);
+  }
+}
+
 const files = readdirSync(DIR).filter((f) => f.endsWith('.yaml'));
 
 describe('gate golden cases', () => {
@@ -49,7 +73,7 @@ describe('gate golden cases', () => {
       const bp = compileOne(doc.blueprint);
       for (const c of doc.cases) {
         it(c.name, async () => {
-          const llm = new ScriptedLlm();
+          const llm = new HttpJudge();
           const useLlm = c.llm ?? doc.llm ?? true;
           const agent: AgentInfo = { id: 'agent-1', tenant: 'acme', tier: 'ACL-2', tools: [], domains: [], registered: true, ...(doc.agent ?? {}), ...(c.agent ?? {}) };
           const gate = new FinalizationGate({ llm: useLlm ? llm : undefined, jobStore: new MemoryGateJobStore(), limits: { judgeTimeoutMs: 200 } });
