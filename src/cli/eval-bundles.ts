@@ -13,6 +13,7 @@ import { AcmGovernor, buildReplayBundle, compileVerificationSheets, formatAcmPro
 import { dslOptionsFromConfig } from '../engine/dsl/index.js';
 import { ed25519Signer } from '../engine/ledger/crypto.js';
 import { MemoryStateStore } from '../engine/state/memory-state-store.js';
+import { MemoryTrustDebtStore } from '../engine/trust-debt/index.js';
 import type { EvalRecord } from '../engine/steward-engine.js';
 import { isApproved, mostSevere, type Trace } from '../engine/types.js';
 import type { Ed25519Signer } from '../engine/verdict/sign.js';
@@ -76,7 +77,9 @@ export async function createEvalBundles(setup: OfflineSetup, o: { dir: string; b
   if (sheets.problems.length > 0) throw new SetupError('invalid verification sheets', sheets.problems.map(formatAcmProblem));
   const recorder = new RecordingStateStore(new MemoryStateStore());
   // The run's finalization gate: tool calls recorded here are the evidence of the final answers eval judges.
-  const engine = setup.makeEngine({ state: recorder, gate: setup.gate });
+  // Our own trust-debt store, so debt moves by the combined answer (DESIGN §5.15, docs/acm.md).
+  const trustDebt = new MemoryTrustDebtStore();
+  const engine = setup.makeEngine({ state: recorder, gate: setup.gate, trustDebt });
   const gov = new AcmGovernor({ dsl, sheets: sheets.sheets, options: policy.acm });
   const signer = setup.signer as Ed25519Signer;
   const ledgerSigner = ed25519Signer(signer.privateKeyPem());
@@ -99,9 +102,13 @@ export async function createEvalBundles(setup: OfflineSetup, o: { dir: string; b
         // The ACM codes are not (yet) StewardErrorCodes; the error line carries them as they are.
         throw new StewardError(first.code as StewardErrorCode, check.problems.map((p) => `${p.path}${p.offset !== undefined ? `@${p.offset}` : ''}: ${p.code}: ${p.message}`).join('; '));
       }
-      const rec = await engine.evaluate(trace, nowMs, eventId);
+      const decision = await engine.decide(trace, nowMs, eventId);
+      const score = await engine.score(trace, decision, nowMs);
       const reads = recorder.take(`${nsPart(tenant)}:${nsPart(agent.id)}`);
-      const final = check ? mostSevere(rec.score.intervention, check.intervention) : rec.score.intervention;
+      const final = check ? mostSevere(score.intervention, check.intervention) : score.intervention;
+      const bp = setup.set.blueprints.find((b) => b.id === decision.blueprint && b.version === decision.blueprintVersion) ?? setup.set.select(agent, trace);
+      const change = await trustDebt.apply({ eventId: eventId ?? trace.trace_id, tenant, agentId: agent.id, atMs: nowMs, kind: 'intervention', intervention: final, severity: score.severity }, bp.trustDebt);
+      const rec: EvalRecord = { decision, score, trustDebt: { before: change.before, after: change.after, level: change.level } };
       const c = gov.commit(trace, check, { decision: { intervention: final, approved: isApproved(final) }, nowMs, tenant });
       if (runId) collector.add({ runId, line, trace, nowMs, eventId, tenant, check, rec, reads, drafts: c.drafts, contexts: c.contexts });
       // The answer is the combined one: the output line and the summary count it (the verdict stays the blueprint's).

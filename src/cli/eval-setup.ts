@@ -14,7 +14,7 @@ import { createDefaultScorerRegistry, parseSourceRegistry, type SourceRegistry }
 import { MemoryStateStore } from '../engine/state/memory-state-store.js';
 import { StewardEngine } from '../engine/steward-engine.js';
 import { FinalizationGate, MemoryGateJobStore } from '../engine/gate/index.js';
-import { MemoryTrustDebtStore } from '../engine/trust-debt/index.js';
+import { MemoryTrustDebtStore, type TrustDebtStore } from '../engine/trust-debt/index.js';
 import type { LlmClient, StateStore } from '../engine/types.js';
 import { Ed25519Signer, type VerdictSigner } from '../engine/verdict/index.js';
 import { readUtf8FileSync } from '../adapters/fs/text.js';
@@ -44,7 +44,7 @@ export interface OfflineSetup {
   /** The run's finalization gate (in-memory job state), shared by `engine` (docs/gate.md "steward eval"). */
   gate: FinalizationGate;
   /** `gate`: the engine's finalization gate; a fresh one (own job state) when not given, none when null. */
-  makeEngine(opts?: { llm?: LlmClient | null; onWarning?: (m: string) => void; blueprints?: () => BlueprintSet; state?: StateStore; gate?: FinalizationGate | null }): StewardEngine;
+  makeEngine(opts?: { llm?: LlmClient | null; onWarning?: (m: string) => void; blueprints?: () => BlueprintSet; state?: StateStore; gate?: FinalizationGate | null; trustDebt?: TrustDebtStore }): StewardEngine;
 }
 
 /** Bad input to an offline command (exit 2); `problems` are already formatted lines. */
@@ -155,14 +155,14 @@ export async function setupOffline(o: OfflineOptions): Promise<OfflineSetup> {
       limits: { ...(cfgLlm?.maxInFlight && { maxJudgeInFlight: cfgLlm.maxInFlight }), ...(cfgLlm?.timeoutMs && { judgeTimeoutMs: cfgLlm.timeoutMs }) },
       onWarning: (m) => o.warn(`warning: ${m}`),
     });
-  type MakeOpts = { llm?: LlmClient | null; onWarning?: (m: string) => void; blueprints?: () => BlueprintSet; state?: StateStore; gate?: FinalizationGate | null };
+  type MakeOpts = { llm?: LlmClient | null; onWarning?: (m: string) => void; blueprints?: () => BlueprintSet; state?: StateStore; gate?: FinalizationGate | null; trustDebt?: TrustDebtStore };
   const makeEngine = (mo: MakeOpts = {}): StewardEngine =>
     new StewardEngine({
       blueprints: mo.blueprints ?? (() => set),
       registry,
       config,
       state: mo.state ?? new MemoryStateStore(),
-      trustDebt: new MemoryTrustDebtStore(),
+      trustDebt: mo.trustDebt ?? new MemoryTrustDebtStore(),
       llm: mo.llm === undefined ? llm : (mo.llm ?? undefined),
       signer,
       scorers: createDefaultScorerRegistry({ maxInFlight: cfgLlm?.maxInFlight, timeoutMs: cfgLlm?.timeoutMs, backoffMs: 50 }),

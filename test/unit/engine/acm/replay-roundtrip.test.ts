@@ -56,6 +56,8 @@ describe('replay round trip', () => {
     const branch = out.find((o) => o.trace_id === 'refund-09');
     expect(branch.intervention).toBe('block');
     expect(branch.acm.violations[0].code).toBe('STEWARD_ACM_FORBIDDEN_BRANCH');
+    // Trust debt moves by the combined answer (block: +0.15).
+    expect(branch.trust_debt.after - branch.trust_debt.before).toBeCloseTo(0.15, 6);
     expect(out.find((o) => o.trace_id === 'refund-10').acm.violations[0].code).toBe('STEWARD_ACM_UNREACHED_TASK');
   });
 
