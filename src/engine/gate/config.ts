@@ -139,7 +139,7 @@ export function compileOwnGuardrails(doc: SourceDoc, v: Obj, dsl: DslOptions, er
     const err = (code: 'STEWARD_GATE_CONFIG' | 'STEWARD_GATE_NOT_MECHANICAL', msg: string, ...p: PathSeg[]) => errors.push(new StewardError(code, `guardrail '${g.id}': ${msg}`, { position: at(...p) }));
     if (g.tier === 1) {
       if (!mechanical) {
-        err('STEWARD_GATE_NOT_MECHANICAL', 'a tier-1 (hard safety) rule must be mechanical: give a DSL `condition` or RE2 `pattern`/`patterns` (prose is enforced as tier 3 style at best)', ...(g.text !== undefined ? ['text'] : []));
+        err('STEWARD_GATE_NOT_MECHANICAL', 'a tier-1 (hard safety) rule must be mechanical: give a DSL `condition` or RE2 `pattern`/`patterns` (prose belongs in tier 3, as style guidance)', ...(g.text !== undefined ? ['text'] : []));
         return;
       }
       if (g.workflow !== undefined) err('STEWARD_GATE_CONFIG', 'a workflow is tier 2, not tier 1', 'workflow');
