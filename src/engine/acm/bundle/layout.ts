@@ -99,9 +99,13 @@ export function policyDigest(files: BundleFiles): string {
   return sha256Hex(canonicalJson(m));
 }
 
-/** sha256 (hex) of a record's canonical JSON: what POLICY_DECISION entries hold for requests and responses. */
+/**
+ * sha256 (hex) of a record's line as the bundle holds it (JSON.stringify of the record, no newline): what
+ * POLICY_DECISION entries hold for requests and responses. The exact bytes are anchored, so a verifier
+ * hashes the line it read and an exporter must keep the line it recorded (docs/acm.md).
+ */
 export function recordDigest(r: unknown): string {
-  return sha256Hex(canonicalJson(r));
+  return sha256Hex(JSON.stringify(r));
 }
 
 /** A file-name-safe form of an id (context ids, task ids). */

@@ -25,7 +25,8 @@ export function formatBundleProblem(p: BundleProblem): string {
 }
 
 export interface ParsedLines<T> {
-  items: { line: number; value: T }[];
+  /** `text`: the line as read (what line digests are computed over). */
+  items: { line: number; value: T; text: string }[];
 }
 
 type Obj = Record<string, unknown>;
@@ -45,7 +46,7 @@ export const SHAPES: Record<string, (v: unknown) => boolean> = {
 
 export function parseJsonl<T>(files: BundleFiles, path: string, problems: BundleProblem[], shape?: keyof typeof SHAPES): ParsedLines<T> {
   const text = files.get(path);
-  const items: { line: number; value: T }[] = [];
+  const items: { line: number; value: T; text: string }[] = [];
   if (text === undefined) return { items };
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
@@ -54,7 +55,7 @@ export function parseJsonl<T>(files: BundleFiles, path: string, problems: Bundle
     try {
       const value = JSON.parse(l) as unknown;
       if (shape && !SHAPES[shape]!(value)) problems.push({ path: `${path}:${i + 1}`, code: 'STEWARD_REPLAY_RECORD', message: `not a ${shape} record` });
-      else items.push({ line: i + 1, value: value as T });
+      else items.push({ line: i + 1, value: value as T, text: l });
     } catch (e) {
       problems.push({ path: `${path}:${i + 1}`, code: 'STEWARD_REPLAY_JSON', message: `not JSON: ${(e as Error).message}` });
     }

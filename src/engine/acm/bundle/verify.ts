@@ -43,12 +43,10 @@ export async function verifyReplayBundle(files: BundleFiles, o: VerifyBundleOpti
   const intact = checkLedger(ledger, keys, problems);
   const requests = parseJsonl<PolicyRequestRecord>(files, REQUESTS, problems, 'request').items;
   const responses = parseJsonl<PolicyResponseRecord>(files, RESPONSES, problems, 'response').items;
-  const digests = new WeakMap<object, string>();
-  const dig = (r: object): string => {
-    let d = digests.get(r);
-    if (d === undefined) digests.set(r, (d = recordDigest(r)));
-    return d;
-  };
+  // Line digests (layout.ts recordDigest): the sha256 of each request/response line as read.
+  const lineDigest = new WeakMap<object, string>();
+  for (const r of [...requests, ...responses]) lineDigest.set(r.value as object, sha256Hex(r.text));
+  const dig = (r: object): string => lineDigest.get(r) ?? recordDigest(r);
   const signedResponse = new Map<string, unknown>();
   for (const e of ledger) if (e.value.type === 'POLICY_DECISION' && intact.has(e.value.entry_id)) signedResponse.set(String(e.value.payload.trace_id), e.value.payload.response_digest);
   checkVerdicts(responses, keys, (r) => signedResponse.get(r.trace_id) === dig(r), problems);
@@ -72,9 +70,9 @@ function cmpPath(a: string, b: string): number {
 }
 
 interface Recorded {
-  ledger: { line: number; value: LedgerEntry }[];
-  requests: { line: number; value: PolicyRequestRecord }[];
-  responses: { line: number; value: PolicyResponseRecord }[];
+  ledger: { line: number; value: LedgerEntry; text: string }[];
+  requests: { line: number; value: PolicyRequestRecord; text: string }[];
+  responses: { line: number; value: PolicyResponseRecord; text: string }[];
   dig: (r: object) => string;
 }
 
@@ -107,10 +105,9 @@ async function replay(files: BundleFiles, runId: string, tenant: string, rec: Re
   const entryById = new Map(rec.ledger.map((e) => [e.value.entry_id, e]));
   const produced = new Set<string>();
   let policyReported = false;
-  const textLines = (files.get(TRACES) ?? '').split('\n');
   const contexts: ContextVersion[] = [];
 
-  for (const { line, value: trace } of traces) {
+  for (const { line, value: trace, text } of traces) {
     const check = gov.check(trace, tenant);
     const req = reqByLine.get(line);
     const at = `${TRACES}:${line}`;
@@ -123,7 +120,7 @@ async function replay(files: BundleFiles, runId: string, tenant: string, rec: Re
       continue;
     }
     const r = req.value;
-    if (sha256Hex(textLines[line - 1] ?? '') !== r.trace_digest) add(at, 'STEWARD_REPLAY_TRACE_DIGEST', `trace ${trace.trace_id} differs from the trace its policy request recorded`);
+    if (sha256Hex(text) !== r.trace_digest) add(at, 'STEWARD_REPLAY_TRACE_DIGEST', `trace ${trace.trace_id} differs from the trace its policy request recorded`);
     const resp = respBySeq.get(r.seq);
     if (!resp) {
       add(`${REQUESTS}:${req.line}`, 'STEWARD_REPLAY_ORPHAN', `request ${r.seq} (${trace.trace_id}) has no response`);
@@ -135,7 +132,7 @@ async function replay(files: BundleFiles, runId: string, tenant: string, rec: Re
     if (!pd) add(respAt, 'STEWARD_REPLAY_ENTRY', `no POLICY_DECISION entry records the decision of ${trace.trace_id}`);
     else {
       const p = pd.value.payload;
-      if (p.request_digest !== recordDigest(r)) add(`${REQUESTS}:${req.line}`, 'STEWARD_REPLAY_REQUEST_DIGEST', `request of ${trace.trace_id} differs from the one its signed POLICY_DECISION recorded`);
+      if (p.request_digest !== rec.dig(r)) add(`${REQUESTS}:${req.line}`, 'STEWARD_REPLAY_REQUEST_DIGEST', `request of ${trace.trace_id} differs from the one its signed POLICY_DECISION recorded`);
       if (p.response_digest !== rec.dig(resp.value)) add(respAt, 'STEWARD_REPLAY_RESPONSE_DIGEST', `response of ${trace.trace_id} differs from the one its signed POLICY_DECISION recorded`);
       if (p.policy_digest !== undefined && p.policy_digest !== policy && !policyReported) {
         policyReported = true;
@@ -165,7 +162,7 @@ async function replay(files: BundleFiles, runId: string, tenant: string, rec: Re
       }
     }
     const acm = acmSummary(check);
-    if (canonicalJson(acm ?? null) !== canonicalJson(resp.value.acm ?? null)) add(respAt, 'STEWARD_REPLAY_ACM', `the run-governance checks of ${trace.trace_id} replay as ${check ? `${check.intervention} [${check.violations.map((v) => v.code).join(', ')}]` : 'none'}, recorded ${resp.value.acm ? `${resp.value.acm.intervention} [${resp.value.acm.violations.map((v) => v.code).join(', ')}]` : 'none'}`);
+    if ((acm !== undefined || resp.value.acm !== undefined) && canonicalJson(acm ?? null) !== canonicalJson(resp.value.acm ?? null)) add(respAt, 'STEWARD_REPLAY_ACM', `the run-governance checks of ${trace.trace_id} replay as ${check ? `${check.intervention} [${check.violations.map((v) => v.code).join(', ')}]` : 'none'}, recorded ${resp.value.acm ? `${resp.value.acm.intervention} [${resp.value.acm.violations.map((v) => v.code).join(', ')}]` : 'none'}`);
     const final = check ? mostSevere(blueprintIntervention, check.intervention) : blueprintIntervention;
     if (final !== resp.value.intervention || isApproved(final) !== resp.value.approved) add(respAt, 'STEWARD_REPLAY_DECISION', `the answer to ${trace.trace_id} replays as ${final}, recorded ${resp.value.intervention}`);
     const c = gov.commit(trace, check, { decision: { intervention: final, approved: isApproved(final) }, nowMs: r.now_ms, tenant });
