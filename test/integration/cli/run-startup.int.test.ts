@@ -73,7 +73,7 @@ describe.concurrent('steward run: a failed startup exits non-zero', () => {
     const r = await stewardRun(['--stages', 'trust-debt', '--metrics-port', '0'], { REDIS_URL: REDIS, KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '127.0.0.1:19092', STEWARD_TOPIC_PREFIX: prefix }, 75_000);
     expect(r.code).toBe(1);
     // only the topics the trust-debt stage reads and writes
-    expect(r.stderr).toContain(`topics missing: ${prefix}.decisions, ${prefix}.verdicts, ${prefix}.reviews, ${prefix}.trust-debt, ${prefix}.dlq (run`);
+    expect(r.stderr).toContain(`topics missing: ${prefix}.decisions, ${prefix}.verdicts, ${prefix}.reviews, ${prefix}.trust-debt, ${prefix}.gate, ${prefix}.dlq (run`);
     expect(r.stderr).toContain('run `steward topics create`');
   });
 
