@@ -40,3 +40,4 @@ export { policyDigest, policyFileMap, MANIFEST, type BundleFiles, type BundleKey
 export { verifyReplayBundle, formatBundleProblem, type BundleProblem, type VerifyBundleOptions } from './bundle/verify.js';
 export { createReevaluator, type Reevaluator } from './bundle/reevaluate.js';
 export { exportReplayBundle, type ReplaySource, type ReplayRun } from './bundle/source.js';
+export { governAcmEvent, MemoryAcmStateStore, type AcmStageOutcome, type AcmStateStore, type BlueprintAnswer } from './stage.js';
