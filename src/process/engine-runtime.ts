@@ -17,6 +17,7 @@ import { RedisTrustDebtStore } from '../adapters/redis/trust-debt-store.js';
 import { RedisScoredMarks } from '../adapters/redis/scored-marks.js';
 import { RedisGateJobStore } from '../adapters/redis/gate-job-store.js';
 import { FinalizationGate } from '../engine/gate/finalization-gate.js';
+import { workflowToolWarnings } from '../engine/gate/config.js';
 import { TrustDebtReadCache, cachedTrustDebtReads, invalidatingTrustDebtWrites } from '../adapters/redis/trust-debt-read-cache.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import { StewardAggregateError, StewardError, isRetryable } from '../errors.js';
@@ -143,6 +144,12 @@ async function openEngine(
     });
   }
   const registry = agentsHolder?.registry ?? loadRegistry(cfg);
+  // Gate spec §11: a workflow step naming a tool no registered agent lists (at start and after each reload).
+  const toolWarnings = () => {
+    for (const w of workflowToolWarnings(holder.current().blueprints, registry.agents.values())) logger.warn(w.format());
+  };
+  toolWarnings();
+  holder.onChange((ev) => ev.ok && toolWarnings());
   const needsRedis = stages.some((s) => s === 'tripwire' || s === 'scorer' || s === 'gate' || s === 'trust-debt');
   // maxRetriesPerRequest 1: during an outage commands fail fast (stateful tripwires fail closed, the
   // trust-debt stage backs off and retries) instead of hanging in ioredis' queue.

@@ -11,6 +11,8 @@ import { compileBlueprintSet, parseAgentRegistry } from '../../engine/blueprint/
 import { defaultEngineConfig } from '../../engine/config.js';
 import { loadBlueprintFiles } from '../../adapters/fs/blueprint-files.js';
 import { readUtf8File } from '../../adapters/fs/text.js';
+import { workflowToolWarnings } from '../../engine/gate/config.js';
+import type { AgentInfo } from '../../engine/types.js';
 
 export const USAGE = 'usage: steward validate [--quiet] PATH...\n  PATH: blueprint files or directories (recursive: *.yaml, *.yml, *.json; agents.yaml is checked as the agent registry)';
 
@@ -68,14 +70,22 @@ export async function run(argv: string[]): Promise<number> {
   const files = loaded.files.filter((f) => !regFiles.includes(f.file));
   const res = compileBlueprintSet(files, { config: defaultEngineConfig() });
   problems.push(...res.errors);
+  const agents: AgentInfo[] = [];
   for (const r of regFiles) {
     const read = await readUtf8File(r, r, 'STEWARD_CONFIG').catch((e: Error) => ({ error: new StewardError('STEWARD_CONFIG', `cannot read: ${e.message}`, { position: { file: r, line: 1, col: 1 } }) }));
     if ('error' in read) problems.push(read.error);
-    else problems.push(...parseAgentRegistry(read.text, r).errors);
+    else {
+      const parsed = parseAgentRegistry(read.text, r);
+      problems.push(...parsed.errors);
+      if (parsed.registry) agents.push(...parsed.registry.agents.values());
+    }
   }
+  // Gate spec §11: a workflow step naming a tool no registered agent lists is likely a typo (a warning: the
+  // registry validated here need not be the deployment's).
+  const warnings = [...res.warnings, ...(regFiles.length > 0 && res.set ? workflowToolWarnings(res.set.blueprints, agents) : [])];
   const sorted = sortProblems(problems);
   if (sorted.length) process.stdout.write(sorted.map((e) => e.format()).join('\n') + '\n');
-  if (!quiet) for (const w of res.warnings) process.stderr.write(`warning: ${w.format()}\n`);
+  if (!quiet) for (const w of warnings) process.stderr.write(`warning: ${w.format()}\n`);
   if (!quiet && !sorted.length) process.stderr.write(`${files.length} blueprint file(s)${regFiles.length ? `, ${regFiles.length} agent registry file(s)` : ''}: OK\n`);
   return sorted.length ? 1 : 0;
 }

@@ -41,6 +41,21 @@ describe('steward validate', () => {
     ]);
   });
 
+  it('warns (exit 0) about a gate workflow step that names a tool no agent of the registry lists (gate spec §11)', () => {
+    const d = join(tmp, 'wf');
+    mkdirSync(d, { recursive: true });
+    writeFileSync(
+      join(d, 'g.yaml'),
+      bp('gate/wf@1.0', '1.0.0', 'guardrails:\n  - id: read_then_test\n    tier: 2\n    workflow: { steps: [read_file, run_testz] }\n'),
+    );
+    writeFileSync(join(d, 'agents.yaml'), 'agents:\n  - { id: c1, tenant: t, tier: ACL-2, tools: [read_file, run_tests] }\n');
+    const r = steward(['validate', 'wf'], tmp);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^warning: wf\/g\.yaml:7:\d+: STEWARD_GATE_UNKNOWN_TOOL: workflow 'read_then_test' step 'run_testz' names a tool that no agent in the registry lists/m);
+    expect(r.stderr).not.toContain("step 'read_file'");
+  });
+
   it('an unreadable blueprint (dangling symlink, invalid UTF-8) is one positioned problem among the others, not a stop', () => {
     const d = join(tmp, 'unreadable');
     mkdirSync(d, { recursive: true });
