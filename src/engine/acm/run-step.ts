@@ -89,7 +89,8 @@ export function checkAcmEvent(s: AcmStates, trace: Trace, env: AcmEnv): AcmCheck
   if (trace.hook === 'plan') {
     const v = validatePlanEvent(trace, { dsl: env.dsl, contexts: s.contexts });
     reject(v.problems);
-    if (!out.rejected && run?.plan && !env.options?.allowReplan) {
+    // The same plan event again is a redelivery, not a re-selection.
+    if (!out.rejected && run?.plan && run.plan.event_trace_id !== trace.trace_id && !env.options?.allowReplan) {
       violate('replan_refused', 'STEWARD_ACM_REPLAN_REFUSED', '$.selection', `run ${out.run_id} already selected plan ${run.plan.chosen_plan_id}; re-selection is not allowed by policy`);
     }
     return out;
@@ -222,7 +223,7 @@ export function commitAcmEvent(s: AcmStates, trace: Trace, check: AcmCheck, c: C
   const drafts: LedgerDraft[] = [];
   switch (trace.hook) {
     case 'plan': {
-      if (!c.decision.approved || violated) break;
+      if (!c.decision.approved || violated || run.plan?.event_trace_id === trace.trace_id) break;
       const ev = trace as unknown as PlanEvent;
       const chosen = ev.plans.find((p) => p.id === ev.selection.chosenPlanId)!;
       const v = validatePlanEvent(trace, { dsl: env.dsl, contexts: s.contexts });

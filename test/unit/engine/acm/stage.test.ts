@@ -17,13 +17,17 @@ describe('governAcmEvent (the stage facade)', () => {
     expect(store.versions.map((v) => v.version)).toEqual([1]);
     const plan = await governAcmEvent(store, tr({ hook: 'plan', goal: { id: 'G' }, selection: { method: 'policy', chosenPlanId: 'p' }, plans: [{ id: 'p', contextRef: 'c', tasks: [{ id: 'a' }, { id: 'b' }], edges: [{ from: 'a', to: 'b', guard: '$a.go == true' }] }] }), o, ok);
     expect(plan.kind === 'decided' && plan.drafts.map((d) => d.type)).toEqual(['POLICY_DECISION', 'PLAN_SELECTED']);
+    // A redelivered plan event is not a re-selection.
+    const first = store.runs.get('r1')!.plan!;
+    const again = await governAcmEvent(store, { ...tr({ hook: 'plan', goal: first.goal, selection: first.selection, plans: first.plans }), trace_id: first.event_trace_id }, o, ok);
+    expect(again).toMatchObject({ kind: 'decided', intervention: 'ok', drafts: [{ type: 'POLICY_DECISION' }] });
     await governAcmEvent(store, tr({ hook: 'task.post', task: { id: 'a' }, output: { go: false } }), o, ok);
     const branch = await governAcmEvent(store, tr({ hook: 'branch', from: 'a', to: 'b' }), o, ok);
     expect(branch).toMatchObject({ kind: 'decided', intervention: 'block', approved: false });
     expect(branch.kind === 'decided' && branch.drafts.map((d) => [d.type, d.payload.allowed ?? d.payload.decision])).toEqual([['POLICY_DECISION', 'deny'], ['BRANCH_TAKEN', false]]);
     const tool = await governAcmEvent(store, tr({ hook: 'tool_call', tool: 'x' }), o, () => Promise.resolve({ blueprint: 'bp@1', intervention: 'flag' }));
     expect(tool).toMatchObject({ kind: 'decided', intervention: 'flag', approved: true });
-    expect(store.runs.get('r1')!.events).toBe(4);
+    expect(store.runs.get('r1')!.events).toBe(5);
     expect(await governAcmEvent(store, { ...tr({ hook: 'tool_call' }), run: undefined } as Trace, o, ok)).toEqual({ kind: 'not_governed' });
   });
 
