@@ -9,7 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { StewardError, type StewardErrorCode } from '../errors.js';
 import { findBlueprintFiles } from '../adapters/fs/blueprint-files.js';
 import { readUtf8FileSync } from '../adapters/fs/text.js';
-import { AcmGovernor, buildReplayBundle, compileVerificationSheets, formatAcmProblem, policyDigest, policyFileMap, RecordingStateStore, RunCollector, runIdOf, schemaProblems, type AcmCheck, type AcmOptions, type PolicyFiles } from '../engine/acm/index.js';
+import { AcmGovernor, buildReplayBundle, sha256Hex, compileVerificationSheets, formatAcmProblem, policyDigest, policyFileMap, RecordingStateStore, RunCollector, runIdOf, schemaProblems, type AcmCheck, type AcmOptions, type PolicyFiles } from '../engine/acm/index.js';
 import { dslOptionsFromConfig } from '../engine/dsl/index.js';
 import { ed25519Signer } from '../engine/ledger/crypto.js';
 import { MemoryStateStore } from '../engine/state/memory-state-store.js';
@@ -77,7 +77,7 @@ export async function createEvalBundles(setup: OfflineSetup, o: { dir: string; b
   if (sheets.problems.length > 0) throw new SetupError('invalid verification sheets', sheets.problems.map(formatAcmProblem));
   const recorder = new RecordingStateStore(new MemoryStateStore());
   // The run's finalization gate: tool calls recorded here are the evidence of the final answers eval judges.
-  // Our own trust-debt store, so debt moves by the combined answer (DESIGN §5.15, docs/acm.md).
+  // Our own trust-debt store, so debt moves by the combined answer (spec-decisions D15, docs/acm.md).
   const trustDebt = new MemoryTrustDebtStore();
   const engine = setup.makeEngine({ state: recorder, gate: setup.gate, trustDebt });
   const gov = new AcmGovernor({ dsl, sheets: sheets.sheets, options: policy.acm });
@@ -86,6 +86,7 @@ export async function createEvalBundles(setup: OfflineSetup, o: { dir: string; b
   const digest = policyDigest(policyFileMap(policy));
   const version = engineVersion();
   const collector = new RunCollector({ signer: ledgerSigner, policyDigest: digest, engineVersion: version });
+  const answered = new Map<string, EvalRecord>();
   const outcomes = new WeakMap<EvalRecord, { final: ReturnType<typeof mostSevere>; check?: AcmCheck }>();
 
   return {
@@ -95,6 +96,10 @@ export async function createEvalBundles(setup: OfflineSetup, o: { dir: string; b
       const tenant = agent.tenant;
       const runId = runIdOf(trace);
       const line = raw.trim();
+      // The same line again is a redelivery (as eval treats it): the same answer, governed and recorded once.
+      const key = `${trace.trace_id}\u0000${sha256Hex(line)}`;
+      const seen = answered.get(key);
+      if (seen) return seen;
       const check = gov.check(trace, tenant);
       if (check?.rejected) {
         if (runId) collector.add({ runId, line, trace, nowMs, tenant, check });
@@ -114,6 +119,7 @@ export async function createEvalBundles(setup: OfflineSetup, o: { dir: string; b
       // The answer is the combined one: the output line and the summary count it (the verdict stays the blueprint's).
       const out: EvalRecord = final === rec.score.intervention ? rec : { ...rec, score: { ...rec.score, intervention: final, approved: isApproved(final) } };
       outcomes.set(out, { final, check });
+      answered.set(key, out);
       return out;
     },
     line(rec, line) {

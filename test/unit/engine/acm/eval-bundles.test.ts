@@ -97,3 +97,18 @@ describe('acm.yaml', () => {
     expect(err.join('\n')).toMatch(/\$\.on\.forbidden_branch: STEWARD_ACM_SCHEMA: must be one of/);
   });
 });
+
+describe('redelivery', () => {
+  it('the same line twice gets the same answer and is recorded once; the bundle verifies', async () => {
+    const lines = readFileSync(join(BLUEPRINTS, '../trace.jsonl'), 'utf8').split('\n').filter(Boolean);
+    const branch = lines.findIndex((l) => l.includes('"refund-09"'));
+    lines.splice(branch + 1, 0, lines[branch]!);
+    const dir = join(tmp, 'b3');
+    const { code, out } = await evalLines(lines, dir);
+    expect(code).toBe(0);
+    expect(out.filter((o) => o.trace_id === 'refund-09').map((o) => o.intervention)).toEqual(['block', 'block']);
+    const v = io();
+    expect(await replay(['verify', join(dir, 'run-2025-10-03-REFUND-001')], { io: v.io })).toBe(0);
+    expect(v.lines).toEqual([]);
+  });
+});
