@@ -52,6 +52,10 @@ export async function verifyReplayBundle(files: BundleFiles, o: VerifyBundleOpti
   checkVerdicts(responses, keys, (r) => signedResponse.get(r.trace_id) === dig(r), problems);
   checkContexts(files, problems);
   if (manifest) {
+    // bundle.json can be recomputed by anyone; the run it names must be the one the signed entries name.
+    const r = manifest.run;
+    const other = ledger.find((e) => e.value.agent_id !== r.agent_id || (e.value.tenant ?? '') !== (r.tenant ?? '') || e.value.payload?.run_id !== r.id);
+    if (other) problems.push({ path: MANIFEST, code: 'STEWARD_REPLAY_MANIFEST', message: `run ${r.id} (agent ${r.agent_id}, tenant ${r.tenant ?? ''}) is not the run of the signed ledger entries (${LEDGER}:${other.line} names run ${String(other.value.payload?.run_id)}, agent ${other.value.agent_id}, tenant ${other.value.tenant})` });
     try {
       await replay(files, manifest.run.id, manifest.run.tenant ?? '', { ledger, requests, responses, dig }, problems);
     } catch (e) {

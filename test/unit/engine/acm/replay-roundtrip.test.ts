@@ -106,6 +106,17 @@ describe('replay round trip', () => {
     expect(problems.some((p) => /^policy\/responses\/responses\.jsonl:\d+: STEWARD_REPLAY_DECISION/.test(p)), problems.join('\n')).toBe(true);
   });
 
+  it('bundle.json naming another run, agent or tenant is caught against the signed ledger', async () => {
+    for (const edit of [(m: any) => (m.run.tenant = 'other'), (m: any) => (m.run.agent_id = 'x'), (m: any) => (m.run.id = 'run-x')]) {
+      const problems = await tamper(RUN1, 'bundle.json', (t) => {
+        const m = JSON.parse(t);
+        edit(m);
+        return JSON.stringify(m);
+      });
+      expect(problems.some((p) => p.startsWith('bundle.json: STEWARD_REPLAY_MANIFEST: run ')), problems.join('\n')).toBe(true);
+    }
+  });
+
   it('a ledger entry re-signed with a key the bundle does not trust is an unknown-key problem', async () => {
     const other = ed25519Signer(generateKeyPairSync('ed25519').privateKey);
     const problems = await tamper(
