@@ -60,7 +60,7 @@ export {
   type ScoreRecord,
   type StewardEngineOptions,
 } from './engine/steward-engine.js';
-export { compileBlueprintSet, createAgentRegistry, parseAgentRegistry, type AgentRegistry, type BlueprintSet, type CompileOptions, type CompileResult } from './engine/blueprint/index.js';
+export { compileBlueprintSet, createAgentRegistry, parseAgentRegistry, type AgentRegistry, type AuthoredBlueprint, type BlueprintSet, type CompileOptions, type CompileResult } from './engine/blueprint/index.js';
 export { FunctionRegistry, type DslFunction } from './engine/dsl/index.js';
 export { Ed25519Signer, buildVerdict, embedInAdpStep, signVerdict, verifyVerdict, type VerifyResult } from './engine/verdict/index.js';
 export { MemoryTrustDebtStore } from './engine/trust-debt/memory-store.js';

@@ -1,5 +1,6 @@
 // Blueprints: authored files in, a compiled, selectable set out (compile-set.ts runs the stages).
 export { BASELINE_REF, BUILTIN_BASELINE_FILE, compileBlueprintSet, type CompileOptions, type CompileResult } from './compile-set.js';
+export type { AuthoredBlueprint } from './authored.js';
 export type { BlueprintSet } from './select.js';
 export { createBlueprintSet, precedence, scopeMatches } from './select.js';
 export { effectiveThresholds, riskToIntervention } from './thresholds.js';
