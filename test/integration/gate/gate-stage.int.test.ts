@@ -177,3 +177,42 @@ describe('gate stage (real Kafka, Redis, ClickHouse; local OpenAI-protocol judge
     await llm.close();
   }, 240_000);
 });
+
+describe('client.finalize() without a gate answer (real Kafka, Redis)', () => {
+  it('a final answer without job_id is refused fail-closed; with no gate stage running the governance fallback answers', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'steward-gate-'));
+    writeFileSync(join(dir, 'gated.yaml'), BLUEPRINT);
+    writeFileSync(join(dir, 'agents.yaml'), AGENTS);
+    const redisPrefix = uniqueRedisPrefix('gate-fb');
+    await withPipelineEnv('pl-gate-fb', async ({ cfg: base, topics, adapter }) => {
+      const cfg = pipelineConfig(base.topics.prefix, { blueprints: { dir, watch: false }, redis: { key_prefix: redisPrefix }, consumer: { group_prefix: base.consumer.groupPrefix }, trust_debt: { audit_sweep_interval_ms: 0 } });
+      const logger = quietLogger();
+      const rt = await bootstrapEngine(cfg, ['tripwire'], logger);
+      const pipe = await startPipeline(cfg, ['tripwire'], rt.deps, { logger });
+      const out = await new Collector(adapter, [topics.finalize, topics.dlq]).start();
+      const client = new StewardClient({ kafka: adapter, topicPrefix: cfg.topics.prefix, fallbackOnTimeout: 'deny' });
+      const redis = redisClient();
+      try {
+        const ts = new Date(Date.UTC(2026, 4, 2)).toISOString();
+        const refused = await client.finalize({ trace_id: 'fa-nojob', agent_id: 'coder-g', timestamp: ts, hook: 'final_answer', draft_answer: 'done' }, { timeoutMs: 20_000 });
+        expect(refused).toMatchObject({ trace_id: 'fa-nojob', intervention: 'block', approved: false, action: 'block', rejected: { code: 'STEWARD_GATE_INPUT' } });
+        expect(refused.fallback).toBeUndefined();
+        await waitFor(() => out.on(topics.dlq).length === 1, { timeoutMs: 20_000, message: 'dead-lettered final answer' });
+
+        // Handed to acgp.finalize, but no gate stage answers: the contract's fallback (deny → block).
+        const t0 = Date.now();
+        const fb = await client.finalize({ trace_id: 'fa-slow', agent_id: 'coder-g', timestamp: ts, hook: 'final_answer', job_id: 'j-9', draft_answer: 'done' }, { timeoutMs: 3_000 });
+        expect(Date.now() - t0).toBeGreaterThanOrEqual(2_900);
+        expect(fb).toMatchObject({ trace_id: 'fa-slow', job_id: 'j-9', fallback: true, action: 'block', intervention: 'block', degraded: true });
+        await waitFor(() => out.json(topics.finalize).some((m) => m.trace.trace_id === 'fa-slow' && typeof m.reply?.correlation_id === 'string'), { timeoutMs: 20_000, message: 'handed to the gate with the reply route' });
+      } finally {
+        await client.close();
+        await out.stop();
+        await pipe.stop();
+        await rt.close();
+        await deleteRedisPrefix(redis, redisPrefix);
+        await redis.quit();
+      }
+    });
+  }, 120_000);
+});
