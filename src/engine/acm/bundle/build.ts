@@ -33,7 +33,9 @@ export function buildReplayBundle(i: BuildBundleInput): BundleFiles {
   for (const [p, t] of plannerFiles(r.traces)) files.set(p, t);
 
   const plan = i.state?.plan;
-  const capMap = r.traces.map((t) => (t.trace.plan as { capabilityMapVersion?: unknown } | undefined)?.capabilityMapVersion).find((v) => typeof v === 'string') as string | undefined;
+  const chosen = plan?.plans.find((p) => p.id === plan.chosen_plan_id);
+  const capMap =
+    chosen?.capabilityMapVersion ?? (r.traces.map((t) => (t.trace.plan as { capabilityMapVersion?: unknown } | undefined)?.capabilityMapVersion).find((v) => typeof v === 'string') as string | undefined);
   const engineName = r.traces.map((t) => (t.trace.run as { engine?: unknown } | undefined)?.engine).find((v) => typeof v === 'string') as string | undefined;
   const manifest: BundleManifest = {
     format: 'acm-replay-bundle',
