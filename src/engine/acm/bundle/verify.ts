@@ -104,12 +104,15 @@ async function replay(files: BundleFiles, runId: string, tenant: string, rec: Re
   }
 
   const policy = policyDigest(files);
-  const reqByLine = new Map(rec.requests.map((r) => [r.value.trace_line, r]));
-  const respBySeq = new Map(rec.responses.map((r) => [r.value.seq, r]));
+  // The first record of a line/seq counts; a later copy is an orphan.
+  const reqByLine = new Map([...rec.requests].reverse().map((r) => [r.value.trace_line, r]));
+  const respBySeq = new Map([...rec.responses].reverse().map((r) => [r.value.seq, r]));
   const entryById = new Map(rec.ledger.map((e) => [e.value.entry_id, e]));
   const produced = new Set<string>();
   let policyReported = false;
   const contexts: ContextVersion[] = [];
+  const visited = new Set<number>();
+  const visitedResp = new Set<number>();
 
   for (const { line, value: trace, text } of traces) {
     const check = gov.check(trace, tenant);
@@ -124,6 +127,7 @@ async function replay(files: BundleFiles, runId: string, tenant: string, rec: Re
       continue;
     }
     const r = req.value;
+    visited.add(req.line);
     if (sha256Hex(text) !== r.trace_digest) add(at, 'STEWARD_REPLAY_TRACE_DIGEST', `trace ${trace.trace_id} differs from the trace its policy request recorded`);
     const resp = respBySeq.get(r.seq);
     if (!resp) {
@@ -131,6 +135,7 @@ async function replay(files: BundleFiles, runId: string, tenant: string, rec: Re
       continue;
     }
     const respAt = `${RESPONSES}:${resp.line}`;
+    visitedResp.add(resp.line);
     const pd = entryById.get(`pd:${trace.trace_id}`);
     produced.add(`pd:${trace.trace_id}`);
     if (!pd) add(respAt, 'STEWARD_REPLAY_ENTRY', `no POLICY_DECISION entry records the decision of ${trace.trace_id}`);
@@ -181,6 +186,9 @@ async function replay(files: BundleFiles, runId: string, tenant: string, rec: Re
       }
     }
   }
+  // Records no trace of the run leads to (added lines, or lines whose trace is gone).
+  for (const r of rec.requests) if (!visited.has(r.line)) add(`${REQUESTS}:${r.line}`, 'STEWARD_REPLAY_ORPHAN', `request ${String(r.value.seq)} (${r.value.trace_id}) belongs to no trace of the run`);
+  for (const r of rec.responses) if (!visitedResp.has(r.line)) add(`${RESPONSES}:${r.line}`, 'STEWARD_REPLAY_ORPHAN', `response ${String(r.value.seq)} (${r.value.trace_id}) answers no request of the run`);
   for (const e of rec.ledger) if (!produced.has(e.value.entry_id)) add(`${LEDGER}:${e.line}`, 'STEWARD_REPLAY_ENTRY', `${e.value.type} ${e.value.entry_id}: no event of the run produces this entry`);
   compareDerived(files, 'task-io/', taskIoFiles(gov.run(runId)), 'STEWARD_REPLAY_TASK_IO', problems);
   compareDerived(files, 'planner/', plannerFiles(traces.map((t) => ({ trace: t.value }))), 'STEWARD_REPLAY_PLANNER', problems);

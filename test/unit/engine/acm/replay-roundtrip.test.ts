@@ -139,6 +139,13 @@ describe('replay round trip', () => {
     expect(problems.some((p) => p.code === 'STEWARD_REPLAY_UNKNOWN_KEY')).toBe(true);
   });
 
+  it('an added request or response line is an orphan', async () => {
+    for (const path of ['policy/requests/requests.jsonl', 'policy/responses/responses.jsonl']) {
+      const problems = await tamper(RUN1, path, (t) => t + t.split('\n')[0] + '\n');
+      expect(problems.some((p) => p.startsWith(`${path}:20: STEWARD_REPLAY_ORPHAN`)), problems.join('\n')).toBe(true);
+    }
+  });
+
   it('a deleted file with a resealed manifest is named', async () => {
     const files = new Map(bundles[RUN1]);
     files.delete('task-io/t5.json');
