@@ -157,10 +157,16 @@ async function main(): Promise<void> {
   let tripwire: Cost;
   let gate: Cost;
   try {
-    tripwire = await phase(e, 'tw', fast.url, (t, k) => fill(k, t.traces, Array.from({ length: N }, (_, i) => toolCall(i)).map((x) => ({ key: x.agent_id, value: JSON.stringify(x) }))), 'tripwire', N);
+    // BENCH_GATE_PROFILE=1: only the gate phase (run under --cpu-prof to see where the gate stage's time goes).
+    const only = process.env.BENCH_GATE_PROFILE === '1';
+    tripwire = only ? { wall: 1, cpu: 1 } : await phase(e, 'tw', fast.url, (t, k) => fill(k, t.traces, Array.from({ length: N }, (_, i) => toolCall(i)).map((x) => ({ key: x.agent_id, value: JSON.stringify(x) }))), 'tripwire', N);
     gate = await phase(e, 'gate', fast.url, (t, k) => fill(k, t.finalize, Array.from({ length: N }, (_, i) => finalAnswer(i, 'f')).map((x) => ({ key: x.agent_id, value: finalizeJson(JSON.stringify(x), Date.parse(x.timestamp), `${x.trace_id}#b`, undefined) }))), 'gate', N);
   } finally {
     fast.stop();
+  }
+  if (process.env.BENCH_GATE_PROFILE === '1') {
+    console.log(`gate_stage_us_per_final_answer=${(gate.wall * 1e6).toFixed(1)} wall, ${(gate.cpu * 1e6).toFixed(1)} cpu`);
+    process.exit(0);
   }
   const slow = await judgeServer(200);
   let slowPer: number;

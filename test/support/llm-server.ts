@@ -96,7 +96,9 @@ export async function startLlmServer(initial: Behaviour = { kind: 'score', score
       }, b.delayMs ?? 0);
     });
   });
-  server.keepAliveTimeout = 1000;
+  // Node clients keep a socket only while the server's Keep-Alive timeout is more than a second away: with 1 s
+  // every call opened a new connection (measured), which no real LLM endpoint makes them do.
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   return {
