@@ -65,6 +65,25 @@ export function responseOf(seq: number, trace: Trace, rec: EvalRecord, check: Ac
   };
 }
 
+/** The PDP request record of a decided event (what a stage records next to the response). */
+export function requestOf(i: { seq: number; trace: Trace; traceLine: number; line: string; nowMs: number; eventId?: string; rec: EvalRecord; reads: StateRead[] }): PolicyRequestRecord {
+  const input = taskPolicyInput(i.trace);
+  return {
+    seq: i.seq,
+    trace_id: i.trace.trace_id,
+    ...(i.eventId && i.eventId !== i.trace.trace_id ? { event_id: i.eventId } : {}),
+    hook: i.trace.hook,
+    trace_line: i.traceLine,
+    trace_digest: sha256Hex(i.line),
+    now_ms: i.nowMs,
+    ...(input ? { input } : {}),
+    blueprint: { id: i.rec.decision.blueprint, version: i.rec.decision.blueprintVersion },
+    reads: i.reads,
+    trust_debt: i.rec.decision.trustDebt,
+    scorer_answers: i.rec.score.metrics,
+  };
+}
+
 export class RunCollector {
   private readonly runs = new Map<string, { record: RunRecord; chain: LedgerChain; seq: number; contexts: Set<string> }>();
 
@@ -88,20 +107,7 @@ export class RunCollector {
     }
     if (!e.rec) return;
     const seq = ++r.seq;
-    const request: PolicyRequestRecord = {
-      seq,
-      trace_id: e.trace.trace_id,
-      ...(e.eventId && e.eventId !== e.trace.trace_id ? { event_id: e.eventId } : {}),
-      hook: e.trace.hook,
-      trace_line: rec.traces.length,
-      trace_digest: sha256Hex(e.line),
-      now_ms: e.nowMs,
-      ...(taskPolicyInput(e.trace) ? { input: taskPolicyInput(e.trace) } : {}),
-      blueprint: { id: e.rec.decision.blueprint, version: e.rec.decision.blueprintVersion },
-      reads: e.reads ?? [],
-      trust_debt: e.rec.decision.trustDebt,
-      scorer_answers: e.rec.score.metrics,
-    };
+    const request = requestOf({ seq, trace: e.trace, traceLine: rec.traces.length, line: e.line, nowMs: e.nowMs, eventId: e.eventId, rec: e.rec, reads: e.reads ?? [] });
     const response = responseOf(seq, e.trace, e.rec, e.check);
     rec.requests.push(request);
     rec.responses.push(response);
