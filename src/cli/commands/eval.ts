@@ -102,7 +102,9 @@ export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
   // One agent's traces run strictly in order (trust debt, rate limits and storage are per agent, so
   // results are the same as a sequential run); different agents overlap, up to WINDOW lines ahead of
   // the output, which keeps LLM-bound runs from waiting on one judge call at a time.
-  const window = Math.max(1, io.window ?? 64);
+  // --bundles: one line at a time, so a run's events from several agents (an approver's approval) are
+  // governed in input order, deterministically (docs/acm.md).
+  const window = a.bundles ? 1 : Math.max(1, io.window ?? 64);
   const pending: Promise<string>[] = [];
   const tails = new Map<string, Promise<string>>();
   const flushOne = async (): Promise<void> => {

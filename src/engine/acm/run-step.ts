@@ -135,13 +135,16 @@ export function checkAcmEvent(s: AcmStates, trace: Trace, env: AcmEnv): AcmCheck
     case 'approval': {
       const a = payloadOf(trace, 'approval');
       const cp = str(a.checkpoint);
-      const approver = str(a.approver);
-      if (!cp || !approver) {
-        reject([{ code: 'STEWARD_ACM_SCHEMA', path: cp ? '$.approval.approver' : '$.approval.checkpoint', message: 'an approval names the checkpoint and the approver' }]);
+      // The approver is who sends the approval (its agent id, authenticated by the transport), never a
+      // name in the payload: the governed agent could write any name there.
+      const approver = trace.agent_id;
+      if (!cp) {
+        reject([{ code: 'STEWARD_ACM_SCHEMA', path: '$.approval.checkpoint', message: 'an approval names the checkpoint' }]);
         return out;
       }
       const task = plan.tasks.get(cp);
-      if (!task?.checkpoint) violate('outside_plan', 'STEWARD_ACM_OUTSIDE_PLAN', '$.approval.checkpoint', `'${cp}' is not a human checkpoint of plan ${plan.plan.id}`);
+      if (str(a.approver) !== undefined && a.approver !== approver) violate('unknown_approver', 'STEWARD_ACM_UNKNOWN_APPROVER', '$.approval.approver', `approval for ${cp} names '${String(a.approver)}' but is sent by '${approver}'; an approval counts only from the approver itself`);
+      else if (!task?.checkpoint) violate('outside_plan', 'STEWARD_ACM_OUTSIDE_PLAN', '$.approval.checkpoint', `'${cp}' is not a human checkpoint of plan ${plan.plan.id}`);
       else if (!run.reached[cp]) violate('unreached_task', 'STEWARD_ACM_UNREACHED_TASK', '$.approval.checkpoint', `checkpoint ${cp} is not reached by an allowed edge`);
       else if (!knownApprover(approver, task.approvers, env)) violate('unknown_approver', 'STEWARD_ACM_UNKNOWN_APPROVER', '$.approval.approver', `approver '${approver}' is not in the approver registry${task.approvers ? ` or not allowed for ${cp}` : ''}`);
       return out;
@@ -272,8 +275,8 @@ export function commitAcmEvent(s: AcmStates, trace: Trace, check: AcmCheck, c: C
       const cp = str(a.checkpoint)!;
       const approved = a.decision === undefined || a.decision === 'approved' || a.decision === true;
       const plan = chosenPlan(run, env)!;
-      const rec: TaskRecord = { ...run.tasks[cp], status: 'done', output: { approved, approver: str(a.approver)! }, policy: { allow: approved && c.decision.approved, intervention: c.decision.intervention } };
-      run = { ...run, approvals: { ...run.approvals, [cp]: { approver: str(a.approver)!, approved, trace_id: trace.trace_id } } };
+      const rec: TaskRecord = { ...run.tasks[cp], status: 'done', output: { approved, approver: trace.agent_id }, policy: { allow: approved && c.decision.approved, intervention: c.decision.intervention } };
+      run = { ...run, approvals: { ...run.approvals, [cp]: { approver: trace.agent_id, approved, trace_id: trace.trace_id } } };
       run = evaluateEdges({ ...run, tasks: { ...run.tasks, [cp]: rec } }, plan, cp);
       break;
     }

@@ -36,6 +36,8 @@ class RecordedScorers extends ScorerRegistry {
 }
 
 export interface Reevaluator {
+  /** The tenant the recorded agent registry gives an agent (a run may hold another agent's events, e.g. approvals). */
+  tenantOf(agentId: string): string;
   decide(trace: Trace, req: PolicyRequestRecord): Promise<{ decision: DecisionRecord; score: ScoreRecord; unusedReads: number }>;
 }
 
@@ -63,6 +65,7 @@ export function createReevaluator(p: PolicyTexts): { reevaluator?: Reevaluator; 
   const trustDebt = { current: () => Promise.resolve(debt) } as unknown as TrustDebtStore;
   const engine = new StewardEngine({ blueprints: () => set, registry, config: p.config, state, trustDebt, scorers, engineVersion: 'replay' });
   const reevaluator: Reevaluator = {
+    tenantOf: (agentId) => registry.lookup(agentId).tenant,
     async decide(trace, req) {
       state.load(req.reads);
       debt = req.trust_debt;

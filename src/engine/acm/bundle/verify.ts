@@ -54,8 +54,10 @@ export async function verifyReplayBundle(files: BundleFiles, o: VerifyBundleOpti
   if (manifest) {
     // bundle.json can be recomputed by anyone; the run it names must be the one the signed entries name.
     const r = manifest.run;
-    const other = ledger.find((e) => e.value.agent_id !== r.agent_id || (e.value.tenant ?? '') !== (r.tenant ?? '') || e.value.payload?.run_id !== r.id);
-    if (other) problems.push({ path: MANIFEST, code: 'STEWARD_REPLAY_MANIFEST', message: `run ${r.id} (agent ${r.agent_id}, tenant ${r.tenant ?? ''}) is not the run of the signed ledger entries (${LEDGER}:${other.line} names run ${String(other.value.payload?.run_id)}, agent ${other.value.agent_id}, tenant ${other.value.tenant})` });
+    // A run may hold other agents' events (approvals); its own agent must be among the signers' subjects.
+    const other = ledger.find((e) => (e.value.agent_id === r.agent_id && (e.value.tenant ?? '') !== (r.tenant ?? '')) || e.value.payload?.run_id !== r.id);
+    if (ledger.length > 0 && !ledger.some((e) => e.value.agent_id === r.agent_id)) problems.push({ path: MANIFEST, code: 'STEWARD_REPLAY_MANIFEST', message: `run ${r.id}: agent ${r.agent_id} has no entry in the signed ledger` });
+    else if (other) problems.push({ path: MANIFEST, code: 'STEWARD_REPLAY_MANIFEST', message: `run ${r.id} (agent ${r.agent_id}, tenant ${r.tenant ?? ''}) is not the run of the signed ledger entries (${LEDGER}:${other.line} names run ${String(other.value.payload?.run_id)}, agent ${other.value.agent_id}, tenant ${other.value.tenant})` });
     try {
       await replay(files, manifest.run.id, manifest.run.tenant ?? '', { ledger, requests, responses, dig }, problems);
     } catch (e) {
@@ -80,7 +82,7 @@ interface Recorded {
   dig: (r: object) => string;
 }
 
-async function replay(files: BundleFiles, runId: string, tenant: string, rec: Recorded, problems: BundleProblem[]): Promise<void> {
+async function replay(files: BundleFiles, runId: string, runTenant: string, rec: Recorded, problems: BundleProblem[]): Promise<void> {
   const add = (path: string, code: string, message: string) => problems.push({ path, code, message });
   const config = { ...defaultEngineConfig(), ...(parseJson<Partial<EngineConfig>>(files, ENGINE_CONFIG, problems) ?? {}) };
   const acmOptions = parseJson<AcmOptions>(files, ACM_OPTIONS, problems) ?? {};
@@ -100,7 +102,7 @@ async function replay(files: BundleFiles, runId: string, tenant: string, rec: Re
   for (const [p] of files) {
     if (!p.startsWith('context/')) continue;
     const c = parseJson<ContextVersion & { trace_id: string | null }>(files, p, []);
-    if (c && (c.trace_id === null || !runTraceIds.has(c.trace_id))) gov.seedContext(tenant, { ...c, trace_id: c.trace_id ?? undefined });
+    if (c && (c.trace_id === null || !runTraceIds.has(c.trace_id))) gov.seedContext(runTenant, { ...c, trace_id: c.trace_id ?? undefined });
   }
 
   const policy = policyDigest(files);
@@ -115,6 +117,7 @@ async function replay(files: BundleFiles, runId: string, tenant: string, rec: Re
   const visitedResp = new Set<number>();
 
   for (const { line, value: trace, text } of traces) {
+    const tenant = re.reevaluator ? re.reevaluator.tenantOf(trace.agent_id) : runTenant;
     const check = gov.check(trace, tenant);
     const req = reqByLine.get(line);
     const at = `${TRACES}:${line}`;

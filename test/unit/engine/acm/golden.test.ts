@@ -87,7 +87,10 @@ describe('pdp.yaml', () => {
         if (e.output !== undefined) f.output = e.output;
         if (e.error !== undefined) f.error = e.error;
         if (e.hook === 'branch') Object.assign(f, { from: e.from, to: e.to });
-        if (e.hook === 'approval') f.approval = { checkpoint: e.checkpoint, approver: e.approver };
+        if (e.hook === 'approval') {
+          f.approval = { checkpoint: e.checkpoint, ...(e.claims ? { approver: e.claims } : {}) };
+          f.agent_id = e.approver;
+        }
         if (e.hook === 'replan') f.replan = { cause: 'test', chosenPlanId: e.chosenPlanId };
         if (e.hook === 'compensation') f.compensation = { task_id: e.task, reason: 'test' };
         if (e.hook === 'goal.amended') f.amendment = { by: e.by, delta: e.delta };
