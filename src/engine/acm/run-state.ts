@@ -21,7 +21,8 @@ export type AcmViolation =
   | 'unknown_approver'
   | 'replan_refused'
   | 'verification_failed'
-  | 'verification_disagrees';
+  | 'verification_disagrees'
+  | 'foreign_agent';
 
 /** Decision 22 (docs/spec-decisions.md): a forbidden branch and its kin are `block` unless configured otherwise. */
 export const DEFAULT_VIOLATION_INTERVENTIONS: Record<AcmViolation, Intervention> = {
@@ -35,6 +36,7 @@ export const DEFAULT_VIOLATION_INTERVENTIONS: Record<AcmViolation, Intervention>
   replan_refused: 'block',
   verification_failed: 'block',
   verification_disagrees: 'flag',
+  foreign_agent: 'block',
 };
 
 /** Run-governance policy options (until the blueprint schema carries them: docs/acm.md "Options"). */

@@ -86,6 +86,13 @@ export function checkAcmEvent(s: AcmStates, trace: Trace, env: AcmEnv): AcmCheck
     return out;
   }
   const run = s.run;
+  // A run belongs to the agent that planned it: another agent's events cannot steer it (write outputs,
+  // take branches), except approvals and goal amendments from the approver registry.
+  const approverEvent = trace.hook === 'approval' || (trace.hook === 'goal.amended' && (env.options?.approvers ?? []).includes(trace.agent_id));
+  if (run?.plan && trace.agent_id !== run.agent_id && !approverEvent) {
+    violate('foreign_agent', 'STEWARD_ACM_FOREIGN_AGENT', '$.agent_id', `run ${out.run_id} belongs to agent ${run.agent_id}, not ${trace.agent_id}`);
+    return out;
+  }
   if (trace.hook === 'plan') {
     const v = validatePlanEvent(trace, { dsl: env.dsl, contexts: s.contexts });
     reject(v.problems);
@@ -234,6 +241,8 @@ export function commitAcmEvent(s: AcmStates, trace: Trace, check: AcmCheck, c: C
       env.planCache?.set(compiled.digest, compiled);
       const bound = v.contexts.get(chosen.id)!;
       const prev = run.plan?.chosen_plan_id;
+      // The first plan makes its sender the run's owner.
+      if (prev === undefined) run = { ...run, agent_id: trace.agent_id };
       run = selectPlan(run, { event_trace_id: trace.trace_id, goal: ev.goal, plans: ev.plans, chosen_plan_id: chosen.id, digest: compiled.digest, selection: ev.selection, context: contextRefOf(bound), context_facts: bound.packet.facts }, compiled);
       if (prev !== undefined) drafts.push(replanTriggered(trace, c, run, { cause: str(trace.cause) ?? 'a new plan event', from_plan: prev, to_plan: chosen.id }));
       drafts.push(planSelected(trace, c, run, compiled, prev));

@@ -217,7 +217,7 @@ export const BUNDLE_MANIFEST_SCHEMA: Schema = {
 };
 
 const INTERVENTION = { enum: ['ok', 'nudge', 'flag', 'escalate', 'block', 'halt'] };
-const VIOLATIONS = ['no_plan', 'outside_plan', 'forbidden_branch', 'unreached_task', 'join_waiting', 'approval_missing', 'unknown_approver', 'replan_refused', 'verification_failed', 'verification_disagrees'];
+const VIOLATIONS = ['no_plan', 'outside_plan', 'forbidden_branch', 'unreached_task', 'join_waiting', 'approval_missing', 'unknown_approver', 'replan_refused', 'verification_failed', 'verification_disagrees', 'foreign_agent'];
 
 export const ACM_OPTIONS_SCHEMA: Schema = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',

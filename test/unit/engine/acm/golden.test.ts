@@ -84,6 +84,7 @@ describe('pdp.yaml', () => {
         const f: Record<string, unknown> = { hook: e.hook };
         if (e.task !== undefined && e.hook.startsWith('task.')) f.task = { id: e.task, input: { n: 1 } };
         if (e.plan !== undefined) f.plan = { id: e.plan };
+        if (e.agent !== undefined) f.agent_id = e.agent;
         if (e.output !== undefined) f.output = e.output;
         if (e.error !== undefined) f.error = e.error;
         if (e.hook === 'branch') Object.assign(f, { from: e.from, to: e.to });
