@@ -103,6 +103,7 @@ export class TrustDebtProcessor implements StageProcessor {
     if (m.topic === t.verdicts) {
       const v = parseJson<VerdictMessage>(m, 'verdict');
       if (!v || typeof v.trace_id !== 'string' || typeof v.agent_id !== 'string') throw new StewardError('STEWARD_TRACE_SCHEMA', 'verdict lacks trace_id/agent_id');
+      if (v.degraded === true) return this.skipDegraded(v);
       return {
         ev: { eventId: v.event_id ?? v.trace_id, tenant: v.tenant || this.d.tenantOf(v.agent_id), agentId: v.agent_id, atMs: v.event_time_ms ?? m.timestampMs, kind: 'intervention', intervention: v.intervention, severity: v.severity },
         blueprint: v.blueprint,
@@ -112,6 +113,7 @@ export class TrustDebtProcessor implements StageProcessor {
     if (m.topic === t.decisions) {
       const d = parseJson<DecisionMessage>(m, 'decision');
       if (!d || d.halted !== true || d.fallback) return undefined;
+      if (d.degraded === true) return this.skipDegraded(d);
       return {
         ev: { eventId: d.event_id ?? d.trace_id, tenant: d.tenant || this.d.tenantOf(d.agent_id), agentId: d.agent_id, atMs: d.event_time_ms ?? m.timestampMs, kind: 'intervention', intervention: d.intervention, severity: d.severity },
         blueprint: d.blueprint,
@@ -154,6 +156,13 @@ export class TrustDebtProcessor implements StageProcessor {
       if (r.tenant !== undefined && r.tenant !== null && typeof r.tenant !== 'string') throw new StewardError('STEWARD_TRACE_SCHEMA', 'review tenant must be a string');
       return { ev: { eventId: r.event_id, tenant: r.tenant ?? this.d.tenantOf(r.agent_id), agentId: r.agent_id, atMs: timeOf(r.timestamp, m), kind: r.kind, credit: typeof credit === 'number' ? credit : undefined } };
     }
+    return undefined;
+  }
+
+  /** spec-decisions D20: a degraded outcome is recorded and counted, and moves no debt. */
+  private skipDegraded(x: { trace_id: string; agent_id: string; intervention: string }): undefined {
+    this.d.metrics.degraded.inc({ stage: this.stage, intervention: x.intervention });
+    this.d.logger?.warn({ trace_id: x.trace_id, agent_id: x.agent_id, intervention: x.intervention }, 'degraded outcome (a dependency was unavailable): no trust debt');
     return undefined;
   }
 

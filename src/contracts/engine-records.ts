@@ -47,6 +47,7 @@ export function decisionMessage(r: ScoreDecisionInput, trace: Trace, eventTimeMs
     session_id: trace.session_id,
     engine_version: engineVersion,
     event_id: r.eventId,
+    ...(r.degraded ? { degraded: true } : {}),
   };
 }
 
@@ -69,6 +70,7 @@ export function decisionInputOf(m: DecisionMessage): ScoreDecisionInput {
     severity: m.severity as TripwireOutcome['severity'],
     latencyMs: typeof m.latency_ms === 'number' ? m.latency_ms : 0,
     eventId: m.event_id,
+    ...(m.degraded === true ? { degraded: true } : {}),
   };
 }
 
@@ -97,6 +99,7 @@ export function verdictMessage(r: ScoreRecord, decision: DecisionMessage, scored
     event_time_ms: decision.event_time_ms,
     scored_at_ms: scoredAtMs,
     event_id: decision.event_id,
+    ...(r.degraded ? { degraded: true } : {}),
   };
 }
 

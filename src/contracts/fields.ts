@@ -20,12 +20,12 @@ export const TRACE_FIELDS = {
 export const DECISION_FIELDS = {
   trace_id: true, agent_id: true, tenant: true, blueprint: true, intervention: true, approved: true, stage: true, halted: true,
   reasons: true, severity: true, tripwires: true, rules: true, latency_ms: true, event_time_ms: true, decided_at_ms: true, hook: true,
-  tool: true, session_id: true, engine_version: true, event_id: true, rejected: true, fallback: true, fallback_reason: true,
+  tool: true, session_id: true, engine_version: true, event_id: true, rejected: true, fallback: true, fallback_reason: true, degraded: true,
 } as const satisfies FieldSet<DecisionMessage>;
 
 export const VERDICT_FIELDS = {
   trace_id: true, agent_id: true, tenant: true, blueprint: true, intervention: true, approved: true, stage: true, ctq: true, risk: true,
-  severity: true, metrics: true, verdict: true, event_time_ms: true, scored_at_ms: true, event_id: true,
+  severity: true, metrics: true, verdict: true, event_time_ms: true, scored_at_ms: true, event_id: true, degraded: true,
 } as const satisfies FieldSet<VerdictMessage>;
 
 export const TRUST_DEBT_FIELDS = {

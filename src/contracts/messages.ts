@@ -56,6 +56,8 @@ export interface DecisionMessage {
   event_id?: string;
   /** Set on the fail-closed reply to a waiting client when the tripwire stage refused the trace (DLQ). */
   rejected?: RejectedInfo;
+  /** The intervention was forced by an unavailable dependency (spec-decisions D20): no trust debt. */
+  degraded?: boolean;
   /** True when the client timed out and applied the governance fallback (spec-decisions D5); never set by Steward itself. */
   fallback?: boolean;
   fallback_reason?: string;
@@ -116,6 +118,8 @@ export interface VerdictMessage {
   scored_at_ms: number;
   /** As DecisionMessage.event_id. */
   event_id?: string;
+  /** As DecisionMessage.degraded (an unavailable metric's fallback, or a degraded decision that stood). */
+  degraded?: boolean;
   [k: string]: unknown;
 }
 

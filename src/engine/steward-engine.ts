@@ -11,7 +11,7 @@ import { effectiveThresholds } from './blueprint/index.js';
 import type { EngineConfig } from './config.js';
 import { decideCtq, fallbackPolicy } from './ctq/index.js';
 import { createDefaultScorerRegistry, isSkipped, LruCache, type LlmJudgeOptions, type ScorerContext, type ScorerRegistry, type SourceRegistry } from './scorers/index.js';
-import { runTripwireStage } from './tripwires/index.js';
+import { isDegraded, runTripwireStage } from './tripwires/index.js';
 import { levelActions, type TrustDebtStore } from './trust-debt/index.js';
 import {
   isApproved,
@@ -118,6 +118,8 @@ export interface ScoreRecord {
   trustDebt: { debt: number; level: TrustDebtLevel };
   /** True when the trace was scored fully (elevated_monitoring and above; docs/spec-decisions.md §10.6). */
   fullScoring: boolean;
+  /** The final intervention was forced by an unavailable dependency: it moves no trust debt (spec-decisions D20). */
+  degraded?: boolean;
 }
 
 export interface EvalRecord {
@@ -169,6 +171,7 @@ export class StewardEngine {
       reasons: res.reasons,
       severity: res.severity,
       latencyMs: res.latencyMs,
+      degraded: isDegraded(res) || undefined,
       blueprintVersion: bp.version,
       tenant: agent.tenant,
       tier: agent.tier,
@@ -238,6 +241,8 @@ export class StewardEngine {
 
     const { intervention, stage } = finalOutcome(decision, ctq?.intervention ?? null);
     const severity = stage === 'tripwire' ? (decision.severity as string | undefined) : undefined;
+    // spec-decisions D20: the stage that decided was forced by an unavailable dependency.
+    const degraded = stage === 'ctq' ? ctq?.degraded === true : decision.degraded === true;
     let verdict = buildVerdict({
       traceId: trace.trace_id,
       agent,
@@ -277,6 +282,7 @@ export class StewardEngine {
       latencyMs: performance.now() - t0,
       trustDebt: decision.trustDebt,
       fullScoring: decision.fullScoring === true,
+      ...(degraded ? { degraded: true } : {}),
     };
   }
 
@@ -285,6 +291,11 @@ export class StewardEngine {
     const score = await this.score(trace, decision, nowMs);
     const agent = this.o.registry.lookup(trace.agent_id);
     const bp = this.blueprintFor(decision, agent, trace);
+    // spec-decisions D20: a degraded outcome keeps its decision but moves no debt (it reads the debt as it stands).
+    if (score.degraded) {
+      const td = await this.o.trustDebt.current(agent.tenant, agent.id, nowMs, bp.trustDebt);
+      return { decision, score, trustDebt: { before: td.debt, after: td.debt, level: td.level } };
+    }
     const change = await this.o.trustDebt.apply(
       { eventId: eventId ?? trace.trace_id, tenant: agent.tenant, agentId: agent.id, atMs: nowMs, kind: 'intervention', intervention: score.intervention, severity: score.severity },
       bp.trustDebt,

@@ -274,6 +274,11 @@ export interface TripwireStageResult {
   /** Severity of the tripwire that produced the final intervention (for trust-debt weighting). */
   severity?: TripwireSeverity;
   latencyMs: number;
+  /**
+   * The intervention was forced by an unavailable dependency (a check that failed closed because Redis was
+   * down or slow): kept, but it moves no trust debt (spec-decisions D20).
+   */
+  degraded?: boolean;
 }
 
 export type MetricStatus = 'ok' | 'unavailable' | 'skipped';

@@ -10,6 +10,8 @@ export class StewardMetrics {
   readonly stageLatency: Histogram<'stage'>;
   readonly messages: Counter<'stage' | 'outcome'>;
   readonly interventions: Counter<'stage' | 'intervention'>;
+  /** Outcomes forced by an unavailable dependency (spec-decisions D20), counted where trust debt skips them. */
+  readonly degraded: Counter<'stage' | 'intervention'>;
   readonly dlq: Counter<'stage' | 'code'>;
   readonly duplicates: Counter<'stage'>;
   readonly consumerLag: Gauge<'stage' | 'topic' | 'partition'>;
@@ -46,6 +48,7 @@ export class StewardMetrics {
     });
     this.messages = new Counter({ name: 'steward_messages_total', help: 'Messages consumed by stage and outcome (ok, dlq, retry)', labelNames: ['stage', 'outcome'], registers });
     this.interventions = new Counter({ name: 'steward_interventions_total', help: 'Interventions emitted by stage and type', labelNames: ['stage', 'intervention'], registers });
+    this.degraded = new Counter({ name: 'steward_degraded_outcomes_total', help: 'Outcomes forced by an unavailable dependency (Redis down or slow, a scorer unavailable): kept, but they move no trust debt (alert on its rate)', labelNames: ['stage', 'intervention'], registers });
     this.duplicates = new Counter({ name: 'steward_duplicates_skipped_total', help: 'Inputs recognised as copies of an earlier input (the scorer: a scoring record the tripwire stage wrote again after a crash): skipped, or scored for their own client only when they asked under another correlation id', labelNames: ['stage'], registers });
     this.dlq = new Counter({ name: 'steward_dlq_total', help: 'Messages sent to the DLQ by stage and error code', labelNames: ['stage', 'code'], registers });
     this.consumerLag = new Gauge({ name: 'steward_consumer_lag', help: 'Messages behind the high watermark, per stage and partition', labelNames: ['stage', 'topic', 'partition'], registers });

@@ -4,7 +4,7 @@
  * ctq.thresholds, restricted mode). The fallback for unavailable scorers is the governance contract's.
  */
 import type { RiskThresholds, AclTier, FallbackOnTimeout, Intervention, MetricOutcome } from '../types.js';
-import { mostSevere } from '../types.js';
+import { mostSevere, severityRank } from '../types.js';
 
 // Thresholds live with the blueprint module (one implementation of the stricter-of rule); re-exported here.
 export { effectiveThresholds, riskToIntervention } from '../blueprint/thresholds.js';
@@ -84,6 +84,8 @@ export interface CtqDecision extends CtqResult {
   /** Intervention from CTQ alone (null when CTQ adds nothing). */
   intervention: Intervention | null;
   fallback?: { policy: FallbackOnTimeout; intervention: Intervention };
+  /** The fallback for unavailable metrics made the intervention more severe than the answered metrics did (D20). */
+  degraded: boolean;
 }
 
 export function decideCtq(
@@ -94,9 +96,12 @@ export function decideCtq(
   const r = computeCtq(metrics);
   let intervention: Intervention | null = r.risk === null ? null : riskToIntervention(r.risk, th);
   let fb: CtqDecision['fallback'];
+  let degraded = false;
   if (r.unavailable.length > 0) {
     fb = { policy: fallback.policy, intervention: fallbackIntervention(fallback.policy, fallback.cached, fallback.tier) };
+    const own = intervention;
     intervention = intervention === null ? fb.intervention : mostSevere(intervention, fb.intervention);
+    degraded = severityRank(intervention) > severityRank(own ?? 'ok');
   }
-  return { ...r, thresholds: th, intervention, fallback: fb };
+  return { ...r, thresholds: th, intervention, fallback: fb, degraded };
 }

@@ -6,7 +6,7 @@
  */
 import { StewardError } from '../../errors.js';
 import { DEFAULT_TIERS, type TierSettings } from '../config.js';
-import type { AclTier, FallbackOnTimeout, Intervention } from '../types.js';
+import { mostSevere, severityRank, type AclTier, type FallbackOnTimeout, type Intervention, type TripwireStageResult } from '../types.js';
 
 export interface StageTimer {
   /** Monotonic milliseconds; only differences are used. */
@@ -58,4 +58,32 @@ export function withBudget(p: Promise<boolean>, ms: number, timer: StageTimer, o
       },
     );
   });
+}
+
+/** Error codes of a dependency that was unavailable or too slow (not of the trace or the policy). */
+const DEPENDENCY_CODES: ReadonlySet<string> = new Set(['STEWARD_STATE_UNAVAILABLE', 'STEWARD_STATE_TIMEOUT', 'STEWARD_SCORER_UNAVAILABLE', 'STEWARD_LLM_TIMEOUT', 'STEWARD_LLM_HTTP']);
+
+export function isDependencyFailure(error: { code: string } | undefined): boolean {
+  return error !== undefined && DEPENDENCY_CODES.has(error.code);
+}
+
+/**
+ * spec-decisions D20: true when the stage's intervention is more severe than what its checks decided on their
+ * own — the rest came from checks that failed closed because a dependency was unavailable.
+ */
+export function isDegraded(res: Pick<TripwireStageResult, 'intervention' | 'tripwires' | 'rules'>): boolean {
+  if (res.intervention === 'ok') return false;
+  let own: Intervention = 'ok';
+  let forced = false;
+  for (const t of res.tripwires) {
+    if (!t.fired || !t.decision) continue;
+    if (isDependencyFailure(t.error)) forced = true;
+    else own = mostSevere(own, t.decision);
+  }
+  for (const r of res.rules) {
+    if (r.passed || !r.decision) continue;
+    if (isDependencyFailure(r.error)) forced = true;
+    else own = mostSevere(own, r.decision);
+  }
+  return forced && severityRank(res.intervention) > severityRank(own);
 }

@@ -20,7 +20,7 @@ import type { Trace } from '../../../src/engine/types.js';
 const BLUEPRINTS = fileURLToPath(new URL('../../../blueprints', import.meta.url));
 
 describe('Redis outage', () => {
-  it('fails stateful tripwires closed while down and applies trust debt once after it returns', async () => {
+  it('fails stateful tripwires closed while down (degraded: no trust debt) and applies trust debt once after it returns', async () => {
     const port = await freePort();
     const dir = mkdtempSync(join(tmpdir(), 'steward-redis-'));
     let redisProc = startPrivateRedis(port, dir);
@@ -58,6 +58,8 @@ describe('Redis outage', () => {
               expect(d.intervention).toBe(i === 8 ? 'block' : 'escalate');
               expect(d.approved).toBe(false);
               expect(d.tripwires.find((t) => t.id === 'refund_rate')?.error).toBeDefined();
+              // spec-decisions D20: forced by the outage (degraded) unless a rule decided as much on its own.
+              expect(d.degraded === true, d.trace_id).toBe(i !== 8);
               during.push(d.trace_id);
             }
             await new Promise((r) => setTimeout(r, 1500));
@@ -66,10 +68,16 @@ describe('Redis outage', () => {
 
             redisProc = startPrivateRedis(port, dir);
             await waitFor(() => pingable(port), { timeoutMs: 15000, message: 'redis back' });
-            await waitFor(() => out.byId(topics.trustDebt, 'trace_id').size === 10, { timeoutMs: 30000, message: 'debt after outage' });
+            // The three outcomes the outage forced are degraded: recorded, counted, and they move no debt.
+            await waitFor(() => out.byId(topics.trustDebt, 'trace_id').size === 7 && out.byId(topics.verdicts).size === 10, { timeoutMs: 30000, message: 'debt after outage' });
+            const degraded = [...out.byId(topics.verdicts).values()].filter((v) => v.degraded === true).map((v) => v.trace_id);
+            expect(degraded.sort()).toEqual(during.filter((id) => !id.endsWith('-r8')).sort());
+            await new Promise((r) => setTimeout(r, 1000));
+            expect(degraded.filter((id) => out.byId(topics.trustDebt, 'trace_id').has(id))).toEqual([]);
+            expect(out.byId(topics.trustDebt, 'trace_id').size).toBe(7);
 
-            // Expected: every final intervention the stream produced, applied once in trace order.
-            const finals = new Map<string, { intervention: string; severity?: string }>();
+            // Expected: every non-degraded final intervention the stream produced, applied once in trace order.
+            const finals = new Map<string, { intervention: string; severity?: string; degraded?: boolean }>();
             for (const [id, d] of out.byId(topics.decisions)) if (d.halted) finals.set(id, d);
             for (const [id, v] of out.byId(topics.verdicts)) finals.set(id, v);
             const mem = new MemoryTrustDebtStore();
@@ -77,6 +85,7 @@ describe('Redis outage', () => {
             for (let i = 0; i < 10; i++) {
               const t = refund(i, 0);
               const f = finals.get(t.trace_id)!;
+              if (f.degraded) continue;
               await mem.apply({ eventId: t.trace_id, tenant: 'acme', agentId: 'support-1', atMs: Date.parse(t.timestamp), kind: 'intervention', intervention: f.intervention as never, severity: f.severity }, bp);
             }
             const r = new Redis(url);
