@@ -88,7 +88,8 @@ export function compileVerificationSheets(files: readonly { file: string; text: 
         problems.push({ code: p.code, message: p.message, path: jsonPath(at), offset: p.offset, position: p.offset !== undefined ? doc.posInScalar(at, p.offset) : doc.pos(at) });
       }
       if (!r.condition) return;
-      const stateful = [...r.condition.functions].filter((fn) => STATEFUL_FUNCTIONS.has(fn) || r.condition!.async);
+      // Checks must give the same answer on replay: no state reads, no async (custom) functions.
+      const stateful = [...r.condition.functions].filter((fn) => STATEFUL_FUNCTIONS.has(fn));
       if (stateful.length > 0 || r.condition.async) {
         problems.push({ code: 'STEWARD_ACM_SHEET', message: `checks read the task's recorded facts only; ${stateful.join(', ') || 'an async function'} reads live state`, path: jsonPath(segs), position: doc.pos(segs) });
         return;
