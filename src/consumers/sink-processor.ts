@@ -11,7 +11,7 @@ import { ledgerDraftFrom, type LedgerWriter } from '../adapters/clickhouse/ledge
 import type { ClickHouseSink, SinkItem } from '../adapters/clickhouse/sink.js';
 import { DecisionTsvWriter, type LedgerDraftMessage } from '../adapters/clickhouse/decision-writer.js';
 import { VerdictTsvWriter } from '../adapters/clickhouse/verdict-writer.js';
-import { decisionRow, dlqRow, gateRow, trustDebtRow, verdictRow, type TableName } from '../adapters/clickhouse/rows.js';
+import { decisionRow, dlqRow, gateEventTable, gateJudgeResultRow, gateOutcomeRow, gateRow, trustDebtRow, verdictRow, type TableName } from '../adapters/clickhouse/rows.js';
 import type { LedgerDraft } from '../engine/ledger/index.js';
 import { policyDecisionDraft, type PolicyDecisionInput } from '../contracts/policy-decision.js';
 import { StewardError } from '../errors.js';
@@ -148,8 +148,16 @@ export class SinkProcessor {
           // values). It is stored all the same: if the trust-debt stage crashed after the Redis write and
           // before publishing, the replay is the only copy that ever reaches Kafka. The table dedupes by event_id.
           push('trust_debt_events', { row: trustDebtRow(v, now), source: m });
+        } else if (kind === 'gate') {
+          // Every gate record keeps its raw row in gate_events; the §9.13 events also get their typed table
+          // (docs/analytics.md "Finalization gate"). Both rows are built first: a malformed event stores neither.
+          const typed = gateEventTable(v);
+          const raw = gateRow(v, now);
+          if (typed === 'gate_judge_results') push(typed, { row: gateJudgeResultRow(v, now), source: m });
+          else if (typed === 'gate_outcomes') push(typed, { row: gateOutcomeRow(v, now), source: m });
+          push('gate_events', { row: raw, source: m });
         } else {
-          push(TABLE[kind], { row: kind === 'verdicts' ? verdictRow(v, now) : gateRow(v, now), source: m });
+          push(TABLE[kind], { row: verdictRow(v, now), source: m });
         }
       } catch (e) {
         const err = e instanceof StewardError ? e : new StewardError('STEWARD_SINK_RECORD', String(e));

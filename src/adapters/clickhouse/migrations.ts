@@ -18,6 +18,8 @@ export interface Migration {
 }
 
 const MONTH = (col: string) => `toYYYYMM(toDateTime(intDiv(${col}, 1000)))`;
+/** Start of the UTC hour of an epoch-ms expression (explicit 'UTC': else the server's time zone). */
+const HOUR_UTC = (ms: string) => `toStartOfHour(toDateTime(intDiv(${ms}, 1000), 'UTC'))`;
 
 export const MIGRATIONS: Migration[] = [
   {
@@ -112,6 +114,114 @@ export const MIGRATIONS: Migration[] = [
     statements: [
       `CREATE TABLE IF NOT EXISTS {db}.ledger_ids (agent_id String, entry_id String, seq UInt64)
        ENGINE = ReplacingMergeTree() ORDER BY (agent_id, entry_id) SETTINGS index_granularity = 1024`,
+    ],
+  },
+  {
+    version: 5,
+    name: 'finalization gate analytics',
+    // docs/analytics.md "Finalization gate": one table per §9.13 event kind (gate_events keys rows by
+    // trace_id, so a job's last judge result and its outcome, which share the trace, collapse there), their
+    // deduplicating views, and the six dashboard panels. Optional strings are '' when absent.
+    statements: [
+      `CREATE TABLE IF NOT EXISTS {db}.gate_judge_results (
+        event_id String, trace_id String, job_id String, agent_id String, tenant String,
+        session_id String, user_id_hash String, intent_id String, capability_profile_id String, skill_id String,
+        quality_score Nullable(Float64), verdict String, reason_codes Array(String), fix_mode String,
+        attempt_index UInt32, action String, judged_by String, degraded UInt8, model_id String,
+        token_cost Nullable(Float64), latency_ms Float64, ts_ms UInt64, ingested_at_ms UInt64
+      ) ENGINE = ReplacingMergeTree(ingested_at_ms)
+      PARTITION BY ${MONTH('ts_ms')}
+      ORDER BY (tenant, agent_id, job_id, event_id)`,
+      // The user_feedback re-publication has the outcome's event_id and ts_ms: it replaces the row. Version
+      // feedback_at_ms (0 until feedback, then when the sink stored it), so a redelivered copy of the
+      // feedback-less original never replaces the feedback.
+      `CREATE TABLE IF NOT EXISTS {db}.gate_outcomes (
+        event_id String, trace_id String, job_id String, agent_id String, tenant String,
+        session_id String, intent_id String, final_verdict String, action String,
+        num_retries UInt32, time_to_finalize_ms UInt64, user_feedback String,
+        ts_ms UInt64, feedback_at_ms UInt64, ingested_at_ms UInt64
+      ) ENGINE = ReplacingMergeTree(feedback_at_ms)
+      PARTITION BY ${MONTH('ts_ms')}
+      ORDER BY (tenant, agent_id, job_id, event_id)`,
+      `CREATE VIEW IF NOT EXISTS {db}.v_gate_judge_results AS SELECT * FROM {db}.gate_judge_results FINAL`,
+      `CREATE VIEW IF NOT EXISTS {db}.v_gate_outcomes AS SELECT * FROM {db}.gate_outcomes FINAL`,
+      // One row per job that ended: its latest outcome (a later attempt's outcome supersedes an earlier one).
+      `CREATE VIEW IF NOT EXISTS {db}.v_gate_jobs AS
+       SELECT tenant, agent_id, job_id, argMax(o_intent, ver) AS intent_id, argMax(o_session, ver) AS session_id,
+              argMax(o_verdict, ver) AS final_verdict, argMax(o_action, ver) AS action, argMax(o_retries, ver) AS num_retries,
+              argMax(o_ttf, ver) AS time_to_finalize_ms, argMax(o_feedback, ver) AS user_feedback, max(o_ts) AS ended_ms
+       FROM (SELECT tenant, agent_id, job_id, intent_id AS o_intent, session_id AS o_session, final_verdict AS o_verdict,
+                    action AS o_action, num_retries AS o_retries, time_to_finalize_ms AS o_ttf, user_feedback AS o_feedback,
+                    ts_ms AS o_ts, tuple(ts_ms, num_retries) AS ver
+             FROM {db}.gate_outcomes FINAL)
+       GROUP BY tenant, agent_id, job_id`,
+      `CREATE VIEW IF NOT EXISTS {db}.v_gate_verdict_rate AS
+       SELECT ${HOUR_UTC('ts_ms')} AS hour, intent_id, count() AS results,
+              countIf(verdict = 'PASS') AS pass, countIf(verdict = 'PASS_WITH_CAVEATS') AS pass_with_caveats,
+              countIf(verdict = 'FAIL') AS fail, countIf(verdict = '') AS no_verdict,
+              round(pass / results, 4) AS pass_share, round(pass_with_caveats / results, 4) AS caveats_share,
+              round(fail / results, 4) AS fail_share
+       FROM {db}.gate_judge_results FINAL
+       GROUP BY hour, intent_id`,
+      `CREATE VIEW IF NOT EXISTS {db}.v_gate_reason_codes AS
+       SELECT hour, intent_id, reason_code, countEqual(codes, reason_code) AS times, results,
+              round(times / results, 4) AS share
+       FROM (SELECT ${HOUR_UTC('ts_ms')} AS hour, intent_id, count() AS results, groupArrayArray(arrayDistinct(reason_codes)) AS codes
+             FROM {db}.gate_judge_results FINAL GROUP BY hour, intent_id)
+       ARRAY JOIN arrayDistinct(codes) AS reason_code`,
+      // A session is (tenant, session_id), or (tenant, agent_id, job_id) for results without a session_id;
+      // its hour is the hour of its first judge result under the intent.
+      `CREATE VIEW IF NOT EXISTS {db}.v_gate_far_away AS
+       SELECT hour, intent_id, count() AS sessions, sum(far) AS far_away_sessions,
+              sum(wal) AS wrong_abstraction_sessions, sum(wat) AS wrong_artifact_sessions,
+              round(far_away_sessions / sessions, 4) AS far_away_index
+       FROM (SELECT intent_id, tenant, session_id, if(session_id = '', agent_id, '') AS s_agent, if(session_id = '', job_id, '') AS s_job,
+                    ${HOUR_UTC('min(ts_ms)')} AS hour,
+                    max(has(reason_codes, 'WRONG_ABSTRACTION_LEVEL')) AS wal, max(has(reason_codes, 'WRONG_ARTIFACT_TYPE')) AS wat,
+                    max(has(reason_codes, 'WRONG_ABSTRACTION_LEVEL') OR has(reason_codes, 'WRONG_ARTIFACT_TYPE')) AS far
+             FROM {db}.gate_judge_results FINAL
+             GROUP BY intent_id, tenant, session_id, s_agent, s_job)
+       GROUP BY hour, intent_id`,
+      // Per ended job (v_gate_jobs), with its attempt-0 and attempt-1 verdicts from the judge results.
+      `CREATE VIEW IF NOT EXISTS {db}.v_gate_replan_effectiveness AS
+       SELECT ${HOUR_UTC('ended_ms')} AS hour, intent_id, count() AS jobs,
+              sum(first_failed) AS first_failed_jobs,
+              sum(first_failed AND passed_at_1) AS passed_by_attempt_1,
+              sum(first_failed AND action IN ('finalize_with_limitations', 'block')) AS still_fail_after_max,
+              if(first_failed_jobs = 0, NULL, round(passed_by_attempt_1 / first_failed_jobs, 4)) AS passed_by_attempt_1_share,
+              if(first_failed_jobs = 0, NULL, round(still_fail_after_max / first_failed_jobs, 4)) AS still_fail_share,
+              countIf(num_retries >= 1) AS repaired_jobs, countIf(num_retries >= 1 AND final_verdict = 'pass') AS repaired_passed,
+              if(repaired_jobs = 0, NULL, round(repaired_passed / repaired_jobs, 4)) AS replan_success,
+              sum(num_retries) AS retries, round(retries / jobs, 4) AS avg_retries
+       FROM (SELECT tenant, agent_id, job_id, intent_id, action, final_verdict, num_retries, ended_ms FROM {db}.v_gate_jobs) AS j
+       ANY LEFT JOIN (SELECT tenant, agent_id, job_id,
+                             max(attempt_index = 0 AND verdict = 'FAIL') AS first_failed, max(attempt_index = 1 AND verdict = 'PASS') AS passed_at_1
+                      FROM {db}.gate_judge_results FINAL GROUP BY tenant, agent_id, job_id) AS a
+       USING (tenant, agent_id, job_id)
+       GROUP BY hour, intent_id`,
+      // The kind of repair the judge asked for, over results that needed one (FAIL, PASS_WITH_CAVEATS).
+      `CREATE VIEW IF NOT EXISTS {db}.v_gate_fix_modes AS
+       SELECT ${HOUR_UTC('ts_ms')} AS hour, intent_id, count() AS repairs,
+              countIf(fix_mode = 'REWRITE_ONLY') AS rewrite_only, countIf(fix_mode = 'NEEDS_NEW_EVIDENCE') AS needs_new_evidence,
+              countIf(fix_mode = 'NEEDS_USER_CLARIFICATION') AS needs_user_clarification,
+              round(rewrite_only / repairs, 4) AS rewrite_only_share, round(needs_new_evidence / repairs, 4) AS needs_new_evidence_share,
+              round(needs_user_clarification / repairs, 4) AS needs_user_clarification_share
+       FROM {db}.gate_judge_results FINAL
+       WHERE verdict IN ('FAIL', 'PASS_WITH_CAVEATS') AND fix_mode != ''
+       GROUP BY hour, intent_id`,
+      // Judge calls are results judged by the LLM; retries are results with attempt_index >= 1. Token cost is
+      // NULL when no result of the group reported one (sumIf of NULLs is 0 on 18.16, NULL on current releases).
+      `CREATE VIEW IF NOT EXISTS {db}.v_gate_cost AS
+       SELECT ${HOUR_UTC('ts_ms')} AS hour, intent_id, count() AS results,
+              countIf(attempt_index >= 1) AS retries,
+              countIf(judged_by = 'llm') AS judge_calls, countIf(judged_by = 'llm' AND attempt_index >= 1) AS extra_judge_calls,
+              if(judge_calls = 0, NULL, round(sumIf(latency_ms, judged_by = 'llm') / judge_calls, 3)) AS avg_latency_ms,
+              if(judge_calls = 0, NULL, round(quantileExactIf(0.95)(latency_ms, judged_by = 'llm'), 3)) AS p95_latency_ms,
+              round(sumIf(latency_ms, judged_by = 'llm' AND attempt_index >= 1), 3) AS extra_latency_ms,
+              if(countIf(isNotNull(token_cost)) = 0, NULL, sum(ifNull(token_cost, 0))) AS token_cost_total,
+              if(countIf(isNotNull(token_cost) AND attempt_index >= 1) = 0, NULL, sumIf(ifNull(token_cost, 0), attempt_index >= 1)) AS extra_token_cost
+       FROM {db}.gate_judge_results FINAL
+       GROUP BY hour, intent_id`,
     ],
   },
 ];

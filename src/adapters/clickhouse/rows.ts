@@ -6,7 +6,8 @@
 import { StewardError } from '../../errors.js';
 import { canonicalize, type LedgerEntry } from '../../engine/ledger/index.js';
 import { parseTimestamp } from '../../engine/time.js';
-import type { DecisionRow, DlqMeta, DlqRow, GateRow, LedgerRow, TrustDebtRow, VerdictRow } from './tables.js';
+import { FIX_MODES, GATE_ACTIONS, VERDICTS } from '../../engine/gate/codes.js';
+import type { DecisionRow, DlqMeta, DlqRow, GateJudgeResultRow, GateOutcomeRow, GateRow, LedgerRow, TrustDebtRow, VerdictRow } from './tables.js';
 
 export * from './tables.js';
 
@@ -198,6 +199,105 @@ export function gateRow(m: unknown, ingestedAtMs: number): GateRow {
     payload: JSON.stringify(o),
     ingested_at_ms: ingestedAtMs,
   };
+}
+
+// ───────────── finalization gate §9.13 events (docs/analytics.md "Finalization gate") ─────────────
+
+const GATE_EVENT_TIME_KEYS: readonly string[] = ['ts_ms'];
+const VERDICT_SET: ReadonlySet<string> = new Set(VERDICTS);
+const FIX_MODE_SET: ReadonlySet<string> = new Set(FIX_MODES);
+const ACTION_SET: ReadonlySet<string> = new Set(GATE_ACTIONS);
+const FINAL_VERDICTS: ReadonlySet<string> = new Set(['pass', 'caveats', 'fail']);
+const FEEDBACK: ReadonlySet<string> = new Set(['up', 'down']);
+
+/** A string field that is absent/null ('') or one of `allowed`. */
+function oneOf(o: Record<string, unknown>, k: string, kind: string, allowed: ReadonlySet<string>, required: boolean): string {
+  const v = o[k];
+  if ((v === undefined || v === null) && !required) return '';
+  if (typeof v !== 'string' || !allowed.has(v)) bad(`${kind}: ${k} must be one of ${[...allowed].join(', ')}${required ? '' : ' or null'}`);
+  return v;
+}
+
+/** A whole number ≥ 0 (UInt32/UInt64 columns). */
+function count(v: unknown, kind: string, field: string, max = Number.MAX_SAFE_INTEGER): number {
+  const n = num(v, kind, field);
+  if (!Number.isInteger(n) || n < 0 || n > max) bad(`${kind}: ${field} must be a whole number from 0 to ${max}`);
+  return n;
+}
+
+function nullableNum(v: unknown, kind: string, field: string): number | null {
+  if (v === undefined || v === null) return null;
+  const n = num(v, kind, field);
+  if (n < 0) bad(`${kind}: ${field} must not be negative`);
+  return n;
+}
+
+function stringArray(v: unknown, kind: string, field: string): string[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) bad(`${kind}: ${field} must be an array of strings`);
+  return v as string[];
+}
+
+/** `final_alignment_judge_result` (FinalAlignmentJudgeResultEvent) → gate_judge_results. */
+export function gateJudgeResultRow(m: unknown, ingestedAtMs: number): GateJudgeResultRow {
+  const k = 'final_alignment_judge_result';
+  const o = obj(m, k);
+  if (o.degraded !== undefined && typeof o.degraded !== 'boolean') bad(`${k}: degraded must be a boolean`);
+  return {
+    event_id: str(o, 'event_id', k),
+    trace_id: str(o, 'trace_id', k),
+    job_id: str(o, 'job_id', k),
+    agent_id: str(o, 'agent_id', k),
+    tenant: str(o, 'tenant', k, false),
+    session_id: str(o, 'session_id', k, false),
+    user_id_hash: str(o, 'user_id_hash', k, false),
+    intent_id: str(o, 'intent_id', k, false),
+    capability_profile_id: str(o, 'capability_profile_id', k, false),
+    skill_id: str(o, 'skill_id', k, false),
+    quality_score: o.quality_score === undefined || o.quality_score === null ? null : num(o.quality_score, k, 'quality_score'),
+    verdict: oneOf(o, 'verdict', k, VERDICT_SET, false),
+    reason_codes: stringArray(o.reason_codes, k, 'reason_codes'),
+    fix_mode: oneOf(o, 'fix_mode', k, FIX_MODE_SET, false),
+    attempt_index: count(o.attempt_index, k, 'attempt_index', 4_294_967_295),
+    action: oneOf(o, 'action', k, ACTION_SET, true),
+    judged_by: str(o, 'judged_by', k, false),
+    degraded: flag(o.degraded),
+    model_id: str(o, 'model_id', k, false),
+    token_cost: nullableNum(o.token_cost, k, 'token_cost'),
+    latency_ms: nullableNum(o.latency_ms, k, 'latency_ms') ?? 0,
+    ts_ms: timeMs(o, GATE_EVENT_TIME_KEYS, k),
+    ingested_at_ms: ingestedAtMs,
+  };
+}
+
+/** `finalization_outcome` (FinalizationOutcomeEvent) → gate_outcomes; a row with feedback outranks one without. */
+export function gateOutcomeRow(m: unknown, ingestedAtMs: number): GateOutcomeRow {
+  const k = 'finalization_outcome';
+  const o = obj(m, k);
+  const feedback = oneOf(o, 'user_feedback', k, FEEDBACK, false);
+  return {
+    event_id: str(o, 'event_id', k),
+    trace_id: str(o, 'trace_id', k),
+    job_id: str(o, 'job_id', k),
+    agent_id: str(o, 'agent_id', k),
+    tenant: str(o, 'tenant', k, false),
+    session_id: str(o, 'session_id', k, false),
+    intent_id: str(o, 'intent_id', k, false),
+    final_verdict: oneOf(o, 'final_verdict', k, FINAL_VERDICTS, true),
+    action: oneOf(o, 'action', k, ACTION_SET, true),
+    num_retries: count(o.num_retries, k, 'num_retries', 4_294_967_295),
+    time_to_finalize_ms: o.time_to_finalize_ms === undefined || o.time_to_finalize_ms === null ? 0 : Math.trunc(nullableNum(o.time_to_finalize_ms, k, 'time_to_finalize_ms') ?? 0),
+    user_feedback: feedback,
+    ts_ms: timeMs(o, GATE_EVENT_TIME_KEYS, k),
+    feedback_at_ms: feedback === '' ? 0 : ingestedAtMs,
+    ingested_at_ms: ingestedAtMs,
+  };
+}
+
+/** The acgp.gate record's typed table by its `event` field; undefined for any other record (gate_events only). */
+export function gateEventTable(m: unknown): 'gate_judge_results' | 'gate_outcomes' | undefined {
+  const e = typeof m === 'object' && m !== null ? (m as { event?: unknown }).event : undefined;
+  return e === 'final_alignment_judge_result' ? 'gate_judge_results' : e === 'finalization_outcome' ? 'gate_outcomes' : undefined;
 }
 
 export function dlqRow(d: DlqMeta, ingestedAtMs: number): DlqRow {

@@ -71,7 +71,26 @@ export interface GateRow {
   ts_ms: number; payload: string; ingested_at_ms: number;
 }
 
-export type TableName = 'decisions' | 'verdicts' | 'trust_debt_events' | 'ledger' | 'dlq_events' | 'gate_events';
+/** A `final_alignment_judge_result` on acgp.gate (docs/analytics.md "Finalization gate"); absent strings are ''. */
+export interface GateJudgeResultRow {
+  event_id: string; trace_id: string; job_id: string; agent_id: string; tenant: string;
+  session_id: string; user_id_hash: string; intent_id: string; capability_profile_id: string; skill_id: string;
+  quality_score: number | null; verdict: string; reason_codes: string[]; fix_mode: string;
+  attempt_index: number; action: string; judged_by: string; degraded: number; model_id: string;
+  token_cost: number | null; latency_ms: number; ts_ms: number; ingested_at_ms: number;
+}
+
+/** A `finalization_outcome`; `feedback_at_ms` (the table's version) is 0 until the row carries user feedback. */
+export interface GateOutcomeRow {
+  event_id: string; trace_id: string; job_id: string; agent_id: string; tenant: string;
+  session_id: string; intent_id: string; final_verdict: string; action: string;
+  num_retries: number; time_to_finalize_ms: number; user_feedback: string;
+  ts_ms: number; feedback_at_ms: number; ingested_at_ms: number;
+}
+
+export type TableName =
+  | 'decisions' | 'verdicts' | 'trust_debt_events' | 'ledger' | 'dlq_events' | 'gate_events'
+  | 'gate_judge_results' | 'gate_outcomes';
 
 // ──────────────────────── columns (insert order and types) ────────────────────────
 // One spec per table, typed against its row interface (a missing or extra column fails to compile) and
@@ -119,6 +138,21 @@ export const GATE_COLUMNS: Columns<GateRow> = {
   ts_ms: 'UInt64', payload: 'String', ingested_at_ms: 'UInt64',
 };
 
+export const GATE_JUDGE_RESULT_COLUMNS: Columns<GateJudgeResultRow> = {
+  event_id: 'String', trace_id: 'String', job_id: 'String', agent_id: 'String', tenant: 'String',
+  session_id: 'String', user_id_hash: 'String', intent_id: 'String', capability_profile_id: 'String', skill_id: 'String',
+  quality_score: 'Nullable(Float64)', verdict: 'String', reason_codes: 'Array(String)', fix_mode: 'String',
+  attempt_index: 'UInt32', action: 'String', judged_by: 'String', degraded: 'UInt8', model_id: 'String',
+  token_cost: 'Nullable(Float64)', latency_ms: 'Float64', ts_ms: 'UInt64', ingested_at_ms: 'UInt64',
+};
+
+export const GATE_OUTCOME_COLUMNS: Columns<GateOutcomeRow> = {
+  event_id: 'String', trace_id: 'String', job_id: 'String', agent_id: 'String', tenant: 'String',
+  session_id: 'String', intent_id: 'String', final_verdict: 'String', action: 'String',
+  num_retries: 'UInt32', time_to_finalize_ms: 'UInt64', user_feedback: 'String',
+  ts_ms: 'UInt64', feedback_at_ms: 'UInt64', ingested_at_ms: 'UInt64',
+};
+
 export const TABLE_COLUMNS: { readonly [T in TableName]: Columns<object> } = {
   decisions: DECISION_COLUMNS,
   verdicts: VERDICT_COLUMNS,
@@ -126,4 +160,6 @@ export const TABLE_COLUMNS: { readonly [T in TableName]: Columns<object> } = {
   ledger: LEDGER_COLUMNS,
   dlq_events: DLQ_COLUMNS,
   gate_events: GATE_COLUMNS,
+  gate_judge_results: GATE_JUDGE_RESULT_COLUMNS,
+  gate_outcomes: GATE_OUTCOME_COLUMNS,
 };
