@@ -42,6 +42,9 @@ export type StewardErrorCode =
   | 'STEWARD_USAGE'
   | 'STEWARD_INTERNAL'
   | 'STEWARD_REMEDIATION'
+  | 'STEWARD_AGENT_UNKNOWN'
+  | 'STEWARD_AGENT_KEY'
+  | 'STEWARD_AGENT_SIGNATURE'
   // finalization gate (docs/gate.md)
   | 'STEWARD_GATE_CONFIG'
   | 'STEWARD_GATE_NOT_MECHANICAL'

@@ -18,6 +18,7 @@ import { rejectedDecision, type DecisionMessage, type GateReplyMessage, type Rej
 import { parseTimestamp } from '../engine/time.js';
 import { isApproved, type AclTier, type FallbackOnTimeout, type Intervention, type Trace } from '../engine/types.js';
 import { StewardError } from '../errors.js';
+import { SIGNATURE_HEADER, signTraceBytes } from '../engine/identity.js';
 import type { Logger } from '../logger.js';
 
 export interface StewardClientOptions {
@@ -32,6 +33,11 @@ export interface StewardClientOptions {
   tier?: AclTier;
   defaultTimeoutMs?: number;
   logger?: Logger;
+  /**
+   * The agent's Ed25519 private key (PEM): every trace is signed (x-steward-signature over the record bytes),
+   * which Steward requires of agents whose registry entry lists public keys (docs/security.md).
+   */
+  signingKey?: string;
 }
 
 /** What decide() returns: the stage's decision, a fail-closed rejection (`rejected`), or the governance fallback (`fallback: true`). */
@@ -221,7 +227,8 @@ export class StewardClient {
       // Not the broker's fault, and no retry helps: the stage would reject such a trace too.
       throw new StewardError('STEWARD_TRACE_SCHEMA', `trace cannot be encoded: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
     }
-    const headers = replyHeaders({ topic: this.topics.replies, partition: this.replyPartition, correlation_id: correlation });
+    const headers: Record<string, string> = replyHeaders({ topic: this.topics.replies, partition: this.replyPartition, correlation_id: correlation });
+    if (this.opts.signingKey) headers[SIGNATURE_HEADER] = signTraceBytes(value, this.opts.signingKey);
     await this.producer!.send([{ topic: this.topics.traces, messages: [{ key: trace.agent_id, value, headers }] }]);
   }
 

@@ -11,6 +11,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { StewardError, StewardAggregateError } from '../errors.js';
 import { defaultEngineConfig, DEFAULT_TIERS, normalizeTier, type EngineConfig, type TierSettings } from '../engine/config.js';
 import type { AclTier, FallbackOnTimeout } from '../engine/types.js';
+import type { IdentityPolicy } from '../engine/identity.js';
 import { rangeEnd } from '../engine/blueprint/source.js';
 import { packageRoot } from '../adapters/kafka/serde.js';
 import type { KafkaSettings } from '../adapters/kafka/client.js';
@@ -53,6 +54,8 @@ export interface StewardConfig {
   signing?: { key: string; keyId?: string };
   /** signing.ledger_key / STEWARD_LEDGER_KEY: the ledger's own key; signing.key signs the ledger when unset. */
   ledgerSigning?: { key: string; keyId?: string };
+  /** Who may send traces: agents.* (docs/security.md). */
+  agents: IdentityPolicy;
   /** signing.require_key / STEWARD_REQUIRE_SIGNING_KEY: refuse to run the scorer with an ephemeral key (production). */
   requireSigningKey: boolean;
   logLevel: string;
@@ -331,6 +334,7 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
     observability: { enabled: v(raw, 'observability.enabled'), host: v(raw, 'observability.host'), port: v(raw, 'observability.port') },
     signing: raw.signing?.key ? { key: keyPath(raw.signing.key), keyId: v(raw, 'signing.key_id') } : undefined,
     ledgerSigning: ledgerKey ? { key: fromEnv('STEWARD_LEDGER_KEY') || ledgerKey.includes('-----BEGIN') ? ledgerKey : resolve(base, ledgerKey), keyId: v(raw, 'signing.ledger_key_id') } : undefined,
+    agents: { requireRegistered: v(raw, 'agents.require_registered'), keyMustMatch: v(raw, 'agents.key_must_match'), requireSignature: v(raw, 'agents.require_signature') },
     requireSigningKey: v(raw, 'signing.require_key'),
     logLevel: v(raw, 'log_level'),
     file,

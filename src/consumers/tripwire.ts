@@ -45,6 +45,8 @@ export interface TripwireStageDeps {
   onRejectedRoute?: (m: InMessage) => void;
   /** limits.max_message_bytes: the largest output record (key + value + headers); default 1 000 000. */
   maxMessageBytes?: number;
+  /** Binds the trace's agent_id to the record (key, registry, signature: docs/security.md); throws to dead-letter. */
+  identity?: (trace: Trace, m: InMessage) => void;
 }
 
 const MAX_ID_LENGTH = 256;
@@ -72,6 +74,7 @@ export class TripwireProcessor implements StageProcessor {
 
   async process(m: InMessage): Promise<StageOutput[]> {
     const { trace, json: traceJson } = await this.d.decoder.decode(m.value);
+    this.d.identity?.(trace, m);
     const limit = this.d.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     // The scoring message carries the trace: one that alone exceeds the limit is refused before deciding (no state touched).
     if (!fitsIn({ key: m.key, value: traceJson ?? m.value }, limit)) {

@@ -70,6 +70,11 @@ export interface AgentInfo {
   registered: boolean;
   /** Skills the registry lists for the agent; a trace's skill_id selects per-skill gate settings only for these (docs/gate.md). */
   skills?: string[];
+  /**
+   * Ed25519 public keys (PEM) the agent signs its traces with (docs/security.md): an agent with keys must
+   * sign every trace; the registry's key ids (sha256 of the key, 16 hex) name them in signatures.
+   */
+  publicKeys?: string[];
 }
 
 // ───────────────────────────── thresholds ─────────────────────────────

@@ -18,6 +18,9 @@ import { RedisScoredMarks } from '../adapters/redis/scored-marks.js';
 import { RedisGateJobStore } from '../adapters/redis/gate-job-store.js';
 import { FinalizationGate } from '../engine/gate/finalization-gate.js';
 import { workflowToolWarnings } from '../engine/gate/config.js';
+import { checkIdentity, SIGNATURE_HEADER } from '../engine/identity.js';
+import { headerText } from '../adapters/kafka/headers.js';
+import { keyText } from '../consumers/stage-io.js';
 import { TrustDebtReadCache, cachedTrustDebtReads, invalidatingTrustDebtWrites } from '../adapters/redis/trust-debt-read-cache.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import { StewardAggregateError, StewardError, isRetryable } from '../errors.js';
@@ -220,6 +223,8 @@ async function openEngine(
     deps: {
       engine,
       finalizer: stages.includes('gate') ? engine : undefined,
+      // The sender of a trace is bound to its agent_id here, before any state is touched (docs/security.md).
+      identity: (trace, m) => checkIdentity(trace, registry.lookup(trace.agent_id), { value: m.value ?? Buffer.alloc(0), key: keyText(m), signature: headerText(m, SIGNATURE_HEADER) }, cfg.agents),
       engineVersion,
       trustDebtStore: trustDebt,
       trustDebtConfigFor: (bp) => (bp ? holder.current().get(bp)?.trustDebt : undefined) ?? DEFAULT_TRUST_DEBT_CONFIG,

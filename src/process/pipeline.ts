@@ -14,6 +14,8 @@ import { StewardMetrics } from '../observability/metrics.js';
 import { StageRunner, type StageProcessor } from '../consumers/stage-runner.js';
 import type { DecideScoreEngine, FinalizeEngine } from '../consumers/stage-types.js';
 import { GateProcessor } from '../consumers/gate.js';
+import type { Trace } from '../engine/types.js';
+import type { InMessage } from '../adapters/kafka/kafka-types.js';
 import { TripwireProcessor } from '../consumers/tripwire.js';
 import type { ReplyTarget } from '../adapters/kafka/request-reply.js';
 import { pipelineBacklogBefore } from '../adapters/kafka/backlog.js';
@@ -31,6 +33,8 @@ export interface PipelineDeps {
   engine?: DecideScoreEngine;
   /** The gate stage's engine (StewardEngine with a finalization gate). */
   finalizer?: FinalizeEngine;
+  /** The tripwire stage's sender check (agents.*, docs/security.md). */
+  identity?: (trace: Trace, m: InMessage) => void;
   engineVersion?: string;
   trustDebtStore?: Pick<TrustDebtStore, 'apply'>;
   trustDebtConfigFor?: (blueprintId: string | undefined, tenant: string, agentId: string) => TrustDebtConfig;
@@ -176,6 +180,7 @@ export async function startPipeline(
                 engineVersion: deps.engineVersion,
                 maxEventTimeSkewMs: cfg.limits.maxEventTimeSkewMs,
                 maxMessageBytes: cfg.limits.maxMessageBytes,
+                identity: deps.identity,
                 replies: replies!,
                 onRejectedRoute: (m) => {
                   routeLog.warn({ topic: m.topic, partition: m.partition, offset: m.offset, key: m.key?.toString('utf8') }, 'reply route outside the replies topic ignored');

@@ -1,6 +1,7 @@
 /**
  * The trusted agent registry (contracts C2): the only source of an agent's tier, tenant, tools, domains.
  */
+import { createPublicKey } from 'node:crypto';
 import { isMap, isSeq, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
 import { sortProblems, StewardError } from '../../errors.js';
 import { normalizeTier } from '../config.js';
@@ -14,7 +15,7 @@ export interface AgentRegistry {
   lookup(agentId: string): AgentInfo;
 }
 
-const KEYS = ['id', 'tenant', 'tier', 'tools', 'domains', 'skills'];
+const KEYS = ['id', 'tenant', 'tier', 'tools', 'domains', 'skills', 'public_keys'];
 const ROOT_KEYS = ['agents'];
 
 /** Unknown keys are errors at the key (x- extensions allowed): a typo like `agentz:` must not leave its agents silently unregistered. */
@@ -28,7 +29,9 @@ function unknownKeys(map: { items: { key: unknown }[] }, allowed: string[], path
 }
 
 export function createAgentRegistry(agents: AgentInfo[], defaultTier: AclTier = 'ACL-2'): AgentRegistry {
-  const map = new Map<string, AgentInfo>(agents.map((a) => [a.id, Object.freeze({ ...a, tools: [...a.tools], domains: [...a.domains], ...(a.skills && { skills: [...a.skills] }) })]));
+  const map = new Map<string, AgentInfo>(
+    agents.map((a) => [a.id, Object.freeze({ ...a, tools: [...a.tools], domains: [...a.domains], ...(a.skills && { skills: [...a.skills] }), ...(a.publicKeys && { publicKeys: [...a.publicKeys] }) })]),
+  );
   // Unknown ids get one frozen object each (bounded) so BlueprintSet.select can cache per object.
   const unknown = new Map<string, AgentInfo>();
   return {
@@ -80,7 +83,7 @@ export function parseAgentRegistry(text: string, file: string, opts: { defaultTi
     seen.add(v.id);
     const tier = v.tier === undefined ? (opts.defaultTier ?? 'ACL-2') : normalizeTier(v.tier);
     if (!tier) errors.push(new StewardError('STEWARD_BLUEPRINT_TIER', `tier ${JSON.stringify(v.tier)} is not ACL-0..ACL-5 (or GT-n)`, { position: at(node('tier'), `${path}.tier`) }));
-    const strList = (k: 'tools' | 'domains' | 'skills'): string[] => {
+    const strList = (k: 'tools' | 'domains' | 'skills' | 'public_keys'): string[] => {
       const x = v[k];
       if (x === undefined) return [];
       if (Array.isArray(x) && x.every((s) => typeof s === 'string')) return x as string[];
@@ -89,8 +92,33 @@ export function parseAgentRegistry(text: string, file: string, opts: { defaultTi
     };
     if (v.tenant !== undefined && typeof v.tenant !== 'string') errors.push(new StewardError('STEWARD_CONFIG', "'tenant' must be a string", { position: at(node('tenant'), `${path}.tenant`) }));
     // skills: the finalization gate's per-skill settings apply only to skills listed here (docs/gate.md)
-    agents.push({ id: v.id, tenant: typeof v.tenant === 'string' ? v.tenant : 'default', tier: tier ?? 'ACL-2', tools: strList('tools'), domains: strList('domains'), ...(v.skills !== undefined && { skills: strList('skills') }), registered: true });
+    // public_keys: Ed25519 public keys (PEM) the agent signs its traces with (docs/security.md).
+    const publicKeys = v.public_keys === undefined ? undefined : strList('public_keys');
+    publicKeys?.forEach((pem, k) => {
+      const problem = publicKeyProblem(pem);
+      if (problem) errors.push(new StewardError('STEWARD_CONFIG', `public_keys[${k}]: ${problem}`, { position: at(node('public_keys'), `${path}.public_keys[${k}]`) }));
+    });
+    agents.push({
+      id: v.id,
+      tenant: typeof v.tenant === 'string' ? v.tenant : 'default',
+      tier: tier ?? 'ACL-2',
+      tools: strList('tools'),
+      domains: strList('domains'),
+      ...(v.skills !== undefined && { skills: strList('skills') }),
+      ...(publicKeys && publicKeys.length > 0 && { publicKeys }),
+      registered: true,
+    });
   });
   if (errors.length) return { errors: sortProblems(errors) };
   return { registry: createAgentRegistry(agents, opts.defaultTier), errors };
+}
+
+/** Why a `public_keys` entry is not an Ed25519 public key in PEM, or undefined. */
+function publicKeyProblem(pem: string): string | undefined {
+  try {
+    const k = createPublicKey(pem);
+    return k.asymmetricKeyType === 'ed25519' ? undefined : `an Ed25519 public key is required, got ${k.asymmetricKeyType}`;
+  } catch {
+    return 'not a PEM public key';
+  }
 }
