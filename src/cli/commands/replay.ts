@@ -13,7 +13,7 @@ import { dirname, join, relative, sep } from 'node:path';
 import { exportReplayBundle, formatBundleProblem, verifyReplayBundle, type BundleFiles, type ReplaySource } from '../../engine/acm/index.js';
 import { keyIdOf } from '../../engine/verdict/sign.js';
 
-const USAGE = `usage: steward replay verify DIR [--keys FILE]
+export const USAGE = `usage: steward replay verify DIR [--keys FILE]
        steward replay export --run ID --out DIR`;
 
 export interface ReplayIo {
