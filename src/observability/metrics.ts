@@ -4,6 +4,23 @@
  */
 import { Registry, Histogram, Counter, Gauge, collectDefaultMetrics } from 'prom-client';
 import { safeLabelValue } from './redact.js';
+import type { FinalAlignmentJudgeResultEvent, FinalizationOutcomeEvent } from '../engine/gate/types.js';
+
+/** What gateJudged reads of a `final_alignment_judge_result`. */
+export type GateJudgedMetricEvent = Pick<FinalAlignmentJudgeResultEvent, 'intent_id' | 'verdict' | 'reason_codes' | 'judged_by' | 'degraded' | 'latency_ms' | 'token_cost'>;
+/** What gateOutcome reads of a `finalization_outcome`. */
+export type GateOutcomeMetricEvent = Pick<FinalizationOutcomeEvent, 'intent_id' | 'final_verdict' | 'action' | 'num_retries'>;
+
+/** Names of the finalization-gate metrics (docs/analytics.md "Finalization gate"; deploy/prometheus/gate-alerts.yml). */
+export const GATE_METRIC_NAMES = [
+  'steward_gate_judge_results_total',
+  'steward_gate_reason_codes_total',
+  'steward_gate_outcomes_total',
+  'steward_gate_retries',
+  'steward_gate_judge_latency_seconds',
+  'steward_gate_degraded_total',
+  'steward_gate_token_cost_total',
+] as const;
 
 export class StewardMetrics {
   readonly registry: Registry;
@@ -26,6 +43,22 @@ export class StewardMetrics {
   readonly sinkRetries: Counter<'table'>;
   readonly sinkBuffered: Gauge;
   private sinkPending: () => number = () => 0;
+  /** Finalization gate (gateJudged, gateOutcome): judge results by intent and verdict (`none`: no verdict, the judge failed). */
+  readonly gateJudgeResults: Counter<'intent' | 'verdict'>;
+  /** Judge results carrying each reason code, by intent (a result counts once per distinct code). */
+  readonly gateReasonCodes: Counter<'intent' | 'code'>;
+  /** Ended jobs by intent, final verdict, last action and whether any repair came first (`retried`: num_retries ≥ 1). */
+  readonly gateOutcomes: Counter<'intent' | 'final_verdict' | 'action' | 'retried'>;
+  /** num_retries of each ended job, by intent (average retries = _sum / _count). */
+  readonly gateRetries: Histogram<'intent'>;
+  /** Latency of the LLM judge calls (results judged_by llm), by intent. */
+  readonly gateJudgeLatency: Histogram<'intent'>;
+  readonly gateDegraded: Counter<'intent'>;
+  /** Token cost the judge reported, by intent. */
+  readonly gateTokenCost: Counter<'intent'>;
+  /** Intent label values seen; past maxGateIntents new intents are counted as `other` (agent-supplied values). */
+  private readonly gateIntents = new Set<string>();
+  readonly maxGateIntents: number;
 
   /** steward_consumer_lag label sets per stage, so a lost partition's series can be dropped. */
   private readonly lagSeries = new Map<string, Map<string, { topic: string; partition: string }>>();
@@ -34,8 +67,9 @@ export class StewardMetrics {
   readonly maxTrustDebtSeries: number;
   private readonly debtSeries = new Map<string, { tenant: string; agentId: string; level: string }>();
 
-  constructor(opts: { defaultMetrics?: boolean; maxTrustDebtSeries?: number } = {}) {
+  constructor(opts: { defaultMetrics?: boolean; maxTrustDebtSeries?: number; maxGateIntents?: number } = {}) {
     this.maxTrustDebtSeries = opts.maxTrustDebtSeries ?? 10_000;
+    this.maxGateIntents = opts.maxGateIntents ?? 200;
     this.registry = new Registry();
     if (opts.defaultMetrics) collectDefaultMetrics({ register: this.registry });
     const registers = [this.registry];
@@ -65,6 +99,19 @@ export class StewardMetrics {
       registers,
     });
     this.sinkRetries = new Counter({ name: 'steward_sink_retries_total', help: 'Sink operations retried after a retryable failure (ClickHouse down, overloaded, timed out), by table; ledger also counts chain-head reads, ledger-drafts the Kafka publish of ledger drafts', labelNames: ['table'], registers });
+    this.gateJudgeResults = new Counter({ name: 'steward_gate_judge_results_total', help: 'Finalization-gate judge results (final_alignment_judge_result) by intent and verdict (none: no verdict)', labelNames: ['intent', 'verdict'], registers });
+    this.gateReasonCodes = new Counter({ name: 'steward_gate_reason_codes_total', help: 'Finalization-gate judge results carrying each reason code, by intent', labelNames: ['intent', 'code'], registers });
+    this.gateOutcomes = new Counter({ name: 'steward_gate_outcomes_total', help: 'Finalization-gate jobs ended (finalization_outcome) by intent, final verdict, action and whether a repair came first (retried)', labelNames: ['intent', 'final_verdict', 'action', 'retried'], registers });
+    this.gateRetries = new Histogram({ name: 'steward_gate_retries', help: 'Retries (num_retries) of each ended finalization-gate job, by intent', labelNames: ['intent'], buckets: [0, 1, 2, 3, 5, 8], registers });
+    this.gateJudgeLatency = new Histogram({
+      name: 'steward_gate_judge_latency_seconds',
+      help: 'Latency of the finalization gate\'s LLM judge calls, by intent, seconds',
+      labelNames: ['intent'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30],
+      registers,
+    });
+    this.gateDegraded = new Counter({ name: 'steward_gate_degraded_total', help: 'Finalization-gate judge results decided degraded (judge timeout or invalid output: on_judge_error), by intent', labelNames: ['intent'], registers });
+    this.gateTokenCost = new Counter({ name: 'steward_gate_token_cost_total', help: 'Token cost the finalization-gate judge reported, by intent', labelNames: ['intent'], registers });
     const pending = () => this.sinkPending();
     this.sinkBuffered = new Gauge({
       name: 'steward_sink_buffered_rows',
@@ -98,6 +145,37 @@ export class StewardMetrics {
       series.delete(key);
       this.consumerLag.remove({ stage, topic: l.topic, partition: l.partition });
     }
+  }
+
+  /**
+   * A decided final answer's `final_alignment_judge_result` (the gate stage calls it once per decision; not for
+   * a redelivered one, whose outcome is the stored one).
+   */
+  gateJudged(ev: GateJudgedMetricEvent): void {
+    const intent = this.gateIntent(ev.intent_id);
+    this.gateJudgeResults.inc({ intent, verdict: ev.verdict ?? 'none' });
+    for (const code of new Set(ev.reason_codes)) this.gateReasonCodes.inc({ intent, code: safeLabelValue(code) });
+    if (ev.judged_by === 'llm' && Number.isFinite(ev.latency_ms) && ev.latency_ms >= 0) this.gateJudgeLatency.observe({ intent }, ev.latency_ms / 1000);
+    if (ev.degraded) this.gateDegraded.inc({ intent });
+    if (typeof ev.token_cost === 'number' && Number.isFinite(ev.token_cost) && ev.token_cost > 0) this.gateTokenCost.inc({ intent }, ev.token_cost);
+  }
+
+  /** A job's `finalization_outcome` when the job ends (not its user_feedback re-publication, not a redelivery). */
+  gateOutcome(ev: GateOutcomeMetricEvent): void {
+    const intent = this.gateIntent(ev.intent_id);
+    const retries = Number.isFinite(ev.num_retries) && ev.num_retries > 0 ? ev.num_retries : 0;
+    this.gateOutcomes.inc({ intent, final_verdict: ev.final_verdict, action: ev.action, retried: retries >= 1 ? 'true' : 'false' });
+    this.gateRetries.observe({ intent }, retries);
+  }
+
+  /** The intent label: `none` without one; the first maxGateIntents distinct intents by name, later ones `other`. */
+  private gateIntent(intentId: string | null | undefined): string {
+    if (!intentId) return 'none';
+    const v = safeLabelValue(intentId);
+    if (this.gateIntents.has(v)) return v;
+    if (this.gateIntents.size >= this.maxGateIntents) return 'other';
+    this.gateIntents.add(v);
+    return v;
   }
 
   /** Where steward_sink_buffered_rows reads from (the running sink's ClickHouseSink.unsettled). */
