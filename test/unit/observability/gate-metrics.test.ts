@@ -4,8 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { GATE_METRIC_NAMES, StewardMetrics } from '../../../src/observability/metrics.js';
 
-const series = async (m: StewardMetrics, name: string) =>
-  (await m.registry.getSingleMetric(name)!.get()).values.map((v) => ({ name: v.metricName ?? name, ...(v.labels as Record<string, string>), value: v.value }));
+type Series = { name: string; value: number; [label: string]: string | number };
+const series = async (m: StewardMetrics, name: string): Promise<Series[]> =>
+  (await m.registry.getSingleMetric(name)!.get()).values.map((v) => ({ name: (v as { metricName?: string }).metricName ?? name, ...(v.labels as Record<string, string | number>), value: v.value }));
 
 const judged = (over: Record<string, unknown> = {}) => ({
   intent_id: 'CODE_FLOW_ANALYSIS', verdict: 'FAIL' as const, reason_codes: ['WRONG_ABSTRACTION_LEVEL', 'OVERLY_GENERIC', 'WRONG_ABSTRACTION_LEVEL'],
