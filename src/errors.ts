@@ -45,6 +45,9 @@ export type StewardErrorCode =
   | 'STEWARD_AGENT_UNKNOWN'
   | 'STEWARD_AGENT_KEY'
   | 'STEWARD_AGENT_SIGNATURE'
+  // ACM run governance and replay-bundle problems (docs/acm.md): one code per kind of problem
+  | `STEWARD_ACM_${string}`
+  | `STEWARD_REPLAY_${string}`
   // finalization gate (docs/gate.md)
   | 'STEWARD_GATE_CONFIG'
   | 'STEWARD_GATE_NOT_MECHANICAL'
