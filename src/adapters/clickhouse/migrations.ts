@@ -218,8 +218,8 @@ export const MIGRATIONS: Migration[] = [
               if(judge_calls = 0, NULL, round(sumIf(latency_ms, judged_by = 'llm') / judge_calls, 3)) AS avg_latency_ms,
               if(judge_calls = 0, NULL, round(quantileExactIf(0.95)(latency_ms, judged_by = 'llm'), 3)) AS p95_latency_ms,
               round(sumIf(latency_ms, judged_by = 'llm' AND attempt_index >= 1), 3) AS extra_latency_ms,
-              if(countIf(isNotNull(token_cost)) = 0, NULL, sum(ifNull(token_cost, 0))) AS token_cost_total,
-              if(countIf(isNotNull(token_cost) AND attempt_index >= 1) = 0, NULL, sumIf(ifNull(token_cost, 0), attempt_index >= 1)) AS extra_token_cost
+              if(countIf(isNotNull(token_cost)) = 0, NULL, round(sum(ifNull(token_cost, 0)), 6)) AS token_cost_total,
+              if(countIf(isNotNull(token_cost) AND attempt_index >= 1) = 0, NULL, round(sumIf(ifNull(token_cost, 0), attempt_index >= 1), 6)) AS extra_token_cost
        FROM {db}.gate_judge_results FINAL
        GROUP BY hour, intent_id`,
     ],
