@@ -37,7 +37,7 @@ const FALLBACK_TRACE_SCHEMA = {
     hook: { type: 'string', minLength: 1 },
     tool: { type: 'string' },
     args: { type: 'object' },
-    action: { type: 'object' },
+    action: { type: ['object', 'string'] },
     reasoning: { type: 'string' },
     content: { type: 'string' },
     context: { type: 'object' },
@@ -81,6 +81,9 @@ export function validateTrace(obj: unknown): Trace {
     throw new StewardError('STEWARD_TRACE_SCHEMA', `trace invalid at ${where}: ${e?.message ?? 'schema violation'}`);
   }
   assertWellFormedIds(obj as Trace);
+  // contracts C1: an `action` string is the ACM §14.1 action name, which is the hook itself.
+  const { action, hook } = obj as { action?: unknown; hook: string };
+  if (typeof action === 'string' && action !== hook) throw new StewardError('STEWARD_TRACE_SCHEMA', `trace invalid at /action: the action '${action.slice(0, 64)}' is not the hook '${hook}'`);
   return obj as Trace;
 }
 

@@ -160,3 +160,14 @@ describe('DLQ and reply routing', () => {
     expect(topicSpecs(n).find((s) => s.topic === n.traces)!.configEntries).toEqual([{ name: 'message.timestamp.type', value: 'LogAppendTime' }]);
   });
 });
+
+describe('trace action (contracts C1)', () => {
+  const base = { trace_id: 't', agent_id: 'a', timestamp: '2026-01-01T00:00:00Z' };
+  it('an object everywhere; on ACM hooks a string naming the hook itself', async () => {
+    const { validateTrace } = await import('../../../../src/adapters/kafka/serde.js');
+    expect(validateTrace({ ...base, hook: 'tool_call', action: { query: 'SELECT 1' } }).action).toEqual({ query: 'SELECT 1' });
+    expect(validateTrace({ ...base, hook: 'task.pre', action: 'task.pre' }).action).toBe('task.pre');
+    expect(() => validateTrace({ ...base, hook: 'task.pre', action: 'task.post' })).toThrow(/the action 'task.post' is not the hook 'task.pre'/);
+    expect(() => validateTrace({ ...base, hook: 'tool_call', action: 5 })).toThrow(/STEWARD_TRACE_SCHEMA|trace invalid at \/action/);
+  });
+});
