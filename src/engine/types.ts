@@ -42,7 +42,8 @@ export interface Trace {
   hook: string;
   tool?: string;
   args?: Record<string, unknown>;
-  action?: Record<string, unknown>;
+  /** What the action does; on ACM hooks the ACM §14.1 action name (the hook itself, contracts C1). */
+  action?: Record<string, unknown> | string;
   reasoning?: string;
   content?: string;
   context?: Record<string, unknown>;
