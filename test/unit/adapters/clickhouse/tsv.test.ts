@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
-  DECISION_COLUMNS, DLQ_COLUMNS, GATE_COLUMNS, LEDGER_COLUMNS, TABLE_COLUMNS, TRUST_DEBT_COLUMNS, VERDICT_COLUMNS,
-  decisionRow, dlqRow, gateRow, ledgerRow, trustDebtRow, verdictRow,
+  DECISION_COLUMNS, DLQ_COLUMNS, GATE_COLUMNS, GATE_JUDGE_RESULT_COLUMNS, GATE_OUTCOME_COLUMNS, LEDGER_COLUMNS, TABLE_COLUMNS, TRUST_DEBT_COLUMNS, VERDICT_COLUMNS,
+  decisionRow, dlqRow, gateJudgeResultRow, gateOutcomeRow, gateRow, ledgerRow, trustDebtRow, verdictRow,
 } from '../../../../src/adapters/clickhouse/rows.js';
 import { tsvEncoder, tsvString, type Columns } from '../../../../src/adapters/clickhouse/tsv.js';
 import { MIGRATIONS } from '../../../../src/adapters/clickhouse/migrations.js';
@@ -76,6 +76,8 @@ describe('every mapper produces exactly its table columns (so its rows encode co
     ['ledger', LEDGER_COLUMNS, ledgerRow({ entry_id: 'x', agent_id: 'a', tenant: 't', seq: 1, ts_ms: 1, type: 'POLICY_DECISION', payload: {}, prev_hash: '0', hash: 'h', signature: 's', kid: 'k' }, '{}', 1) as unknown as Any],
     ['dlq_events', DLQ_COLUMNS, dlqRow({ dlq_topic: 'd', dlq_partition: 0, dlq_offset: '1', timestamp_ms: 1, value_bytes: 1 }, 1) as unknown as Any],
     ['gate_events', GATE_COLUMNS, gateRow({ trace_id: 't', agent_id: 'a', ts_ms: 1 }, 1) as unknown as Any],
+    ['gate_judge_results', GATE_JUDGE_RESULT_COLUMNS, gateJudgeResultRow({ event_id: 'e', trace_id: 't', job_id: 'j', agent_id: 'a', attempt_index: 0, action: 'finalize', ts_ms: 1 }, 1) as unknown as Any],
+    ['gate_outcomes', GATE_OUTCOME_COLUMNS, gateOutcomeRow({ event_id: 'e', trace_id: 't', job_id: 'j', agent_id: 'a', final_verdict: 'pass', action: 'finalize', num_retries: 0, ts_ms: 1 }, 1) as unknown as Any],
   ];
   it.each(cases)('%s', (table, cols, row) => {
     expect(Object.keys(row).sort()).toEqual(Object.keys(cols).sort());
