@@ -89,6 +89,11 @@ export class GateProcessor implements StageProcessor {
         throw new StewardError('STEWARD_TRACE_TOO_LARGE', `its ${x.topic} message would be ${messageBytes(x.message)} bytes, over limits.max_message_bytes ${this.d.maxMessageBytes}`);
       }
     }
+    // A redelivered answer was counted when it was first decided.
+    if (!o.redelivered) {
+      this.d.metrics.gateJudged(o.events.final_alignment_judge_result);
+      if (o.events.finalization_outcome) this.d.metrics.gateOutcome(o.events.finalization_outcome);
+    }
     this.d.metrics.interventions.inc({ stage: this.stage, intervention: o.intervention });
     return outs;
   }

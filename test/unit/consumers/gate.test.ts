@@ -1,0 +1,94 @@
+// The gate stage's processor over the real engine (StewardEngine with a FinalizationGate over an in-memory
+// job store; no LLM: tiers 1–2 decide): what it answers and publishes for a final answer, a redelivery,
+// a user_feedback and malformed input.
+import { describe, expect, it } from 'vitest';
+import type { InMessage } from '../../../src/adapters/kafka/client.js';
+import { topicNames } from '../../../src/adapters/kafka/topics.js';
+import { GateProcessor } from '../../../src/consumers/gate.js';
+import { finalizeJson } from '../../../src/consumers/finalize-message.js';
+import { compileBlueprintSet, createAgentRegistry } from '../../../src/engine/blueprint/index.js';
+import { defaultEngineConfig } from '../../../src/engine/config.js';
+import { FinalizationGate } from '../../../src/engine/gate/finalization-gate.js';
+import { MemoryGateJobStore } from '../../../src/engine/gate/job-state.js';
+import { StewardEngine } from '../../../src/engine/steward-engine.js';
+import { MemoryTrustDebtStore } from '../../../src/engine/trust-debt/index.js';
+import type { Trace } from '../../../src/engine/types.js';
+import { StewardMetrics } from '../../../src/observability/metrics.js';
+
+const topics = topicNames('acgp');
+const BP = `id: t/gated@1.0
+version: "1.0.0"
+description: gated
+scope: { agent_tier: [ACL-2] }
+guardrails:
+  - { id: read_first, tier: 2, workflow: { steps: [read_file] }, when: { intent_id: CHANGE_IMPLEMENTATION } }
+`;
+const config = defaultEngineConfig();
+const set = compileBlueprintSet([{ file: 'g.yaml', text: BP }], { config }).set!;
+
+function setup() {
+  const engine = new StewardEngine({
+    blueprints: () => set,
+    registry: createAgentRegistry([{ id: 'a', tenant: 'acme', tier: 'ACL-2', tools: ['read_file'], domains: [], registered: true }]),
+    config,
+    trustDebt: new MemoryTrustDebtStore(),
+    engineVersion: 't',
+    gate: new FinalizationGate({ jobStore: new MemoryGateJobStore() }),
+  });
+  const metrics = new StewardMetrics();
+  const proc = new GateProcessor({ engine, topics, metrics, replies: { topic: topics.replies, partitions: 4 }, maxMessageBytes: 1_000_000, nowMs: () => 99 });
+  return { proc, metrics };
+}
+
+const T = Date.UTC(2026, 6, 1);
+const answer = (id: string, extra: Partial<Trace> = {}): Trace => ({ trace_id: id, agent_id: 'a', timestamp: new Date(T).toISOString(), hook: 'final_answer', job_id: 'j1', intent_id: 'CHANGE_IMPLEMENTATION', draft_answer: 'done', ...extra });
+const msg = (t: Trace, eventId: string, reply = true): InMessage => ({
+  topic: topics.finalize,
+  partition: 0,
+  offset: '1',
+  key: Buffer.from(t.agent_id),
+  value: Buffer.from(finalizeJson(JSON.stringify(t), T, eventId, reply ? { topic: topics.replies, partition: 2, correlation_id: 'c-1' } : undefined)),
+  headers: {},
+  timestampMs: T,
+});
+const json = (o: { message: { value: unknown } }) => JSON.parse(String(o.message.value));
+
+describe('gate stage processor', () => {
+  it('answers the client (kind gate), publishes the judge result with its debt, the outcome when the job ends, and repair directives to the ledger', async () => {
+    const { proc, metrics } = setup();
+    const outs = await proc.process(msg(answer('fa-1'), 'fa-1#x'));
+    expect(outs.map((o) => o.topic)).toEqual([topics.replies, topics.gate, topics.ledger]);
+    expect(outs[0]!.message.partition).toBe(2);
+    expect(outs[0]!.message.headers).toMatchObject({ 'x-steward-reply-kind': 'gate', 'x-steward-correlation-id': 'c-1' });
+    expect(json(outs[0]!)).toMatchObject({ trace_id: 'fa-1', job_id: 'j1', verdict: 'FAIL', action: 'replan', judged_by: 'rules', intervention: 'block', approved: false, decided_at_ms: 99, event_time_ms: T });
+    expect(json(outs[1]!)).toMatchObject({ event: 'final_alignment_judge_result', attempt_index: 0, trust_debt: { no_debt: true } });
+    expect(json(outs[2]!)).toMatchObject({ type: 'REPLAN_TRIGGERED', agent_id: 'a' });
+    expect((await metrics.gateJudgeResults.get()).values.reduce((a, v) => a + v.value, 0)).toBe(1);
+
+    // A redelivery of the same event: the same answer, not a second attempt, not counted again.
+    const again = await proc.process(msg(answer('fa-1'), 'fa-1#x'));
+    expect(json(again[0]!)).toMatchObject({ attempt_index: 0, action: 'replan' });
+    expect((await metrics.gateJudgeResults.get()).values.reduce((a, v) => a + v.value, 0)).toBe(1);
+  });
+
+  it('a passing answer ends the job (outcome event); user_feedback re-publishes it with the feedback', async () => {
+    const { proc } = setup();
+    const outs = await proc.process(msg(answer('fa-2', { intent_id: 'SYSTEM_CONTROL_FLOW' }), 'fa-2#x', false));
+    expect(outs.map((o) => o.topic)).toEqual([topics.gate, topics.gate]);
+    expect(json(outs[1]!)).toMatchObject({ event: 'finalization_outcome', final_verdict: 'pass', user_feedback: null });
+    const fb = await proc.process(msg({ trace_id: 'fb-1', agent_id: 'a', timestamp: new Date(T).toISOString(), hook: 'user_feedback', job_id: 'j1', feedback: 'down' }, 'fb-1#x', false));
+    expect(fb).toHaveLength(1);
+    expect(json(fb[0]!)).toMatchObject({ event: 'finalization_outcome', event_id: json(outs[1]!).event_id, user_feedback: 'down' });
+    // feedback for a job that never ended changes nothing
+    expect(await proc.process(msg({ trace_id: 'fb-2', agent_id: 'a', timestamp: new Date(T).toISOString(), hook: 'user_feedback', job_id: 'nope', feedback: 'up' }, 'fb-2#x', false))).toEqual([]);
+  });
+
+  it('malformed finalize messages and final answers without a draft are dead-lettered (non-retryable)', async () => {
+    const { proc } = setup();
+    const bad = (value: string): InMessage => ({ ...msg(answer('x'), 'x'), value: Buffer.from(value) });
+    await expect(proc.process(bad('{'))).rejects.toMatchObject({ code: 'STEWARD_TRACE_JSON' });
+    await expect(proc.process(bad('{"trace":{}}'))).rejects.toMatchObject({ code: 'STEWARD_TRACE_SCHEMA' });
+    await expect(proc.process(msg({ ...answer('fa-3'), hook: 'tool_call' }, 'fa-3#x'))).rejects.toMatchObject({ code: 'STEWARD_TRACE_SCHEMA' });
+    await expect(proc.process(msg(answer('fa-4', { draft_answer: '' }), 'fa-4#x'))).rejects.toMatchObject({ code: 'STEWARD_GATE_INPUT', retryable: false });
+  });
+});
