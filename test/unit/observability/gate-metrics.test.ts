@@ -1,5 +1,7 @@
 // Finalization-gate metrics (gateJudged, gateOutcome) and the shipped alerting rules that read them.
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { GATE_METRIC_NAMES, StewardMetrics } from '../../../src/observability/metrics.js';
@@ -113,5 +115,14 @@ describe('deploy/prometheus/gate-alerts.yml', () => {
       }
       for (const [, by] of r.expr.matchAll(/by \((\w+)\)/g)) expect(by).toBe('intent');
     }
+  });
+
+  // promtool (Prometheus' own checker; PROMTOOL=path or on PATH) parses the rules and runs
+  // deploy/prometheus/gate-alerts.test.yml: each alert fires for the intent over its threshold, not for the one under it.
+  const promtool = process.env.PROMTOOL ?? (spawnSync('promtool', ['--version']).status === 0 ? 'promtool' : undefined);
+  it.skipIf(!promtool)('passes promtool check rules and the promtool unit tests', () => {
+    const dir = fileURLToPath(new URL('../../../deploy/prometheus/', import.meta.url));
+    expect(execFileSync(promtool!, ['check', 'rules', 'gate-alerts.yml'], { cwd: dir, encoding: 'utf8' })).toMatch(/SUCCESS: 3 rules found/);
+    expect(execFileSync(promtool!, ['test', 'rules', 'gate-alerts.test.yml'], { cwd: dir, encoding: 'utf8' })).toMatch(/SUCCESS/);
   });
 });
