@@ -7,7 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { StewardError, type StewardErrorCode } from '../errors.js';
-import { findBlueprintFiles } from '../adapters/fs/blueprint-files.js';
+import { findBlueprintFiles, isPolicyFile } from '../adapters/fs/blueprint-files.js';
 import { readUtf8FileSync } from '../adapters/fs/text.js';
 import { AcmGovernor, buildReplayBundle, sha256Hex, compileVerificationSheets, formatAcmProblem, policyDigest, policyFileMap, RecordingStateStore, RunCollector, runIdOf, schemaProblems, type AcmCheck, type AcmOptions, type PolicyFiles } from '../engine/acm/index.js';
 import { dslOptionsFromConfig } from '../engine/dsl/index.js';
@@ -34,7 +34,7 @@ const nsPart = (s: string): string => (s.includes('%') || s.includes(':') ? s.re
 
 async function policyFiles(setup: OfflineSetup, blueprintsDir: string, agentsFile: string | undefined): Promise<PolicyFiles> {
   const root = resolve(blueprintsDir);
-  const list = await findBlueprintFiles([root]);
+  const list = await findBlueprintFiles([root], isPolicyFile);
   const name = (f: string) => relative(root, f).split(sep).join('/');
   const all = list.files.map((f) => ({ name: name(f), text: readUtf8FileSync(f) }));
   // Sheets and acm.yaml are .yaml files the blueprint walk lists too; they are not blueprints.

@@ -22,6 +22,11 @@ export function isBlueprintFile(path: string): boolean {
   return EXT.test(path) && !SKIP.test(path);
 }
 
+/** Blueprints and the run-governance files beside them (verification sheets, acm.yaml): what a replay bundle's policy holds. */
+export function isPolicyFile(path: string): boolean {
+  return EXT.test(path) && !/(\.test\.ya?ml|\.test\.json)$|(^|[\\/])agents\.ya?ml$/i.test(path);
+}
+
 export interface BlueprintFileList {
   /** Sorted; one path per real file (a file reachable as a symlink and as itself is listed once). */
   files: string[];
@@ -56,7 +61,7 @@ async function addFile(p: string, w: Walk): Promise<void> {
   w.fileDirs.add(dirname(real));
 }
 
-async function walk(dir: string, w: Walk): Promise<void> {
+async function walk(dir: string, w: Walk, accept: (path: string) => boolean = isBlueprintFile): Promise<void> {
   const real = await realpath(dir);
   if (w.dirs.has(real)) return;
   w.dirs.add(real);
@@ -85,8 +90,8 @@ async function walk(dir: string, w: Walk): Promise<void> {
       isFile = s.isFile();
     }
     try {
-      if (isDir) await walk(p, w);
-      else if (isFile && isBlueprintFile(p)) await addFile(p, w);
+      if (isDir) await walk(p, w, accept);
+      else if (isFile && accept(p)) await addFile(p, w);
     } catch (err) {
       // Removed or replaced between readdir and here (e.g. a ConfigMap update): report, the caller retries.
       w.errors.push(cannotRead(p, why(err, false)));
@@ -98,7 +103,7 @@ async function walk(dir: string, w: Walk): Promise<void> {
  * Lists blueprint files under each path (a file path is taken as given, whatever its name), collecting
  * problems instead of throwing so callers can report them with the blueprints' own errors.
  */
-export async function findBlueprintFiles(paths: string[]): Promise<BlueprintFileList> {
+export async function findBlueprintFiles(paths: string[], accept: (path: string) => boolean = isBlueprintFile): Promise<BlueprintFileList> {
   const w: Walk = { files: new Map(), dirs: new Set(), fileDirs: new Set(), errors: [] };
   for (const p of paths) {
     let s: Stats;
@@ -109,7 +114,7 @@ export async function findBlueprintFiles(paths: string[]): Promise<BlueprintFile
       continue;
     }
     try {
-      if (s.isDirectory()) await walk(p, w);
+      if (s.isDirectory()) await walk(p, w, accept);
       else await addFile(p, w);
     } catch (e) {
       w.errors.push(cannotRead(p, why(e, false)));
