@@ -8,7 +8,8 @@
  *     llm.max_in_flight / 0.2 s (judge calls are bounded in flight; everything else should hide behind them).
  * Prints `gate_overhead_vs_tripwire=<ratio>` (goal <= 1.5) and `judge_bound_efficiency=<fraction>` (goal >= 0.8) last.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { benchProcessEnv } from '../sink/services-env.js';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,13 +36,7 @@ const RUN = Date.now().toString(36);
 
 const JUDGE = JSON.stringify({ quality_score: 0.9, verdict: 'PASS', reason_codes: [], fix_mode: 'REWRITE_ONLY', missing_requirements: [] });
 
-function env(): Record<string, string> {
-  if (process.env.KAFKA_BROKERS) return process.env as Record<string, string>;
-  const out = execFileSync('bash', ['scripts/services.sh', 'env'], { encoding: 'utf8' });
-  const vars: Record<string, string> = {};
-  for (const m of out.matchAll(/export (\w+)=(\S+)/g)) vars[m[1]] = m[2];
-  return { ...process.env, ...vars } as Record<string, string>;
-}
+const env = benchProcessEnv;
 
 function blueprintDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'steward-bench-gate-'));

@@ -6,7 +6,7 @@
  * kafkajs passthrough (PROFILE_MODE=pass; pass2 = passthrough producing the stage's output volume)
  * on the same traffic, so `node --cpu-prof --import tsx bench/pipeline/profile.ts` profiles just that.
  */
-import { execFileSync } from 'node:child_process';
+import { benchProcessEnv } from '../sink/services-env.js';
 import type { DecisionRecord, ScoreRecord } from '../../src/engine/steward-engine.js';
 import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
@@ -29,13 +29,7 @@ function benchTrace(i: number): Trace {
   const a = BENCH_AGENTS[i % BENCH_AGENTS.length];
   return demoTrace(a.type, i, 3, Date.UTC(2026, 0, 1) + i * 60_000, `p${RUN}`, a.id);
 }
-function env(): Record<string, string> {
-  if (process.env.KAFKA_BROKERS) return process.env as Record<string, string>;
-  const out = execFileSync('bash', ['scripts/services.sh', 'env'], { encoding: 'utf8' });
-  const vars: Record<string, string> = {};
-  for (const m of out.matchAll(/export (\w+)=(\S+)/g)) vars[m[1]] = m[2];
-  return { ...process.env, ...vars } as Record<string, string>;
-}
+const env = benchProcessEnv;
 
 /** With PROFILE_OUT=file.cpuprofile, a CPU profile of the measured phase alone (setup excluded). */
 async function profiled<T>(fn: () => Promise<T>): Promise<T> {

@@ -10,8 +10,8 @@
  * the stage with a constant-answer engine (Kafka + stage machinery without tripwire work or Redis).
  * Prints `sync_p99_vs_echo=<ratio>` and `throughput_vs_passthrough=<ratio>` last.
  */
+import { benchProcessEnv } from '../sink/services-env.js';
 import type { DecisionRecord, ScoreRecord } from '../../src/engine/steward-engine.js';
-import { execFileSync } from 'node:child_process';
 import { Kafka, logLevel, type Consumer, type Producer } from 'kafkajs';
 import { KafkaAdapter } from '../../src/adapters/kafka/client.js';
 import { createTopics, topicNames } from '../../src/adapters/kafka/topics.js';
@@ -31,13 +31,7 @@ const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 300);
 const THROUGHPUT_N = Number(process.env.BENCH_THROUGHPUT_N ?? 20000);
 const PARTITIONS = 3;
 
-function env(): Record<string, string> {
-  if (process.env.KAFKA_BROKERS) return process.env as Record<string, string>;
-  const out = execFileSync('bash', ['scripts/services.sh', 'env'], { encoding: 'utf8' });
-  const vars: Record<string, string> = {};
-  for (const m of out.matchAll(/export (\w+)=(\S+)/g)) vars[m[1]] = m[2];
-  return { ...process.env, ...vars } as Record<string, string>;
-}
+const env = benchProcessEnv;
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);

@@ -11,3 +11,12 @@ export function servicesEnv(): { clickhouse: string; brokers: string[] } {
   }
   return { clickhouse: ch, brokers: kafka.split(',') };
 }
+
+/** The process environment with the service URLs of scripts/services.sh added when KAFKA_BROKERS is not set. */
+export function benchProcessEnv(): Record<string, string> {
+  if (process.env.KAFKA_BROKERS) return process.env as Record<string, string>;
+  const out = execFileSync('bash', ['scripts/services.sh', 'env'], { encoding: 'utf8' });
+  const vars: Record<string, string> = {};
+  for (const m of out.matchAll(/export (\w+)=(\S+)/g)) vars[m[1]] = m[2];
+  return { ...process.env, ...vars } as Record<string, string>;
+}

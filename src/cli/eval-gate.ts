@@ -7,22 +7,11 @@
 import type { StewardEngine } from '../engine/steward-engine.js';
 import type { GateOutcome } from '../engine/gate/index.js';
 import type { Trace } from '../engine/types.js';
+import { gateAnswerFields } from '../contracts/engine-records.js';
 
 /** The `gate` object of an eval line: the contract's fields in its order, then intervention and degraded. */
 export function gateLine(o: GateOutcome): Record<string, unknown> {
-  return {
-    verdict: o.verdict,
-    quality_score: o.quality_score,
-    reason_codes: o.reason_codes,
-    fix_mode: o.fix_mode,
-    attempt_index: o.attempt_index,
-    action: o.action,
-    judged_by: o.judged_by,
-    missing_requirements: o.missing_requirements,
-    directive: o.directive,
-    intervention: o.intervention,
-    degraded: o.degraded,
-  };
+  return gateAnswerFields(o);
 }
 
 export class EvalGate {

@@ -2,6 +2,7 @@
  * The acgp.finalize message: a `final_answer` or `user_feedback` trace the tripwire stage hands the gate
  * stage, as `{trace, event_time_ms, event_id, reply?}` around the trace text as received.
  */
+import { carriedReplyRoute } from '../adapters/kafka/request-reply.js';
 import type { InMessage } from '../adapters/kafka/client.js';
 import { validateTrace } from '../adapters/kafka/serde.js';
 import type { FinalizeRequestMessage, ReplyRoute } from '../contracts/messages.js';
@@ -17,14 +18,6 @@ export function finalizeJson(traceJson: string, eventTimeMs: number, eventId: st
 }
 
 /** The reply route the tripwire stage could have written (the deployment's replies topic, bounded values), else none. */
-function replyOf(v: unknown, repliesTopic: string | undefined): ReplyRoute | undefined {
-  if (!v || typeof v !== 'object') return undefined;
-  const r = v as Record<string, unknown>;
-  if (repliesTopic === undefined || r.topic !== repliesTopic) return undefined;
-  if (typeof r.partition !== 'number' || !Number.isInteger(r.partition) || r.partition < 0 || r.partition > 1_000_000) return undefined;
-  if (typeof r.correlation_id !== 'string' || r.correlation_id.length === 0 || r.correlation_id.length > 256) return undefined;
-  return { topic: r.topic, partition: r.partition, correlation_id: r.correlation_id };
-}
 
 /** Parses and validates an acgp.finalize message; malformed input is a non-retryable StewardError (DLQ). */
 export function parseFinalize(m: InMessage, repliesTopic?: string): FinalizeRequestMessage {
@@ -40,5 +33,5 @@ export function parseFinalize(m: InMessage, repliesTopic?: string): FinalizeRequ
   }
   const trace = validateTrace(o.trace);
   if (!GATE_HOOKS.has(trace.hook)) throw new StewardError('STEWARD_TRACE_SCHEMA', `finalize message: hook '${trace.hook}' is not one the gate answers`);
-  return { trace, event_time_ms: o.event_time_ms, event_id: o.event_id, reply: replyOf(o.reply, repliesTopic) };
+  return { trace, event_time_ms: o.event_time_ms, event_id: o.event_id, reply: carriedReplyRoute(o.reply, repliesTopic) };
 }

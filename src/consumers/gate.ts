@@ -11,6 +11,7 @@ import type { InMessage } from '../adapters/kafka/client.js';
 import { replyMessage, type ReplyTarget } from '../adapters/kafka/request-reply.js';
 import type { TopicNames } from '../adapters/kafka/topics.js';
 import type { GateEventMessage, GateReplyMessage } from '../contracts/messages.js';
+import { gateAnswerFields } from '../contracts/engine-records.js';
 import type { GateOutcome } from '../engine/gate/types.js';
 import { StewardError, isRetryable } from '../errors.js';
 import type { StewardMetrics } from '../observability/metrics.js';
@@ -38,18 +39,8 @@ export function gateReply(o: GateOutcome, eventTimeMs: number, decidedAtMs: numb
     trace_id: o.trace_id,
     agent_id: o.agent_id,
     job_id: o.job_id,
-    intervention: o.intervention,
     approved: o.intervention === 'ok' || o.intervention === 'nudge' || o.intervention === 'flag',
-    verdict: o.verdict,
-    quality_score: o.quality_score,
-    reason_codes: o.reason_codes,
-    fix_mode: o.fix_mode,
-    attempt_index: o.attempt_index,
-    action: o.action,
-    judged_by: o.judged_by,
-    missing_requirements: o.missing_requirements,
-    directive: o.directive,
-    degraded: o.degraded,
+    ...gateAnswerFields(o),
     event_time_ms: eventTimeMs,
     decided_at_ms: decidedAtMs,
     ...(engineVersion ? { engine_version: engineVersion } : {}),

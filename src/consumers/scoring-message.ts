@@ -9,6 +9,7 @@
  * a stage produces are most of its Kafka cost). Messages of the earlier form (`decision` present) are
  * still read.
  */
+import { carriedReplyRoute } from '../adapters/kafka/request-reply.js';
 import type { InMessage } from '../adapters/kafka/client.js';
 import type { DecisionMessage, ReplyRoute, ScoringMessage } from '../contracts/messages.js';
 import { validateTrace } from '../adapters/kafka/serde.js';
@@ -61,19 +62,6 @@ export interface ParsedScoring {
   reply?: ReplyRoute;
 }
 
-/**
- * The reply route a scoring message carries, when it is one the tripwire stage could have written: the
- * deployment's replies topic, a partition number, a bounded correlation id. Anything else is dropped: a route
- * the producer refuses would fail the chunk's send again on every retry and stall the partition.
- */
-function replyOf(v: unknown, repliesTopic: string | undefined): ReplyRoute | undefined {
-  if (!v || typeof v !== 'object') return undefined;
-  const r = v as Record<string, unknown>;
-  if (repliesTopic === undefined || r.topic !== repliesTopic) return undefined;
-  if (typeof r.partition !== 'number' || !Number.isInteger(r.partition) || r.partition < 0 || r.partition > 1_000_000) return undefined;
-  if (typeof r.correlation_id !== 'string' || r.correlation_id.length === 0 || r.correlation_id.length > 256) return undefined;
-  return { topic: r.topic, partition: r.partition, correlation_id: r.correlation_id };
-}
 
 /** Parses and validates an acgp.scoring message (either form); malformed input is a non-retryable StewardError. */
 export function parseScoring(m: InMessage, repliesTopic?: string): ParsedScoring {
@@ -95,7 +83,7 @@ export function parseScoring(m: InMessage, repliesTopic?: string): ParsedScoring
   }
   const record = obj.decision_record === undefined ? undefined : recordOf(obj.decision_record, trace);
   const decision = legacy ?? decisionMessage(record ?? okRecord(trace), trace, typeof obj.event_time_ms === 'number' ? obj.event_time_ms : NaN, 0);
-  return { trace, decision, decisionForScore: record ?? decisionInputOf(decision), reply: replyOf(obj.reply, repliesTopic) };
+  return { trace, decision, decisionForScore: record ?? decisionInputOf(decision), reply: carriedReplyRoute(obj.reply, repliesTopic) };
 }
 
 const STAGES = new Set(['tripwire', 'rule', 'none']);

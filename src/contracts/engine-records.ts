@@ -4,6 +4,7 @@
  */
 import type { ScoreDecisionInput, ScoreRecord } from '../engine/steward-engine.js';
 import type { RuleOutcome, Trace, TripwireOutcome } from '../engine/types.js';
+import type { GateOutcome } from '../engine/gate/types.js';
 import type { CheckOutcome, DecisionMessage, RuleCheckOutcome, VerdictMessage } from './messages.js';
 
 function tripwireOutcomes(list: readonly TripwireOutcome[]): CheckOutcome[] {
@@ -103,3 +104,20 @@ export function verdictMessage(r: ScoreRecord, decision: DecisionMessage, scored
   };
 }
 
+
+/** The finalization gate's answer fields in contract order (contracts C5): the eval line's `gate` and the reply share them. */
+export function gateAnswerFields(o: GateOutcome): Pick<GateOutcome, 'verdict' | 'quality_score' | 'reason_codes' | 'fix_mode' | 'attempt_index' | 'action' | 'judged_by' | 'missing_requirements' | 'directive' | 'intervention' | 'degraded'> {
+  return {
+    verdict: o.verdict,
+    quality_score: o.quality_score,
+    reason_codes: o.reason_codes,
+    fix_mode: o.fix_mode,
+    attempt_index: o.attempt_index,
+    action: o.action,
+    judged_by: o.judged_by,
+    missing_requirements: o.missing_requirements,
+    directive: o.directive,
+    intervention: o.intervention,
+    degraded: o.degraded,
+  };
+}

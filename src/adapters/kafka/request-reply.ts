@@ -59,3 +59,18 @@ export function replyMessage(route: ReplyRoute, kind: ReplyKind, key: string, va
     message: { key, value, partition: route.partition, headers: { [REPLY_HEADERS.correlation]: route.correlation_id, [REPLY_HEADERS.kind]: kind } },
   };
 }
+
+/**
+ * The reply route a stage message (acgp.scoring, acgp.finalize) carries, when it is one the tripwire stage
+ * could have written: the deployment's replies topic, a partition number, a bounded correlation id. Anything
+ * else is dropped: a route the producer refuses would fail the chunk's send again on every retry and stall
+ * the partition.
+ */
+export function carriedReplyRoute(v: unknown, repliesTopic: string | undefined): ReplyRoute | undefined {
+  if (!v || typeof v !== 'object') return undefined;
+  const r = v as Record<string, unknown>;
+  if (repliesTopic === undefined || r.topic !== repliesTopic) return undefined;
+  if (typeof r.partition !== 'number' || !Number.isInteger(r.partition) || r.partition < 0 || r.partition > 1_000_000) return undefined;
+  if (typeof r.correlation_id !== 'string' || r.correlation_id.length === 0 || r.correlation_id.length > MAX_CORRELATION_LENGTH) return undefined;
+  return { topic: r.topic, partition: r.partition, correlation_id: r.correlation_id };
+}
