@@ -97,7 +97,12 @@ export class TripwireProcessor implements StageProcessor {
     if (!route && headerText(m, REPLY_HEADERS.topic) !== undefined) this.d.onRejectedRoute?.(m);
     if (route) outs.push(replyMessage(route, 'decision', trace.agent_id, json));
     outs.push({ topic: this.d.topics.decisions, message: { key: trace.agent_id, value: json } });
-    if (!decision.halted) outs.push({ topic: this.d.topics.scoring, message: { key: trace.agent_id, value: scoringJson(traceJson ?? JSON.stringify(trace), evTime, record, route) } });
+    // An event of an ACM run (docs/acm.md "In the stream"): its POLICY_DECISION (with the run) and ACM entries go
+    // to the ledger here, ahead of the plain POLICY_DECISION the sink derives from the decision, which the
+    // ledger then skips (same entry id pd:<trace id>, same partition: one POLICY_DECISION per event).
+    const acm = record.acm;
+    if (acm) for (const d of acm.drafts) outs.push({ topic: this.d.topics.ledger, message: { key: d.agent_id, value: JSON.stringify(d) } });
+    if (!decision.halted) outs.push({ topic: this.d.topics.scoring, message: { key: trace.agent_id, value: scoringJson(traceJson ?? JSON.stringify(trace), evTime, acm ? { ...record, acm: undefined } : record, route) } });
     for (const o of outs) {
       if (!fitsIn(o.message, limit)) {
         throw new StewardError('STEWARD_TRACE_TOO_LARGE', `its ${o.topic} message would be ${messageBytes(o.message)} bytes, over limits.max_message_bytes ${limit} (trace ${m.value?.length ?? 0} bytes)`);

@@ -36,6 +36,10 @@ import { buildVerdict, signVerdict, type VerdictSigner } from './verdict/index.j
 import { MetricBudget } from './metric-budget.js';
 import type { FinalizationGate } from './gate/finalization-gate.js';
 import type { FinalizationOutcomeEvent, GateOutcome } from './gate/types.js';
+import { governAcmEvent } from './acm/stage.js';
+import { scopedAcmStateStore, type AcmRunStateStore } from './acm/state-store.js';
+import { isAcmHook, runIdOf, type AcmEnv } from './acm/run-state.js';
+import type { LedgerDraft } from './ledger/types.js';
 
 export interface StewardEngineOptions {
   blueprints: () => BlueprintSet;
@@ -59,6 +63,22 @@ export interface StewardEngineOptions {
    * `tool_call`s of a job (rewrite-only state, workflow order, tier-1 guardrails) and records them as evidence.
    */
   gate?: FinalizationGate;
+  /**
+   * ACM run governance (docs/acm.md "In the stream"): decide() checks the events of a run against its state
+   * (a rejected event throws its problems, non-retryable: the stage dead-letters it and nothing changes),
+   * answers the most severe of the blueprint's and the run checks' interventions, and commits the run.
+   */
+  acm?: { store: AcmRunStateStore; env: AcmEnv };
+}
+
+/** What run governance added to a decision (docs/acm.md "In the stream"): the stage publishes `drafts` to the ledger. */
+export interface AcmDecision {
+  run_id?: string;
+  /** The run checks' own intervention (the decision's is the most severe of it and the blueprint's). */
+  intervention?: Intervention;
+  violations: string[];
+  /** POLICY_DECISION (entry id pd:<trace id>, with the run) then the event's ACM entries, in chain order. */
+  drafts: LedgerDraft[];
 }
 
 export type FinalStage = 'tripwire' | 'rule' | 'ctq';
@@ -75,6 +95,8 @@ export interface DecisionRecord extends TripwireStageResult {
   nowMs: number;
   /** The idempotency id decide() was given (EvalContext.eventId), when it differs from the trace id. */
   eventId?: string;
+  /** Run governance of an event of an ACM run (StewardEngineOptions.acm). */
+  acm?: AcmDecision;
 }
 
 /**
@@ -155,8 +177,15 @@ export class StewardEngine {
       state: this.o.state,
       eventId,
     };
-    let res = await runTripwireStage(bp, ctx, { fallbackOnTimeout: bp.fallbackOnTimeout ?? this.o.config.fallbackOnTimeout, tiers: this.o.config.tiers });
-    if (this.o.gate && trace.hook === 'tool_call' && (bp.gate !== undefined || typeof trace.job_id === 'string')) res = await this.gateToolCall(this.o.gate, trace, agent, bp, td.debt, nowMs, eventId ?? trace.trace_id, res);
+    const blueprintStage = async (): Promise<TripwireStageResult> => {
+      const r = await runTripwireStage(bp, ctx, { fallbackOnTimeout: bp.fallbackOnTimeout ?? this.o.config.fallbackOnTimeout, tiers: this.o.config.tiers });
+      if (this.o.gate && trace.hook === 'tool_call' && (bp.gate !== undefined || typeof trace.job_id === 'string')) return this.gateToolCall(this.o.gate, trace, agent, bp, td.debt, nowMs, eventId ?? trace.trace_id, r);
+      return r;
+    };
+    let acm: AcmDecision | undefined;
+    let res: TripwireStageResult;
+    if (this.o.acm && (isAcmHook(trace.hook) || runIdOf(trace) !== undefined)) [res, acm] = await this.governRun(this.o.acm, trace, agent.tenant, nowMs, blueprintStage);
+    else res = await blueprintStage();
     // Field by field, not `{ ...res, … }`: that spread plus the added fields took ~10 us per decision in
     // V8 (Node 20), about as much as the rest of decide() with the tripwires; this is ~0.1 us.
     return {
@@ -180,7 +209,32 @@ export class StewardEngine {
       fullScoring: actions.fullScoring,
       nowMs,
       eventId: eventId === undefined || eventId === trace.trace_id ? undefined : eventId,
+      ...(acm ? { acm } : {}),
     };
+  }
+
+  /**
+   * docs/acm.md "Stage contract": the run checks first (a rejected event is thrown before the blueprint
+   * touches any state), then the blueprint, then the commit of the run over the state it was checked against.
+   * A run check stricter than the blueprint raises the answer; one that refuses (a forbidden branch: block) halts it.
+   */
+  private async governRun(o: NonNullable<StewardEngineOptions['acm']>, trace: Trace, tenant: string, nowMs: number, blueprintStage: () => Promise<TripwireStageResult>): Promise<[TripwireStageResult, AcmDecision]> {
+    let bpRes: TripwireStageResult | undefined;
+    const out = await governAcmEvent(scopedAcmStateStore(o.store, tenant, nowMs), trace, { env: o.env, tenant, nowMs, engineVersion: this.o.engineVersion }, async () => {
+      bpRes = await blueprintStage();
+      return { blueprint: bpRes.blueprint, intervention: bpRes.intervention, stage: bpRes.stage, reasons: bpRes.reasons, tripwires: bpRes.tripwires, rules: bpRes.rules };
+    });
+    if (out.kind === 'rejected') {
+      const first = out.problems[0];
+      throw new StewardError(first ? (first.code as `STEWARD_ACM_${string}`) : 'STEWARD_ACM_SCHEMA', out.problems.map((p) => `${p.path}${p.offset !== undefined ? `@${p.offset}` : ''}: ${p.code}: ${p.message}`).join('; '));
+    }
+    let res = bpRes ?? (await blueprintStage());
+    if (out.kind === 'not_governed') return [res, { violations: [], drafts: [] }];
+    const violations = out.check?.violations.map((v) => v.code) ?? [];
+    if (severityRank(out.intervention) > severityRank(res.intervention)) {
+      res = { ...res, intervention: out.intervention, halted: res.halted || !isApproved(out.intervention), stage: 'tripwire', reasons: [...res.reasons, ...(out.check?.violations.map((v) => `acm:${v.code}: ${v.message}`) ?? [])] };
+    }
+    return [res, { run_id: runIdOf(trace), ...(out.check ? { intervention: out.check.intervention } : {}), violations, drafts: out.drafts }];
   }
 
   /**

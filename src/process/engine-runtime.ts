@@ -16,6 +16,12 @@ import { createRedis, type Redis } from '../adapters/redis/client.js';
 import { RedisTrustDebtStore } from '../adapters/redis/trust-debt-store.js';
 import { RedisScoredMarks } from '../adapters/redis/scored-marks.js';
 import { RedisGateJobStore } from '../adapters/redis/gate-job-store.js';
+import { RedisAcmStateStore } from '../adapters/redis/acm-state-store.js';
+import { findBlueprintFiles, isPolicyFile } from '../adapters/fs/blueprint-files.js';
+import { compileVerificationSheets, formatAcmProblem, schemaProblems, type AcmEnv, type AcmOptions } from '../engine/acm/index.js';
+import { dslOptionsFromConfig } from '../engine/dsl/index.js';
+import type { EngineConfig } from '../engine/config.js';
+import { parse as parseYaml } from 'yaml';
 import { FinalizationGate } from '../engine/gate/finalization-gate.js';
 import { workflowToolWarnings } from '../engine/gate/config.js';
 import { checkIdentity, SIGNATURE_HEADER } from '../engine/identity.js';
@@ -213,6 +219,8 @@ async function openEngine(
       metricTimeoutMs: cfg.llm ? Math.max(30_000, cfg.llm.timeoutMs * 3 + 2_000) : undefined,
       onWarning: (m) => logger.warn(m),
       gate,
+      // ACM run governance (docs/acm.md "In the stream"): on when acm.yaml sits next to the blueprints.
+      acm: redis && stages.includes('tripwire') ? await acmRuntime(cfg.blueprints.dir, cfg.engine, redis, cfg.redis.keyPrefix) : undefined,
     });
   }
 
@@ -239,6 +247,35 @@ async function openEngine(
       if (redis) await redis.quit().catch(() => redis.disconnect());
     },
   };
+}
+
+/**
+ * The run-governance environment of the blueprint directory: acm.yaml (options, schemas/acm/acm-options)
+ * and the verification sheets (*.verify.yaml), read at start (a change needs a restart). Undefined when the
+ * directory has no acm.yaml: ACM events are then decided by their blueprint only, as before.
+ */
+export async function loadAcmEnv(dir: string, config: EngineConfig): Promise<AcmEnv | undefined> {
+  const list = await findBlueprintFiles([dir], isPolicyFile);
+  const acmFile = list.files.find((f) => /(^|[\\/])acm\.ya?ml$/i.test(f));
+  if (!acmFile) return undefined;
+  let options: AcmOptions;
+  try {
+    options = (parseYaml(readUtf8FileSync(acmFile)) ?? {}) as AcmOptions;
+  } catch (e) {
+    throw new StewardError('STEWARD_CONFIG', `invalid ${acmFile}: ${(e as Error).message}`);
+  }
+  const problems = schemaProblems('acm-options', options);
+  if (problems.length > 0) throw new StewardError('STEWARD_CONFIG', `invalid ${acmFile}: ${problems.map((p) => `${p.path}: ${p.code}: ${p.message}`).join('; ')}`);
+  const dsl = dslOptionsFromConfig(config);
+  const sheets = compileVerificationSheets(list.files.filter((f) => /\.verify\.ya?ml$/i.test(f)).map((f) => ({ file: f, text: readUtf8FileSync(f) })), dsl);
+  if (sheets.problems.length > 0) throw new StewardError('STEWARD_CONFIG', `invalid verification sheets: ${sheets.problems.map(formatAcmProblem).join('; ')}`);
+  // No plan cache: a process-lifetime Map would grow with every plan; a plan is compiled per event of its run.
+  return { dsl, sheets: sheets.sheets, options };
+}
+
+async function acmRuntime(dir: string, config: EngineConfig, redis: Redis, prefix: string): Promise<{ store: RedisAcmStateStore; env: AcmEnv } | undefined> {
+  const env = await loadAcmEnv(dir, config);
+  return env ? { store: new RedisAcmStateStore(redis, { prefix }), env } : undefined;
 }
 
 /** The verdict signer: signing.key as PEM text or a PEM file (Ed25519), else an ephemeral key. Parsed before anything is opened. */

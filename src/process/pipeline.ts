@@ -323,7 +323,7 @@ const STAGE_INPUTS: Record<StageName, TopicKey[]> = {
 };
 /** What each stage writes besides its inputs (replies are checked on their own: a missing one only warns). */
 const STAGE_OUTPUTS: Record<StageName, TopicKey[]> = {
-  tripwire: ['decisions', 'scoring', 'finalize', 'dlq'],
+  tripwire: ['decisions', 'scoring', 'finalize', 'ledger', 'dlq'],
   scorer: ['verdicts', 'dlq'],
   gate: ['gate', 'ledger', 'dlq'],
   'trust-debt': ['trustDebt', 'dlq'],

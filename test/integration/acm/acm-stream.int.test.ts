@@ -1,0 +1,115 @@
+// ACM run governance in the stream (docs/acm.md "In the stream") on real Kafka, Redis and ClickHouse: the refund
+// example run (examples/refund-run, plan-A/plan-B) played through a StewardClient into the tripwire stage and
+// the sink. Every answer equals what `steward eval --bundles` answers offline for the same events (the forbidden
+// branch is block); a malformed plan is dead-lettered with its problems as the reason and the waiting client gets
+// the fail-closed rejection; the run's ACM ledger entries land in ClickHouse with exactly one POLICY_DECISION
+// per decided event (the one carrying the run).
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { runEval } from '../../../src/cli/commands/eval.js';
+import { StewardClient } from '../../../src/client/steward-client.js';
+import { bootstrapEngine } from '../../../src/process/engine-runtime.js';
+import { startPipeline } from '../../../src/process/pipeline.js';
+import { startSinkFromConfig } from '../../../src/process/sink-stage.js';
+import { ledgerSignerFor } from '../../../src/process/steward-process.js';
+import type { Trace } from '../../../src/engine/types.js';
+import { Collector, pipelineConfig, quietLogger, withPipelineEnv } from '../pipeline/harness.js';
+import { deleteRedisPrefix, redisClient, uniqueRedisPrefix, waitFor, withClickHouseDatabase } from '../setup/helpers.js';
+
+const BLUEPRINTS = 'examples/refund-run/blueprints';
+const example = readFileSync('examples/refund-run/trace.jsonl', 'utf8').split('\n').filter((l) => l.trim());
+// A malformed plan (an edge to a missing task, a cycle) of its own run, among the example's events.
+const badPlan = JSON.stringify({
+  trace_id: 'bad-plan-1',
+  agent_id: 'refund-agent-1',
+  timestamp: '2025-10-03T10:30:00Z',
+  hook: 'plan',
+  run: { engine: 'langgraph', runId: 'run-bad-plan' },
+  goal: { id: 'BAD' },
+  selection: { method: 'llm', chosenPlanId: 'p' },
+  plans: [{ id: 'p', contextRef: 'ctx-2025-10-03-001', tasks: [{ id: 't1' }, { id: 't2' }], edges: [{ from: 't1', to: 't2' }, { from: 't2', to: 't1' }, { from: 't2', to: 'nowhere' }] }],
+});
+const lines = [...example.slice(0, 9), badPlan, ...example.slice(9)];
+
+async function offline(): Promise<Map<string, { intervention?: string; error?: string }>> {
+  const dir = mkdtempSync(join(tmpdir(), 'acm-stream-eval-'));
+  const out: Record<string, any>[] = [];
+  try {
+    await runEval({ blueprints: BLUEPRINTS, input: '-', bundles: dir }, { input: Readable.from([lines.join('\n') + '\n']), out: (l) => void out.push(JSON.parse(l)), err: () => undefined, stderrIsTty: false, llm: null });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return new Map(out.map((o, i) => [(JSON.parse(lines[i]!) as Trace).trace_id, o.error ? { error: String(o.error.code) } : { intervention: String(o.intervention) }]));
+}
+
+describe('ACM run governance in the stream (real Kafka, Redis, ClickHouse)', () => {
+  it('the refund example run answers as eval --bundles does, blocks the forbidden branch, dead-letters the malformed plan, and lands its ledger', async () => {
+    const expected = await offline();
+    expect([...expected.values()].some((e) => e.intervention === 'block')).toBe(true);
+    expect(expected.get('bad-plan-1')?.error).toMatch(/^STEWARD_ACM_/);
+    const redisPrefix = uniqueRedisPrefix('acm');
+    await withClickHouseDatabase(async (db) => {
+      await withPipelineEnv('pl-acm', async ({ cfg: base, topics, adapter }) => {
+        const cfg = pipelineConfig(base.topics.prefix, {
+          blueprints: { dir: BLUEPRINTS, watch: false },
+          redis: { key_prefix: redisPrefix },
+          clickhouse: { database: db.name },
+          consumer: { group_prefix: base.consumer.groupPrefix },
+          trust_debt: { audit_sweep_interval_ms: 0 },
+        });
+        const logger = quietLogger();
+        const rt = await bootstrapEngine(cfg, ['tripwire'], logger);
+        const pipe = await startPipeline(cfg, ['tripwire', 'sink'], { ...rt.deps, startSink: () => startSinkFromConfig(cfg, logger, ledgerSignerFor(cfg, logger)) }, { logger });
+        const out = await new Collector(adapter, [topics.dlq]).start();
+        const client = new StewardClient({ kafka: adapter, topicPrefix: cfg.topics.prefix });
+        const redis = redisClient();
+        try {
+          const got = new Map<string, { intervention?: string; error?: string }>();
+          for (const l of lines) {
+            const t = JSON.parse(l) as Trace;
+            const d = await client.decide(t, { timeoutMs: 20_000 });
+            expect(d.fallback).toBeUndefined();
+            got.set(t.trace_id, d.rejected ? { error: d.rejected.code } : { intervention: d.intervention });
+          }
+          expect(got).toEqual(expected);
+
+          // The malformed plan: dead-lettered with every problem as the reason.
+          await waitFor(() => out.on(topics.dlq).length === 1, { timeoutMs: 20_000, message: 'malformed plan dead-lettered' });
+          const dl = out.on(topics.dlq)[0]!;
+          const reason = dl.headers['x-steward-error-message']?.toString() ?? '';
+          expect(dl.headers['x-steward-error-code']?.toString()).toMatch(/^STEWARD_ACM_/);
+          expect(reason).toContain('STEWARD_ACM_PLAN_CYCLE');
+          expect(reason).toContain('STEWARD_ACM_EDGE_TASK');
+
+          // ClickHouse: the run's entries, one POLICY_DECISION per decided event (carrying the run), in event order.
+          const runId = 'run-2025-10-03-REFUND-001';
+          const decided = lines.map((l) => JSON.parse(l) as Trace).filter((t) => (t.run as { runId?: string } | undefined)?.runId === runId);
+          const q = async () =>
+            (await (await db.client.query({ query: `SELECT type, entry_id, payload FROM ledger WHERE agent_id = 'refund-agent-1' ORDER BY seq`, format: 'JSONEachRow' })).json<{ type: string; entry_id: string; payload: string }>()).map((r) => ({ ...r, payload: JSON.parse(r.payload) as Record<string, unknown> }));
+          await waitFor(async () => (await q()).filter((r) => r.payload.run_id === runId && r.type === 'POLICY_DECISION').length === decided.length, { timeoutMs: 30_000, message: 'POLICY_DECISIONs of the run in ClickHouse' });
+          await new Promise((r) => setTimeout(r, 1500)); // a second POLICY_DECISION per event would have landed by now
+          const rows = await q();
+          const pd = rows.filter((r) => r.type === 'POLICY_DECISION');
+          expect(new Set(pd.map((r) => r.entry_id)).size).toBe(pd.length);
+          expect(pd.filter((r) => r.payload.run_id === runId).map((r) => r.entry_id)).toEqual(decided.map((t) => `pd:${t.trace_id}`));
+          const types = new Set(rows.filter((r) => r.payload.run_id === runId).map((r) => r.type));
+          for (const t of ['PLAN_SELECTED', 'BRANCH_TAKEN', 'GOAL_AMENDED', 'COMPENSATION_APPLIED']) expect(types).toContain(t);
+          expect(rows.some((r) => r.type === 'BRANCH_TAKEN' && r.payload.allowed === false)).toBe(true);
+          // The malformed plan changed nothing: no entry and no state of its run.
+          expect(rows.some((r) => r.payload.run_id === 'run-bad-plan')).toBe(false);
+          expect(await redis.exists(`${redisPrefix}acm:{acme:run-bad-plan}:run`)).toBe(0);
+        } finally {
+          await client.close();
+          await out.stop();
+          await pipe.stop();
+          await rt.close();
+          await deleteRedisPrefix(redis, redisPrefix);
+          await redis.quit();
+        }
+      });
+    });
+  }, 180_000);
+});
