@@ -224,6 +224,49 @@ export const MIGRATIONS: Migration[] = [
        GROUP BY hour, intent_id`,
     ],
   },
+  {
+    version: 6,
+    name: 'ACM run analytics',
+    // docs/analytics.md "ACM runs": views over the signed ledger's entries of ACM runs (docs/acm.md "In the
+    // stream"): one row per entry (redelivered copies collapsed), the runs, plans chosen, branches, policy
+    // decisions and verification failures. Payload fields are read with visitParamExtract* (18.16 has no JSONExtract).
+    statements: [
+      `CREATE VIEW IF NOT EXISTS {db}.v_acm_entries AS
+       SELECT agent_id, tenant, entry_id, e_type AS type, e_ts_ms AS ts_ms, e_payload AS payload,
+              visitParamExtractString(e_payload, 'run_id') AS run_id, visitParamExtractString(e_payload, 'trace_id') AS trace_id
+       FROM (SELECT agent_id, tenant, entry_id, any(type) AS e_type, any(ts_ms) AS e_ts_ms, any(payload) AS e_payload FROM {db}.ledger
+             WHERE type IN ('POLICY_DECISION', 'PLAN_SELECTED', 'BRANCH_TAKEN', 'REPLAN_TRIGGERED', 'COMPENSATION_APPLIED', 'GOAL_AMENDED')
+             GROUP BY agent_id, tenant, entry_id)
+       WHERE run_id != ''`,
+      `CREATE VIEW IF NOT EXISTS {db}.v_acm_plans AS
+       SELECT tenant, run_id, agent_id, ts_ms, trace_id, visitParamExtractString(payload, 'goal_id') AS goal_id, visitParamExtractString(payload, 'plan_id') AS plan_id,
+              visitParamExtractString(payload, 'method') AS method, visitParamExtractString(payload, 'plan_digest') AS plan_digest
+       FROM {db}.v_acm_entries WHERE type = 'PLAN_SELECTED'`,
+      `CREATE VIEW IF NOT EXISTS {db}.v_acm_branches AS
+       SELECT tenant, run_id, agent_id, ts_ms, trace_id, visitParamExtractString(payload, 'plan_id') AS plan_id, visitParamExtractString(payload, 'from') AS from_task,
+              visitParamExtractString(payload, 'to') AS to_task, visitParamExtractBool(payload, 'allowed') AS allowed, visitParamExtractString(payload, 'intervention') AS intervention
+       FROM {db}.v_acm_entries WHERE type = 'BRANCH_TAKEN'`,
+      `CREATE VIEW IF NOT EXISTS {db}.v_acm_policy_decisions AS
+       SELECT tenant, run_id, agent_id, ts_ms, trace_id, visitParamExtractString(payload, 'hook') AS hook, visitParamExtractString(payload, 'task_id') AS task_id,
+              visitParamExtractString(payload, 'blueprint') AS blueprint, visitParamExtractString(payload, 'intervention') AS intervention,
+              visitParamExtractRaw(payload, 'codes') AS acm_codes
+       FROM {db}.v_acm_entries WHERE type = 'POLICY_DECISION'`,
+      `CREATE VIEW IF NOT EXISTS {db}.v_acm_verification_failures AS
+       SELECT * FROM {db}.v_acm_policy_decisions WHERE position(acm_codes, 'STEWARD_ACM_VERIFICATION_') > 0`,
+      `CREATE VIEW IF NOT EXISTS {db}.v_acm_runs AS
+       SELECT tenant, run_id, argMin(agent_id, ts_ms) AS agent_id, min(ts_ms) AS first_ms, max(ts_ms) AS last_ms,
+              countIf(type = 'POLICY_DECISION') AS decisions,
+              countIf(type = 'POLICY_DECISION' AND visitParamExtractString(payload, 'intervention') IN ('block', 'halt')) AS blocked,
+              argMaxIf(visitParamExtractString(payload, 'plan_id'), ts_ms, type = 'PLAN_SELECTED') AS plan_id,
+              countIf(type = 'REPLAN_TRIGGERED') AS replans,
+              countIf(type = 'BRANCH_TAKEN') AS branches,
+              countIf(type = 'BRANCH_TAKEN' AND visitParamExtractBool(payload, 'allowed') = 0) AS forbidden_branches,
+              countIf(type = 'POLICY_DECISION' AND position(visitParamExtractRaw(payload, 'codes'), 'STEWARD_ACM_VERIFICATION_') > 0) AS verification_failures,
+              countIf(type = 'COMPENSATION_APPLIED') AS compensations
+       FROM {db}.v_acm_entries
+       GROUP BY tenant, run_id`,
+    ],
+  },
 ];
 
 export function migrationChecksum(m: Migration): string {

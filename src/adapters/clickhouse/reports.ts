@@ -79,6 +79,15 @@ export const REPORTS: ReportDef[] = [
       GROUP BY tenant, agent_id HAVING level IN ('restricted_mode', 're_tiering_review')
       ORDER BY debt DESC LIMIT ${o.limit}`,
   },
+  {
+    // docs/analytics.md "ACM runs": `steward report runs`.
+    name: 'runs',
+    title: 'ACM runs: plan chosen, branches, forbidden branches, verification failures',
+    sql: (db, o) => `
+      SELECT tenant, run_id, agent_id, plan_id, decisions, blocked, replans, branches, forbidden_branches, verification_failures, compensations, first_ms, last_ms
+      FROM ${db}.v_acm_runs WHERE last_ms >= ${o.sinceMs}
+      ORDER BY last_ms DESC, run_id LIMIT ${o.limit}`,
+  },
 ];
 
 export function reportByName(name: string): ReportDef {

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { runEval } from '../../../src/cli/commands/eval.js';
+import { ClickHouseStore } from '../../../src/adapters/clickhouse/client.js';
+import { runReport } from '../../../src/adapters/clickhouse/reports.js';
 import { StewardClient } from '../../../src/client/steward-client.js';
 import { bootstrapEngine } from '../../../src/process/engine-runtime.js';
 import { startPipeline } from '../../../src/process/pipeline.js';
@@ -17,7 +19,7 @@ import { startSinkFromConfig } from '../../../src/process/sink-stage.js';
 import { ledgerSignerFor } from '../../../src/process/steward-process.js';
 import type { Trace } from '../../../src/engine/types.js';
 import { Collector, pipelineConfig, quietLogger, withPipelineEnv } from '../pipeline/harness.js';
-import { deleteRedisPrefix, redisClient, uniqueRedisPrefix, waitFor, withClickHouseDatabase } from '../setup/helpers.js';
+import { deleteRedisPrefix, redisClient, services, uniqueRedisPrefix, waitFor, withClickHouseDatabase } from '../setup/helpers.js';
 
 const BLUEPRINTS = 'examples/refund-run/blueprints';
 const example = readFileSync('examples/refund-run/trace.jsonl', 'utf8').split('\n').filter((l) => l.trim());
@@ -101,6 +103,30 @@ describe('ACM run governance in the stream (real Kafka, Redis, ClickHouse)', () 
           // The malformed plan changed nothing: no entry and no state of its run.
           expect(rows.some((r) => r.payload.run_id === 'run-bad-plan')).toBe(false);
           expect(await redis.exists(`${redisPrefix}acm:{acme:run-bad-plan}:run`)).toBe(0);
+
+          // The analyst views and `steward report runs` (docs/analytics.md "ACM runs") agree with the ledger rows.
+          const store = new ClickHouseStore({ url: services().clickhouseUrl, database: db.name });
+          try {
+            const mine = rows.filter((r) => r.payload.run_id === runId);
+            const branchRows = mine.filter((r) => r.type === 'BRANCH_TAKEN');
+            const [run] = await store.query<Record<string, string | number>>(`SELECT * FROM ${db.name}.v_acm_runs WHERE run_id = '${runId}'`);
+            expect(run).toMatchObject({ tenant: 'acme', agent_id: 'refund-agent-1', plan_id: 'plan-A' });
+            expect(Number(run!.decisions)).toBe(decided.length);
+            expect(Number(run!.branches)).toBe(branchRows.length);
+            expect(Number(run!.forbidden_branches)).toBe(branchRows.filter((r) => r.payload.allowed === false).length);
+            expect(Number(run!.blocked)).toBe(mine.filter((r) => r.type === 'POLICY_DECISION' && ['block', 'halt'].includes(String(r.payload.intervention))).length);
+            const branches = await store.query<{ from_task: string; to_task: string; allowed: number | string }>(`SELECT from_task, to_task, allowed FROM ${db.name}.v_acm_branches WHERE run_id = '${runId}' ORDER BY ts_ms`);
+            expect(branches.map((b) => [b.from_task, b.to_task, Number(b.allowed) === 1])).toEqual(branchRows.map((r) => [r.payload.from, r.payload.to, r.payload.allowed]));
+            const plans = await store.query<{ run_id: string; plan_id: string }>(`SELECT run_id, plan_id FROM ${db.name}.v_acm_plans ORDER BY ts_ms`);
+            expect(plans.filter((p) => p.run_id === runId).map((p) => p.plan_id)).toEqual(['plan-A']);
+            const pdps = await store.query<{ trace_id: string }>(`SELECT trace_id FROM ${db.name}.v_acm_policy_decisions WHERE run_id = '${runId}' ORDER BY ts_ms`);
+            expect(pdps.map((p) => p.trace_id)).toEqual(decided.map((t) => t.trace_id));
+            const report = await runReport(store, 'runs');
+            expect(report.map((r) => r.run_id)).toContain(runId);
+            expect(report.find((r) => r.run_id === runId)).toMatchObject({ plan_id: 'plan-A' });
+          } finally {
+            await store.close();
+          }
         } finally {
           await client.close();
           await out.stop();
