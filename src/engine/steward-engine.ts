@@ -36,8 +36,7 @@ import { buildVerdict, signVerdict, type VerdictSigner } from './verdict/index.j
 import { MetricBudget } from './metric-budget.js';
 import type { FinalizationGate } from './gate/finalization-gate.js';
 import type { FinalizationOutcomeEvent, GateOutcome } from './gate/types.js';
-import { governAcmEvent } from './acm/stage.js';
-import { scopedAcmStateStore, type AcmRunStateStore } from './acm/state-store.js';
+import { governRunEvent, type AcmRunStateStore } from './acm/state-store.js';
 import { isAcmHook, runIdOf, type AcmEnv } from './acm/run-state.js';
 import type { LedgerDraft } from './ledger/types.js';
 
@@ -184,7 +183,7 @@ export class StewardEngine {
     };
     let acm: AcmDecision | undefined;
     let res: TripwireStageResult;
-    if (this.o.acm && (isAcmHook(trace.hook) || runIdOf(trace) !== undefined)) [res, acm] = await this.governRun(this.o.acm, trace, agent.tenant, nowMs, blueprintStage);
+    if (this.o.acm && (isAcmHook(trace.hook) || runIdOf(trace) !== undefined)) [res, acm] = await this.governRun(this.o.acm, trace, agent.tenant, nowMs, eventId, blueprintStage);
     else res = await blueprintStage();
     // Field by field, not `{ ...res, … }`: that spread plus the added fields took ~10 us per decision in
     // V8 (Node 20), about as much as the rest of decide() with the tripwires; this is ~0.1 us.
@@ -218,9 +217,9 @@ export class StewardEngine {
    * touches any state), then the blueprint, then the commit of the run over the state it was checked against.
    * A run check stricter than the blueprint raises the answer; one that refuses (a forbidden branch: block) halts it.
    */
-  private async governRun(o: NonNullable<StewardEngineOptions['acm']>, trace: Trace, tenant: string, nowMs: number, blueprintStage: () => Promise<TripwireStageResult>): Promise<[TripwireStageResult, AcmDecision]> {
+  private async governRun(o: NonNullable<StewardEngineOptions['acm']>, trace: Trace, tenant: string, nowMs: number, eventId: string | undefined, blueprintStage: () => Promise<TripwireStageResult>): Promise<[TripwireStageResult, AcmDecision]> {
     let bpRes: TripwireStageResult | undefined;
-    const out = await governAcmEvent(scopedAcmStateStore(o.store, tenant, nowMs), trace, { env: o.env, tenant, nowMs, engineVersion: this.o.engineVersion }, async () => {
+    const out = await governRunEvent(o.store, trace, { env: o.env, tenant, nowMs, eventId, engineVersion: this.o.engineVersion }, async () => {
       bpRes = await blueprintStage();
       return { blueprint: bpRes.blueprint, intervention: bpRes.intervention, stage: bpRes.stage, reasons: bpRes.reasons, tripwires: bpRes.tripwires, rules: bpRes.rules };
     });
@@ -230,11 +229,10 @@ export class StewardEngine {
     }
     let res = bpRes ?? (await blueprintStage());
     if (out.kind === 'not_governed') return [res, { violations: [], drafts: [] }];
-    const violations = out.check?.violations.map((v) => v.code) ?? [];
     if (severityRank(out.intervention) > severityRank(res.intervention)) {
-      res = { ...res, intervention: out.intervention, halted: res.halted || !isApproved(out.intervention), stage: 'tripwire', reasons: [...res.reasons, ...(out.check?.violations.map((v) => `acm:${v.code}: ${v.message}`) ?? [])] };
+      res = { ...res, intervention: out.intervention, halted: res.halted || !isApproved(out.intervention), stage: 'tripwire', reasons: [...res.reasons, ...out.violations.map((v) => `acm:${v.code}: ${v.message}`)] };
     }
-    return [res, { run_id: runIdOf(trace), ...(out.check ? { intervention: out.check.intervention } : {}), violations, drafts: out.drafts }];
+    return [res, { run_id: out.run_id, ...(out.acm_intervention ? { intervention: out.acm_intervention } : {}), violations: out.violations.map((v) => v.code), drafts: out.drafts }];
   }
 
   /**

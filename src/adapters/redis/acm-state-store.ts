@@ -1,13 +1,12 @@
 /**
  * ACM run governance state in Redis (AcmRunStateStore, src/engine/acm/state-store.ts; docs/acm.md "In the
- * stream"): a run's RunState under `<prefix>acm:{<tenant>:<run>}:run` (the run's keys share one hash tag,
+ * stream"): a run's state (RunState and its last answers) under `<prefix>acm:{<tenant>:<run>}:run` (the run's keys share one hash tag,
  * so one Redis Cluster slot), a tenant's ContextState under `<prefix>acm:{<tenant>}:contexts`. Updates are
  * compare-and-set (cas-json-store.ts); expiry is on event time (docs/spec-decisions.md D23).
  */
 import type { Redis } from 'ioredis';
 import type { ContextState } from '../../engine/acm/context.js';
-import type { RunState } from '../../engine/acm/run-state.js';
-import type { AcmRunStateStore } from '../../engine/acm/state-store.js';
+import type { AcmRunStateStore, StoredRun } from '../../engine/acm/state-store.js';
 import { CasJsonStore } from './cas-json-store.js';
 
 export interface RedisAcmStateStoreOptions {
@@ -19,7 +18,7 @@ export interface RedisAcmStateStoreOptions {
 }
 
 export class RedisAcmStateStore implements AcmRunStateStore {
-  private readonly runs: CasJsonStore<RunState>;
+  private readonly runs: CasJsonStore<StoredRun>;
   private readonly contexts: CasJsonStore<ContextState>;
 
   constructor(
@@ -39,7 +38,7 @@ export class RedisAcmStateStore implements AcmRunStateStore {
     return `${this.o.prefix}acm:{${encodeURIComponent(tenant)}}:contexts`;
   }
 
-  async getRun(tenant: string, runId: string, nowMs: number): Promise<RunState | undefined> {
+  async getRun(tenant: string, runId: string, nowMs: number): Promise<StoredRun | undefined> {
     return (await this.runs.read(this.runKey(tenant, runId), nowMs)).value;
   }
 
@@ -47,7 +46,7 @@ export class RedisAcmStateStore implements AcmRunStateStore {
     return (await this.contexts.read(this.contextsKey(tenant), nowMs)).value;
   }
 
-  updateRun(tenant: string, runId: string, nowMs: number, fn: (prev: RunState | undefined) => RunState): Promise<RunState> {
+  updateRun(tenant: string, runId: string, nowMs: number, fn: (prev: StoredRun | undefined) => StoredRun): Promise<StoredRun> {
     return this.runs.update(this.runKey(tenant, runId), nowMs, fn);
   }
 

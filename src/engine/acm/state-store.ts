@@ -1,55 +1,176 @@
 /**
- * Where a stream stage keeps ACM run governance state (docs/acm.md "In the stream"): a run's RunState per
- * tenant + run id, a tenant's ContextState, both plain JSON, updated by compare-and-set and expiring on
- * event time (docs/spec-decisions.md D23). The Redis implementation is src/adapters/redis/acm-state-store.ts.
+ * ACM run governance in a stream stage (docs/acm.md "In the stream"): where the state lives and one event's
+ * governance over it. A run's state (per tenant + run id) and a tenant's context registry are plain JSON,
+ * updated by compare-and-set and expiring on event time (docs/spec-decisions.md D23); the Redis
+ * implementation is src/adapters/redis/acm-state-store.ts.
  *
- * `scopedAcmStateStore` adapts it to the AcmStateStore governAcmEvent uses (stage.ts): the states an event
- * was checked against are the ones it commits over, or nothing is written and the event is retried (a
- * retryable error): two instances governing the same run or tenant never lose each other's changes.
+ * `governRunEvent` follows the Stage contract (check → blueprint → commit) and commits over exactly the
+ * states the event was checked against, or writes nothing and fails retryable (the stage processes the
+ * input again): two instances governing the same run or tenant never lose each other's changes. The run's
+ * value keeps the answers of its last events by event id, written in the same compare-and-set as the run:
+ * a redelivered event (a crash after the commit, before the offset commit) gets its first answer and ledger
+ * drafts again instead of being governed a second time over the state it already changed.
  */
 import { StewardError } from '../../errors.js';
+import { acmPolicyDecisionDraft } from '../ledger/acm-entries.js';
+import type { LedgerDraft } from '../ledger/types.js';
+import { isApproved, mostSevere, type Intervention, type Trace } from '../types.js';
 import { emptyContextState, type ContextState } from './context.js';
-import type { RunState } from './run-state.js';
-import type { AcmStateStore } from './stage.js';
+import type { AcmProblem } from './problems.js';
+import { isAcmHook, runIdOf, type AcmEnv, type RunState } from './run-state.js';
+import { checkAcmEvent, commitAcmEvent, type AcmCheck } from './run-step.js';
+import type { BlueprintAnswer } from './stage.js';
+
+/** The answer an event of the run got (kept for redeliveries). */
+export interface AcmAnswer {
+  event_id: string;
+  /** The run checks' own intervention. */
+  acm_intervention?: Intervention;
+  violations: string[];
+  /** POLICY_DECISION then the event's ACM entries, as first published. */
+  drafts: LedgerDraft[];
+}
+
+export interface StoredRun {
+  run: RunState;
+  /** The answers of the run's last events (at most ANSWERS_KEPT), oldest first. */
+  answers: AcmAnswer[];
+}
+
+export const ANSWERS_KEPT = 256;
 
 export interface AcmRunStateStore {
-  getRun(tenant: string, runId: string, nowMs: number): Promise<RunState | undefined>;
+  getRun(tenant: string, runId: string, nowMs: number): Promise<StoredRun | undefined>;
   getContexts(tenant: string, nowMs: number): Promise<ContextState | undefined>;
-  /** Compare-and-set: `fn` gets the current state (undefined: none or expired at `nowMs`). */
-  updateRun(tenant: string, runId: string, nowMs: number, fn: (prev: RunState | undefined) => RunState): Promise<RunState>;
+  /** Compare-and-set: `fn` gets the current value (undefined: none or expired at `nowMs`). */
+  updateRun(tenant: string, runId: string, nowMs: number, fn: (prev: StoredRun | undefined) => StoredRun): Promise<StoredRun>;
   updateContexts(tenant: string, nowMs: number, fn: (prev: ContextState | undefined) => ContextState): Promise<ContextState>;
 }
 
-/** One event's view of the store: loads remember what they read, saves commit only over exactly that. */
-export function scopedAcmStateStore(store: AcmRunStateStore, tenant: string, nowMs: number): AcmStateStore {
-  const runs = new Map<string, string>();
-  let contexts: string | undefined;
-  const conflict = (what: string): never => {
-    throw new StewardError('STEWARD_STATE_UNAVAILABLE', `ACM ${what} changed while the event was governed (retried)`, { retryable: true });
-  };
-  return {
-    async loadRun(runId) {
-      const r = await store.getRun(tenant, runId, nowMs);
-      runs.set(runId, JSON.stringify(r ?? null));
-      return r;
-    },
-    async loadContexts(t) {
-      const c = await store.getContexts(t, nowMs);
-      contexts = JSON.stringify(c ?? null);
-      return c ?? emptyContextState();
-    },
-    async save(u) {
-      // Contexts first: a context version is idempotent (the same content is the same version), so a run
-      // update that then fails and is retried records nothing twice.
-      if (u.contexts) {
-        const next = u.contexts;
-        await store.updateContexts(tenant, nowMs, (prev) => (contexts === undefined || JSON.stringify(prev ?? null) === contexts ? next : conflict(`contexts of tenant ${tenant}`)));
-      }
-      if (u.run) {
-        const next = u.run;
-        const seen = runs.get(next.run_id);
-        await store.updateRun(tenant, next.run_id, nowMs, (prev) => (seen === undefined || JSON.stringify(prev ?? null) === seen ? next : conflict(`run ${next.run_id}`)));
-      }
-    },
-  };
+export type RunEventOutcome =
+  | { kind: 'not_governed' }
+  /** Invalid input: dead-letter it with these problems (nothing was changed). */
+  | { kind: 'rejected'; check: AcmCheck; problems: AcmProblem[] }
+  | {
+      kind: 'decided';
+      run_id?: string;
+      /** The answer: the most severe of the blueprint's and the run checks'. */
+      intervention: Intervention;
+      acm_intervention?: Intervention;
+      violations: { code: string; message: string }[];
+      drafts: LedgerDraft[];
+      /** A redelivery: the first answer's drafts, nothing governed again. */
+      replayed: boolean;
+    };
+
+export interface RunEventOptions {
+  env: AcmEnv;
+  tenant: string;
+  nowMs: number;
+  /** Idempotency id of the input (EvalContext.eventId); the trace id by default. */
+  eventId?: string;
+  engineVersion?: string;
+}
+
+const conflict = (what: string): never => {
+  throw new StewardError('STEWARD_STATE_UNAVAILABLE', `ACM ${what} changed while the event was governed (retried)`, { retryable: true });
+};
+
+/** One event of a run (docs/acm.md "Stage contract"); `decide` is the blueprint, called once for a valid event. */
+export async function governRunEvent(store: AcmRunStateStore, trace: Trace, o: RunEventOptions, decide: () => Promise<BlueprintAnswer>): Promise<RunEventOutcome> {
+  const runId = runIdOf(trace);
+  const acmHook = isAcmHook(trace.hook);
+  if (!acmHook && runId === undefined) return { kind: 'not_governed' };
+  const eventId = o.eventId ?? trace.trace_id;
+  const stored = runId !== undefined ? await store.getRun(o.tenant, runId, o.nowMs) : undefined;
+  const seenRun = JSON.stringify(stored ?? null);
+  const done = stored?.answers.find((a) => a.event_id === eventId);
+  if (done) {
+    const answer = await decide();
+    const intervention = done.acm_intervention ? mostSevere(answer.intervention, done.acm_intervention) : answer.intervention;
+    return { kind: 'decided', run_id: runId, intervention, ...(done.acm_intervention ? { acm_intervention: done.acm_intervention } : {}), violations: done.violations.map((code) => ({ code, message: 'as first answered' })), drafts: done.drafts, replayed: true };
+  }
+  const contextsRead = acmHook ? await store.getContexts(o.tenant, o.nowMs) : undefined;
+  const contexts = contextsRead ?? emptyContextState();
+  const check = acmHook ? checkAcmEvent({ run: stored?.run, contexts }, trace, o.env) : undefined;
+  if (check?.rejected) return { kind: 'rejected', check, problems: check.problems };
+  const answer = await decide();
+  const intervention = check ? mostSevere(answer.intervention, check.intervention) : answer.intervention;
+  const approved = isApproved(intervention);
+  const drafts: LedgerDraft[] = [];
+  if (runId !== undefined) {
+    const task = (trace.task as { id?: unknown } | undefined)?.id;
+    drafts.push(
+      acmPolicyDecisionDraft({
+        trace_id: trace.trace_id,
+        agent_id: trace.agent_id,
+        tenant: o.tenant,
+        run_id: runId,
+        hook: trace.hook,
+        ts_ms: o.nowMs,
+        blueprint: answer.blueprint,
+        intervention,
+        approved,
+        stage: answer.stage,
+        reasons: answer.reasons,
+        tripwires: answer.tripwires,
+        rules: answer.rules,
+        engine_version: o.engineVersion,
+        ...(typeof task === 'string' ? { task_id: task } : {}),
+        ...(check ? { acm: { intervention: check.intervention, codes: check.violations.map((v) => v.code) } } : {}),
+      }),
+    );
+  }
+  let run: RunState | undefined = stored?.run;
+  if (check) {
+    const c = commitAcmEvent({ run: stored?.run, contexts }, trace, check, { decision: { intervention, approved }, nowMs: o.nowMs, tenant: o.tenant }, o.env);
+    drafts.push(...c.drafts);
+    run = c.run;
+    // Contexts first: a context version is idempotent (the same content is the same version), so a run
+    // update that then fails and is retried records nothing twice.
+    if (c.contexts !== contexts) {
+      const seen = JSON.stringify(contextsRead ?? null);
+      const next = c.contexts;
+      await store.updateContexts(o.tenant, o.nowMs, (prev) => (JSON.stringify(prev ?? null) === seen ? next : conflict(`contexts of tenant ${o.tenant}`)));
+    }
+  } else if (run) {
+    run = { ...run, events: run.events + 1 };
+  }
+  const violations = check?.violations.map((v) => ({ code: v.code, message: v.message })) ?? [];
+  if (runId !== undefined && run) {
+    const answerRec: AcmAnswer = { event_id: eventId, ...(check ? { acm_intervention: check.intervention } : {}), violations: violations.map((v) => v.code), drafts };
+    const next: StoredRun = { run, answers: [...(stored?.answers ?? []), answerRec].slice(-ANSWERS_KEPT) };
+    await store.updateRun(o.tenant, runId, o.nowMs, (prev) => (JSON.stringify(prev ?? null) === seenRun ? next : conflict(`run ${runId}`)));
+  }
+  return { kind: 'decided', run_id: runId, intervention, ...(check ? { acm_intervention: check.intervention } : {}), violations, drafts, replayed: false };
+}
+
+/** In-memory AcmRunStateStore (tests, single-process tools): the same compare-and-set contract, no expiry. */
+export class MemoryAcmRunStateStore implements AcmRunStateStore {
+  readonly runs = new Map<string, StoredRun>();
+  readonly contexts = new Map<string, ContextState>();
+
+  getRun(tenant: string, runId: string): Promise<StoredRun | undefined> {
+    return Promise.resolve(this.runs.get(`${tenant}\u0000${runId}`));
+  }
+
+  getContexts(tenant: string): Promise<ContextState | undefined> {
+    return Promise.resolve(this.contexts.get(tenant));
+  }
+
+  updateRun(tenant: string, runId: string, _nowMs: number, fn: (prev: StoredRun | undefined) => StoredRun): Promise<StoredRun> {
+    return Promise.resolve().then(() => {
+      const next = fn(this.runs.get(`${tenant}\u0000${runId}`));
+      this.runs.set(`${tenant}\u0000${runId}`, next);
+      return next;
+    });
+  }
+
+  updateContexts(tenant: string, _nowMs: number, fn: (prev: ContextState | undefined) => ContextState): Promise<ContextState> {
+    return Promise.resolve().then(() => {
+      const next = fn(this.contexts.get(tenant));
+      this.contexts.set(tenant, next);
+      return next;
+    });
+  }
 }
