@@ -16,6 +16,7 @@ import type { StageName } from '../process/pipeline.js';
 import { INTERVENTIONS, type Intervention } from '../engine/types.js';
 import type { Logger } from '../logger.js';
 import { DEMO_AGENTS, demoTrace, type DemoAgentId } from './agents.js';
+import { playAcmExample, type AcmDemoResult } from './acm-run.js';
 
 export interface DemoOptions {
   durationMs: number;
@@ -28,6 +29,8 @@ export interface DemoOptions {
   summaryEveryMs?: number;
   /** Event-time distance between two traces of one agent (default 3 min). */
   simStepMs?: number;
+  /** Also play the ACM refund example run (examples/refund-run) through a tripwire stage (default true). */
+  acm?: boolean;
 }
 
 interface Tally {
@@ -63,6 +66,7 @@ export interface DemoResult {
   verdicts: number;
   fallbacks: number;
   clickhouse?: { decisions: number; verdicts: number; ledger: number };
+  acm?: AcmDemoResult;
 }
 
 const sum = (r: Record<Intervention, number>) => Object.values(r).reduce((a, b) => a + b, 0);
@@ -198,5 +202,7 @@ export async function runDemo(cfg0: StewardConfig, opts: DemoOptions, logger: Lo
     if (!opts.keepTopics) await admin.deleteTopics(Object.values(names)).catch(() => undefined);
     await admin.disconnect();
   }
+  // ACM run governance (docs/acm.md "In the stream"), after the sample agents: its own topics and stages.
+  if (opts.acm !== false) result.acm = await playAcmExample(cfg, { demoId: runId, withSink: opts.withSink, keepTopics: opts.keepTopics, out: opts.out }, logger);
   return result;
 }

@@ -35,6 +35,13 @@ describe('steward demo', () => {
       const decided = /decisions\s+ok=(\d+)\s+nudge=(\d+)\s+flag=(\d+)\s+escalate=(\d+)\s+block=(\d+)\s+halt=(\d+)/.exec(text);
       expect(decided).not.toBeNull();
       expect(decided!.slice(2).map(Number).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+      // The ACM refund example run: the forbidden branch is blocked, the malformed plan refused, the runs in v_acm_runs.
+      expect(r.acm!.answers.block).toBeGreaterThan(0);
+      expect(r.acm!.refused).toEqual([expect.stringMatching(/:bad-plan: STEWARD_ACM_/)]);
+      expect(r.acm!.runs!.map((x) => String(x.run_id).replace(/^[^:]+:/, ''))).toEqual(['run-2025-10-03-REFUND-001', 'run-2025-10-03-REFUND-002', 'run-2025-10-03-REFUND-003']);
+      expect(r.acm!.runs!.find((x) => String(x.run_id).endsWith('REFUND-001'))).toMatchObject({ plan_id: 'plan-A' });
+      expect(Number(r.acm!.runs!.find((x) => String(x.run_id).endsWith('REFUND-001'))!.forbidden_branches)).toBeGreaterThan(0);
+      expect(text).toMatch(/acm: refund example run .*block=[1-9]/);
     } finally {
       const ch = createClient({ url: services().clickhouseUrl });
       await ch.command({ query: `DROP DATABASE IF EXISTS ${database}` });
