@@ -4,6 +4,7 @@
  * undefined/false, never a throw.
  */
 import type { EvalContext } from '../types.js';
+import { StewardError } from '../../errors.js';
 
 export type Getter = (ctx: EvalContext) => unknown;
 
@@ -122,11 +123,14 @@ export function contains(a: unknown, b: unknown): boolean {
   return false;
 }
 
-const MAX_SCAN_ITEMS = 10_000;
+export const MAX_SCAN_ITEMS = 10_000;
+export const MAX_SCAN_DEPTH = 32;
 
 /**
  * Applies `pred` to the text of a value: strings and numbers directly, objects and arrays through
- * their string leaves (bounded depth and count), so contains_entity(args, "ssn") sees nested fields.
+ * their string leaves, so contains_entity(args, "ssn") sees nested fields. The walk is bounded (depth and
+ * count); a value it cannot finish without a match cannot be evaluated, and the condition fails closed
+ * (STEWARD_DSL_EVAL) — a "no" for content hidden below the limits would let it through.
  */
 export function someText(v: unknown, pred: (s: string) => boolean): boolean {
   if (typeof v === 'string') return pred(v);
@@ -134,15 +138,18 @@ export function someText(v: unknown, pred: (s: string) => boolean): boolean {
   if (typeof v !== 'object' || v === null) return false;
   const stack: { v: unknown; d: number }[] = [{ v, d: 0 }];
   let seen = 0;
-  while (stack.length > 0 && seen < MAX_SCAN_ITEMS) {
+  while (stack.length > 0) {
+    if (seen >= MAX_SCAN_ITEMS) throw new StewardError('STEWARD_DSL_EVAL', `text scan cut off after ${MAX_SCAN_ITEMS} values: cannot evaluate`);
     const { v: cur, d } = stack.pop()!;
     seen++;
     if (typeof cur === 'string') {
       if (pred(cur)) return true;
     } else if (typeof cur === 'number') {
       if (Number.isFinite(cur) && pred(String(cur))) return true;
-    } else if (typeof cur === 'object' && cur !== null && d < 8) {
+    } else if (typeof cur === 'object' && cur !== null) {
       const vals = Array.isArray(cur) ? cur : Object.values(cur);
+      if (vals.length === 0) continue;
+      if (d >= MAX_SCAN_DEPTH) throw new StewardError('STEWARD_DSL_EVAL', `text scan cut off at depth ${MAX_SCAN_DEPTH}: cannot evaluate`);
       for (let i = vals.length - 1; i >= 0; i--) stack.push({ v: vals[i], d: d + 1 });
     }
   }
