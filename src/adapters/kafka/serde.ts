@@ -31,8 +31,8 @@ const FALLBACK_TRACE_SCHEMA = {
   type: 'object',
   required: ['trace_id', 'agent_id', 'timestamp', 'hook'],
   properties: {
-    trace_id: { type: 'string', minLength: 1 },
-    agent_id: { type: 'string', minLength: 1 },
+    trace_id: { type: 'string', minLength: 1, maxLength: 256 },
+    agent_id: { type: 'string', minLength: 1, maxLength: 256 },
     timestamp: { type: 'string', format: 'date-time' },
     hook: { type: 'string', minLength: 1 },
     tool: { type: 'string' },

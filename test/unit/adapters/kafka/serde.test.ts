@@ -171,3 +171,14 @@ describe('trace action (contracts C1)', () => {
     expect(() => validateTrace({ ...base, hook: 'tool_call', action: 5 })).toThrow(/STEWARD_TRACE_SCHEMA|trace invalid at \/action/);
   });
 });
+
+describe('trace ids are bounded (issue #22 item 4: they become Redis keys and ClickHouse sort keys)', () => {
+  it('trace_id and agent_id up to 256 characters; longer is refused', async () => {
+    const { validateTrace } = await import('../../../../src/adapters/kafka/serde.js');
+    const t = (f: string, n: number) => ({ trace_id: 't', agent_id: 'a', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', [f]: 'x'.repeat(n) });
+    for (const f of ['trace_id', 'agent_id', 'session_id']) {
+      expect(() => validateTrace(t(f, 256))).not.toThrow();
+      expect(() => validateTrace(t(f, 257)), f).toThrow(new RegExp(`/${f}: must NOT have more than 256 characters`));
+    }
+  });
+});
