@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
-bash scripts/services.sh up
+# The demo keeps its trust debt across restarts (an already running Redis keeps its own setting).
+STEWARD_REDIS_PERSIST=1 bash scripts/services.sh up
 eval "$(bash scripts/services.sh env)"
 exec npx tsx src/cli/main.ts demo "$@"

@@ -16,6 +16,8 @@
 #   STEWARD_REGISTRY_PORT=18081
 #   STEWARD_CLICKHOUSE_HTTP_PORT=18123  STEWARD_CLICKHOUSE_TCP_PORT=19000
 #   STEWARD_REDIS_PORT=16379
+#   STEWARD_REDIS_PERSIST=1  Redis with an append-only file (trust debt and job state survive a restart;
+#                            `npm run demo` sets it); default 0 for tests: state that nothing needs to keep
 # Other knobs:
 #   STEWARD_SERVICES_DIR   data, logs and pids (default: <repo>/.services)
 #   STEWARD_SERVICES_TIMEOUT  seconds to wait for each service to answer (default 150)
@@ -29,7 +31,7 @@
 # in-memory (H2) storage and serves the Confluent API at /apis/ccompat/v7.
 # 3.1.x/3.2.x of apicurio-registry-app are not published on Maven Central and 3.3+ needs Java 21,
 # so 3.0.9 is the default. ClickHouse and Redis are the Debian packages (`clickhouse-server`,
-# `redis-server`). Redis runs without persistence (--save '' --appendonly no); the registry is
+# `redis-server`). Redis runs without persistence unless STEWARD_REDIS_PERSIST=1 (AOF); the registry is
 # in memory; Kafka and ClickHouse keep their data under .services/ until `clean`.
 set -euo pipefail
 
@@ -420,10 +422,14 @@ start_redis() {
   local dir="$SERVICES_DIR/redis"
   command -v redis-server >/dev/null || die "redis: redis-server not found (apt-get install redis-server)"
   mkdir -p "$dir"
-  log "redis: starting $(redis-server --version | awk '{print $3}' | sed 's/^v=//') on $HOST:$REDIS_PORT (no persistence)"
-  # Test state only: no RDB snapshots (--save '') and no append-only file; nothing survives a restart.
+  # Trust debt, rate windows and gate job state are state a deployment must keep: with STEWARD_REDIS_PERSIST=1
+  # every write goes to an append-only file (fsync each second), as docker-compose.yml runs it. Tests keep
+  # the default, no persistence: nothing of theirs must survive a restart, and fsyncs would slow them down.
+  local persist=(--appendonly no) what="no persistence"
+  if [[ "${STEWARD_REDIS_PERSIST:-0}" == "1" ]]; then persist=(--appendonly yes --appendfsync everysec); what="append-only file in $dir"; fi
+  log "redis: starting $(redis-server --version | awk '{print $3}' | sed 's/^v=//') on $HOST:$REDIS_PORT ($what)"
   launch redis "$dir/redis.log" redis-server --bind "$HOST" --port "$REDIS_PORT" \
-    --daemonize no --save '' --appendonly no --dir "$dir" --protected-mode yes \
+    --daemonize no --save '' "${persist[@]}" --dir "$dir" --protected-mode yes \
     --maxclients 2000 --loglevel warning
 }
 
