@@ -8,6 +8,8 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { StewardError } from '../../errors.js';
 
 const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: Infinity });
+/** The most of a response body read (a judge answer is a few KB): a provider streaming without end must not exhaust memory. */
+export const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 const httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: Infinity });
 
 function send(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<{ status: number; text: string }> {
@@ -23,7 +25,15 @@ function send(url: URL, headers: Record<string, string>, body: string, signal: A
       },
       (res: IncomingMessage) => {
         const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > MAX_RESPONSE_BYTES) {
+            req.destroy(new StewardError('STEWARD_LLM_RESPONSE', `LLM response larger than ${MAX_RESPONSE_BYTES} bytes: not read`, { retryable: false }));
+            return;
+          }
+          chunks.push(c);
+        });
         res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
         res.on('error', reject);
       },
@@ -46,6 +56,7 @@ export async function postJson(
   try {
     res = await send(new URL(url), headers, JSON.stringify(body), combined);
   } catch (e) {
+    if (e instanceof StewardError) throw e;
     if (timeout.aborted) throw new StewardError('STEWARD_LLM_TIMEOUT', `LLM call timed out after ${timeoutMs} ms`, { retryable: true, cause: e });
     if (signal?.aborted) throw new StewardError('STEWARD_LLM_TIMEOUT', 'LLM call aborted', { retryable: false, cause: e });
     throw new StewardError('STEWARD_LLM_HTTP', `LLM request failed: ${(e as Error).message}`, { retryable: true, cause: e });
