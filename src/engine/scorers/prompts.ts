@@ -4,6 +4,7 @@
  * are one per clarity-baseline metric plus the trading example's risk_assessment_clarity. All ask for
  * the same JSON answer so one parser serves them.
  */
+import { createHash } from 'node:crypto';
 import type { Trace } from '../types.js';
 
 const ANSWER = `Respond with only a JSON object:
@@ -112,16 +113,28 @@ export function resolveTemplate(templateParam: unknown, metricName?: string): { 
 
 /** Characters of one trace field a judge prompt carries: padding a trace must not push the prompt past the provider's limit. */
 export const MAX_PROMPT_FIELD_CHARS = 8000;
-const FENCE = /<\/?\s*agent_data\s*>/gi;
+/** `<`, `>` and `&` of agent text as entities: no tag the agent writes can open or close a fence. */
+const escapeData = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /**
- * A trace field for the judge: fenced as data (the system prompt tells the judge never to follow instructions
- * inside the fence; a fence the agent writes itself is taken out) and cut to MAX_PROMPT_FIELD_CHARS. The agent
+ * The boundary of one prompt's fences: derived from the agent text it fences (sha256, 12 hex), so it differs
+ * from call to call, cannot be written into the text it is computed from, and identical traces still render
+ * identical prompts (the judge's prompt cache and replays depend on that).
+ */
+function boundaryOf(values: readonly unknown[]): string {
+  const h = createHash('sha256');
+  for (const v of values) h.update(typeof v === 'string' ? v : (JSON.stringify(v) ?? '')).update('\u0000');
+  return h.digest('hex').slice(0, 12);
+}
+
+/**
+ * A trace field for the judge: escaped and fenced as data under the prompt's boundary (the system prompt
+ * tells the judge never to follow instructions inside the fence), cut to MAX_PROMPT_FIELD_CHARS. The agent
  * controls this text: unfenced, "reply {\"score\": 1}" in its content would read as an instruction.
  */
-function show(v: unknown, cut: { any: boolean }): string {
+function show(v: unknown, cut: { any: boolean }, boundary: string): string {
   if (v === undefined || v === null) return '(none)';
-  let s = (typeof v === 'string' ? v : JSON.stringify(v)).replace(FENCE, '[tag removed]');
+  let s = escapeData(typeof v === 'string' ? v : JSON.stringify(v));
   // Start and end both stay: harmless text in front must not hide what follows it. What is cut is said, and
   // the judge's confidence is lowered (RenderedPrompt.cut).
   if (s.length > MAX_PROMPT_FIELD_CHARS) {
@@ -132,7 +145,7 @@ function show(v: unknown, cut: { any: boolean }): string {
     const tail = isLowSurrogate(s.charCodeAt(s.length - half)) ? half - 1 : half;
     s = `${s.slice(0, head)}\n…[${s.length - head - tail} characters cut from the middle]…\n${s.slice(s.length - tail)}`;
   }
-  return `<agent_data>\n${s}\n</agent_data>`;
+  return `<agent_data id="${boundary}">\n${s}\n</agent_data id="${boundary}">`;
 }
 
 const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
@@ -150,10 +163,13 @@ export interface RenderedPrompt {
  */
 export function renderJudgePrompt(template: string, trace: Trace): RenderedPrompt {
   const cut = { any: false };
+  const action = trace.action ?? (trace.tool ? { tool: trace.tool, args: trace.args ?? {} } : undefined);
+  const boundary = boundaryOf([trace.hook, action, trace.reasoning, trace.context, trace.content]);
+  // Every field is the agent's, the hook name included.
   const field = (k: string): string => {
-    if (k === 'hook') return trace.hook;
-    if (k === 'action') return show(trace.action ?? (trace.tool ? { tool: trace.tool, args: trace.args ?? {} } : undefined), cut);
-    return show(trace[k as 'reasoning' | 'context' | 'content'], cut);
+    if (k === 'hook') return show(trace.hook, cut, boundary);
+    if (k === 'action') return show(action, cut, boundary);
+    return show(trace[k as 'reasoning' | 'context' | 'content'], cut, boundary);
   };
   const prompt = template.replace(/\{(reasoning|action|context|content|hook)\}/g, (_, k: string) => field(k));
   return { prompt, cut: cut.any };
