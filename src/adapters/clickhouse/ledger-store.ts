@@ -173,15 +173,25 @@ export class LedgerWriter {
   }
 
   private async storedIds(drafts: LedgerDraft[]): Promise<Set<string>> {
-    const agents = [...new Set(drafts.map((d) => d.agent_id))].map(sqlString).join(',');
-    const ids = [...new Set(drafts.map((d) => d.entry_id))].map(sqlString).join(',');
-    const rows = await this.store.query<{ agent_id: string; entry_id: string }>(
-      `SELECT DISTINCT agent_id, entry_id FROM ${this.store.table('ledger_ids')} WHERE agent_id IN (${agents}) AND entry_id IN (${ids})`,
-    );
-    return new Set(rows.map((r) => `${r.agent_id}\u0000${r.entry_id}`));
+    const out = new Set<string>();
+    // In slices of bounded SQL size: a whole fetched batch (thousands of drafts, long ids) would exceed
+    // ClickHouse's max_query_size, an error no retry cures (the partition would stall for ever).
+    for (const part of bySqlSize(drafts, (d) => d.agent_id.length + d.entry_id.length + 8)) {
+      const agents = [...new Set(part.map((d) => d.agent_id))].map(sqlString).join(',');
+      const ids = [...new Set(part.map((d) => d.entry_id))].map(sqlString).join(',');
+      const rows = await this.store.query<{ agent_id: string; entry_id: string }>(
+        `SELECT DISTINCT agent_id, entry_id FROM ${this.store.table('ledger_ids')} WHERE agent_id IN (${agents}) AND entry_id IN (${ids})`,
+      );
+      for (const r of rows) out.add(`${r.agent_id}\u0000${r.entry_id}`);
+    }
+    return out;
   }
 
-  private async loadHeads(agents: string[]): Promise<void> {
+  private async loadHeads(all: string[]): Promise<void> {
+    for (const agents of bySqlSize(all, (a) => a.length + 4)) await this.loadHeadsOf(agents);
+  }
+
+  private async loadHeadsOf(agents: string[]): Promise<void> {
     if (agents.length === 0) return;
     // Aliases must not shadow columns: ClickHouse resolves `argMax(hash, seq)` against an alias named seq.
     const rows = await this.store.query<{ agent_id: string; head_seq: string; head_hash: string; head_ts: string; head_n: string }>(
@@ -217,10 +227,36 @@ export class LedgerWriter {
       }),
     );
     const behind = heads.filter((h) => (mark.get(h.agent) ?? 0) < h.head);
-    if (behind.length === 0) return;
-    const where = behind.map((h) => `(agent_id = ${sqlString(h.agent)} AND seq > ${mark.get(h.agent) ?? 0})`).join(' OR ');
-    await this.store.command(
-      `INSERT INTO ${this.store.table('ledger_ids')} (agent_id, entry_id, seq) SELECT agent_id, entry_id, seq FROM ${this.store.table('ledger')} WHERE ${where}`,
-    );
+    for (const part of bySqlSize(behind, (h) => h.agent.length + 48)) {
+      const where = part.map((h) => `(agent_id = ${sqlString(h.agent)} AND seq > ${mark.get(h.agent) ?? 0})`).join(' OR ');
+      await this.store.command(
+        `INSERT INTO ${this.store.table('ledger_ids')} (agent_id, entry_id, seq) SELECT agent_id, entry_id, seq FROM ${this.store.table('ledger')} WHERE ${where}`,
+      );
+    }
   }
+}
+
+/**
+ * Query text per statement stays under this many bytes of list items (ClickHouse's max_query_size is 256 KiB by
+ * default; quoting can double a string's length).
+ */
+export const MAX_SQL_LIST_BYTES = 64 * 1024;
+
+/** `items` in consecutive slices whose estimated SQL size (`size`, doubled for escaping) stays under the bound. */
+export function bySqlSize<T>(items: readonly T[], size: (t: T) => number, max = MAX_SQL_LIST_BYTES): T[][] {
+  const out: T[][] = [];
+  let cur: T[] = [];
+  let bytes = 0;
+  for (const it of items) {
+    const n = 2 * size(it);
+    if (cur.length > 0 && bytes + n > max) {
+      out.push(cur);
+      cur = [];
+      bytes = 0;
+    }
+    cur.push(it);
+    bytes += n;
+  }
+  if (cur.length > 0) out.push(cur);
+  return out;
 }

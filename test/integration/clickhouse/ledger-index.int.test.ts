@@ -105,5 +105,24 @@ describe('ledger entry-id index (real ClickHouse)', () => {
     for (let i = 0; i < 2; i++) expect(await new LedgerWriter(store, signer).append(drafts('holes', [2]))).toEqual([]);
     expect(await copies()).toBeLessThanOrEqual(after);
   });
-});
 
+  it('a 20 000-draft backlog of 2 000 agents with long ids: ids and heads are queried in bounded slices (issue #22 item 1)', async () => {
+    const long = 'x'.repeat(200);
+    const backlog: LedgerDraft[] = [];
+    for (let i = 0; i < 20_000; i++) {
+      const agent = `bulk-${long}-${i % 2000}`;
+      backlog.push({ entry_id: `pd:${long}-${i}`, agent_id: agent, tenant: 'acme', ts_ms: 1_700_000_000_000 + i, type: 'POLICY_DECISION', payload: { i } });
+    }
+    // one SQL list of these would be ~8.4 MB, far over max_query_size (256 KiB): the writer used to retry that for ever
+    const w = new LedgerWriter(store, signer);
+    const rows = await w.append(backlog);
+    expect(rows).toHaveLength(20_000);
+    await store.insert('ledger', rows);
+    await w.stored(rows);
+    // a new process with the same backlog redelivered: everything is found, nothing chains twice
+    expect(await new LedgerWriter(store, signer).append(backlog)).toEqual([]);
+    const one = await readLedger(store, `bulk-${long}-7`);
+    expect(one.map((e) => e.seq)).toEqual(Array.from({ length: 10 }, (_, k) => k + 1));
+    expect(verifyLedger(one, keys).issues).toEqual([]);
+  }, 180_000);
+});
