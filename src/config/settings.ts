@@ -29,6 +29,7 @@ export const SETTINGS = {
   'kafka.client_id': s('kafka.client_id', 'steward', 'Kafka client id'),
   'kafka.ssl': s('kafka.ssl', unset<boolean | Record<string, unknown>>(), 'TLS: true, or { ca_file, cert_file, key_file, reject_unauthorized }'),
   'kafka.sasl': s('kafka.sasl', unset<Record<string, unknown>>(), 'SASL: { mechanism, username, password }', { secret: true }),
+  'kafka.require_log_append_time': s('kafka.require_log_append_time', true, 'the tripwire stage refuses to start unless the traces topic stamps LogAppendTime (false: a warning)'),
   'kafka.connection_timeout_ms': s('kafka.connection_timeout_ms', unset<number>(), 'broker connection timeout (kafkajs default when unset)'),
   'kafka.request_timeout_ms': s('kafka.request_timeout_ms', unset<number>(), 'broker request timeout (kafkajs default when unset)'),
   'schema_registry.url': s('schema_registry.url', unset<string>(), 'Confluent-compatible schema registry', { env: 'SCHEMA_REGISTRY_URL' }),

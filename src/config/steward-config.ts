@@ -20,6 +20,11 @@ import { SECRET_ENV, SETTING_LIST, SETTINGS, parseEnvText, settingValue as v } f
 
 export interface StewardConfig {
   kafka: KafkaSettings;
+  /**
+   * kafka.require_log_append_time: the event-time clamp (limits.max_event_time_skew_ms) trusts the broker's
+   * timestamp of acgp.traces; with CreateTime the agent writes both. Refuse to start (or warn) unless LogAppendTime.
+   */
+  requireLogAppendTime: boolean;
   schemaRegistryUrl?: string;
   topics: { prefix: string; partitions: number; replicationFactor: number; replyPartitions: number };
   /**
@@ -278,6 +283,7 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
       connectionTimeoutMs: v(raw, 'kafka.connection_timeout_ms'),
       requestTimeoutMs: v(raw, 'kafka.request_timeout_ms'),
     },
+    requireLogAppendTime: v(raw, 'kafka.require_log_append_time'),
     schemaRegistryUrl: v(raw, 'schema_registry.url'),
     topics: {
       prefix: topicPrefix,

@@ -103,6 +103,7 @@ export async function startPipeline(
         throw new StewardError('STEWARD_KAFKA', `topics missing: ${missing.join(', ')} (run \`steward topics create\` with the same topics.prefix)`);
       }
       await refuseSilentGroupMove(admin, cfg, stages, topics);
+      if (stages.includes('tripwire')) await checkTraceTimestamps(admin, cfg, topics.traces, opts.logger);
       if (stages.includes('tripwire') || stages.includes('gate')) replies = { topic: topics.replies, partitions: await admin.partitionCount(topics.replies) };
     } finally {
       await admin.disconnect();
@@ -350,4 +351,18 @@ async function refuseSilentGroupMove(admin: StewardAdmin, cfg: StewardConfig, st
       `consumer group ${groupId(cfg, s)} is new, but steward-${s} has committed offsets on this deployment's topics (the default group prefix before 2026-11-25): set consumer.group_prefix: steward (or STEWARD_GROUP_PREFIX=steward) to continue from them, or delete group steward-${s} to start over from the earliest offsets`,
     );
   }
+}
+
+/**
+ * The event-time clamp (limits.max_event_time_skew_ms) bounds an agent's timestamp by the record's Kafka
+ * timestamp: only meaningful when the broker stamps it (LogAppendTime). `steward topics create` sets that; a
+ * topic created elsewhere may not have it, and then the agent writes both sides of the clamp.
+ */
+async function checkTraceTimestamps(admin: StewardAdmin, cfg: StewardConfig, topic: string, logger: Logger): Promise<void> {
+  if (cfg.limits.maxEventTimeSkewMs === null) return;
+  const type = await admin.topicConfig(topic, 'message.timestamp.type');
+  if (type === 'LogAppendTime') return;
+  const why = `topic ${topic} has message.timestamp.type=${type ?? 'unknown'}: its record timestamps are the agents' own, so the event-time clamp (limits.max_event_time_skew_ms) bounds nothing; set message.timestamp.type=LogAppendTime on the topic`;
+  if (cfg.requireLogAppendTime) throw new StewardError('STEWARD_KAFKA', `${why} (or kafka.require_log_append_time: false to start anyway)`);
+  logger.warn({ topic, timestamp_type: type }, why);
 }

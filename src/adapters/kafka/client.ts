@@ -7,6 +7,7 @@ import {
   Kafka,
   logLevel as KafkaLogLevel,
   AssignerProtocol,
+  ConfigResourceTypes,
   Partitioners,
   type ICustomPartitioner,
   type Consumer as KConsumer,
@@ -315,6 +316,10 @@ export class KafkaAdapter {
       async partitionCount(topic) {
         const md = await a.fetchTopicMetadata({ topics: [topic] });
         return md.topics[0]?.partitions.length ?? 0;
+      },
+      async topicConfig(topic, name) {
+        const r = await a.describeConfigs({ resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: [name] }], includeSynonyms: false });
+        return r.resources[0]?.configEntries.find((e) => e.configName === name)?.configValue ?? undefined;
       },
       offsetsAtTime: (topic, ms) => a.fetchTopicOffsetsByTimestamp(topic, ms),
       async deleteGroups(groupIds) {

@@ -122,6 +122,8 @@ export interface StewardAdmin {
   /** Committed offsets of a group on a topic (-1 when none). */
   groupOffsets(groupId: string, topic: string): Promise<{ partition: number; offset: string }[]>;
   partitionCount(topic: string): Promise<number>;
+  /** One configuration value of a topic as the broker reports it (its default included), or undefined. */
+  topicConfig(topic: string, name: string): Promise<string | undefined>;
   /** Per partition, the first offset whose record timestamp is >= `ms` (the high watermark when none is). */
   offsetsAtTime(topic: string, ms: number): Promise<{ partition: number; offset: string }[]>;
   /** Deletes consumer groups that have no members (a throwaway reader's). */
