@@ -29,6 +29,7 @@ export const COMMANDS: Record<string, string> = {
   dlq: 'List dead-lettered records, or replay them to their source topic',
   schemas: 'Register Avro schemas in the schema registry',
   demo: 'Run the end-to-end demo on real services',
+  keys: 'Generate an Ed25519 key pair (signing key, verification key)',
   replay: 'Verify a replay bundle (PATH: CODE: message per problem) or export one from ClickHouse',
 };
 

@@ -86,6 +86,7 @@ export const SETTINGS = {
   'signing.key': s('signing.key', unset<string>(), 'Ed25519 private key (PEM text or file) for verdicts; unset = ephemeral', { env: 'STEWARD_SIGNING_KEY', secret: true }),
   'signing.key_id': s('signing.key_id', unset<string>(), 'key id written into signatures (default: derived from the public key)'),
   'signing.require_key': s('signing.require_key', false, 'refuse to start without a signing key (production)', { env: 'STEWARD_REQUIRE_SIGNING_KEY', kind: 'bool' }),
+  'signing.allow_ephemeral': s('signing.allow_ephemeral', false, 'let steward run sign with a throwaway key (a trial: nothing it signs verifies after a restart)', { env: 'STEWARD_ALLOW_EPHEMERAL_KEY', kind: 'bool' }),
   'signing.ledger_key': s('signing.ledger_key', unset<string>(), 'Ed25519 key for ledger entries (default: signing.key)', { env: 'STEWARD_LEDGER_KEY', secret: true }),
   'signing.ledger_key_id': s('signing.ledger_key_id', unset<string>(), 'key id of the ledger key', { env: 'STEWARD_LEDGER_KEY_ID' }),
   log_level: s('log_level', 'info', 'trace | debug | info | warn | error | fatal | silent', { env: 'STEWARD_LOG_LEVEL' }),

@@ -63,6 +63,8 @@ export interface StewardConfig {
   agents: IdentityPolicy;
   /** signing.require_key / STEWARD_REQUIRE_SIGNING_KEY: refuse to run the scorer with an ephemeral key (production). */
   requireSigningKey: boolean;
+  /** signing.allow_ephemeral / STEWARD_ALLOW_EPHEMERAL_KEY: `steward run` may sign with a throwaway key (trials). */
+  allowEphemeralKey: boolean;
   logLevel: string;
   /** The file it came from (undefined for defaults + env only). */
   file?: string;
@@ -342,6 +344,7 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
     ledgerSigning: ledgerKey ? { key: fromEnv('STEWARD_LEDGER_KEY') || ledgerKey.includes('-----BEGIN') ? ledgerKey : resolve(base, ledgerKey), keyId: v(raw, 'signing.ledger_key_id') } : undefined,
     agents: { requireRegistered: v(raw, 'agents.require_registered'), keyMustMatch: v(raw, 'agents.key_must_match'), requireSignature: v(raw, 'agents.require_signature') },
     requireSigningKey: v(raw, 'signing.require_key'),
+    allowEphemeralKey: v(raw, 'signing.allow_ephemeral'),
     logLevel: v(raw, 'log_level'),
     file,
     warnings: ignoredSettings(raw),

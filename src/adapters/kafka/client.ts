@@ -7,7 +7,7 @@ import {
   Kafka,
   logLevel as KafkaLogLevel,
   AssignerProtocol,
-  ConfigResourceTypes,
+  type ConfigResourceTypes,
   Partitioners,
   type ICustomPartitioner,
   type Consumer as KConsumer,
@@ -112,6 +112,9 @@ function kafkaLogCreator(logger?: Logger) {
  * partition is missing from its metadata (no error, the send resolves): a partition added to a topic is only
  * safe to address once every producer had time to refresh (src/process/pipeline.ts, replies topic).
  */
+/** kafkajs' ConfigResourceTypes.TOPIC: the enum is not a named export Node's ESM loader finds in kafkajs (CommonJS). */
+const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
+
 export const METADATA_MAX_AGE_MS = 30_000;
 
 export class KafkaAdapter {
@@ -318,7 +321,7 @@ export class KafkaAdapter {
         return md.topics[0]?.partitions.length ?? 0;
       },
       async topicConfig(topic, name) {
-        const r = await a.describeConfigs({ resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: [name] }], includeSynonyms: false });
+        const r = await a.describeConfigs({ resources: [{ type: TOPIC_RESOURCE, name: topic, configNames: [name] }], includeSynonyms: false });
         return r.resources[0]?.configEntries.find((e) => e.configName === name)?.configValue ?? undefined;
       },
       offsetsAtTime: (topic, ms) => a.fetchTopicOffsetsByTimestamp(topic, ms),

@@ -4,7 +4,7 @@
  * consumer group (`<group_prefix>-<stage>`). SIGTERM/SIGINT: stop consuming, drain, commit, disconnect.
  */
 import { parseArgs } from 'node:util';
-import { loadStewardConfig } from '../../config/steward-config.js';
+import { loadStewardConfig, type StewardConfig } from '../../config/steward-config.js';
 import { STAGES, type StageName } from '../../process/pipeline.js';
 import { startStewardProcess } from '../../process/steward-process.js';
 import { StewardError } from '../../errors.js';
@@ -18,6 +18,21 @@ export function parseStages(s: string | undefined): StageName[] {
   // `--stages ,` would start nothing and report ready.
   if (list.length === 0) throw new StewardError('STEWARD_USAGE', `--stages names no stage (expected some of ${STAGES.join(', ')})`);
   return [...new Set(list)] as StageName[];
+}
+
+/**
+ * Verdicts (scorer, gate) and ledger entries (sink) are signed: with a throwaway key nothing they signed
+ * verifies after a restart, so `steward run` needs signing.key unless the operator asks for a trial run.
+ * The offline commands and the demo keep an ephemeral key with a warning (docs/security.md).
+ */
+export function assertSigningKey(cfg: Pick<StewardConfig, 'signing' | 'ledgerSigning' | 'allowEphemeralKey'>, stages: readonly StageName[]): void {
+  if (cfg.signing || cfg.allowEphemeralKey) return;
+  const signing = stages.filter((s) => s === 'scorer' || s === 'gate' || (s === 'sink' && !cfg.ledgerSigning));
+  if (signing.length === 0) return;
+  throw new StewardError(
+    'STEWARD_CONFIG',
+    `stages ${signing.join(', ')} sign what they write, and no signing key is configured: run \`steward keys generate --out DIR\` and set signing.key (STEWARD_SIGNING_KEY) to DIR/steward.pem, or set signing.allow_ephemeral: true (STEWARD_ALLOW_EPHEMERAL_KEY=1) for a trial whose signatures nobody needs to verify later`,
+  );
 }
 
 /** `--metrics-port`: an integer 0..65535 (0 picks a free port); anything else is a usage error. */
@@ -34,6 +49,7 @@ export async function run(argv: string[]): Promise<number> {
   const stages = parseStages(values.stages);
   const metricsPort = parseMetricsPort(values['metrics-port']);
   const cfg = loadStewardConfig(values.config);
+  assertSigningKey(cfg, stages);
   const logger = createLogger({ level: cfg.logLevel });
   for (const w of cfg.warnings ?? []) logger.warn(w);
   const proc = await startStewardProcess(cfg, stages, logger, metricsPort);
