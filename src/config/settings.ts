@@ -83,7 +83,7 @@ export const SETTINGS = {
   'observability.enabled': s('observability.enabled', true, 'serve /metrics /healthz /readyz'),
   'observability.host': s('observability.host', '127.0.0.1', 'observability bind address', { env: 'STEWARD_METRICS_HOST' }),
   'observability.port': s('observability.port', 9464, 'observability port', { env: 'STEWARD_METRICS_PORT', kind: 'int' }),
-  'signing.key': s('signing.key', unset<string>(), 'Ed25519 private key (PEM text or file) for verdicts; unset = ephemeral', { env: 'STEWARD_SIGNING_KEY', secret: true }),
+  'signing.key': s('signing.key', unset<string>(), 'Ed25519 private key (PEM text or file) for verdicts; unset: steward run refuses to start (see signing.allow_ephemeral)', { env: 'STEWARD_SIGNING_KEY', secret: true }),
   'signing.key_id': s('signing.key_id', unset<string>(), 'key id written into signatures (default: derived from the public key)'),
   'signing.require_key': s('signing.require_key', false, 'refuse to start without a signing key (production)', { env: 'STEWARD_REQUIRE_SIGNING_KEY', kind: 'bool' }),
   'signing.allow_ephemeral': s('signing.allow_ephemeral', false, 'let steward run sign with a throwaway key (a trial: nothing it signs verifies after a restart)', { env: 'STEWARD_ALLOW_EPHEMERAL_KEY', kind: 'bool' }),

@@ -2,11 +2,24 @@
  * `steward verify --public-key PEM [FILE|-]`: checks Ed25519 signatures of PVS-1 verdicts (PVS-1 §5.2).
  * Input: one verdict (JSON), or JSONL of verdicts or of `steward eval` lines (their `verdict` is checked).
  * Exit 0 when every verdict verifies, 1 when any does not, 2 on bad arguments.
+ * Key rotation: --public-key may be given several times (old and new keys); each verdict is checked with the
+ * trusted key its signature's key id names (docs/security.md, signing keys).
  */
+import { createPublicKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { verifyVerdict } from '../../engine/verdict/index.js';
+import { keyIdOf, verifyVerdict, type VerifyResult } from '../../engine/verdict/index.js';
 
-export const USAGE = 'usage: steward verify --public-key PEM [VERDICT.json|VERDICTS.jsonl|-]';
+export const USAGE = 'usage: steward verify --public-key PEM [--public-key PEM]... [VERDICT.json|VERDICTS.jsonl|-]';
+
+/** Checks one verdict against the trusted keys: the one its signature's kid names (a single key is tried as is). */
+export function verifyWithKeys(verdict: unknown, keys: readonly KeyObject[]): VerifyResult {
+  if (keys.length === 1) return verifyVerdict(verdict, keys[0]!);
+  const kid = (verdict as { signature?: { kid?: unknown } } | null)?.signature?.kid;
+  const key = keys.find((k) => keyIdOf(k) === kid);
+  if (key) return verifyVerdict(verdict, key);
+  const r = verifyVerdict(verdict, keys[0]!);
+  return r.ok ? r : { ok: false, kid: typeof kid === 'string' ? kid : undefined, reason: typeof kid === 'string' ? `no trusted key has key id ${kid}` : (r.reason ?? 'no signature') };
+}
 
 async function readAll(src: string): Promise<string> {
   if (src !== '-') return readFileSync(src, 'utf8');
@@ -41,7 +54,7 @@ export function verdictsOf(text: string): { where: string; value: unknown; error
 }
 
 export async function run(argv: string[]): Promise<number> {
-  let keyFile: string | undefined;
+  const keyFiles: string[] = [];
   let input: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -49,22 +62,22 @@ export async function run(argv: string[]): Promise<number> {
       process.stdout.write(USAGE + '\n');
       return 0;
     }
-    if (a === '--public-key' || a === '--key') keyFile = argv[++i];
-    else if (a.startsWith('--public-key=')) keyFile = a.slice('--public-key='.length);
+    if (a === '--public-key' || a === '--key') keyFiles.push(argv[++i] ?? '');
+    else if (a.startsWith('--public-key=')) keyFiles.push(a.slice('--public-key='.length));
     else if (a.startsWith('-') && a !== '-') {
       process.stderr.write(`steward verify: unknown option '${a}'\n${USAGE}\n`);
       return 2;
     } else input = a;
   }
-  keyFile ??= process.env.STEWARD_VERIFY_KEY;
-  if (!keyFile) {
+  if (keyFiles.length === 0 && process.env.STEWARD_VERIFY_KEY) keyFiles.push(process.env.STEWARD_VERIFY_KEY);
+  if (keyFiles.length === 0) {
     process.stderr.write(`steward verify: --public-key PEM is required\n${USAGE}\n`);
     return 2;
   }
-  let pem: string;
+  let keys: KeyObject[];
   let text: string;
   try {
-    pem = readFileSync(keyFile, 'utf8');
+    keys = keyFiles.map((f) => createPublicKey(readFileSync(f, 'utf8')));
     text = await readAll(input ?? '-');
   } catch (e) {
     process.stderr.write(`steward verify: ${(e as Error).message}\n`);
@@ -77,7 +90,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   let bad = 0;
   for (const it of items) {
-    const r = it.error ? { ok: false, reason: it.error } : verifyVerdict(it.value, pem);
+    const r = it.error ? { ok: false, reason: it.error } : verifyWithKeys(it.value, keys);
     const id = (it.value as { metadata?: { trace_id?: string } } | undefined)?.metadata?.trace_id;
     if (r.ok) process.stdout.write(`OK ${it.where}${id ? ` ${id}` : ''} kid=${r.kid}\n`);
     else {

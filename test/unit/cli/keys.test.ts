@@ -1,12 +1,14 @@
 // `steward keys generate` and `steward run` requiring a signing key (issue #22 item 6, docs/security.md).
 import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assertSigningKey } from '../../../src/cli/commands/run.js';
 import { buildConfig } from '../../../src/config/steward-config.js';
 import { keyId } from '../../../src/engine/ledger/crypto.js';
+import { Ed25519Signer, signVerdict } from '../../../src/engine/verdict/index.js';
+import type { PvsVerdict } from '../../../src/engine/types.js';
 import { ROOT, steward } from '../contracts/cli.js';
 
 describe('steward keys generate', () => {
@@ -40,5 +42,25 @@ describe('steward run needs a signing key for the stages that sign', () => {
     const ledgerOnly = buildConfig({}, { STEWARD_LEDGER_KEY: '-----BEGIN PRIVATE KEY-----x' });
     expect(() => assertSigningKey(ledgerOnly, ['sink'])).not.toThrow();
     expect(() => assertSigningKey(ledgerOnly, ['scorer', 'sink'])).toThrow(/stages scorer sign/);
+  });
+});
+
+describe('steward verify with several trusted keys (rotation)', () => {
+  it('verdicts signed with the old and the new key both verify when both public keys are given; each by its kid', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'steward-rot-'));
+    for (const n of ['old', 'new']) expect(steward(['keys', 'generate', '--out', dir, '--name', n]).status).toBe(0);
+    const verdict = { version: 'pvs-1', metadata: { trace_id: 't-1' }, decision: 'ok' } as unknown as PvsVerdict;
+    const lines = ['old', 'new'].map((n) => JSON.stringify(signVerdict({ ...verdict, metadata: { trace_id: `t-${n}` } } as unknown as PvsVerdict, Ed25519Signer.fromPem(readFileSync(join(dir, `${n}.pem`), 'utf8'))))).join('\n');
+    const file = join(dir, 'verdicts.jsonl');
+    writeFileSync(file, lines + '\n');
+    const both = steward(['verify', '--public-key', join(dir, 'old.pub.pem'), '--public-key', join(dir, 'new.pub.pem'), file]);
+    expect(both.status, both.stdout + both.stderr).toBe(0);
+    expect(both.stdout).toMatch(/OK line 1 t-old/);
+    expect(both.stdout).toMatch(/OK line 2 t-new/);
+    const newOnly = steward(['verify', '--public-key', join(dir, 'new.pub.pem'), file]);
+    expect(newOnly.status).toBe(1);
+    expect(newOnly.stdout).toMatch(/FAIL line 1 t-old/);
+    const unrelated = steward(['verify', '--public-key', join(dir, 'new.pub.pem'), '--public-key', join(dir, 'new.pub.pem'), file]);
+    expect(unrelated.stdout).toMatch(/FAIL line 1 t-old: no trusted key has key id/);
   });
 });

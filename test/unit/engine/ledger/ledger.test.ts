@@ -275,3 +275,18 @@ describe('LedgerChain.append with a signer that fails', () => {
     expect(chain.append(draft).seq).toBe(1);
   });
 });
+
+describe('key rotation (docs/security.md, signing keys)', () => {
+  it('a chain signed with the old key, then the new one, verifies with both keys trusted; not with the new one alone', () => {
+    const old = build(3);
+    const chain = new LedgerChain(signerB);
+    chain.setHead('agent-1', { agent_id: 'agent-1', seq: old[2].seq, hash: old[2].hash, ts_ms: old[2].ts_ms });
+    const next = chain.append({ entry_id: 'after-rotation', agent_id: 'agent-1', tenant: 'acme', ts_ms: old[2].ts_ms + 1000, type: 'POLICY_DECISION', payload: {} });
+    const all = [...old, next];
+    expect(next.kid).toBe(signerB.kid);
+    expect(verifyLedger(all, { [signerA.kid]: keyA.publicKey, [signerB.kid]: keyB.publicKey }).ok).toBe(true);
+    const newOnly = verifyLedger(all, { [signerB.kid]: keyB.publicKey });
+    expect(newOnly.ok).toBe(false);
+    expect(newOnly.issues.map((i) => i.kind)).toContain('unknown_key');
+  });
+});
