@@ -96,6 +96,14 @@ local function combine(dec, dl)
   return math.min(1, math.max(floor, q(dec + dl)))
 end
 
+-- An agent at the floor and level normal is exactly an unknown agent to every later step: decay clamps to
+-- the floor from any time, a new hash starts at the floor, and the next charge resets the audit window in
+-- both. So its hash expires after the dedup TTL (every dedup key of its events is gone by then, so no
+-- redelivery can meet a missing hash); any other debt persists (docs/trust-debt.md, state that expires).
+local function keep(kAgent, debt, lvl)
+  if debt == floor and lvl == 'normal' then redis.call('EXPIRE', kAgent, ttl) else redis.call('PERSIST', kAgent) end
+end
+
 local function one(kAgent, kDedup, a)
   local atStr = ARGV[a]
   local at = tonumber(atStr)
@@ -105,7 +113,8 @@ local function one(kAgent, kDedup, a)
   end
   local h = redis.call('HMGET', kAgent, 'd', 't', 'w', 'lv', 'la', 'n')
   local exists = h[1] ~= false
-  if not exists and mode == 'sweep' then return '0', '' end
+  -- an agent whose hash expired (at the floor, see keep() below) leaves the known-agents set
+  if not exists and mode == 'sweep' then redis.call('SREM', KEYS[2], ARGV[a + 3]); return '0', '' end
   local debt, last, win, lv, la, n
   local lastStr, winStr
   if exists then
@@ -168,6 +177,7 @@ local function one(kAgent, kDedup, a)
   if mode == 'sweep' then
     if changed then
       redis.call('HSET', kAgent, 'd', fmt(debt), 't', lastStr, 'w', winStr, 'lv', lv, 'la', la)
+      keep(kAgent, debt, lv)
     end
     local payload = table.concat(out, '|')
     if #out > 1 then
@@ -194,6 +204,7 @@ local function one(kAgent, kDedup, a)
     redis.call('HSET', kAgent, 'd', afterStr, 't', lastStr, 'w', winStr, 'lv', lvl, 'n', 1, 'tenant', ARGV[a + 5], 'agent', ARGV[a + 6])
     redis.call('SADD', KEYS[2], ARGV[a + 3])
   end
+  keep(kAgent, after, lvl)
   local payload = table.concat(out, '|')
   redis.call('SET', kDedup, payload, 'EX', ttl)
   if rank[lv] < 3 and rank[lvl] == 3 then
