@@ -54,6 +54,8 @@ export class LedgerWriter {
   private idsWrites: Promise<void> = Promise.resolve();
   /** entry_ids appended by this process recently: a redelivered copy inside one process is skipped without a query. */
   private readonly recent = new Map<string, true>();
+  /** Rows per agent appended but not yet reported stored or discarded: their heads must not be evicted. */
+  private readonly inFlight = new Map<string, number>();
 
   constructor(
     private readonly store: ClickHouseStore,
@@ -65,6 +67,8 @@ export class LedgerWriter {
       nowMs?: () => number;
       /** Signs entry hashes elsewhere (src/adapters/crypto/sign-pool.ts) instead of one by one on this thread; same key as `signer`. */
       signMany?: (hashesHex: string[]) => Promise<string[]>;
+      /** Chain heads kept in memory (least recently used dropped first, reloaded from ClickHouse when needed; default 100 000). */
+      maxHeads?: number;
     } = {},
   ) {
     this.chain = new LedgerChain(signer);
@@ -86,6 +90,7 @@ export class LedgerWriter {
    */
   stored(rows: readonly LedgerRow[]): Promise<void> {
     if (rows.length === 0) return Promise.resolve();
+    this.landed(rows);
     for (const r of rows) this.idsQueue.push({ agent_id: r.agent_id, entry_id: r.entry_id, seq: r.seq });
     // One write at a time, in order; a failed one makes its agents reload (and repair) on their next batch,
     // rather than leaving only `recent` between a redelivered draft and a second chaining.
@@ -108,9 +113,24 @@ export class LedgerWriter {
 
   /** Call when `rows` (from append) could not be stored: their agents' heads and remembered ids are dropped. */
   discard(rows: readonly { agent_id: string }[]): Promise<void> {
+    this.landed(rows);
     const run = this.queue.then(() => this.forgetAgents(rows));
     this.queue = run;
     return run;
+  }
+
+  /** `rows` are stored or given up: their agents' heads may be evicted again. */
+  private landed(rows: readonly { agent_id: string }[]): void {
+    for (const r of rows) {
+      const n = (this.inFlight.get(r.agent_id) ?? 0) - 1;
+      if (n > 0) this.inFlight.set(r.agent_id, n);
+      else this.inFlight.delete(r.agent_id);
+    }
+  }
+
+  /** Heads held in memory (bounded by `maxHeads` between appends). */
+  get heldHeads(): number {
+    return this.chain.size;
   }
 
   private forgetAgents(rows: readonly { agent_id: string }[]): void {
@@ -136,6 +156,9 @@ export class LedgerWriter {
       fresh.push(d);
     }
     if (fresh.length === 0) return [];
+    // The head map is bounded (one head per agent ever seen would grow for ever): only heads whose entries
+    // are all stored are dropped, so a dropped head reloads from ClickHouse as it was (docs/analytics.md, ledger writer).
+    this.chain.evict(this.opts.maxHeads ?? 100_000, (a) => this.inFlight.has(a));
     // Heads first: loading one also makes the agent's ids complete in ledger_ids, which storedIds then reads.
     await this.loadHeads([...new Set(fresh.map((d) => d.agent_id))].filter((a) => this.chain.head(a) === undefined));
     const stored = await this.storedIds(fresh);
@@ -162,6 +185,7 @@ export class LedgerWriter {
       const e = entries[i]!;
       rows[i] = ledgerRow(e, canonicalize(e.payload) ?? '{}', now);
       this.remember(`${e.agent_id}\u0000${e.entry_id}`);
+      this.inFlight.set(e.agent_id, (this.inFlight.get(e.agent_id) ?? 0) + 1);
     }
     return rows;
   }

@@ -26,7 +26,34 @@ export class LedgerChain {
 
   setHead(agentId: string, head: ChainHead | null): void {
     if (head && head.agent_id !== agentId) throw new StewardError('STEWARD_LEDGER_CHAIN', `head of ${head.agent_id} given for ${agentId}`);
-    this.heads.set(agentId, head as ChainHead);
+    this.touch(agentId, head as ChainHead);
+  }
+
+  /** Heads held (known agents, empty chains included). */
+  get size(): number {
+    return this.heads.size;
+  }
+
+  /**
+   * Drops the least recently used heads until at most `max` remain, skipping agents `busy` names (heads whose
+   * entries may not be stored yet: forgetting one would reload an older head and fork the chain). Returns
+   * how many were dropped; a dropped head is loaded again when its agent next appends.
+   */
+  evict(max: number, busy: (agentId: string) => boolean): number {
+    let dropped = 0;
+    for (const a of this.heads.keys()) {
+      if (this.heads.size <= max) break;
+      if (busy(a)) continue;
+      this.heads.delete(a);
+      dropped++;
+    }
+    return dropped;
+  }
+
+  /** Sets a head and makes it the most recently used (a Map iterates in insertion order). */
+  private touch(agentId: string, head: ChainHead): void {
+    this.heads.delete(agentId);
+    this.heads.set(agentId, head);
   }
 
   /** Forget cached heads (after a consumer rebalance another writer may have appended). */
@@ -43,7 +70,7 @@ export class LedgerChain {
     const e = this.next(draft, head);
     // Signed before the head moves: a signer that throws leaves the chain as it was.
     const entry: LedgerEntry = { ...e, signature: this.signer.sign(e.hash) };
-    this.heads.set(draft.agent_id, headOf(entry));
+    this.touch(draft.agent_id, headOf(entry));
     return entry;
   }
 
@@ -53,7 +80,7 @@ export class LedgerChain {
    */
   appendUnsigned(draft: LedgerDraft, head: ChainHead | null | undefined = this.heads.get(draft.agent_id)): Omit<LedgerEntry, 'signature'> {
     const e = this.next(draft, head);
-    this.heads.set(draft.agent_id, headOf(e));
+    this.touch(draft.agent_id, headOf(e));
     return e;
   }
 
