@@ -48,10 +48,26 @@ export function serverErrorCode(e: unknown): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-export function clickhouseError(e: unknown, what: string): StewardError {
+/**
+ * Server error codes caused by the statement itself: SYNTAX_ERROR (62, also "Max query size exceeded"),
+ * ILLEGAL_TYPE_OF_ARGUMENT (43), UNKNOWN_FUNCTION (46), UNKNOWN_IDENTIFIER (47), ILLEGAL_AGGREGATION (184),
+ * NOT_AN_AGGREGATE (215). Steward wrote the statement, so it is a bug no retry cures: a query or command that
+ * fails so is not retryable and fails loudly, instead of being retried for ever while a consumer keeps
+ * heart-beating (issue #22 item 1: an IN list over max_query_size stalled a ledger partition). Inserts keep
+ * their classification: the sink bisects non-retryable insert errors into poison rows.
+ */
+const STATEMENT_BUG_CODES = new Set([43, 46, 47, 62, 184, 215]);
+
+export function clickhouseError(e: unknown, what: string, kind: 'insert' | 'statement' = 'insert'): StewardError {
   if (e instanceof StewardError) return e;
   const msg = e instanceof Error ? e.message : String(e);
   const code = serverErrorCode(e);
+  if (kind === 'statement' && code !== undefined && STATEMENT_BUG_CODES.has(code))
+    return new StewardError('STEWARD_CLICKHOUSE', `${what} (a bug in the statement, not retried): ${msg.split('\n')[0].slice(0, 500)}`, {
+      retryable: false,
+      cause: e,
+      details: { server_code: code },
+    });
   // Everything that is not a data error is retryable: connection refused/reset, timeouts, too many parts,
   // memory limits, and also a missing table (an operator fixes it; rows must not be dead-lettered meanwhile).
   const retryable = code === undefined || !DATA_ERROR_CODES.has(code);
@@ -169,7 +185,7 @@ export class ClickHouseStore {
     try {
       await this.client.command({ query: sql });
     } catch (e) {
-      throw clickhouseError(e, 'command failed');
+      throw clickhouseError(e, 'command failed', 'statement');
     }
   }
 
@@ -178,7 +194,7 @@ export class ClickHouseStore {
       const rs = await this.client.query({ query: sql, format: 'JSONEachRow' });
       return (await rs.json()) as T[];
     } catch (e) {
-      throw clickhouseError(e, 'query failed');
+      throw clickhouseError(e, 'query failed', 'statement');
     }
   }
 
