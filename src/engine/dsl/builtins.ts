@@ -3,6 +3,7 @@ import { StewardError } from '../../errors.js';
 import type { EvalContext } from '../types.js';
 import type { CallNode } from './ast.js';
 import { andThen, problem, type CNode, type CompileArg, type CompileEnv, type Fn, type ListMatcher } from './compile-types.js';
+import { FactParseError, isSqlDialect, shellFacts, sqlFacts, SQL_DIALECTS, urlFacts, type SqlFacts } from './facts.js';
 import { ENTITY_DETECTORS, ENTITY_TYPES, isEntityType } from './entities.js';
 import { BUILTIN_FUNCTIONS, suggestFunction, type DslFunction, type DslParam, type DslType } from './functions.js';
 import { parseDuration } from './literals.js';
@@ -118,6 +119,46 @@ function compileBuiltin(node: CallNode, args: CNode[], env: CompileEnv, neg: boo
     }
     case 'exceeds_rate':
       return compileExceedsRate(node, a0, a1!, a2!, env);
+    case 'sql_statements':
+    case 'sql_tables_read':
+    case 'sql_tables_written':
+    case 'sql_tables_dropped':
+    case 'sql_functions':
+    case 'sql_unbounded_write': {
+      const d = a1?.literal?.value ?? 'postgresql';
+      if (!isSqlDialect(d)) {
+        problem(env, a1!.node, 'STEWARD_DSL_TYPE', `unknown SQL dialect '${String(d)}' (known: ${SQL_DIALECTS.join(', ')})`);
+        return undefined;
+      }
+      const pick = SQL_PICK[node.name]!;
+      return unaryCall(a0, node, (v) => pick(sqlFacts(v, d)), node.name === 'sql_unbounded_write' ? 'boolean' : 'array');
+    }
+    case 'shell_commands':
+      return unaryCall(a0, node, (v) => [...new Set(shellFacts(v).commands.map((c) => c.program))], 'array');
+    case 'shell_command_lines':
+      return unaryCall(a0, node, (v) => shellFacts(v).commands.map((c) => c.argv.join(' ')), 'array');
+    case 'shell_uses': {
+      const prog = a1!.literal!.value as string;
+      return unaryCall(a0, node, (v) => shellFacts(v).commands.some((c) => c.program === prog));
+    }
+    case 'shell_redirects':
+      return unaryCall(a0, node, (v) => shellFacts(v).redirects, 'array');
+    case 'shell_inline_code':
+      return unaryCall(a0, node, (v) => shellFacts(v).inlineCode);
+    case 'url_scheme':
+      return unaryCall(a0, node, (v) => urlFacts(v).scheme, 'string');
+    case 'url_host':
+      return unaryCall(a0, node, (v) => urlFacts(v).host, 'string');
+    case 'url_registrable_domain':
+      return unaryCall(a0, node, (v) => urlFacts(v).domain, 'string');
+    case 'url_is_ip':
+      return unaryCall(a0, node, (v) => urlFacts(v).ip);
+    case 'url_port':
+      return unaryCall(a0, node, (v) => urlFacts(v).port, 'number');
+    case 'url_path':
+      return unaryCall(a0, node, (v) => urlFacts(v).path, 'string');
+    case 'if_unparsed':
+      return compileIfUnparsed(node, a0, a1!, env);
     case 'storage.get': {
       const dflt = a1?.literal?.value;
       return unary(
@@ -135,6 +176,54 @@ function compileBuiltin(node: CallNode, args: CNode[], env: CompileEnv, neg: boo
   }
   return undefined;
 }
+
+const SQL_PICK: Record<string, (f: SqlFacts) => unknown> = {
+  sql_statements: (f) => f.statements,
+  sql_tables_read: (f) => f.read,
+  sql_tables_written: (f) => f.written,
+  sql_tables_dropped: (f) => f.dropped,
+  sql_functions: (f) => f.functions,
+  sql_unbounded_write: (f) => f.unboundedWrite,
+};
+
+/**
+ * if_unparsed(fact, default): the author's per-condition opt-out of failing closed. Only a fact
+ * function's parse/limit error (FactParseError) becomes the literal default; every other evaluation
+ * error still propagates. The first argument must be a fact function call.
+ */
+function compileIfUnparsed(node: CallNode, fact: CNode, dflt: CNode, env: CompileEnv): CNode | undefined {
+  const inner = node.args[0];
+  if (inner?.kind !== 'call' || !FACT_FUNCTIONS.has(inner.name)) {
+    problem(env, fact.node, 'STEWARD_DSL_TYPE', `if_unparsed() takes a call of ${[...FACT_FUNCTIONS].join(', ')} as its first argument`);
+    return undefined;
+  }
+  const value = dflt.literal!.value;
+  const type: DslType = Array.isArray(value) ? 'array' : typeof value === 'boolean' ? 'boolean' : typeof value === 'number' ? 'number' : typeof value === 'string' ? 'string' : 'any';
+  if (fact.type !== 'any' && type !== fact.type) {
+    problem(env, dflt.node, 'STEWARD_DSL_TYPE', `if_unparsed() default must be a ${fact.type} like ${inner.name}(), found a ${type}`);
+    return undefined;
+  }
+  const f = fact.fn;
+  const recover = (e: unknown): unknown => {
+    if (e instanceof FactParseError) return value;
+    throw e;
+  };
+  if (fact.async) return { type: fact.type, async: true, fn: (ctx) => Promise.resolve().then(() => f(ctx)).catch(recover), node };
+  return {
+    type: fact.type,
+    async: false,
+    fn: (ctx) => {
+      try {
+        return f(ctx);
+      } catch (e) {
+        return recover(e);
+      }
+    },
+    node,
+  };
+}
+
+const FACT_FUNCTIONS: ReadonlySet<string> = new Set([...Object.keys(SQL_PICK), 'shell_commands', 'shell_command_lines', 'shell_uses', 'shell_redirects', 'shell_inline_code', 'url_scheme', 'url_host', 'url_registrable_domain', 'url_is_ip', 'url_port', 'url_path']);
 
 function requireState(ctx: EvalContext, fn: string): NonNullable<EvalContext['state']> {
   if (!ctx.state) throw new StewardError('STEWARD_STATE_UNAVAILABLE', `${fn}() needs a state store, none is configured`, { retryable: true });

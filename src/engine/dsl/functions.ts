@@ -26,6 +26,9 @@ export interface DslFunction {
   impl(args: unknown[], ctx: EvalContext): unknown;
 }
 
+const SQL_ARG: DslParam = { name: 'sql', type: 'any' };
+const DIALECT: DslParam = { name: 'dialect', type: 'string', literal: true, optional: true };
+
 /** Functions implemented by the compiler itself; their names cannot be registered again. */
 export const BUILTIN_FUNCTIONS: Readonly<Record<string, { params: DslParam[]; returns: DslType; async?: boolean }>> = {
   is_external: { params: [{ name: 'field', type: 'any' }], returns: 'boolean' },
@@ -51,6 +54,25 @@ export const BUILTIN_FUNCTIONS: Readonly<Record<string, { params: DslParam[]; re
     async: true,
   },
   exists: { params: [{ name: 'field', type: 'any' }], returns: 'boolean' },
+  // Protocol-aware facts (issue #28, docs/dsl.md "Facts from the action itself"): facts.ts.
+  sql_statements: { params: [SQL_ARG, DIALECT], returns: 'array' },
+  sql_tables_read: { params: [SQL_ARG, DIALECT], returns: 'array' },
+  sql_tables_written: { params: [SQL_ARG, DIALECT], returns: 'array' },
+  sql_tables_dropped: { params: [SQL_ARG, DIALECT], returns: 'array' },
+  sql_functions: { params: [SQL_ARG, DIALECT], returns: 'array' },
+  sql_unbounded_write: { params: [SQL_ARG, DIALECT], returns: 'boolean' },
+  shell_commands: { params: [{ name: 'command', type: 'any' }], returns: 'array' },
+  shell_uses: { params: [{ name: 'command', type: 'any' }, { name: 'program', type: 'string', literal: true }], returns: 'boolean' },
+  shell_redirects: { params: [{ name: 'command', type: 'any' }], returns: 'array' },
+  shell_command_lines: { params: [{ name: 'command', type: 'any' }], returns: 'array' },
+  shell_inline_code: { params: [{ name: 'command', type: 'any' }], returns: 'boolean' },
+  url_scheme: { params: [{ name: 'url', type: 'any' }], returns: 'string' },
+  url_host: { params: [{ name: 'url', type: 'any' }], returns: 'string' },
+  url_registrable_domain: { params: [{ name: 'url', type: 'any' }], returns: 'string' },
+  url_is_ip: { params: [{ name: 'url', type: 'any' }], returns: 'boolean' },
+  url_port: { params: [{ name: 'url', type: 'any' }], returns: 'number' },
+  url_path: { params: [{ name: 'url', type: 'any' }], returns: 'string' },
+  if_unparsed: { params: [{ name: 'fact', type: 'any' }, { name: 'default', type: 'any', literal: true }], returns: 'any' },
 };
 
 /** Functions that read or write agent state; not allowed in eval_tier 0 tripwires. */

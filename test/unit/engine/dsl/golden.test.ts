@@ -15,7 +15,8 @@ interface Check {
   trace?: Record<string, unknown>;
   trust_debt?: number;
   now?: number;
-  expect: boolean;
+  /** `cannot_evaluate`: the condition throws the DSL's evaluation error (the stage fails closed). */
+  expect: boolean | 'cannot_evaluate';
 }
 interface Case {
   name: string;
@@ -80,6 +81,13 @@ describe('DSL golden cases', () => {
           const checks = c.checks ?? [];
           expect(checks.length).toBeGreaterThan(0);
           for (let i = 0; i < checks.length; i++) {
+            if (checks[i]!.expect === 'cannot_evaluate') {
+              const err = await Promise.resolve()
+                .then(() => condition!.evaluate(ctxFor(checks[i]!, i, state)))
+                .then(() => undefined, (e: unknown) => e);
+              expect((err as { code?: string } | undefined)?.code, `check ${i}: ${JSON.stringify(checks[i]!.trace)}`).toBe('STEWARD_DSL_EVAL');
+              continue;
+            }
             const got = await condition!.evaluate(ctxFor(checks[i]!, i, state));
             expect(got, `check ${i}: ${JSON.stringify(checks[i]!.trace)}`).toBe(checks[i]!.expect);
           }
