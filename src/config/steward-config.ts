@@ -56,6 +56,8 @@ export interface StewardConfig {
   /** dedupTtlSeconds: how long an applied trust-debt event id is remembered (a replay of older records applies them again). */
   trustDebt: { auditSweepIntervalMs: number; auditSweepLagMs: number; dedupTtlSeconds: number };
   observability: { enabled: boolean; host: string; port: number };
+  /** http.*: the acgp client's HTTP ingress (docs/http.md); tls files resolved against the config file. */
+  http: { enabled: boolean; host: string; port: number; tls?: { certFile: string; keyFile: string }; maxBodyBytes: number; maxBatchEvents: number; ratePerSecond: number };
   signing?: { key: string; keyId?: string };
   /** signing.ledger_key / STEWARD_LEDGER_KEY: the ledger's own key; signing.key signs the ledger when unset. */
   ledgerSigning?: { key: string; keyId?: string };
@@ -340,6 +342,21 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
       dedupTtlSeconds: v(raw, 'trust_debt.dedup_ttl_seconds'),
     },
     observability: { enabled: v(raw, 'observability.enabled'), host: v(raw, 'observability.host'), port: v(raw, 'observability.port') },
+    http: {
+      enabled: v(raw, 'http.enabled'),
+      host: v(raw, 'http.host'),
+      port: v(raw, 'http.port'),
+      tls: (() => {
+        const cert = v(raw, 'http.tls.cert_file');
+        const key = v(raw, 'http.tls.key_file');
+        if (cert === undefined && key === undefined) return undefined;
+        if (cert === undefined || key === undefined) throw new StewardError('STEWARD_CONFIG', 'http.tls needs both cert_file (STEWARD_HTTP_TLS_CERT) and key_file (STEWARD_HTTP_TLS_KEY)');
+        return { certFile: resolve(fromEnv('STEWARD_HTTP_TLS_CERT') ? process.cwd() : base, cert), keyFile: resolve(fromEnv('STEWARD_HTTP_TLS_KEY') ? process.cwd() : base, key) };
+      })(),
+      maxBodyBytes: v(raw, 'http.limits.max_body_bytes'),
+      maxBatchEvents: v(raw, 'http.limits.max_batch_events'),
+      ratePerSecond: v(raw, 'http.limits.rate_per_second'),
+    },
     signing: raw.signing?.key ? { key: keyPath(raw.signing.key), keyId: v(raw, 'signing.key_id') } : undefined,
     ledgerSigning: ledgerKey ? { key: fromEnv('STEWARD_LEDGER_KEY') || ledgerKey.includes('-----BEGIN') ? ledgerKey : resolve(base, ledgerKey), keyId: v(raw, 'signing.ledger_key_id') } : undefined,
     agents: { requireRegistered: v(raw, 'agents.require_registered'), keyMustMatch: v(raw, 'agents.key_must_match'), requireSignature: v(raw, 'agents.require_signature') },

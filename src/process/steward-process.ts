@@ -9,6 +9,8 @@ import { startPipeline, type StageName, type PipelineDeps } from './pipeline.js'
 import { bootstrapEngine } from './engine-runtime.js';
 import { StewardMetrics } from '../observability/metrics.js';
 import { ObservabilityServer } from '../observability/http-server.js';
+import { HttpIngress } from '../adapters/http/ingress-server.js';
+import { readFileSync } from 'node:fs';
 import { StewardError } from '../errors.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import type { Logger } from '../logger.js';
@@ -74,6 +76,7 @@ function isKafkaError(e: unknown): boolean {
 export async function startStewardProcess(cfg: StewardConfig, stages: StageName[], logger: Logger, metricsPort?: number): Promise<RunningProcess> {
   const metrics = new StewardMetrics({ defaultMetrics: true });
   const server = new ObservabilityServer(metrics);
+  let ingress: HttpIngress | undefined;
   let rt: Awaited<ReturnType<typeof bootstrapEngine>> | undefined;
   let pipe: Awaited<ReturnType<typeof startPipeline>> | undefined;
   let onFatal!: (e: StewardError) => void;
@@ -82,6 +85,14 @@ export async function startStewardProcess(cfg: StewardConfig, stages: StageName[
     if (cfg.observability.enabled || metricsPort !== undefined) {
       const port = await server.listen(metricsPort ?? cfg.observability.port, cfg.observability.host);
       logger.info({ port }, 'observability on /metrics /healthz /readyz');
+    }
+    if (cfg.http.enabled) {
+      // The acgp client's HTTP ingress (docs/http.md); loopback unless http.host says otherwise.
+      const tls = cfg.http.tls ? { cert: readFileSync(cfg.http.tls.certFile, 'utf8'), key: readFileSync(cfg.http.tls.keyFile, 'utf8') } : undefined;
+      ingress = new HttpIngress({ host: cfg.http.host, port: cfg.http.port, tls, maxBodyBytes: cfg.http.maxBodyBytes });
+      await ingress.ready();
+      const port = await ingress.listen();
+      logger.info({ port, host: cfg.http.host, tls: Boolean(tls) }, 'http ingress on /v1 (docs/http.md)');
     }
     // Not ready until every stage has joined its group.
     server.setReady('stages', false);
@@ -98,7 +109,7 @@ export async function startStewardProcess(cfg: StewardConfig, stages: StageName[
       throw isKafkaError(e) ? kafkaStartupError(e, cfg.kafka.brokers) : e;
     }
   } catch (e) {
-    await Promise.allSettled([rt?.close(), server.close()]);
+    await Promise.allSettled([rt?.close(), server.close(), ingress?.close()]);
     throw e;
   }
   const running = pipe;
@@ -112,12 +123,15 @@ export async function startStewardProcess(cfg: StewardConfig, stages: StageName[
   }, 250);
   logger.info({ stages, topics: running.topics }, 'steward running');
   const engine = rt;
+  const http = ingress;
   return {
     isReady: ready,
     fatal,
     async stop() {
       clearInterval(readyTimer);
       server.setReady('stages', false);
+      // Stop taking requests before the stages that answer them stop.
+      await http?.close().catch(() => undefined);
       try {
         await running.stop();
       } finally {
