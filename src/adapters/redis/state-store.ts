@@ -11,6 +11,7 @@
  */
 import type { Redis } from 'ioredis';
 import { StewardError } from '../../errors.js';
+import { redisFailureKind } from './client.js';
 import type { StateStore } from '../../engine/types.js';
 
 // KEYS[1] window zset; ARGV: now, window, hitId, keep (>= window). Prunes score <= now-keep, adds the hit
@@ -171,5 +172,10 @@ export class RedisStateStore implements StateStore {
 }
 
 function unavailable(e: unknown): StewardError {
+  // A script error or a write refused at maxmemory (OOM) is not retried for ever: it repeats until an operator
+  // acts, so the check that needed the state fails closed as a dependency failure (spec-decisions D20).
+  const kind = redisFailureKind(e);
+  if (kind !== 'transient')
+    return new StewardError('STEWARD_STATE_UNAVAILABLE', `redis state store (${kind === 'oom' ? 'out of memory' : 'fails on every retry'}, not retried): ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   return new StewardError('STEWARD_STATE_UNAVAILABLE', `redis state store: ${e instanceof Error ? e.message : String(e)}`, { retryable: true, cause: e });
 }
