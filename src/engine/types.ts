@@ -76,6 +76,11 @@ export interface AgentInfo {
    * sign every trace; the registry's key ids (sha256 of the key, 16 hex) name them in signatures.
    */
   publicKeys?: string[];
+  /**
+   * API keys of the HTTP ingress (docs/http.md), hashed at rest: `sha256:<64 hex>` of the key's text; a
+   * request's agent is its key's agent (docs/spec-decisions.md D24).
+   */
+  apiKeys?: string[];
 }
 
 // ───────────────────────────── thresholds ─────────────────────────────

@@ -15,7 +15,7 @@ export interface AgentRegistry {
   lookup(agentId: string): AgentInfo;
 }
 
-const KEYS = ['id', 'tenant', 'tier', 'tools', 'domains', 'skills', 'public_keys'];
+const KEYS = ['id', 'tenant', 'tier', 'tools', 'domains', 'skills', 'public_keys', 'api_keys'];
 const ROOT_KEYS = ['agents'];
 
 /** Unknown keys are errors at the key (x- extensions allowed): a typo like `agentz:` must not leave its agents silently unregistered. */
@@ -30,7 +30,7 @@ function unknownKeys(map: { items: { key: unknown }[] }, allowed: string[], path
 
 export function createAgentRegistry(agents: AgentInfo[], defaultTier: AclTier = 'ACL-2'): AgentRegistry {
   const map = new Map<string, AgentInfo>(
-    agents.map((a) => [a.id, Object.freeze({ ...a, tools: [...a.tools], domains: [...a.domains], ...(a.skills && { skills: [...a.skills] }), ...(a.publicKeys && { publicKeys: [...a.publicKeys] }) })]),
+    agents.map((a) => [a.id, Object.freeze({ ...a, tools: [...a.tools], domains: [...a.domains], ...(a.skills && { skills: [...a.skills] }), ...(a.publicKeys && { publicKeys: [...a.publicKeys] }), ...(a.apiKeys && { apiKeys: [...a.apiKeys] }) })]),
   );
   // Unknown ids get one frozen object each (bounded) so BlueprintSet.select can cache per object.
   const unknown = new Map<string, AgentInfo>();
@@ -66,6 +66,7 @@ export function parseAgentRegistry(text: string, file: string, opts: { defaultTi
   }
   const agents: AgentInfo[] = [];
   const seen = new Set<string>();
+  const apiKeyOwner = new Map<string, string>();
   agentsNode.items.forEach((item, i) => {
     const path = `$.agents[${i}]`;
     if (!isMap(item)) {
@@ -83,7 +84,7 @@ export function parseAgentRegistry(text: string, file: string, opts: { defaultTi
     seen.add(v.id);
     const tier = v.tier === undefined ? (opts.defaultTier ?? 'ACL-2') : normalizeTier(v.tier);
     if (!tier) errors.push(new StewardError('STEWARD_BLUEPRINT_TIER', `tier ${JSON.stringify(v.tier)} is not ACL-0..ACL-5 (or GT-n)`, { position: at(node('tier'), `${path}.tier`) }));
-    const strList = (k: 'tools' | 'domains' | 'skills' | 'public_keys'): string[] => {
+    const strList = (k: 'tools' | 'domains' | 'skills' | 'public_keys' | 'api_keys'): string[] => {
       const x = v[k];
       if (x === undefined) return [];
       if (Array.isArray(x) && x.every((s) => typeof s === 'string')) return x as string[];
@@ -98,6 +99,13 @@ export function parseAgentRegistry(text: string, file: string, opts: { defaultTi
       const problem = publicKeyProblem(pem);
       if (problem) errors.push(new StewardError('STEWARD_CONFIG', `public_keys[${k}]: ${problem}`, { position: at(node('public_keys'), `${path}.public_keys[${k}]`) }));
     });
+    // api_keys: HTTP ingress keys, hashed at rest — `sha256:<64 hex>`, never the key itself (docs/http.md).
+    const apiKeys = v.api_keys === undefined ? undefined : strList('api_keys').map((h) => h.toLowerCase());
+    apiKeys?.forEach((h, k) => {
+      if (!/^sha256:[0-9a-f]{64}$/.test(h)) errors.push(new StewardError('STEWARD_CONFIG', `api_keys[${k}]: must be sha256:<64 hex>, the hash of the key (never the key itself)`, { position: at(node('api_keys'), `${path}.api_keys[${k}]`) }));
+      else if (apiKeyOwner.has(h) && apiKeyOwner.get(h) !== v.id) errors.push(new StewardError('STEWARD_CONFIG', `api_keys[${k}]: the same key is listed for agent '${apiKeyOwner.get(h)}'`, { position: at(node('api_keys'), `${path}.api_keys[${k}]`) }));
+      else apiKeyOwner.set(h, v.id as string);
+    });
     agents.push({
       id: v.id,
       tenant: typeof v.tenant === 'string' ? v.tenant : 'default',
@@ -106,6 +114,7 @@ export function parseAgentRegistry(text: string, file: string, opts: { defaultTi
       domains: strList('domains'),
       ...(v.skills !== undefined && { skills: strList('skills') }),
       ...(publicKeys && publicKeys.length > 0 && { publicKeys }),
+      ...(apiKeys && apiKeys.length > 0 && { apiKeys }),
       registered: true,
     });
   });

@@ -40,3 +40,17 @@ describe('parseAgentRegistry', () => {
     expect(parseAgentRegistry('x-owner: platform\nagents: []\n', 'agents.yaml').errors).toEqual([]);
   });
 });
+
+describe('parseAgentRegistry api_keys (docs/http.md)', () => {
+  const h = (c: string) => `sha256:${c.repeat(64)}`;
+  it('keeps hashed API keys per agent', () => {
+    const { registry, errors } = parseAgentRegistry(`agents:\n  - id: a\n    api_keys: ["${h('a').toUpperCase().replace('SHA256', 'sha256')}", "${h('b')}"]\n`, 'agents.yaml');
+    expect(errors).toEqual([]);
+    expect(registry!.lookup('a').apiKeys).toEqual([h('a'), h('b')]);
+  });
+  it('refuses a plaintext key and a key listed for two agents', () => {
+    const { errors } = parseAgentRegistry(`agents:\n  - id: a\n    api_keys: [my-secret-key]\n  - id: b\n    api_keys: ["${h('c')}"]\n  - id: c\n    api_keys: ["${h('c')}"]\n`, 'agents.yaml');
+    expect(errors.map((e) => e.message)).toEqual([expect.stringMatching(/api_keys\[0\]: must be sha256:<64 hex>/), expect.stringMatching(/listed for agent 'b'/)]);
+    expect(errors.map((e) => e.message).join(' ')).not.toContain('my-secret-key');
+  });
+});
