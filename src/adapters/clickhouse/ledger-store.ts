@@ -26,6 +26,29 @@ export async function readLedger(store: ClickHouseStore, agentId?: string): Prom
   return rows.map(ledgerEntryFromRow);
 }
 
+/**
+ * One agent's entries in seq order, page by page (about `pageSize` rows each; every stored copy of a seq in the
+ * same page): `steward ledger verify` holds one page at a time instead of the whole chain.
+ */
+export async function* readLedgerPages(store: ClickHouseStore, agentId: string, pageSize = 10_000): AsyncGenerator<LedgerEntry[]> {
+  const agent = sqlString(agentId);
+  let after = Number.NEGATIVE_INFINITY;
+  for (;;) {
+    const lo = Number.isFinite(after) ? ` AND seq > ${after}` : '';
+    const rows = (await store.query(`SELECT ${LEDGER_COLUMNS} FROM ${store.table('ledger')} WHERE agent_id = ${agent}${lo} ORDER BY seq LIMIT ${pageSize}`)).map(ledgerEntryFromRow);
+    if (rows.length === 0) return;
+    if (rows.length < pageSize) {
+      yield rows;
+      return;
+    }
+    // The page may have cut a seq's copies: end it at the last seq and read every copy of that seq.
+    const last = rows[rows.length - 1]!.seq;
+    const rest = (await store.query(`SELECT ${LEDGER_COLUMNS} FROM ${store.table('ledger')} WHERE agent_id = ${agent} AND seq = ${last}`)).map(ledgerEntryFromRow);
+    yield [...rows.filter((e) => e.seq !== last), ...rest];
+    after = last;
+  }
+}
+
 export async function ledgerAgents(store: ClickHouseStore): Promise<string[]> {
   const rows = await store.query<{ agent_id: string }>(`SELECT DISTINCT agent_id FROM ${store.table('ledger')} ORDER BY agent_id`);
   return rows.map((r) => r.agent_id);

@@ -13,8 +13,8 @@ import { parseArgs } from 'node:util';
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { KeyObject } from 'node:crypto';
 import { loadPublicKeys } from '../../adapters/clickhouse/ledger-keys.js';
-import { ledgerAgents, readLedger } from '../../adapters/clickhouse/ledger-store.js';
-import { verifyLedger, type LedgerVerifyResult } from '../../engine/ledger/index.js';
+import { ledgerAgents, readLedgerPages } from '../../adapters/clickhouse/ledger-store.js';
+import { ChainVerifier, type LedgerVerifyResult } from '../../engine/ledger/index.js';
 import { loadStewardConfig } from '../../config/steward-config.js';
 import { StewardError } from '../../errors.js';
 import { CLICKHOUSE_OPTIONS, clickhouseStoreFromArgs } from './migrate.js';
@@ -69,12 +69,15 @@ export async function run(argv: string[]): Promise<number> {
   const anchors = values.anchors ? readAnchors(values.anchors) : {};
   const store = clickhouseStoreFromArgs(values);
   try {
-    // One agent at a time keeps memory bounded by the longest chain, not the whole ledger. Anchored agents
+    // One agent at a time, each read in pages of 10 000 entries: memory is bounded by a page. Anchored agents
     // with no entries left are verified too (they are reported as truncated).
     const agents = values.agent !== undefined ? [values.agent] : [...new Set([...(await ledgerAgents(store)), ...Object.keys(anchors)])].sort();
     const r: LedgerVerifyResult = { ok: true, agents: 0, entries: 0, issues: [], heads: {} };
     for (const agent of agents) {
-      const one = verifyLedger(await readLedger(store, agent), keys, anchors[agent] ? { anchors: { [agent]: anchors[agent] } } : {});
+      // Page by page: memory is bounded by a page, not by the longest chain.
+      const v = new ChainVerifier(agent, keys, anchors[agent]);
+      for await (const page of readLedgerPages(store, agent)) v.add(page);
+      const one = v.finish();
       r.ok &&= one.ok;
       r.agents += one.agents;
       r.entries += one.entries;

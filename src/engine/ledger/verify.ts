@@ -192,3 +192,60 @@ function keyByTrial(e: LedgerEntry, keys: Map<string, KeyObject>): KeyObject | u
   for (const k of keys.values()) if (verifySignature(e.hash, e.signature, k)) return k;
   return undefined;
 }
+
+/**
+ * One agent's chain verified page by page, holding one page at a time (`steward ledger verify` streams the
+ * table). Pages come in seq order and each holds every stored copy of its seqs (a page ends at a seq
+ * boundary). The last entry of the chain so far is carried into the next page, so links, gaps and time order
+ * are checked across pages; its own issues were reported with its page and are not repeated.
+ */
+export class ChainVerifier {
+  private readonly keys: Map<string, KeyObject>;
+  private carried: LedgerEntry | undefined;
+  private atAnchor: LedgerEntry | undefined;
+  private count = 0;
+  readonly issues: LedgerIssue[] = [];
+
+  constructor(
+    private readonly agent: string,
+    publicKeys: PublicKeys,
+    private readonly anchor?: { seq: number; hash: string },
+  ) {
+    this.keys = keyMap(publicKeys);
+  }
+
+  add(page: LedgerEntry[]): void {
+    const good: LedgerEntry[] = [];
+    for (const e of page) {
+      const bad = wellFormed(e);
+      if (bad) this.issues.push({ agent_id: String(e?.agent_id ?? ''), seq: Number(e?.seq ?? 0), entry_id: String(e?.entry_id ?? ''), kind: 'malformed', message: bad });
+      else good.push(e);
+    }
+    if (good.length === 0) return;
+    const from = this.carried?.seq ?? 0;
+    const found: LedgerIssue[] = [];
+    const chain = verifyChain(this.agent, this.carried ? [this.carried, ...good] : good, this.keys, found);
+    for (const i of found) if (i.seq > from) this.issues.push(i);
+    this.count += chain.length - (this.carried ? 1 : 0);
+    if (this.anchor) this.atAnchor ??= chain.find((e) => e.seq === this.anchor!.seq);
+    this.carried = chain[chain.length - 1];
+  }
+
+  /** The agent's verdict (as verifyLedger's for this agent alone). */
+  finish(): LedgerVerifyResult {
+    const last = this.carried;
+    if (this.anchor) {
+      if (!last || last.seq < this.anchor.seq)
+        this.issues.push({ agent_id: this.agent, seq: this.anchor.seq, entry_id: '', kind: 'truncated', message: last ? `chain ends at seq ${last.seq}, anchor says ${this.anchor.seq}` : `no entries, anchor says seq ${this.anchor.seq}` });
+      else if (this.atAnchor && this.atAnchor.hash !== this.anchor.hash)
+        this.issues.push({ agent_id: this.agent, seq: this.atAnchor.seq, entry_id: this.atAnchor.entry_id, kind: 'edited', message: 'hash differs from the trusted anchor' });
+    }
+    return {
+      ok: this.issues.length === 0,
+      agents: last ? 1 : 0,
+      entries: this.count,
+      issues: this.issues,
+      heads: last ? { [this.agent]: { agent_id: this.agent, seq: last.seq, hash: last.hash, ts_ms: last.ts_ms } } : {},
+    };
+  }
+}
