@@ -4,6 +4,9 @@
  * our compiled DSL, a hand-written JS function of the same logic (the baseline), @marcbachmann/cel-js
  * and json-rules-engine. All four must agree on every trace before anything is timed.
  * Prints ops/s per engine and `dsl_vs_handwritten=<time ratio>` last (goal <= 2.0).
+ * Issue #28: the SQL-aware rule of code/assistant@1.0 (parsed with node-sql-parser, parse cache keyed
+ * by the text) against the keyword-regex rule and the plain `contains` rule over the same two database
+ * traces: `sql_rule_vs_regex_rule=` and `sql_rule_vs_contains_rule=` (time ratios, goal <= 20).
  */
 import { parse as celParse } from '@marcbachmann/cel-js';
 import { Engine } from 'json-rules-engine';
@@ -22,6 +25,21 @@ const DANGEROUS = {
   },
 };
 const TRADE = 'args.trade_value <= 100000';
+// The SQL-aware rule (blueprints/code/assistant@1.0.yaml) and the keyword-regex rule it replaced.
+const SQL_RULE = {
+  all: [
+    { any: ['sql_tables_dropped(action.query) == []', 'in_allowlist(sql_tables_dropped(action.query), "deletable_tables")'] },
+    { any: ['NOT (sql_statements(action.query) contains "delete" OR sql_unbounded_write(action.query))', 'in_allowlist(sql_tables_written(action.query), "deletable_tables")'] },
+  ],
+};
+const REGEX_RULE = {
+  NOT: {
+    all: [
+      { any: ['matches_regex(action.query, "(?i)\\bDROP\\b")', 'matches_regex(action.query, "(?i)\\bDELETE\\s+FROM\\b")', 'matches_regex(action.query, "(?i)\\bTRUNCATE\\b")'] },
+      'NOT in_allowlist(action.table, "deletable_tables")',
+    ],
+  },
+};
 
 const base = { agent_id: 'trader-1', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call' };
 const traces: Trace[] = [
@@ -42,6 +60,13 @@ const ctxs: EvalContext[] = traces.map((trace) => ({ trace, agent, trustDebt: 0,
 // ── our DSL
 const c1 = compileCondition(DANGEROUS, opts).condition!;
 const c2 = compileCondition(TRADE, opts).condition!;
+const cSql = compileCondition(SQL_RULE, opts).condition!;
+const cRegex = compileCondition(REGEX_RULE, opts).condition!;
+const cContains = c1;
+const ruleEval = (c: typeof c1) => (i: number): number => ((c.evaluate(ctxs[i % 2]!) as boolean) ? 1 : 0);
+const sqlRule = ruleEval(cSql);
+const regexRule = ruleEval(cRegex);
+const containsRule = ruleEval(cContains);
 const dsl = (i: number): number => ((c1.evaluate(ctxs[i]!) as boolean) ? 1 : 0) + ((c2.evaluate(ctxs[i]!) as boolean) ? 2 : 0);
 
 // ── hand-written baseline: the same semantics (missing → false, strings only for contains)
@@ -100,6 +125,11 @@ async function verify(): Promise<void> {
     const got = { dsl: dsl(i), hand: hand(i), cel: cel(i), jre: await jreEval(i) };
     for (const [k, v] of Object.entries(got)) if (v !== want) throw new Error(`${k} disagrees on ${traces[i]!.trace_id}: ${v} != ${want}`);
   }
+  // The database rules agree on the two database traces (SELECT holds, DROP customers fails).
+  for (const i of [0, 1]) {
+    const want = EXPECTED[i]![0] ? 1 : 0;
+    for (const [k, f] of Object.entries({ sqlRule, regexRule, containsRule })) if (f(i) !== want) throw new Error(`${k} disagrees on ${traces[i]!.trace_id}`);
+  }
 }
 
 function timeSync(fn: (i: number) => number, iterations: number): number {
@@ -139,11 +169,21 @@ async function main(): Promise<void> {
     r.dsl!.push(timeSync(dsl, N));
     r.cel!.push(timeSync(cel, N / 10));
   }
+  const db: Record<string, number[]> = { sql: [], regex: [], contains: [] };
+  for (let round = 0; round < 7; round++) {
+    db.contains!.push(timeSync(containsRule, N / 10));
+    db.regex!.push(timeSync(regexRule, N / 10));
+    db.sql!.push(timeSync(sqlRule, N / 10));
+  }
   for (let round = 0; round < 3; round++) r['json-rules-engine']!.push(await timeAsync(jreEval, 6_000));
   const m = Object.fromEntries(Object.entries(r).map(([k, v]) => [k, median(v)]));
   for (const [k, v] of Object.entries(m)) console.log(`${k.padEnd(18)} ${Math.round(v).toLocaleString('en-US').padStart(14)} evaluations/s (2 conditions each)`);
   console.log(`cel_vs_handwritten=${(m.handwritten! / m.cel!).toFixed(2)}`);
   console.log(`json_rules_engine_vs_handwritten=${(m.handwritten! / m['json-rules-engine']!).toFixed(1)}`);
+  const dm = Object.fromEntries(Object.entries(db).map(([k, v]) => [k, median(v)]));
+  for (const [k, v] of Object.entries(dm)) console.log(`${(k + ' db rule').padEnd(18)} ${Math.round(v).toLocaleString('en-US').padStart(14)} evaluations/s`);
+  console.log(`sql_rule_vs_regex_rule=${(dm.regex! / dm.sql!).toFixed(2)}`);
+  console.log(`sql_rule_vs_contains_rule=${(dm.contains! / dm.sql!).toFixed(2)}`);
   console.log(`dsl_vs_handwritten=${(m.handwritten! / m.dsl!).toFixed(2)}`);
 }
 

@@ -217,6 +217,14 @@ function compileCompare(node: Extract<Node, { kind: 'compare' }>, env: CompileEn
       problem(env, node, 'STEWARD_DSL_TYPE', `'${op}' between a ${l.type} and a ${right.type} is never true`, node.opOffset);
     }
   }
+  // A list (e.g. sql_tables_written()) against a scalar, or a scalar function result against a list
+  // literal, is never equal: a load error at the operator (issue #28, typed fact signatures).
+  if (op === '==' || op === '!=') {
+    const kinds = [l.type, right.type];
+    if (kinds.includes('array') && kinds.some((k) => k === 'string' || k === 'number' || k === 'boolean')) {
+      problem(env, node, 'STEWARD_DSL_TYPE', `'${op}' between a ${l.type} and a ${right.type} is never true (use 'contains' to test a list for an element)`, node.opOffset);
+    }
+  }
   if (op === 'contains' && l.literal && typeof l.literal.value !== 'string' && !Array.isArray(l.literal.value)) {
     problem(env, node.left, 'STEWARD_DSL_TYPE', `'contains' needs a string or an array on the left, found ${l.type}`);
   }

@@ -4,7 +4,7 @@
  * action does rather than keywords in a string or fields the agent fills in. Pure: no fs, no network.
  * Text that does not parse, or exceeds the size/nesting limits, throws FactParseError (a
  * STEWARD_DSL_EVAL: the condition cannot be evaluated and the stage fails closed) unless the author
- * wraps the call in if_unparsed(call, default). Parses are cached per text (bounded LRU).
+ * wraps the call in if_unparsed(call, default) (parse errors only, never limits). Parses are cached per text (bounded LRU).
  */
 import sqlParser from 'node-sql-parser';
 import sh from 'mvdan-sh';
@@ -13,6 +13,13 @@ import { StewardError } from '../../errors.js';
 
 /** An unparseable or oversized input: the only error if_unparsed() turns into its default. */
 export class FactParseError extends StewardError {
+  constructor(message: string) {
+    super('STEWARD_DSL_EVAL', `${message}: cannot evaluate`);
+  }
+}
+
+/** Input beyond the size/nesting limits: cannot evaluate, and if_unparsed() does not recover it (padding must not buy an opt-out). */
+export class FactLimitError extends StewardError {
   constructor(message: string) {
     super('STEWARD_DSL_EVAL', `${message}: cannot evaluate`);
   }
@@ -51,12 +58,12 @@ class Lru<V> {
 
 function text(v: unknown, what: string, max: number): string {
   if (typeof v !== 'string') throw new FactParseError(`${what}: the value is ${v === undefined || v === null ? 'missing' : 'not a string'}`);
-  if (v.length > max) throw new FactParseError(`${what}: ${v.length} characters exceed the limit of ${max}`);
+  if (v.length > max) throw new FactLimitError(`${what}: ${v.length} characters exceed the limit of ${max}`);
   let depth = 0;
   for (let i = 0; i < v.length; i++) {
     const c = v.charCodeAt(i);
     if (c === 40 || c === 91 || c === 123) {
-      if (++depth > FACT_LIMITS.nesting) throw new FactParseError(`${what}: brackets nest deeper than ${FACT_LIMITS.nesting}`);
+      if (++depth > FACT_LIMITS.nesting) throw new FactLimitError(`${what}: brackets nest deeper than ${FACT_LIMITS.nesting}`);
     } else if ((c === 41 || c === 93 || c === 125) && depth > 0) depth--;
   }
   return v;
@@ -136,7 +143,7 @@ function analyse(stmts: unknown[]): SqlFacts {
   let unboundedWrite = false;
   const cteNames = new Set<string>();
   const visit = (node: unknown, depth: number): void => {
-    if (depth > 200) throw new FactParseError('SQL: the statement tree nests too deep');
+    if (depth > 200) throw new FactLimitError('SQL: the statement tree nests too deep');
     if (Array.isArray(node)) {
       for (const n of node) visit(n, depth + 1);
       return;
@@ -241,7 +248,7 @@ export function shellFacts(v: unknown): ShellFacts {
 }
 
 function parseShell(src: string, facts: ShellFacts, depth: number): void {
-  if (depth > FACT_LIMITS.shellDepth) throw new FactParseError(`shell: inline code nests deeper than ${FACT_LIMITS.shellDepth}`);
+  if (depth > FACT_LIMITS.shellDepth) throw new FactLimitError(`shell: inline code nests deeper than ${FACT_LIMITS.shellDepth}`);
   let file: unknown;
   try {
     file = sh.syntax.NewParser().Parse(src, '');
@@ -312,11 +319,33 @@ function wordText(w: unknown): string {
   return out;
 }
 
-function partText(p: unknown): string {
+// Lit values keep their backslashes as written: `r\m` runs rm, `'\''` is a quote. Unquoted, a
+// backslash quotes the next character (and a backslash-newline disappears); in double quotes only
+// before $ ` " \ and newline.
+const UNQUOTED_ESC = /\\(\n|[\s\S])/g;
+const DQ_ESC = /\\([$`"\\\n])/g;
+
+const ANSI_C: Record<string, string> = { n: '\n', t: '\t', r: '\r', a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
+
+/** `$'…'` (ANSI-C quoting): `$'\x72m'` is rm. */
+function ansiC(v: string): string {
+  return v.replace(/\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|[\s\S])/g, (m, e: string) => {
+    if (e[0] === 'x' || e[0] === 'u' || e[0] === 'U') {
+      const cp = parseInt(e.slice(1), 16);
+      return cp <= 0x10ffff ? String.fromCodePoint(cp) : m;
+    }
+    if (/^[0-7]/.test(e)) return String.fromCharCode(parseInt(e, 8) & 0xff);
+    if (e[0] === 'c' && e.length === 2) return String.fromCharCode(e.charCodeAt(1) & 0x1f);
+    return ANSI_C[e] ?? m;
+  });
+}
+
+function partText(p: unknown, dq = false): string {
   if (!isObj(p)) return '';
   const t = sh.syntax.NodeType(p);
-  if (t === 'Lit' || t === 'SglQuoted') return String(p.Value ?? '');
-  if (t === 'DblQuoted') return ((p.Parts as unknown[] | null) ?? []).map(partText).join('');
+  if (t === 'Lit') return String(p.Value ?? '').replace(dq ? DQ_ESC : UNQUOTED_ESC, (_, c: string) => (c === '\n' ? '' : c));
+  if (t === 'SglQuoted') return p.Dollar === true ? ansiC(String(p.Value ?? '')) : String(p.Value ?? '');
+  if (t === 'DblQuoted') return ((p.Parts as unknown[] | null) ?? []).map((x) => partText(x, true)).join('');
   // Parameter expansions, command substitutions, arithmetic: the value is only known when run.
   return '$';
 }
