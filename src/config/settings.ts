@@ -90,6 +90,7 @@ export const SETTINGS = {
   'http.tls.key_file': s('http.tls.key_file', unset<string>(), 'PEM private key of the ingress certificate', { env: 'STEWARD_HTTP_TLS_KEY' }),
   'http.limits.max_body_bytes': s('http.limits.max_body_bytes', 1_048_576, 'largest request body, after gzip decoding; larger gets 413'),
   'http.limits.max_batch_events': s('http.limits.max_batch_events', 500, 'most events in one batch; more gets 413'),
+  'http.limits.max_in_flight_bytes': s('http.limits.max_in_flight_bytes', 67_108_864, 'request bytes handled at once; beyond, 503 + Retry-After (backpressure when Kafka is slow)'),
   'http.limits.rate_per_second': s('http.limits.rate_per_second', 50, 'requests per second per API key (burst: twice that); over gets 429 + Retry-After'),
   'signing.key': s('signing.key', unset<string>(), 'Ed25519 private key (PEM text or file) for verdicts; unset: steward run refuses to start (see signing.allow_ephemeral)', { env: 'STEWARD_SIGNING_KEY', secret: true }),
   'signing.key_id': s('signing.key_id', unset<string>(), 'key id written into signatures (default: derived from the public key)'),

@@ -57,7 +57,7 @@ export interface StewardConfig {
   trustDebt: { auditSweepIntervalMs: number; auditSweepLagMs: number; dedupTtlSeconds: number };
   observability: { enabled: boolean; host: string; port: number };
   /** http.*: the acgp client's HTTP ingress (docs/http.md); tls files resolved against the config file. */
-  http: { enabled: boolean; host: string; port: number; tls?: { certFile: string; keyFile: string }; maxBodyBytes: number; maxBatchEvents: number; ratePerSecond: number };
+  http: { enabled: boolean; host: string; port: number; tls?: { certFile: string; keyFile: string }; maxBodyBytes: number; maxBatchEvents: number; maxInFlightBytes: number; ratePerSecond: number };
   signing?: { key: string; keyId?: string };
   /** signing.ledger_key / STEWARD_LEDGER_KEY: the ledger's own key; signing.key signs the ledger when unset. */
   ledgerSigning?: { key: string; keyId?: string };
@@ -355,6 +355,7 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
       })(),
       maxBodyBytes: v(raw, 'http.limits.max_body_bytes'),
       maxBatchEvents: v(raw, 'http.limits.max_batch_events'),
+      maxInFlightBytes: v(raw, 'http.limits.max_in_flight_bytes'),
       ratePerSecond: v(raw, 'http.limits.rate_per_second'),
     },
     signing: raw.signing?.key ? { key: keyPath(raw.signing.key), keyId: v(raw, 'signing.key_id') } : undefined,

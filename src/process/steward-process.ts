@@ -9,8 +9,7 @@ import { startPipeline, type StageName, type PipelineDeps } from './pipeline.js'
 import { bootstrapEngine } from './engine-runtime.js';
 import { StewardMetrics } from '../observability/metrics.js';
 import { ObservabilityServer } from '../observability/http-server.js';
-import { HttpIngress } from '../adapters/http/ingress-server.js';
-import { readFileSync } from 'node:fs';
+import { startHttpIngress, type RunningIngress } from './http-ingress.js';
 import { StewardError } from '../errors.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import type { Logger } from '../logger.js';
@@ -76,7 +75,7 @@ function isKafkaError(e: unknown): boolean {
 export async function startStewardProcess(cfg: StewardConfig, stages: StageName[], logger: Logger, metricsPort?: number): Promise<RunningProcess> {
   const metrics = new StewardMetrics({ defaultMetrics: true });
   const server = new ObservabilityServer(metrics);
-  let ingress: HttpIngress | undefined;
+  let ingress: RunningIngress | undefined;
   let rt: Awaited<ReturnType<typeof bootstrapEngine>> | undefined;
   let pipe: Awaited<ReturnType<typeof startPipeline>> | undefined;
   let onFatal!: (e: StewardError) => void;
@@ -88,11 +87,8 @@ export async function startStewardProcess(cfg: StewardConfig, stages: StageName[
     }
     if (cfg.http.enabled) {
       // The acgp client's HTTP ingress (docs/http.md); loopback unless http.host says otherwise.
-      const tls = cfg.http.tls ? { cert: readFileSync(cfg.http.tls.certFile, 'utf8'), key: readFileSync(cfg.http.tls.keyFile, 'utf8') } : undefined;
-      ingress = new HttpIngress({ host: cfg.http.host, port: cfg.http.port, tls, maxBodyBytes: cfg.http.maxBodyBytes });
-      await ingress.ready();
-      const port = await ingress.listen();
-      logger.info({ port, host: cfg.http.host, tls: Boolean(tls) }, 'http ingress on /v1 (docs/http.md)');
+      ingress = await startHttpIngress(cfg, logger.child({ component: 'http' }));
+      logger.info({ port: ingress.port, host: cfg.http.host, tls: Boolean(cfg.http.tls) }, 'http ingress on /v1 (docs/http.md)');
     }
     // Not ready until every stage has joined its group.
     server.setReady('stages', false);

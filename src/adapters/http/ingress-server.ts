@@ -7,6 +7,13 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { AddressInfo } from 'node:net';
+import { createGunzip } from 'node:zlib';
+import type { Readable } from 'node:stream';
+import { StewardError } from '../../errors.js';
+import type { AgentInfo, Trace } from '../../engine/types.js';
+import { validateTrace } from '../kafka/serde.js';
+import { acgpEventToTrace, type AcgpEvent } from './acgp-mapping.js';
+import { agentForKey, KeyRateLimiter, type KeyedRegistry } from './ingress-auth.js';
 
 export interface HttpIngressOptions {
   host: string;
@@ -17,7 +24,60 @@ export interface HttpIngressOptions {
   maxBodyBytes: number;
   /** Fastify logs through this (a pino logger), or not at all. */
   logger?: unknown;
+  /** Most events in one batch; more gets 413. */
+  maxBatchEvents?: number;
+  /** Requests per second per API key (burst twice that); over gets 429 + Retry-After. */
+  ratePerSecond?: number;
+  /** Request bytes being handled at once; beyond, 503 + Retry-After (backpressure, never unbounded memory). */
+  maxInFlightBytes?: number;
+  /** Larger traces (as JSON) are refused like the stage dead-letters them (STEWARD_TRACE_TOO_LARGE). */
+  maxTraceBytes?: number;
+  /** Under agents.require_signature every agent must sign: none may send over HTTP (D24). */
+  requireSignature?: boolean;
 }
+
+/** What the ingress routes need; without it only /v1/health and the OpenAPI document are served. */
+export interface IngressDeps {
+  /** The current agent registry (hot-reloaded). */
+  registry(): KeyedRegistry;
+  /** Produces a trace to acgp.traces, key = its agent id (StewardClient.publish). */
+  publish(trace: Trace): Promise<void>;
+  /** Claims an idempotency key (true: first time); release() undoes a claim whose send failed. */
+  idempotency?: { claim(key: string): Promise<boolean>; release(key: string): Promise<void> };
+  now?: () => Date;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    agent?: AgentInfo;
+  }
+}
+
+/** The 4xx body: the reason code (the DLQ's, for traces) and its message (docs/http.md "Errors"). */
+const errorSchema = { type: 'object', properties: { error: { type: 'string' }, message: { type: 'string' }, index: { type: 'integer' } } } as const;
+
+const eventSchema = {
+  type: 'object',
+  required: ['trace_id'],
+  properties: {
+    trace_id: { type: 'string', minLength: 1, maxLength: 256 },
+    agent_type: { type: 'string' },
+    goal: { type: 'string' },
+    user_query: { type: 'string' },
+    reasoning_text: { type: ['string', 'null'] },
+    final_output: { type: ['string', 'null'] },
+    context_information: { type: ['object', 'null'], additionalProperties: true },
+    documents_used: { type: ['array', 'null'], items: { type: 'string' } },
+    timestamp: { type: ['string', 'null'] },
+    idempotency_key: { type: 'string', maxLength: 512 },
+  },
+  additionalProperties: true,
+} as const;
+
+const ingestResponse = {
+  type: 'object',
+  properties: { accepted: { type: 'integer' }, duplicates: { type: 'integer' }, batch_id: { type: 'string' } },
+} as const;
 
 /** Where the OpenAPI document is served (docs/http.md). */
 export const OPENAPI_PATH = '/v1/openapi.json';
@@ -31,7 +91,14 @@ export class HttpIngress {
   readonly app: FastifyInstance;
   private listening = false;
 
-  constructor(private readonly opts: HttpIngressOptions) {
+  private inFlightBytes = 0;
+  private readonly limiter: KeyRateLimiter;
+
+  constructor(
+    private readonly opts: HttpIngressOptions,
+    private readonly deps?: IngressDeps,
+  ) {
+    this.limiter = new KeyRateLimiter(opts.ratePerSecond ?? 50);
     this.app = Fastify({
       bodyLimit: opts.maxBodyBytes,
       ...(opts.tls ? { https: { cert: opts.tls.cert, key: opts.tls.key } } : {}),
@@ -53,9 +120,122 @@ export class HttpIngress {
         security: [{ apiKey: [] }],
       },
     });
+    this.app.setErrorHandler((err: Error & { statusCode?: number; code?: string; validation?: unknown }, _req, reply) => {
+      const status = err.validation ? 400 : err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 413 : /^Z_/.test(err.code ?? '') ? 400 : (err.statusCode ?? 500);
+      const error = err.validation ? 'STEWARD_HTTP_BAD_REQUEST' : status === 413 ? 'STEWARD_HTTP_BODY_TOO_LARGE' : status === 415 ? 'STEWARD_HTTP_ENCODING' : status < 500 ? 'STEWARD_HTTP_BAD_REQUEST' : 'STEWARD_HTTP_INTERNAL';
+      const message = status === 413 ? `body over http.limits.max_body_bytes ${this.opts.maxBodyBytes} (after decoding)` : status < 500 ? err.message : 'internal error';
+      return reply.code(status).send({ error, message });
+    });
     this.app.get('/v1/health', { schema: { ...healthSchema, security: [] } }, async () => ({ status: 'ok' as const }));
     this.app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => this.app.swagger());
+    if (this.deps) await this.app.register(async (scoped) => this.routes(scoped, this.deps!));
     await this.app.ready();
+  }
+
+  /** The authenticated routes: identity, rate limit, gzip and backpressure hooks, then the handlers. */
+  private routes(app: FastifyInstance, deps: IngressDeps): void {
+    const maxBody = this.opts.maxBodyBytes;
+    const maxInFlight = this.opts.maxInFlightBytes ?? 64 * 1024 * 1024;
+    app.addHook('onRequest', async (req, reply) => {
+      const key = req.headers['x-api-key'];
+      const agent = typeof key === 'string' && key !== '' ? agentForKey(deps.registry(), key) : undefined;
+      if (!agent) return reply.code(401).send({ error: 'STEWARD_HTTP_UNAUTHORIZED', message: 'unknown or revoked API key (X-API-Key)' });
+      // D24: the acgp client cannot sign, and the ingress does not sign for an agent.
+      if ((agent.publicKeys?.length ?? 0) > 0 || this.opts.requireSignature) {
+        return reply.code(403).send({ error: 'STEWARD_AGENT_SIGNATURE', message: `agent '${agent.id}' must sign its traces: send them over Kafka (docs/security.md)` });
+      }
+      const wait = this.limiter.take(String(key));
+      if (wait > 0) return reply.code(429).header('retry-after', String(wait)).send({ error: 'STEWARD_HTTP_RATE', message: `over ${this.opts.ratePerSecond ?? 50} requests per second for this key` });
+      req.agent = agent;
+    });
+    app.addHook('preParsing', async (req, reply, payload) => {
+      // Backpressure: the bytes a request may hold are reserved before its body is read.
+      const declared = Number(req.headers['content-length'] ?? NaN);
+      const reserve = Number.isFinite(declared) && req.headers['content-encoding'] !== 'gzip' ? Math.min(declared, maxBody) : maxBody;
+      if (this.inFlightBytes + reserve > maxInFlight) {
+        reply.code(503).header('retry-after', '1').send({ error: 'STEWARD_HTTP_BUSY', message: 'the ingress is at its in-flight limit; retry' });
+        return payload;
+      }
+      this.inFlightBytes += reserve;
+      (req as unknown as { reserved: number }).reserved = reserve;
+      const enc = req.headers['content-encoding'];
+      if (enc === undefined || enc === 'identity') return payload;
+      if (enc !== 'gzip') throw Object.assign(new Error(`unsupported Content-Encoding '${enc}'`), { statusCode: 415 });
+      // Fastify's bodyLimit counts the decoded bytes read from this stream: a gzip bomb stops at max_body_bytes.
+      const gunzip = createGunzip() as ReturnType<typeof createGunzip> & { receivedEncodedLength?: number };
+      // Fastify checks Content-Length against the encoded bytes through this property.
+      gunzip.receivedEncodedLength = 0;
+      (payload as Readable).on('data', (c: Buffer) => (gunzip.receivedEncodedLength! += c.length));
+      (payload as Readable).pipe(gunzip);
+      return gunzip;
+    });
+    app.addHook('onResponse', async (req) => {
+      const r = (req as unknown as { reserved?: number }).reserved;
+      if (r) this.inFlightBytes -= r;
+    });
+    const maxEvents = this.opts.maxBatchEvents ?? 500;
+    const maxTraceBytes = this.opts.maxTraceBytes ?? 900_000;
+    const now = deps.now ?? (() => new Date());
+    const toTrace = (ev: AcgpEvent, agent: AgentInfo): Trace => {
+      const t = validateTrace(acgpEventToTrace(ev, agent.id, now));
+      const size = Buffer.byteLength(JSON.stringify(t));
+      if (size > maxTraceBytes) throw new StewardError('STEWARD_TRACE_TOO_LARGE', `trace is ${size} bytes as JSON, over limits.max_trace_bytes ${maxTraceBytes}`);
+      return t;
+    };
+    /** Maps and validates every event first (nothing is sent from a batch with a bad event), then sends the unclaimed ones. */
+    const ingest = async (events: AcgpEvent[], agent: AgentInfo, batchKey: string | undefined, reply: import('fastify').FastifyReply) => {
+      let traces: Trace[];
+      try {
+        traces = events.map((ev, i) => {
+          try {
+            return toTrace(ev, agent);
+          } catch (e) {
+            throw Object.assign(e as Error, { index: i });
+          }
+        });
+      } catch (e) {
+        const err = e as StewardError & { index: number };
+        return reply.code(422).send({ error: err.code ?? 'STEWARD_TRACE_SCHEMA', message: err.message, index: err.index });
+      }
+      const keys = events.map((ev, i) => `${agent.id}:${ev.idempotency_key ?? (batchKey ? `${batchKey}:${i}` : '')}`);
+      const fresh: number[] = [];
+      for (let i = 0; i < traces.length; i++) {
+        const k = keys[i];
+        if (!deps.idempotency || k.endsWith(':') || (await deps.idempotency.claim(k))) fresh.push(i);
+      }
+      const results = await Promise.allSettled(fresh.map((i) => deps.publish(traces[i])));
+      const failed = fresh.filter((_, j) => results[j].status === 'rejected');
+      if (failed.length > 0) {
+        await Promise.allSettled(failed.map((i) => deps.idempotency?.release(keys[i])));
+        return reply.code(503).header('retry-after', '2').send({ error: 'STEWARD_KAFKA', message: `${failed.length} of ${traces.length} events could not be produced to the traces topic; retry the batch` });
+      }
+      return reply.code(200).send({ accepted: fresh.length, duplicates: traces.length - fresh.length, ...(batchKey && { batch_id: batchKey }) });
+    };
+    const common = { security: [{ apiKey: [] }] };
+    app.post(
+      '/v1/ingest/traces/batch',
+      {
+        schema: {
+          ...common,
+          summary: 'Ingest a batch of acgp events (the acgp client batch sender)',
+          headers: { type: 'object', properties: { 'x-idempotency-key': { type: 'string', maxLength: 256 } } },
+          body: { type: 'object', required: ['events'], properties: { batch_id: { type: 'string', maxLength: 256 }, event_count: { type: 'integer' }, events: { type: 'array', items: eventSchema } } },
+          response: { 200: ingestResponse, '4xx': errorSchema, '5xx': errorSchema },
+        },
+      },
+      async (req, reply) => {
+        const body = req.body as { batch_id?: string; events: AcgpEvent[]; event_count?: number };
+        if (body.events.length > maxEvents) return reply.code(413).send({ error: 'STEWARD_HTTP_BATCH_TOO_LARGE', message: `${body.events.length} events, over http.limits.max_batch_events ${maxEvents}` });
+        if (body.event_count !== undefined && body.event_count !== body.events.length) return reply.code(400).send({ error: 'STEWARD_HTTP_BAD_REQUEST', message: `event_count ${body.event_count} but ${body.events.length} events` });
+        const batchKey = (req.headers['x-idempotency-key'] as string | undefined) ?? body.batch_id;
+        return ingest(body.events, req.agent!, batchKey, reply);
+      },
+    );
+    app.post(
+      '/v1/ingest/traces',
+      { schema: { ...common, summary: 'Ingest one acgp event', body: eventSchema, response: { 200: ingestResponse, '4xx': errorSchema, '5xx': errorSchema } } },
+      async (req, reply) => ingest([req.body as AcgpEvent], req.agent!, req.headers['x-idempotency-key'] as string | undefined, reply),
+    );
   }
 
   async listen(): Promise<number> {

@@ -1,0 +1,71 @@
+/**
+ * Assembles the HTTP ingress (docs/http.md) from the process configuration: the agent registry (hot-reloaded),
+ * a StewardClient that produces traces to acgp.traces through the Kafka adapter (key = agent id), and Redis
+ * idempotency claims. `steward run` starts it when http.enabled.
+ */
+import { readFileSync } from 'node:fs';
+import { HttpIngress } from '../adapters/http/ingress-server.js';
+import { StewardClient } from '../client/steward-client.js';
+import { watchAgentRegistry } from '../adapters/fs/agent-registry-watcher.js';
+import { createAgentRegistry } from '../engine/blueprint/registry.js';
+import { createRedis } from '../adapters/redis/client.js';
+import type { StewardConfig } from '../config/steward-config.js';
+import type { Logger } from '../logger.js';
+
+/** How long a retried batch's events are recognised (docs/http.md "Idempotency"). */
+export const IDEMPOTENCY_TTL_SECONDS = 86_400;
+
+export interface RunningIngress {
+  ingress: HttpIngress;
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Promise<RunningIngress> {
+  const closers: (() => Promise<unknown> | void)[] = [];
+  try {
+    const holder = cfg.blueprints.agents ? await watchAgentRegistry(cfg.blueprints.agents, { defaultTier: cfg.engine.defaultTier, watch: cfg.blueprints.watch }) : undefined;
+    if (holder) closers.push(() => holder.close());
+    const empty = createAgentRegistry([], cfg.engine.defaultTier);
+    const client = new StewardClient({ kafka: cfg.kafka, topicPrefix: cfg.topics.prefix, logger });
+    closers.push(() => client.close());
+    const redis = createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 });
+    closers.push(() => redis.disconnect());
+    const prefix = `${cfg.redis.keyPrefix}http:idem:`;
+    const tls = cfg.http.tls ? { cert: readFileSync(cfg.http.tls.certFile, 'utf8'), key: readFileSync(cfg.http.tls.keyFile, 'utf8') } : undefined;
+    const ingress = new HttpIngress(
+      {
+        host: cfg.http.host,
+        port: cfg.http.port,
+        tls,
+        maxBodyBytes: cfg.http.maxBodyBytes,
+        maxBatchEvents: cfg.http.maxBatchEvents,
+        ratePerSecond: cfg.http.ratePerSecond,
+        maxInFlightBytes: cfg.http.maxInFlightBytes,
+        maxTraceBytes: cfg.limits.maxTraceBytes,
+        requireSignature: cfg.agents.requireSignature,
+      },
+      {
+        registry: () => holder?.registry ?? empty,
+        publish: (t) => client.publish(t),
+        idempotency: {
+          claim: async (k) => (await redis.set(prefix + k, '1', 'EX', IDEMPOTENCY_TTL_SECONDS, 'NX')) === 'OK',
+          release: async (k) => void (await redis.del(prefix + k)),
+        },
+      },
+    );
+    closers.unshift(() => ingress.close());
+    await ingress.ready();
+    const port = await ingress.listen();
+    return {
+      ingress,
+      port,
+      async close() {
+        for (const c of closers) await Promise.resolve(c()).catch(() => undefined);
+      },
+    };
+  } catch (e) {
+    for (const c of closers) await Promise.resolve(c()).catch(() => undefined);
+    throw e;
+  }
+}

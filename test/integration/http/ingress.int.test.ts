@@ -1,0 +1,115 @@
+// The HTTP ingress (docs/http.md) on real Kafka and Redis: API-key identity (D24), the acgp batch protocol
+// into acgp.traces (key = the key's agent), idempotent retries, and refusals — malformed bodies, oversize
+// batches, gzip bombs, bad events (with the DLQ's reason), rate limits.
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { apiKeyHash } from '../../../src/adapters/http/ingress-auth.js';
+import { startHttpIngress } from '../../../src/process/http-ingress.js';
+import { Collector, pipelineConfig, quietLogger, withPipelineEnv } from '../pipeline/harness.js';
+import { uniqueRedisPrefix, waitFor } from '../setup/helpers.js';
+
+describe('HTTP ingress (real Kafka, Redis)', () => {
+  it('batches into acgp.traces as the key\'s agent; retries deduplicated; bad keys, bodies and events refused', async () => {
+    const pub = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    const dir = mkdtempSync(join(tmpdir(), 'steward-http-'));
+    writeFileSync(
+      join(dir, 'agents.yaml'),
+      `agents:\n  - id: py-agent\n    tenant: acme\n    api_keys: ["${apiKeyHash('key-good')}"]\n  - id: signer\n    api_keys: ["${apiKeyHash('key-signer')}"]\n    public_keys:\n      - |\n${pub.trim().split('\n').map((l) => `        ${l}`).join('\n')}\n`,
+    );
+    await withPipelineEnv('http-ingress', async ({ cfg: base, topics, adapter }) => {
+      const cfg = pipelineConfig(base.topics.prefix, { blueprints: { dir, agents: join(dir, 'agents.yaml'), watch: false }, redis: { key_prefix: uniqueRedisPrefix('http') }, http: { enabled: true, port: 0, limits: { max_body_bytes: 64 * 1024, max_batch_events: 10, rate_per_second: 1000 } } });
+      const ing = await startHttpIngress(cfg, quietLogger());
+      const out = await new Collector(adapter, [topics.traces]).start();
+      const url = `http://127.0.0.1:${ing.port}/v1`;
+      const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+        fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'key-good', ...headers }, body: typeof body === 'string' || body instanceof Uint8Array ? (body as string) : JSON.stringify(body) });
+      try {
+        const events = [0, 1, 2].map((i) => ({ trace_id: `h-${i}`, agent_type: 'executor', goal: 'g', user_query: 'q', reasoning_text: `r${i}`, final_output: i === 2 ? 'done' : '', context_information: {}, documents_used: ['d.md'], timestamp: '2026-06-01T10:00:00', idempotency_key: `b1_h-${i}`, agent_id: 'spoofed' }));
+        const batch = { batch_id: 'b1', events, event_count: 3 };
+        const r1 = await post('/ingest/traces/batch', batch, { 'x-idempotency-key': 'b1' });
+        expect(r1.status).toBe(200);
+        expect(await r1.json()).toEqual({ accepted: 3, duplicates: 0, batch_id: 'b1' });
+        // The retried batch, gzipped as the client does over 1 KB: nothing sent twice.
+        const r2 = await post('/ingest/traces/batch', gzipSync(JSON.stringify(batch)), { 'x-idempotency-key': 'b1', 'content-encoding': 'gzip' });
+        expect(await r2.json()).toEqual({ accepted: 0, duplicates: 3, batch_id: 'b1' });
+        await waitFor(() => out.on(topics.traces).length >= 3, { timeoutMs: 20_000 });
+        await new Promise((r) => setTimeout(r, 1000));
+        const recs = out.on(topics.traces);
+        expect(recs).toHaveLength(3);
+        expect(recs.every((m) => m.key?.toString() === 'py-agent')).toBe(true);
+        const t2 = out.json(topics.traces).find((t) => t.trace_id === 'h-2');
+        expect(t2).toMatchObject({ agent_id: 'py-agent', hook: 'output', content: 'done', reasoning: 'r2', sources: [{ id: 'd.md' }], timestamp: '2026-06-01T10:00:00Z' });
+
+        // Identity: unknown / missing key 401; an agent that must sign 403 (D24).
+        expect((await post('/ingest/traces', events[0], { 'x-api-key': 'nope' })).status).toBe(401);
+        expect((await fetch(`${url}/ingest/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(401);
+        const signer = await post('/ingest/traces', { trace_id: 's-1' }, { 'x-api-key': 'key-signer' });
+        expect(signer.status).toBe(403);
+        expect(((await signer.json()) as { error: string }).error).toBe('STEWARD_AGENT_SIGNATURE');
+
+        // Malformed JSON, schema violations, oversize batches, gzip bombs, bad events.
+        const bad = await post('/ingest/traces/batch', '{"events": [');
+        expect(bad.status).toBe(400);
+        expect((await post('/ingest/traces/batch', { events: 'x' })).status).toBe(400);
+        const big = await post('/ingest/traces/batch', { events: Array.from({ length: 11 }, (_, i) => ({ trace_id: `x${i}` })) });
+        expect(big.status).toBe(413);
+        expect(((await big.json()) as { error: string }).error).toBe('STEWARD_HTTP_BATCH_TOO_LARGE');
+        const bomb = gzipSync(Buffer.concat([Buffer.from('{"events":[{"trace_id":"'), Buffer.alloc(50 * 1024 * 1024, 'a'), Buffer.from('"}]}')]));
+        expect(bomb.length).toBeLessThan(200 * 1024);
+        const b = await post('/ingest/traces/batch', bomb, { 'content-encoding': 'gzip' });
+        expect(b.status).toBe(413);
+        expect(((await b.json()) as { error: string }).error).toBe('STEWARD_HTTP_BODY_TOO_LARGE');
+        const ts = await post('/ingest/traces/batch', { events: [{ trace_id: 'ok-1' }, { trace_id: 'bad-ts', timestamp: 'yesterday' }] });
+        expect(ts.status).toBe(422);
+        expect(await ts.json()).toMatchObject({ error: 'STEWARD_TRACE_SCHEMA', index: 1 });
+        const long = await post('/ingest/traces', { trace_id: 'big', final_output: 'x'.repeat(20_000) });
+        expect(long.status).toBe(422);
+        expect(((await long.json()) as { error: string }).error).toBe('STEWARD_TRACE_TOO_LARGE');
+        // Nothing from the refused requests reached the topic.
+        await new Promise((r) => setTimeout(r, 1000));
+        expect(out.on(topics.traces)).toHaveLength(3);
+      } finally {
+        await out.stop();
+        await ing.close();
+      }
+    });
+  });
+
+  it('backpressure: past max_in_flight_bytes a request gets 503 + Retry-After, not buffered', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'steward-http-'));
+    writeFileSync(join(dir, 'agents.yaml'), `agents:\n  - id: a\n    api_keys: ["${apiKeyHash('k')}"]\n`);
+    const cfg = pipelineConfig(`http-bp-${process.pid}`, { blueprints: { dir, agents: join(dir, 'agents.yaml'), watch: false }, http: { enabled: true, port: 0, limits: { max_in_flight_bytes: 2048 } } });
+    const ing = await startHttpIngress(cfg, quietLogger());
+    try {
+      const r = await fetch(`http://127.0.0.1:${ing.port}/v1/ingest/traces/batch`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'k' }, body: JSON.stringify({ events: [{ trace_id: 'x', reasoning_text: 'y'.repeat(4000) }] }) });
+      expect(r.status).toBe(503);
+      expect(r.headers.get('retry-after')).toBe('1');
+    } finally {
+      await ing.close();
+    }
+  });
+
+  it('per-key rate limit: 429 with Retry-After', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'steward-http-'));
+    writeFileSync(join(dir, 'agents.yaml'), `agents:\n  - id: a\n    api_keys: ["${apiKeyHash('k')}"]\n`);
+    const cfg = pipelineConfig(`http-rate-${process.pid}`, { blueprints: { dir, agents: join(dir, 'agents.yaml'), watch: false }, http: { enabled: true, port: 0, limits: { rate_per_second: 1 } } });
+    const ing = await startHttpIngress(cfg, quietLogger());
+    try {
+      const codes: number[] = [];
+      let retryAfter: string | null = null;
+      for (let i = 0; i < 3; i++) {
+        const r = await fetch(`http://127.0.0.1:${ing.port}/v1/ingest/traces/batch`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'k' }, body: JSON.stringify({ events: [] }) });
+        codes.push(r.status);
+        if (r.status === 429) retryAfter = r.headers.get('retry-after');
+      }
+      expect(codes).toEqual([200, 200, 429]);
+      expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+    } finally {
+      await ing.close();
+    }
+  });
+});
