@@ -11,6 +11,7 @@ import { createAgentRegistry } from '../engine/blueprint/registry.js';
 import { createRedis } from '../adapters/redis/client.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import type { Logger } from '../logger.js';
+import type { AclTier, FallbackOnTimeout } from '../engine/types.js';
 
 /** How long a retried batch's events are recognised (docs/http.md "Idempotency"). */
 export const IDEMPOTENCY_TTL_SECONDS = 86_400;
@@ -29,6 +30,19 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     const empty = createAgentRegistry([], cfg.engine.defaultTier);
     const client = new StewardClient({ kafka: cfg.kafka, topicPrefix: cfg.topics.prefix, logger });
     closers.push(() => client.close());
+    // decide/finalize wait for replies with the governance contract's fallback, which depends on the agent's
+    // tier (spec-decisions D5): one client per tier, made when first needed.
+    const byTier = new Map<AclTier, StewardClient>();
+    const tierClient = (tier: AclTier): StewardClient => {
+      let c = byTier.get(tier);
+      if (!c) {
+        const made = new StewardClient({ kafka: cfg.kafka, topicPrefix: cfg.topics.prefix, logger, tier, fallbackOnTimeout: cfg.engine.fallbackOnTimeout as FallbackOnTimeout | undefined, defaultTimeoutMs: 5000 });
+        closers.push(() => made.close());
+        byTier.set(tier, made);
+        c = made;
+      }
+      return c;
+    };
     const redis = createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 });
     closers.push(() => redis.disconnect());
     const prefix = `${cfg.redis.keyPrefix}http:idem:`;
@@ -48,6 +62,8 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
       {
         registry: () => holder?.registry ?? empty,
         publish: (t) => client.publish(t),
+        decide: (t, agent, timeoutMs) => tierClient(agent.tier).decide(t, { timeoutMs }),
+        finalize: (t, agent, timeoutMs) => tierClient(agent.tier).finalize(t, { timeoutMs }),
         idempotency: {
           claim: async (k) => (await redis.set(prefix + k, '1', 'EX', IDEMPOTENCY_TTL_SECONDS, 'NX')) === 'OK',
           release: async (k) => void (await redis.del(prefix + k)),

@@ -44,6 +44,10 @@ export interface IngressDeps {
   publish(trace: Trace): Promise<void>;
   /** Claims an idempotency key (true: first time); release() undoes a claim whose send failed. */
   idempotency?: { claim(key: string): Promise<boolean>; release(key: string): Promise<void> };
+  /** The tripwire decision on the same request (StewardClient.decide: contract timeout and fallback). */
+  decide?(trace: Trace, agent: AgentInfo, timeoutMs?: number): Promise<unknown>;
+  /** The finalization gate's answer (StewardClient.finalize). */
+  finalize?(trace: Trace, agent: AgentInfo, timeoutMs?: number): Promise<unknown>;
   now?: () => Date;
 }
 
@@ -231,6 +235,36 @@ export class HttpIngress {
         return ingest(body.events, req.agent!, batchKey, reply);
       },
     );
+    // Synchronous routes: one acgp event, plus `steward` — contracts C1 fields the acgp event has no place
+    // for (hook, tool, args, job_id, draft_answer, ...) — merged over the mapped trace; never agent_id.
+    const syncBody = {
+      ...eventSchema,
+      properties: {
+        ...eventSchema.properties,
+        timeout_ms: { type: 'integer', minimum: 0, maximum: 60_000 },
+        steward: { type: 'object', additionalProperties: true, properties: { hook: { type: 'string', minLength: 1 }, tool: { type: 'string' }, args: { type: 'object' }, job_id: { type: 'string' } } },
+      },
+    } as const;
+    const sync = (kind: 'decide' | 'finalize') => async (req: import('fastify').FastifyRequest, reply: import('fastify').FastifyReply) => {
+      const fn = kind === 'decide' ? deps.decide : deps.finalize;
+      if (!fn) return reply.code(404).send({ error: 'STEWARD_HTTP_NOT_FOUND', message: `${kind} is not served by this process` });
+      const { steward, timeout_ms, ...ev } = req.body as AcgpEvent & { steward?: Record<string, unknown>; timeout_ms?: number };
+      const { agent_id: _ignored, ...extra } = steward ?? {};
+      const hook = kind === 'finalize' ? 'final_answer' : typeof extra.hook === 'string' ? extra.hook : 'tool_call';
+      let trace: Trace;
+      try {
+        trace = validateTrace({ ...acgpEventToTrace(ev, req.agent!.id, now, hook), ...extra, hook, agent_id: req.agent!.id });
+        const size = Buffer.byteLength(JSON.stringify(trace));
+        if (size > maxTraceBytes) throw new StewardError('STEWARD_TRACE_TOO_LARGE', `trace is ${size} bytes as JSON, over limits.max_trace_bytes ${maxTraceBytes}`);
+      } catch (e) {
+        const err = e as StewardError;
+        return reply.code(422).send({ error: err.code ?? 'STEWARD_TRACE_SCHEMA', message: err.message });
+      }
+      return reply.code(200).send(await fn(trace, req.agent!, timeout_ms));
+    };
+    const syncResponse = { 200: { type: 'object', additionalProperties: true }, '4xx': errorSchema, '5xx': errorSchema };
+    app.post('/v1/decide', { schema: { ...common, summary: 'The tripwire decision for one trace, on this request (StewardClient.decide: the governance contract\'s timeout and fallback)', body: syncBody, response: syncResponse } }, sync('decide'));
+    app.post('/v1/finalize', { schema: { ...common, summary: 'The finalization gate\'s answer for a final_answer (StewardClient.finalize)', body: syncBody, response: syncResponse } }, sync('finalize'));
     app.post(
       '/v1/ingest/traces',
       { schema: { ...common, summary: 'Ingest one acgp event', body: eventSchema, response: { 200: ingestResponse, '4xx': errorSchema, '5xx': errorSchema } } },

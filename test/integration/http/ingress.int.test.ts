@@ -9,7 +9,8 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { apiKeyHash } from '../../../src/adapters/http/ingress-auth.js';
 import { startHttpIngress } from '../../../src/process/http-ingress.js';
-import { Collector, pipelineConfig, quietLogger, withPipelineEnv } from '../pipeline/harness.js';
+import { Collector, pipelineConfig, quietLogger, TestEngine, withPipelineEnv } from '../pipeline/harness.js';
+import { startPipeline } from '../../../src/process/pipeline.js';
 import { uniqueRedisPrefix, waitFor } from '../setup/helpers.js';
 
 describe('HTTP ingress (real Kafka, Redis)', () => {
@@ -74,6 +75,42 @@ describe('HTTP ingress (real Kafka, Redis)', () => {
         expect(out.on(topics.traces)).toHaveLength(3);
       } finally {
         await out.stop();
+        await ing.close();
+      }
+    });
+  });
+
+  it('POST /v1/decide answers the tripwire decision on the request, and the contract fallback when no stage answers', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'steward-http-'));
+    writeFileSync(join(dir, 'agents.yaml'), `agents:\n  - id: dec-agent\n    tier: ACL-2\n    api_keys: ["${apiKeyHash('k-dec')}"]\n`);
+    await withPipelineEnv('http-decide', async ({ cfg: base }) => {
+      const cfg = pipelineConfig(base.topics.prefix, { blueprints: { dir, agents: join(dir, 'agents.yaml'), watch: false }, redis: { key_prefix: uniqueRedisPrefix('http') }, http: { enabled: true, port: 0 } });
+      const ing = await startHttpIngress(cfg, quietLogger());
+      const pipe = await startPipeline(cfg, ['tripwire'], { engine: new TestEngine() }, { logger: quietLogger() });
+      const decide = async (body: unknown) => {
+        const r = await fetch(`http://127.0.0.1:${ing.port}/v1/decide`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'k-dec' }, body: JSON.stringify(body) });
+        return { status: r.status, body: (await r.json()) as Record<string, any> };
+      };
+      let stopped = false;
+      try {
+        const halt = await decide({ trace_id: 'd-1', reasoning_text: 'clean up', timeout_ms: 20_000, steward: { tool: 'rm_rf', args: { path: '/' }, agent_id: 'spoofed' } });
+        expect(halt.status).toBe(200);
+        expect(halt.body).toMatchObject({ trace_id: 'd-1', agent_id: 'dec-agent', intervention: 'halt' });
+        const ok = await decide({ trace_id: 'd-2', timeout_ms: 20_000, steward: { tool: 'search' } });
+        expect(ok.body).toMatchObject({ trace_id: 'd-2', intervention: 'ok' });
+        // finalize: a final_answer without job_id is refused fail-closed (contracts C5), through the real stage.
+        const fr = await fetch(`http://127.0.0.1:${ing.port}/v1/finalize`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'k-dec' }, body: JSON.stringify({ trace_id: 'f-1', final_output: 'the answer', timeout_ms: 20_000 }) });
+        expect(fr.status).toBe(200);
+        const fin = (await fr.json()) as Record<string, any>;
+        expect(fin).toMatchObject({ action: 'block' });
+        expect(fin.rejected).toMatchObject({ code: expect.any(String) });
+        await pipe.stop();
+        stopped = true;
+        const fb = await decide({ trace_id: 'd-3', timeout_ms: 300, steward: { tool: 'search' } });
+        expect(fb.body).toMatchObject({ trace_id: 'd-3', fallback: true });
+        expect((await decide({ trace_id: 'd-4', timestamp: 'nope' })).status).toBe(422);
+      } finally {
+        if (!stopped) await pipe.stop();
         await ing.close();
       }
     });
