@@ -11,6 +11,7 @@ import { createAgentRegistry } from '../engine/blueprint/registry.js';
 import { createRedis } from '../adapters/redis/client.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import type { Logger } from '../logger.js';
+import { ClickHouseStore, sqlString } from '../adapters/clickhouse/client.js';
 import type { AclTier, FallbackOnTimeout } from '../engine/types.js';
 
 /** How long a retried batch's events are recognised (docs/http.md "Idempotency"). */
@@ -46,6 +47,16 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     const redis = createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 });
     closers.push(() => redis.disconnect());
     const prefix = `${cfg.redis.keyPrefix}http:idem:`;
+    const store = new ClickHouseStore(cfg.clickhouse);
+    closers.push(() => store.close());
+    const db = store.database;
+    // Read-only SELECTs; the agent is the key's. The ClickHouse this runs on (18.16) has no query parameters:
+    // values enter the text only through the adapter's sqlString literal escaping.
+    const QUERIES = {
+      scores: `SELECT trace_id, agent_id, intervention, approved, ctq, risk, confidence, metric_names, metric_scores, metric_statuses, policy_violations, scored_at_ms FROM ${db}.verdicts FINAL WHERE agent_id = {agent} AND trace_id = {trace} LIMIT 1`,
+      feedback: `SELECT trace_id, agent_id, intervention, approved, policy_violations, metric_names, metric_statuses, verdict_json FROM ${db}.verdicts FINAL WHERE agent_id = {agent} AND trace_id = {trace} LIMIT 1`,
+      oversight: `SELECT trace_id, agent_id, intervention, approved, stage, halted, severity, reasons, tripwires_fired, rules_failed, fallback, decided_at_ms FROM ${db}.decisions FINAL WHERE agent_id = {agent} AND trace_id = {trace} LIMIT 1`,
+    } as const;
     const tls = cfg.http.tls ? { cert: readFileSync(cfg.http.tls.certFile, 'utf8'), key: readFileSync(cfg.http.tls.keyFile, 'utf8') } : undefined;
     const ingress = new HttpIngress(
       {
@@ -62,6 +73,18 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
       {
         registry: () => holder?.registry ?? empty,
         publish: (t) => client.publish(t),
+        query: async (kind, agent, trace) => {
+          // One pass: a substituted value is never scanned again.
+          const sql = QUERIES[kind].replace(/\{(agent|trace)\}/g, (_m, k: string) => sqlString(k === 'agent' ? agent : trace));
+          const rs = await store.client.query({ query: sql, format: 'JSONEachRow' });
+          const rows = (await rs.json()) as Record<string, unknown>[];
+          const row = rows[0];
+          if (row && kind === 'feedback' && typeof row.verdict_json === 'string') {
+            const { verdict_json, ...rest } = row;
+            return { ...rest, verdict: JSON.parse(verdict_json) as unknown };
+          }
+          return row;
+        },
         decide: (t, agent, timeoutMs) => tierClient(agent.tier).decide(t, { timeoutMs }),
         finalize: (t, agent, timeoutMs) => tierClient(agent.tier).finalize(t, { timeoutMs }),
         idempotency: {

@@ -48,6 +48,8 @@ export interface IngressDeps {
   decide?(trace: Trace, agent: AgentInfo, timeoutMs?: number): Promise<unknown>;
   /** The finalization gate's answer (StewardClient.finalize). */
   finalize?(trace: Trace, agent: AgentInfo, timeoutMs?: number): Promise<unknown>;
+  /** What the pipeline stored about one of the agent's traces (ClickHouse, read-only); undefined: not (yet) stored. */
+  query?(kind: 'scores' | 'feedback' | 'oversight', agentId: string, traceId: string): Promise<Record<string, unknown> | undefined>;
   now?: () => Date;
 }
 
@@ -265,6 +267,26 @@ export class HttpIngress {
     const syncResponse = { 200: { type: 'object', additionalProperties: true }, '4xx': errorSchema, '5xx': errorSchema };
     app.post('/v1/decide', { schema: { ...common, summary: 'The tripwire decision for one trace, on this request (StewardClient.decide: the governance contract\'s timeout and fallback)', body: syncBody, response: syncResponse } }, sync('decide'));
     app.post('/v1/finalize', { schema: { ...common, summary: 'The finalization gate\'s answer for a final_answer (StewardClient.finalize)', body: syncBody, response: syncResponse } }, sync('finalize'));
+    for (const kind of ['scores', 'feedback', 'oversight'] as const) {
+      app.get(
+        `/v1/query/${kind}/:trace_id`,
+        {
+          schema: {
+            ...common,
+            summary: `The ${kind} of one of the key's agent's traces (docs/http.md "Queries")`,
+            params: { type: 'object', required: ['trace_id'], properties: { trace_id: { type: 'string', minLength: 1, maxLength: 256 } } },
+            response: { 200: { type: 'object', additionalProperties: true }, '4xx': errorSchema, '5xx': errorSchema },
+          },
+        },
+        async (req, reply) => {
+          if (!deps.query) return reply.code(404).send({ error: 'STEWARD_HTTP_NOT_FOUND', message: 'queries are not served by this process' });
+          const { trace_id } = req.params as { trace_id: string };
+          const row = await deps.query(kind, req.agent!.id, trace_id);
+          if (!row) return reply.code(404).send({ error: 'STEWARD_HTTP_NOT_FOUND', message: `no ${kind} stored for trace ${JSON.stringify(trace_id)} of this agent (yet)` });
+          return reply.code(200).send(row);
+        },
+      );
+    }
     app.post(
       '/v1/ingest/traces',
       { schema: { ...common, summary: 'Ingest one acgp event', body: eventSchema, response: { 200: ingestResponse, '4xx': errorSchema, '5xx': errorSchema } } },

@@ -11,6 +11,8 @@ import { apiKeyHash } from '../../../src/adapters/http/ingress-auth.js';
 import { startHttpIngress } from '../../../src/process/http-ingress.js';
 import { Collector, pipelineConfig, quietLogger, TestEngine, withPipelineEnv } from '../pipeline/harness.js';
 import { startPipeline } from '../../../src/process/pipeline.js';
+import { ClickHouseStore } from '../../../src/adapters/clickhouse/client.js';
+import { migrate } from '../../../src/adapters/clickhouse/migrations.js';
 import { uniqueRedisPrefix, waitFor } from '../setup/helpers.js';
 
 describe('HTTP ingress (real Kafka, Redis)', () => {
@@ -147,6 +149,37 @@ describe('HTTP ingress (real Kafka, Redis)', () => {
       expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
     } finally {
       await ing.close();
+    }
+  });
+});
+
+describe('HTTP queries (real ClickHouse)', () => {
+  it('GET /v1/query/{scores,feedback,oversight}/{trace_id}: the key\'s agent\'s rows only, values escaped', async () => {
+    const dbName = `steward_http_${process.pid}_${Date.now().toString(36)}`;
+    const dir = mkdtempSync(join(tmpdir(), 'steward-http-'));
+    writeFileSync(join(dir, 'agents.yaml'), `agents:\n  - id: q-agent\n    api_keys: ["${apiKeyHash('k-q')}"]\n`);
+    const cfg = pipelineConfig(`http-q-${process.pid}`, { blueprints: { dir, agents: join(dir, 'agents.yaml'), watch: false }, clickhouse: { database: dbName }, http: { enabled: true, port: 0 } });
+    const store = new ClickHouseStore(cfg.clickhouse);
+    await store.command(`CREATE DATABASE IF NOT EXISTS ${dbName}`);
+    await migrate(store);
+    const ing = await startHttpIngress(cfg, quietLogger());
+    try {
+      const v = { trace_id: 'q-1', agent_id: 'q-agent', tenant: 'default', blueprint: 'b', intervention: 'flag', approved: 1, stage: 'ctq', ctq: 0.42, risk: 0.3, confidence: 0.9, policy_violations: ['p1'], metric_names: ['m'], metric_scores: [0.42], metric_statuses: ['ok'], metrics_json: '{}', verdict_json: '{"ctq":0.42}', signature: 's', event_time_ms: Date.now(), scored_at_ms: Date.now(), ingested_at_ms: Date.now() };
+      await store.insert('verdicts', [v, { ...v, trace_id: 'q-other', agent_id: 'someone-else' }]);
+      await store.insert('decisions', [{ trace_id: 'q-1', agent_id: 'q-agent', tenant: 'default', blueprint: 'b', intervention: 'block', approved: 0, stage: 'tripwire', halted: 0, severity: 'high', reasons: ['no'], tripwires_fired: ['t'], rules_failed: [], tripwires_json: '[]', rules_json: '[]', latency_ms: 1, event_time_ms: Date.now(), decided_at_ms: Date.now(), hook: 'tool_call', tool: 'x', session_id: '', engine_version: '1', fallback: 0, ingested_at_ms: Date.now() }]);
+      const get = async (path: string) => {
+        const r = await fetch(`http://127.0.0.1:${ing.port}/v1/query/${path}`, { headers: { 'x-api-key': 'k-q' } });
+        return { status: r.status, body: (await r.json()) as Record<string, any> };
+      };
+      expect(await get('scores/q-1')).toMatchObject({ status: 200, body: { trace_id: 'q-1', ctq: 0.42, intervention: 'flag' } });
+      expect(await get('feedback/q-1')).toMatchObject({ status: 200, body: { policy_violations: ['p1'], verdict: { ctq: 0.42 } } });
+      expect(await get('oversight/q-1')).toMatchObject({ status: 200, body: { intervention: 'block', stage: 'tripwire', reasons: ['no'] } });
+      expect((await get('scores/q-other')).status).toBe(404);
+      expect((await get(`scores/${encodeURIComponent("x' OR 1=1 --")}`)).status).toBe(404);
+    } finally {
+      await ing.close();
+      await store.command(`DROP DATABASE IF EXISTS ${dbName}`);
+      await store.close();
     }
   });
 });
