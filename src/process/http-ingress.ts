@@ -11,6 +11,9 @@ import { createAgentRegistry } from '../engine/blueprint/registry.js';
 import { createRedis } from '../adapters/redis/client.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import type { Logger } from '../logger.js';
+import { AgentEventFeed } from './http-stream.js';
+import { KafkaAdapter } from '../adapters/kafka/client.js';
+import { topicNames } from '../adapters/kafka/topics.js';
 import { ClickHouseStore, sqlString } from '../adapters/clickhouse/client.js';
 import type { AclTier, FallbackOnTimeout } from '../engine/types.js';
 
@@ -47,6 +50,8 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     const redis = createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 });
     closers.push(() => redis.disconnect());
     const prefix = `${cfg.redis.keyPrefix}http:idem:`;
+    const feed = new AgentEventFeed(new KafkaAdapter(cfg.kafka, logger), topicNames(cfg.topics.prefix), redis, cfg.redis.keyPrefix, `${cfg.consumer.groupPrefix}-http-stream`);
+    closers.push(() => feed.stop());
     const store = new ClickHouseStore(cfg.clickhouse);
     closers.push(() => store.close());
     const db = store.database;
@@ -73,6 +78,7 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
       {
         registry: () => holder?.registry ?? empty,
         publish: (t) => client.publish(t),
+        stream: { head: (a) => feed.head(a), read: (a, last) => feed.read(a, last) },
         query: async (kind, agent, trace) => {
           // One pass: a substituted value is never scanned again.
           const sql = QUERIES[kind].replace(/\{(agent|trace)\}/g, (_m, k: string) => sqlString(k === 'agent' ? agent : trace));

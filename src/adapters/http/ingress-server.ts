@@ -48,6 +48,8 @@ export interface IngressDeps {
   decide?(trace: Trace, agent: AgentInfo, timeoutMs?: number): Promise<unknown>;
   /** The finalization gate's answer (StewardClient.finalize). */
   finalize?(trace: Trace, agent: AgentInfo, timeoutMs?: number): Promise<unknown>;
+  /** The agent's event feed (decisions, verdicts, gate results) by resumable id (docs/http.md "Stream"). */
+  stream?: { head(agentId: string): Promise<string>; read(agentId: string, lastId: string): Promise<{ id: string; event: string; data: string }[]> };
   /** What the pipeline stored about one of the agent's traces (ClickHouse, read-only); undefined: not (yet) stored. */
   query?(kind: 'scores' | 'feedback' | 'oversight', agentId: string, traceId: string): Promise<Record<string, unknown> | undefined>;
   now?: () => Date;
@@ -267,6 +269,44 @@ export class HttpIngress {
     const syncResponse = { 200: { type: 'object', additionalProperties: true }, '4xx': errorSchema, '5xx': errorSchema };
     app.post('/v1/decide', { schema: { ...common, summary: 'The tripwire decision for one trace, on this request (StewardClient.decide: the governance contract\'s timeout and fallback)', body: syncBody, response: syncResponse } }, sync('decide'));
     app.post('/v1/finalize', { schema: { ...common, summary: 'The finalization gate\'s answer for a final_answer (StewardClient.finalize)', body: syncBody, response: syncResponse } }, sync('finalize'));
+    app.get(
+      '/v1/stream/traces',
+      { schema: { ...common, summary: "Server-sent events of the key's agent's decisions (trace_processed), verdicts (feedback_generated) and gate results (gate_result); resumable with Last-Event-ID", headers: { type: 'object', properties: { 'last-event-id': { type: 'string', maxLength: 64 } } } } },
+      async (req, reply) => {
+        const feed = deps.stream;
+        if (!feed) return reply.code(404).send({ error: 'STEWARD_HTTP_NOT_FOUND', message: 'the stream is not served by this process' });
+        const agent = req.agent!.id;
+        const asked = req.headers['last-event-id'];
+        let last = typeof asked === 'string' && /^\d{1,20}-\d{1,20}$/.test(asked) ? asked : await feed.head(agent);
+        reply.hijack();
+        const res = reply.raw;
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+        res.write(`event: connected\ndata: ${JSON.stringify({ agent_id: agent, last_event_id: last })}\n\n`);
+        let open = true;
+        req.raw.on('close', () => (open = false));
+        let beat = Date.now();
+        while (open) {
+          let events: { id: string; event: string; data: string }[] = [];
+          try {
+            events = await feed.read(agent, last);
+          } catch {
+            events = [];
+          }
+          for (const e of events) {
+            // A slow reader: stop writing until the socket drains rather than buffering without bound.
+            const ok = res.write(`id: ${e.id}\nevent: ${e.event}\ndata: ${e.data.replace(/\n/g, ' ')}\n\n`);
+            last = e.id;
+            if (!ok) await new Promise<void>((r) => { res.once('drain', r); res.once('close', r); });
+          }
+          if (Date.now() - beat > 15_000) {
+            res.write(`event: heartbeat\ndata: {}\n\n`);
+            beat = Date.now();
+          }
+          if (events.length === 0) await new Promise((r) => setTimeout(r, 200));
+        }
+        res.end();
+      },
+    );
     for (const kind of ['scores', 'feedback', 'oversight'] as const) {
       app.get(
         `/v1/query/${kind}/:trace_id`,

@@ -82,7 +82,7 @@ describe('HTTP ingress (real Kafka, Redis)', () => {
     });
   });
 
-  it('POST /v1/decide answers the tripwire decision on the request, and the contract fallback when no stage answers', async () => {
+  it('POST /v1/decide answers the tripwire decision on the request (seen on the SSE stream, resumed by a second client with Last-Event-ID), and the contract fallback when no stage answers', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'steward-http-'));
     writeFileSync(join(dir, 'agents.yaml'), `agents:\n  - id: dec-agent\n    tier: ACL-2\n    api_keys: ["${apiKeyHash('k-dec')}"]\n`);
     await withPipelineEnv('http-decide', async ({ cfg: base }) => {
@@ -95,11 +95,24 @@ describe('HTTP ingress (real Kafka, Redis)', () => {
       };
       let stopped = false;
       try {
+        // SSE: client A sees the halt; client B resumes after it with Last-Event-ID and sees only what followed.
+        const a = await sse(`http://127.0.0.1:${ing.port}/v1/stream/traces`, { 'x-api-key': 'k-dec' });
+        expect((await a.next()).event).toBe('connected');
         const halt = await decide({ trace_id: 'd-1', reasoning_text: 'clean up', timeout_ms: 20_000, steward: { tool: 'rm_rf', args: { path: '/' }, agent_id: 'spoofed' } });
         expect(halt.status).toBe(200);
         expect(halt.body).toMatchObject({ trace_id: 'd-1', agent_id: 'dec-agent', intervention: 'halt' });
+        let seen = await a.next();
+        while (seen.event !== 'trace_processed') seen = await a.next();
+        expect(JSON.parse(seen.data)).toMatchObject({ trace_id: 'd-1', intervention: 'halt' });
+        a.close();
         const ok = await decide({ trace_id: 'd-2', timeout_ms: 20_000, steward: { tool: 'search' } });
         expect(ok.body).toMatchObject({ trace_id: 'd-2', intervention: 'ok' });
+        const bClient = await sse(`http://127.0.0.1:${ing.port}/v1/stream/traces`, { 'x-api-key': 'k-dec', 'last-event-id': seen.id! });
+        expect((await bClient.next()).event).toBe('connected');
+        let next = await bClient.next();
+        while (next.event !== 'trace_processed') next = await bClient.next();
+        expect(JSON.parse(next.data)).toMatchObject({ trace_id: 'd-2', intervention: 'ok' });
+        bClient.close();
         // finalize: a final_answer without job_id is refused fail-closed (contracts C5), through the real stage.
         const fr = await fetch(`http://127.0.0.1:${ing.port}/v1/finalize`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'k-dec' }, body: JSON.stringify({ trace_id: 'f-1', final_output: 'the answer', timeout_ms: 20_000 }) });
         expect(fr.status).toBe(200);
@@ -183,3 +196,36 @@ describe('HTTP queries (real ClickHouse)', () => {
     }
   });
 });
+
+/** A minimal server-sent-events reader over fetch (the acgp client never sends Last-Event-ID; this one does). */
+async function sse(url: string, headers: Record<string, string>) {
+  const ctl = new AbortController();
+  const res = await fetch(url, { headers, signal: ctl.signal });
+  expect(res.status).toBe(200);
+  const reader = res.body!.getReader();
+  const dec = new TextDecoder();
+  let buf = '';
+  return {
+    async next(): Promise<{ id?: string; event: string; data: string }> {
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const i = buf.indexOf('\n\n');
+        if (i >= 0) {
+          const block = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const f: Record<string, string> = {};
+          for (const line of block.split('\n')) {
+            const k = line.indexOf(':');
+            if (k > 0) f[line.slice(0, k)] = line.slice(k + 1).trimStart();
+          }
+          return { id: f.id, event: f.event ?? 'message', data: f.data ?? '' };
+        }
+        if (Date.now() > deadline) throw new Error('no event within 20 s');
+        const { value, done } = await reader.read();
+        if (done) throw new Error('stream ended');
+        buf += dec.decode(value, { stream: true });
+      }
+    },
+    close: () => ctl.abort(),
+  };
+}

@@ -1,0 +1,83 @@
+/**
+ * The feed of GET /v1/stream/traces (docs/http.md "Stream"): one consumer group per deployment reads the
+ * decisions, verdicts and gate topics and appends each agent's events to a Redis stream (capped), so that a
+ * client resumes with Last-Event-ID = the Redis stream id of the last event it saw, from any instance.
+ */
+import type { KafkaAdapter, StewardConsumer } from '../adapters/kafka/client.js';
+import type { Redis } from '../adapters/redis/client.js';
+import type { TopicNames } from '../adapters/kafka/topics.js';
+
+/** Events kept per agent for resumption. */
+export const STREAM_MAXLEN = 10_000;
+
+export interface StreamEvent {
+  id: string;
+  event: 'trace_processed' | 'feedback_generated' | 'gate_result';
+  data: string;
+}
+
+export class AgentEventFeed {
+  private consumer?: StewardConsumer;
+  constructor(
+    private readonly adapter: KafkaAdapter,
+    private readonly topics: TopicNames,
+    private readonly redis: Redis,
+    private readonly keyPrefix: string,
+    private readonly groupId: string,
+  ) {}
+
+  key(agentId: string): string {
+    return `${this.keyPrefix}http:stream:${agentId}`;
+  }
+
+  private started?: Promise<void>;
+
+  /** Started by the first stream client (a process whose clients never stream reads nothing). */
+  start(): Promise<void> {
+    return (this.started ??= this.run());
+  }
+
+  private async run(): Promise<void> {
+    const c = this.adapter.consumer({ groupId: this.groupId, maxWaitTimeMs: 100 });
+    this.consumer = c;
+    // From the beginning the first time the deployment's group exists (capped per agent), then from its offsets.
+    await c.subscribe([this.topics.decisions, this.topics.verdicts, this.topics.gate], true);
+    await c.runBatches(async (b, ctl) => {
+      const pipe = this.redis.pipeline();
+      for (const m of b.messages) {
+        ctl.resolveOffset(m.offset);
+        // JSON records only (an Avro-encoded deployment's records start with the magic byte 0: skipped).
+        if (!m.value || m.value[0] === 0) continue;
+        let v: Record<string, unknown>;
+        try {
+          v = JSON.parse(m.value.toString('utf8')) as Record<string, unknown>;
+        } catch {
+          continue;
+        }
+        const agent = typeof v.agent_id === 'string' ? v.agent_id : m.key?.toString('utf8');
+        if (!agent) continue;
+        const event = m.topic === this.topics.decisions ? 'trace_processed' : m.topic === this.topics.verdicts ? 'feedback_generated' : 'gate_result';
+        pipe.xadd(this.key(agent), 'MAXLEN', '~', String(STREAM_MAXLEN), '*', 'event', event, 'data', m.value.toString('utf8'));
+      }
+      await pipe.exec();
+    });
+  }
+
+  /** The id of the agent's newest event ('0-0' when none): a fresh client starts after it. */
+  async head(agentId: string): Promise<string> {
+    await this.start();
+    const r = (await this.redis.xrevrange(this.key(agentId), '+', '-', 'COUNT', 1)) as [string, string[]][];
+    return r[0]?.[0] ?? '0-0';
+  }
+
+  /** Events after `lastId` (at most 100; no blocking, so SSE clients share one Redis connection). */
+  async read(agentId: string, lastId: string): Promise<StreamEvent[]> {
+    const r = (await this.redis.xread('COUNT', 100, 'STREAMS', this.key(agentId), lastId)) as [string, [string, string[]][]][] | null;
+    if (!r) return [];
+    return r[0][1].map(([id, f]) => ({ id, event: f[1] as StreamEvent['event'], data: f[3] }));
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer?.disconnect();
+  }
+}
