@@ -206,11 +206,9 @@ export class HttpIngress {
         return reply.code(422).send({ error: err.code ?? 'STEWARD_TRACE_SCHEMA', message: err.message, index: err.index });
       }
       const keys = events.map((ev, i) => `${agent.id}:${ev.idempotency_key ?? (batchKey ? `${batchKey}:${i}` : '')}`);
-      const fresh: number[] = [];
-      for (let i = 0; i < traces.length; i++) {
-        const k = keys[i];
-        if (!deps.idempotency || k.endsWith(':') || (await deps.idempotency.claim(k))) fresh.push(i);
-      }
+      // Claimed concurrently (one pipelined Redis round trip for the batch, not one per event).
+      const claimed = await Promise.all(keys.map((k) => (!deps.idempotency || k.endsWith(':') ? true : deps.idempotency.claim(k))));
+      const fresh = claimed.flatMap((c, i) => (c ? [i] : []));
       const results = await Promise.allSettled(fresh.map((i) => deps.publish(traces[i])));
       const failed = fresh.filter((_, j) => results[j].status === 'rejected');
       if (failed.length > 0) {
