@@ -89,6 +89,8 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
             const { verdict_json, ...rest } = row;
             return { ...rest, verdict: JSON.parse(verdict_json) as unknown };
           }
+          // The acgp client's get_score() waits for a `scores` object.
+          if (row && kind === 'scores') return { status: 'processed', ...row, scores: { ctq: row.ctq, risk: row.risk, confidence: row.confidence } };
           return row;
         },
         decide: (t, agent, timeoutMs) => tierClient(agent.tier).decide(t, { timeoutMs }),

@@ -184,7 +184,7 @@ describe('HTTP queries (real ClickHouse)', () => {
         const r = await fetch(`http://127.0.0.1:${ing.port}/v1/query/${path}`, { headers: { 'x-api-key': 'k-q' } });
         return { status: r.status, body: (await r.json()) as Record<string, any> };
       };
-      expect(await get('scores/q-1')).toMatchObject({ status: 200, body: { trace_id: 'q-1', ctq: 0.42, intervention: 'flag' } });
+      expect(await get('scores/q-1')).toMatchObject({ status: 200, body: { status: 'processed', trace_id: 'q-1', ctq: 0.42, intervention: 'flag', scores: { ctq: 0.42, risk: 0.3, confidence: 0.9 } } });
       expect(await get('feedback/q-1')).toMatchObject({ status: 200, body: { policy_violations: ['p1'], verdict: { ctq: 0.42 } } });
       expect(await get('oversight/q-1')).toMatchObject({ status: 200, body: { intervention: 'block', stage: 'tripwire', reasons: ['no'] } });
       expect((await get('scores/q-other')).status).toBe(404);
