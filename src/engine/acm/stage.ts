@@ -66,33 +66,7 @@ export async function governAcmEvent(
   const answer = await decide();
   const intervention = check ? mostSevere(answer.intervention, check.intervention) : answer.intervention;
   const approved = isApproved(intervention);
-  const drafts: LedgerDraft[] = [];
-  if (runId !== undefined) {
-    const task = (trace.task as { id?: unknown } | undefined)?.id;
-    drafts.push(
-      acmPolicyDecisionDraft({
-        trace_id: trace.trace_id,
-        agent_id: trace.agent_id,
-        tenant: o.tenant,
-        run_id: runId,
-        hook: trace.hook,
-        ts_ms: o.nowMs,
-        blueprint: answer.blueprint,
-        intervention,
-        approved,
-        stage: answer.stage,
-        reasons: answer.reasons,
-        tripwires: answer.tripwires,
-        rules: answer.rules,
-        engine_version: o.engineVersion,
-        ...(typeof task === 'string' ? { task_id: task } : {}),
-        request_digest: o.digests?.request,
-        response_digest: o.digests?.response,
-        policy_digest: o.digests?.policy,
-        ...(check ? { acm: { intervention: check.intervention, codes: check.violations.map((v) => v.code) } } : {}),
-      }),
-    );
-  }
+  const drafts: LedgerDraft[] = runId === undefined ? [] : [runPolicyDecisionDraft(trace, runId, o, answer, intervention, approved, check, o.digests)];
   if (check) {
     const c = commitAcmEvent({ run, contexts }, trace, check, { decision: { intervention, approved }, nowMs: o.nowMs, tenant: o.tenant }, o.env);
     drafts.push(...c.drafts);
@@ -124,4 +98,37 @@ export class MemoryAcmStateStore implements AcmStateStore {
     if (u.context) this.versions.push(u.context);
     return Promise.resolve();
   }
+}
+
+/** The run's POLICY_DECISION for an event (ACM §11): the combined answer, with the ACM checks' part and digests. */
+export function runPolicyDecisionDraft(
+  trace: Trace,
+  runId: string,
+  o: { tenant: string; nowMs: number; engineVersion?: string },
+  answer: BlueprintAnswer,
+  intervention: Intervention,
+  approved: boolean,
+  check: AcmCheck | undefined,
+  digests?: { request?: string; response?: string; policy?: string },
+): LedgerDraft {
+  const task = (trace.task as { id?: unknown } | undefined)?.id;
+  return acmPolicyDecisionDraft({
+    trace_id: trace.trace_id,
+    agent_id: trace.agent_id,
+    tenant: o.tenant,
+    run_id: runId,
+    hook: trace.hook,
+    ts_ms: o.nowMs,
+    blueprint: answer.blueprint,
+    intervention,
+    approved,
+    stage: answer.stage,
+    reasons: answer.reasons,
+    tripwires: answer.tripwires,
+    rules: answer.rules,
+    engine_version: o.engineVersion,
+    ...(typeof task === 'string' ? { task_id: task } : {}),
+    ...(digests ? { request_digest: digests.request, response_digest: digests.response, policy_digest: digests.policy } : {}),
+    ...(check ? { acm: { intervention: check.intervention, codes: check.violations.map((v) => v.code) } } : {}),
+  });
 }

@@ -12,14 +12,13 @@
  * drafts again instead of being governed a second time over the state it already changed.
  */
 import { StewardError } from '../../errors.js';
-import { acmPolicyDecisionDraft } from '../ledger/acm-entries.js';
 import type { LedgerDraft } from '../ledger/types.js';
 import { isApproved, mostSevere, type Intervention, type Trace } from '../types.js';
 import { emptyContextState, type ContextState } from './context.js';
 import type { AcmProblem } from './problems.js';
 import { isAcmHook, runIdOf, type AcmEnv, type RunState } from './run-state.js';
 import { checkAcmEvent, commitAcmEvent, type AcmCheck } from './run-step.js';
-import type { BlueprintAnswer } from './stage.js';
+import { runPolicyDecisionDraft, type BlueprintAnswer } from './stage.js';
 
 /** The answer an event of the run got (kept for redeliveries). */
 export interface AcmAnswer {
@@ -97,30 +96,7 @@ export async function governRunEvent(store: AcmRunStateStore, trace: Trace, o: R
   const answer = await decide();
   const intervention = check ? mostSevere(answer.intervention, check.intervention) : answer.intervention;
   const approved = isApproved(intervention);
-  const drafts: LedgerDraft[] = [];
-  if (runId !== undefined) {
-    const task = (trace.task as { id?: unknown } | undefined)?.id;
-    drafts.push(
-      acmPolicyDecisionDraft({
-        trace_id: trace.trace_id,
-        agent_id: trace.agent_id,
-        tenant: o.tenant,
-        run_id: runId,
-        hook: trace.hook,
-        ts_ms: o.nowMs,
-        blueprint: answer.blueprint,
-        intervention,
-        approved,
-        stage: answer.stage,
-        reasons: answer.reasons,
-        tripwires: answer.tripwires,
-        rules: answer.rules,
-        engine_version: o.engineVersion,
-        ...(typeof task === 'string' ? { task_id: task } : {}),
-        ...(check ? { acm: { intervention: check.intervention, codes: check.violations.map((v) => v.code) } } : {}),
-      }),
-    );
-  }
+  const drafts: LedgerDraft[] = runId === undefined ? [] : [runPolicyDecisionDraft(trace, runId, o, answer, intervention, approved, check)];
   let run: RunState | undefined = stored?.run;
   if (check) {
     const c = commitAcmEvent({ run: stored?.run, contexts }, trace, check, { decision: { intervention, approved }, nowMs: o.nowMs, tenant: o.tenant }, o.env);
