@@ -4,7 +4,7 @@
  * are kept in an envelope `{v: 1, updated_ms, value}`: expiry is on event time (docs/spec-decisions.md D23),
  * a value whose `updated_ms` is older than the TTL at the event's time reads as absent. Redis' own
  * (wall-clock) expiry only collects what nobody reads any more. Used by the ACM run-state store
- * (acm-state-store.ts); the gate's job store (gate-job-store.ts) works the same way.
+ * (acm-state-store.ts) and the gate's job store (gate-job-store.ts).
  */
 import type { Redis } from 'ioredis';
 import { StewardError } from '../../errors.js';
