@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { LedgerDraft } from '../ledger/types.js';
 import type { Trace } from '../types.js';
-import type { FinalAlignmentJudgeResultEvent, FinalizationOutcomeEvent, GateOutcome } from './types.js';
+import type { FinalAlignmentJudgeResultEvent, FinalizationOutcomeEvent, GateOutcome, GateEventEnvelope } from './types.js';
 
 /** ISO time of the event; an out-of-range time (never from a parsed trace) reads as the epoch instead of throwing. */
 const iso = (ms: number): string => new Date(Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? ms : 0).toISOString();
@@ -21,10 +21,10 @@ export function userIdHash(userId: unknown): string | null {
 
 type Core = Omit<GateOutcome, 'events' | 'ledger'>;
 
-export function judgeResultEvent(o: Core, trace: Trace, nowMs: number, judge: { model: string | null; latencyMs: number; tokenCost?: number | null }): FinalAlignmentJudgeResultEvent {
+/** The envelope of an event of this outcome; `prefix` keeps the two kinds' event ids apart. */
+function envelope(prefix: string, o: Core, trace: Trace, nowMs: number): GateEventEnvelope {
   return {
-    event: 'final_alignment_judge_result',
-    event_id: `fajr:${o.event_id}`,
+    event_id: `${prefix}:${o.event_id}`,
     trace_id: o.trace_id,
     agent_id: o.agent_id,
     tenant: o.tenant,
@@ -33,8 +33,15 @@ export function judgeResultEvent(o: Core, trace: Trace, nowMs: number, judge: { 
     ts_ms: nowMs,
     job_id: o.job_id,
     session_id: str(trace.session_id),
-    user_id_hash: userIdHash(trace.user_id),
     intent_id: str(trace.intent_id),
+  };
+}
+
+export function judgeResultEvent(o: Core, trace: Trace, nowMs: number, judge: { model: string | null; latencyMs: number; tokenCost?: number | null }): FinalAlignmentJudgeResultEvent {
+  return {
+    event: 'final_alignment_judge_result',
+    ...envelope('fajr', o, trace, nowMs),
+    user_id_hash: userIdHash(trace.user_id),
     capability_profile_id: str(trace.capability_profile_id),
     skill_id: o.skill_id,
     quality_score: o.quality_score,
@@ -57,16 +64,7 @@ export function outcomeEvent(o: Core, trace: Trace, nowMs: number, jobStartMs: n
   const final_verdict = o.action === 'block' || o.verdict === 'FAIL' || o.verdict === null ? 'fail' : o.verdict === 'PASS' ? 'pass' : 'caveats';
   return {
     event: 'finalization_outcome',
-    event_id: `fo:${o.event_id}`,
-    trace_id: o.trace_id,
-    agent_id: o.agent_id,
-    tenant: o.tenant,
-    intervention: o.intervention,
-    timestamp: iso(nowMs),
-    ts_ms: nowMs,
-    job_id: o.job_id,
-    session_id: str(trace.session_id),
-    intent_id: str(trace.intent_id),
+    ...envelope('fo', o, trace, nowMs),
     final_verdict,
     action: o.action,
     num_retries: o.attempt_index,

@@ -129,9 +129,8 @@ export interface NextAction {
   priority?: 'high' | 'med' | 'low';
 }
 
-/** §9.13 `final_alignment_judge_result`, plus the envelope the acgp.gate sink reads. */
-export interface FinalAlignmentJudgeResultEvent {
-  event: 'final_alignment_judge_result';
+/** What every acgp.gate event carries: the envelope the sink reads and the §9.13 ids of the job. */
+export interface GateEventEnvelope {
   event_id: string;
   trace_id: string;
   agent_id: string;
@@ -141,8 +140,13 @@ export interface FinalAlignmentJudgeResultEvent {
   ts_ms: number;
   job_id: string;
   session_id: string | null;
-  user_id_hash: string | null;
   intent_id: string | null;
+}
+
+/** §9.13 `final_alignment_judge_result`. */
+export interface FinalAlignmentJudgeResultEvent extends GateEventEnvelope {
+  event: 'final_alignment_judge_result';
+  user_id_hash: string | null;
   capability_profile_id: string | null;
   skill_id: string | null;
   quality_score: number | null;
@@ -159,18 +163,8 @@ export interface FinalAlignmentJudgeResultEvent {
 }
 
 /** §9.13 `finalization_outcome`: written when the job ends (finalize, finalize_with_limitations, block). */
-export interface FinalizationOutcomeEvent {
+export interface FinalizationOutcomeEvent extends GateEventEnvelope {
   event: 'finalization_outcome';
-  event_id: string;
-  trace_id: string;
-  agent_id: string;
-  tenant: string;
-  intervention: Intervention;
-  timestamp: string;
-  ts_ms: number;
-  job_id: string;
-  session_id: string | null;
-  intent_id: string | null;
   final_verdict: 'pass' | 'caveats' | 'fail';
   action: GateAction;
   num_retries: number;
