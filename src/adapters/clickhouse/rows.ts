@@ -238,11 +238,8 @@ function stringArray(v: unknown, kind: string, field: string): string[] {
   return v as string[];
 }
 
-/** `final_alignment_judge_result` (FinalAlignmentJudgeResultEvent) → gate_judge_results. */
-export function gateJudgeResultRow(m: unknown, ingestedAtMs: number): GateJudgeResultRow {
-  const k = 'final_alignment_judge_result';
-  const o = obj(m, k);
-  if (o.degraded !== undefined && typeof o.degraded !== 'boolean') bad(`${k}: degraded must be a boolean`);
+/** The columns of a gate event's envelope (GateEventEnvelope), shared by both gate tables. */
+function gateEnvelope(o: Record<string, unknown>, k: string) {
   return {
     event_id: str(o, 'event_id', k),
     trace_id: str(o, 'trace_id', k),
@@ -250,8 +247,18 @@ export function gateJudgeResultRow(m: unknown, ingestedAtMs: number): GateJudgeR
     agent_id: str(o, 'agent_id', k),
     tenant: str(o, 'tenant', k, false),
     session_id: str(o, 'session_id', k, false),
-    user_id_hash: str(o, 'user_id_hash', k, false),
     intent_id: str(o, 'intent_id', k, false),
+  };
+}
+
+/** `final_alignment_judge_result` (FinalAlignmentJudgeResultEvent) → gate_judge_results. */
+export function gateJudgeResultRow(m: unknown, ingestedAtMs: number): GateJudgeResultRow {
+  const k = 'final_alignment_judge_result';
+  const o = obj(m, k);
+  if (o.degraded !== undefined && typeof o.degraded !== 'boolean') bad(`${k}: degraded must be a boolean`);
+  return {
+    ...gateEnvelope(o, k),
+    user_id_hash: str(o, 'user_id_hash', k, false),
     capability_profile_id: str(o, 'capability_profile_id', k, false),
     skill_id: str(o, 'skill_id', k, false),
     quality_score: o.quality_score === undefined || o.quality_score === null ? null : num(o.quality_score, k, 'quality_score'),
@@ -276,13 +283,7 @@ export function gateOutcomeRow(m: unknown, ingestedAtMs: number): GateOutcomeRow
   const o = obj(m, k);
   const feedback = oneOf(o, 'user_feedback', k, FEEDBACK, false);
   return {
-    event_id: str(o, 'event_id', k),
-    trace_id: str(o, 'trace_id', k),
-    job_id: str(o, 'job_id', k),
-    agent_id: str(o, 'agent_id', k),
-    tenant: str(o, 'tenant', k, false),
-    session_id: str(o, 'session_id', k, false),
-    intent_id: str(o, 'intent_id', k, false),
+    ...gateEnvelope(o, k),
     final_verdict: oneOf(o, 'final_verdict', k, FINAL_VERDICTS, true),
     action: oneOf(o, 'action', k, ACTION_SET, true),
     num_retries: count(o.num_retries, k, 'num_retries', 4_294_967_295),
