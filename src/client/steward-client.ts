@@ -14,7 +14,10 @@ import { topicNames, type TopicNames } from '../adapters/kafka/topics.js';
 import { REPLY_HEADERS, replyHeaders } from '../adapters/kafka/request-reply.js';
 import { assertWellFormedIds, createRegistry, encodeTrace, registerAvro } from '../adapters/kafka/serde.js';
 import { isMessageTooLarge } from '../adapters/kafka/kafka-error.js';
-import { rejectedDecision, type DecisionMessage, type GateReplyMessage, type RejectedInfo, type VerdictMessage } from '../contracts/messages.js';
+import { rejectedDecision, type DecisionMessage, type GateReplyMessage, type VerdictMessage } from '../contracts/messages.js';
+import { gateAnswerOf, isDecision, type ClientGateAnswer } from './gate-answer.js';
+
+export type { ClientGateAnswer } from './gate-answer.js';
 import { parseTimestamp } from '../engine/time.js';
 import { isApproved, type AclTier, type FallbackOnTimeout, type Intervention, type Trace } from '../engine/types.js';
 import { StewardError } from '../errors.js';
@@ -42,12 +45,6 @@ export interface StewardClientOptions {
 
 /** What decide() returns: the stage's decision, a fail-closed rejection (`rejected`), or the governance fallback (`fallback: true`). */
 export type ClientDecision = DecisionMessage;
-
-/**
- * What finalize() returns: the gate's answer (verdict, action, directive), a fail-closed `block` with `rejected`
- * when the trace was refused (a final answer without job_id or draft), or the governance fallback (`fallback: true`).
- */
-export type ClientGateAnswer = GateReplyMessage & { rejected?: RejectedInfo; fallback?: boolean; fallback_reason?: string };
 
 interface Pending {
   /** A decision (decide(), or a rejection / fallback of a finalize() call) or, for finalize(), the gate's answer. */
@@ -380,33 +377,3 @@ const MAX_ANSWERED = 10_000;
 function cacheKey(agent: string, tool: unknown): string {
   return `${agent}\u0000${typeof tool === 'string' ? tool : ''}`;
 }
-
-
-/** A decision-shaped answer to a finalize() call (a rejection or the fallback) as the gate's answer shape. */
-function gateAnswerOf(d: ClientDecision, trace: Trace): ClientGateAnswer {
-  const blocked = d.intervention === 'block' || d.intervention === 'halt';
-  return {
-    trace_id: trace.trace_id,
-    agent_id: trace.agent_id,
-    job_id: typeof trace.job_id === 'string' ? trace.job_id : '',
-    intervention: d.intervention,
-    approved: d.approved,
-    verdict: null,
-    quality_score: null,
-    reason_codes: [],
-    fix_mode: null,
-    attempt_index: -1,
-    // The governance fallback decides as for any other trace: allowed answers ship with their limitations noted.
-    action: blocked ? 'block' : d.approved ? 'finalize_with_limitations' : 'block',
-    judged_by: 'rules',
-    missing_requirements: [],
-    directive: d.reasons.join('; ') || null,
-    degraded: true,
-    event_time_ms: d.event_time_ms,
-    decided_at_ms: d.decided_at_ms,
-    ...(d.rejected ? { rejected: d.rejected } : {}),
-    ...(d.fallback ? { fallback: true, fallback_reason: d.fallback_reason } : {}),
-  };
-}
-
-const isDecision = (r: ClientDecision | GateReplyMessage): r is ClientDecision => !('action' in r && 'judged_by' in r);
