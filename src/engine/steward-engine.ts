@@ -5,6 +5,7 @@
  *   evaluate() decide + score + one trust-debt movement (spec-decisions D15)
  * Records are plain JSON so a DecisionRecord can travel through Kafka to the scorer stage.
  */
+import { isComplete, type AcmDecision, type DecisionRecord, type EvalRecord, type FinalStage, type ScoreDecisionInput, type ScoreRecord } from './records.js';
 import { StewardError } from '../errors.js';
 import type { AgentRegistry, BlueprintSet } from './blueprint/index.js';
 import { effectiveThresholds } from './blueprint/index.js';
@@ -18,19 +19,15 @@ import {
   mostSevere,
   severityRank,
   type AgentInfo,
-  type AclTier,
   type CompiledBlueprint,
   type CompiledMetric,
   type EvalContext,
   type Intervention,
   type LlmClient,
   type MetricOutcome,
-  type PvsVerdict,
   type StateStore,
   type Trace,
   type TripwireStageResult,
-  type TrustDebtLevel,
-  type TrustDebtSnapshot,
 } from './types.js';
 import { buildVerdict, signVerdict, type VerdictSigner } from './verdict/index.js';
 import { MetricBudget } from './metric-budget.js';
@@ -38,7 +35,6 @@ import type { FinalizationGate } from './gate/finalization-gate.js';
 import type { FinalizationOutcomeEvent, GateOutcome } from './gate/types.js';
 import { governRunEvent, type AcmRunStateStore } from './acm/state-store.js';
 import { isAcmHook, runIdOf, type AcmEnv } from './acm/run-state.js';
-import type { LedgerDraft } from './ledger/types.js';
 
 export interface StewardEngineOptions {
   blueprints: () => BlueprintSet;
@@ -70,84 +66,7 @@ export interface StewardEngineOptions {
   acm?: { store: AcmRunStateStore; env: AcmEnv };
 }
 
-/** What run governance added to a decision (docs/acm.md "In the stream"): the stage publishes `drafts` to the ledger. */
-export interface AcmDecision {
-  run_id?: string;
-  /** The run checks' own intervention (the decision's is the most severe of it and the blueprint's). */
-  intervention?: Intervention;
-  violations: string[];
-  /** POLICY_DECISION (entry id pd:<trace id>, with the run) then the event's ACM entries, in chain order. */
-  drafts: LedgerDraft[];
-}
-
-export type FinalStage = 'tripwire' | 'rule' | 'ctq';
-
-/** Output of decide(): the tripwire-stage result plus what score() needs, JSON-serialisable. */
-export interface DecisionRecord extends TripwireStageResult {
-  blueprintVersion: string;
-  tenant: string;
-  tier: AclTier;
-  trustDebt: { debt: number; level: TrustDebtLevel };
-  restricted: boolean;
-  /** §10.6 elevated_monitoring and above: the scorer evaluates every matched metric with fresh scorer calls. */
-  fullScoring?: boolean;
-  nowMs: number;
-  /** The idempotency id decide() was given (EvalContext.eventId), when it differs from the trace id. */
-  eventId?: string;
-  /** Run governance of an event of an ACM run (StewardEngineOptions.acm). */
-  acm?: AcmDecision;
-}
-
-/**
- * What score() accepts: a DecisionRecord, or one whose state-derived fields are missing (the scorer stage
- * converts an acgp.scoring message of the earlier form into this); score() fills them from the agent's state.
- */
-export type ScoreDecisionInput = Omit<DecisionRecord, StateDerived> & Partial<Pick<DecisionRecord, StateDerived>>;
-type StateDerived = 'blueprintVersion' | 'tenant' | 'tier' | 'trustDebt' | 'restricted' | 'fullScoring' | 'nowMs';
-
-function isComplete(d: ScoreDecisionInput): d is DecisionRecord {
-  return (
-    typeof d.restricted === 'boolean' &&
-    typeof d.fullScoring === 'boolean' &&
-    !!d.trustDebt &&
-    typeof d.trustDebt.debt === 'number' &&
-    typeof d.trustDebt.level === 'string' &&
-    typeof d.blueprintVersion === 'string' &&
-    typeof d.tenant === 'string' &&
-    typeof d.tier === 'string' &&
-    typeof d.nowMs === 'number'
-  );
-}
-
-export interface ScoreRecord {
-  traceId: string;
-  agentId: string;
-  tenant: string;
-  blueprint: string;
-  intervention: Intervention;
-  approved: boolean;
-  stage: FinalStage;
-  /** Trust-debt weighting: severity of the tripwire behind the final intervention (undefined = standard). */
-  severity?: string;
-  ctq: number | null;
-  risk: number | null;
-  confidence: number;
-  metrics: MetricOutcome[];
-  verdict: PvsVerdict;
-  latencyMs: number;
-  /** The agent's trust debt as the decision saw it (§10.6 threshold actions are taken from its level). */
-  trustDebt: { debt: number; level: TrustDebtLevel };
-  /** True when the trace was scored fully (elevated_monitoring and above; docs/spec-decisions.md §10.6). */
-  fullScoring: boolean;
-  /** The final intervention was forced by an unavailable dependency: it moves no trust debt (spec-decisions D20). */
-  degraded?: boolean;
-}
-
-export interface EvalRecord {
-  decision: DecisionRecord;
-  score: ScoreRecord;
-  trustDebt: TrustDebtSnapshot;
-}
+export type { AcmDecision, DecisionRecord, EvalRecord, FinalStage, ScoreDecisionInput, ScoreRecord } from './records.js';
 
 export class StewardEngine {
   private readonly scorers: ScorerRegistry;
