@@ -130,6 +130,8 @@ export class DecisionTsvWriter {
     p = field(out, p, F.session_id);
     p = field(out, p, F.engine_version);
     p = flag(out, p, START[F.fallback] >= 0 && BOOL[F.fallback] === 1);
+    p = field(out, p, F.blueprint_version);
+    p = field(out, p, F.rollout_arm);
     p = ascii(out, p, this.ingested);
     out[p++] = NL;
     return p;

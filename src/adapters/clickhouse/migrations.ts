@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { StewardError } from '../../errors.js';
-import type { ClickHouseStore } from './client.js';
+import { serverErrorCode, type ClickHouseStore } from './client.js';
 
 export interface Migration {
   version: number;
@@ -267,6 +267,52 @@ export const MIGRATIONS: Migration[] = [
        GROUP BY tenant, run_id`,
     ],
   },
+  {
+    version: 8,
+    name: 'blueprint rollout, shadow diffs, review queue',
+    // docs/rollout.md (issue #26, spec-decisions D25). 18.16 has no ALTER ... IF NOT EXISTS: migrate() treats
+    // "column already exists" on an ADD COLUMN as done, so a re-run after an interruption passes. A view
+    // over `SELECT *` keeps the columns it was created with on 18.16, so v_decisions is created again.
+    statements: [
+      `ALTER TABLE {db}.decisions ADD COLUMN blueprint_version String DEFAULT '' AFTER fallback,
+       ADD COLUMN rollout_arm String DEFAULT '' AFTER blueprint_version`,
+      `DROP TABLE IF EXISTS {db}.v_decisions`,
+      `CREATE VIEW IF NOT EXISTS {db}.v_decisions AS SELECT * FROM {db}.decisions FINAL`,
+      // One row per queued verdict; take/resolve publish the same review_id with a later updated_at_ms.
+      `CREATE TABLE IF NOT EXISTS {db}.review_queue (
+        review_id String, trace_id String, agent_id String, tenant String,
+        blueprint String, blueprint_version String, rollout_arm String,
+        intervention String, confidence Float64, threshold Float64, ctq Nullable(Float64), risk Nullable(Float64),
+        reasons Array(String), status String, outcome String, reviewer String, note String,
+        event_time_ms UInt64, enqueued_at_ms UInt64, sla_due_ms UInt64, taken_at_ms UInt64, resolved_at_ms UInt64,
+        updated_at_ms UInt64, ingested_at_ms UInt64
+      ) ENGINE = ReplacingMergeTree(updated_at_ms)
+      PARTITION BY ${MONTH('enqueued_at_ms')}
+      ORDER BY (tenant, agent_id, review_id)`,
+      `CREATE VIEW IF NOT EXISTS {db}.v_review_queue AS SELECT * FROM {db}.review_queue FINAL`,
+      // One row per trace, pipeline stage and shadow set: a redelivered evaluation is the same diff.
+      `CREATE TABLE IF NOT EXISTS {db}.shadow_diffs (
+        shadow_id String, trace_id String, agent_id String, tenant String, pipeline_stage String,
+        active_blueprint String, shadow_blueprint String,
+        active_intervention String, shadow_intervention String, active_stage String, shadow_stage String,
+        changed UInt8, change_kinds Array(String),
+        active_tripwires_fired Array(String), shadow_tripwires_fired Array(String),
+        active_rules_failed Array(String), shadow_rules_failed Array(String),
+        ctq_delta Nullable(Float64), diff_json String,
+        event_time_ms UInt64, evaluated_at_ms UInt64, ingested_at_ms UInt64
+      ) ENGINE = ReplacingMergeTree(ingested_at_ms)
+      PARTITION BY ${MONTH('event_time_ms')}
+      ORDER BY (tenant, shadow_id, pipeline_stage, trace_id)`,
+      `CREATE VIEW IF NOT EXISTS {db}.v_shadow_diffs AS SELECT * FROM {db}.shadow_diffs FINAL`,
+      `CREATE TABLE IF NOT EXISTS {db}.rollout_events (
+        event_id String, blueprint String, kind String, stable_version String, canary_version String,
+        from_percent Float64, to_percent Float64, trigger_id String, metric String,
+        canary_value Float64, stable_value Float64, reason String, actor String, ts_ms UInt64, ingested_at_ms UInt64
+      ) ENGINE = ReplacingMergeTree(ingested_at_ms)
+      PARTITION BY ${MONTH('ts_ms')}
+      ORDER BY (blueprint, ts_ms, event_id)`,
+    ],
+  },
 ];
 
 export function migrationChecksum(m: Migration): string {
@@ -311,7 +357,10 @@ export async function migrate(store: ClickHouseStore, opts: { nowMs?: () => numb
       result.alreadyApplied.push(m.version);
       continue;
     }
-    for (const s of m.statements) await store.command(render(s, db));
+    for (const s of m.statements) await store.command(render(s, db)).catch((e: unknown) => {
+      // ILLEGAL_COLUMN "already exists": this ADD COLUMN ran before the migration was interrupted.
+      if (!(/^\s*ALTER TABLE\b[\s\S]*\bADD COLUMN\b/i.test(s) && ((e as { details?: { server_code?: number } }).details?.server_code ?? serverErrorCode(e)) === 44 && /already exists/i.test(String((e as Error).message)))) throw e;
+    });
     await store.insert('schema_migrations', [{ version: m.version, name: m.name, checksum: sum, applied_at_ms: now() }]);
     result.applied.push(m.version);
   }

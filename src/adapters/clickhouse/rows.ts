@@ -117,6 +117,8 @@ export function decisionRow(m: unknown, ingestedAtMs: number): DecisionRow {
     session_id: str(o, 'session_id', k, false),
     engine_version: str(o, 'engine_version', k, false),
     fallback: flag(o.fallback),
+    blueprint_version: str(o, 'blueprint_version', k, false),
+    rollout_arm: str(o, 'rollout_arm', k, false),
     ingested_at_ms: ingestedAtMs,
   };
 }

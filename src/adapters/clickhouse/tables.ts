@@ -36,6 +36,8 @@ export interface DecisionRow {
   tripwires_json: string; rules_json: string;
   latency_ms: number; event_time_ms: number; decided_at_ms: number;
   hook: string; tool: string; session_id: string; engine_version: string; fallback: number;
+  /** The selected blueprint's version and its rollout arm (docs/rollout.md); '' on records without them. */
+  blueprint_version: string; rollout_arm: string;
   ingested_at_ms: number;
 }
 
@@ -103,6 +105,7 @@ export const DECISION_COLUMNS: Columns<DecisionRow> = {
   tripwires_json: 'String', rules_json: 'String',
   latency_ms: 'Float64', event_time_ms: 'UInt64', decided_at_ms: 'UInt64',
   hook: 'String', tool: 'String', session_id: 'String', engine_version: 'String', fallback: 'UInt8',
+  blueprint_version: 'String', rollout_arm: 'String',
   ingested_at_ms: 'UInt64',
 };
 

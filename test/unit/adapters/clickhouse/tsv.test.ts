@@ -63,6 +63,14 @@ describe('TSV encoding', () => {
         if (ch === ')') depth--;
         cur += ch;
       }
+      // Later migrations' ALTER TABLE … ADD COLUMN name Type [DEFAULT x] AFTER col (18.16 syntax).
+      for (const alter of ddl.matchAll(new RegExp(`ALTER TABLE \\{db\\}\\.${table} ([\\s\\S]*?)(?:\\n|$)(?!\\s*ADD COLUMN)`, 'g'))) {
+        for (const add of alter[1].matchAll(/ADD COLUMN (\w+) (\w+(?:\([^)]*\))?)(?: DEFAULT \S+)? AFTER (\w+)/g)) {
+          const at = declared.findIndex(([n]) => n === add[3]);
+          expect(at, `${table}: ADD COLUMN ${add[1]} AFTER ${add[3]}`).toBeGreaterThanOrEqual(0);
+          declared.splice(at + 1, 0, [add[1], add[2]]);
+        }
+      }
       expect(Object.entries(cols), table).toEqual(declared);
     }
   });
@@ -92,7 +100,7 @@ describe('every mapper produces exactly its table columns (so its rows encode co
     const row = decisionRow({ trace_id: nasty, agent_id: nasty, intervention: 'block', reasons: [nasty, ''], tripwires: [{ id: nasty, fired: true }], rules: [], event_time_ms: 5 }, 1);
     const line = one(DECISION_COLUMNS, row);
     expect(line.indexOf('\n')).toBe(line.length - 1);
-    expect(line.slice(0, -1).split('\t')).toHaveLength(23);
+    expect(line.slice(0, -1).split('\t')).toHaveLength(25);
   });
 });
 
