@@ -10,7 +10,6 @@
  * single writer even with many sink instances.
  */
 import { KafkaAdapter, type InMessage, type KafkaSettings, type StewardConsumer, type StewardProducer } from '../adapters/kafka/client.js';
-import { dlqMessage } from '../adapters/kafka/dlq.js';
 import { topicNames } from '../adapters/kafka/topics.js';
 import { ClickHouseStore, type ClickHouseSettings } from '../adapters/clickhouse/client.js';
 import { migrate } from '../adapters/clickhouse/migrations.js';
@@ -24,6 +23,8 @@ import type { Logger } from '../logger.js';
 import type { StewardMetrics } from '../observability/metrics.js';
 import { SinkConsumerLoop } from '../consumers/sink-loop.js';
 import { SinkProcessor } from '../consumers/sink-processor.js';
+import { fittedDlqMessage } from '../consumers/stage-io.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../config/steward-config.js';
 
 export interface SinkStageOptions {
   kafka: KafkaSettings;
@@ -52,6 +53,8 @@ export interface SinkStageOptions {
   /** The Kafka client to use (default: a KafkaAdapter of `kafka`); tests wrap it to play kafkajs giving up. */
   adapter?: Pick<KafkaAdapter, 'producer' | 'consumer'>;
   nowMs?: () => number;
+  /** limits.max_message_bytes: DLQ records are cut to fit, like the stages' (default 1 000 000). */
+  maxMessageBytes?: number;
 }
 
 export interface RunningSink {
@@ -94,7 +97,10 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
       return;
     }
     log.warn({ topic: m.topic, partition: m.partition, offset: m.offset, code: err.code, err: err.message }, 'sink: record dead-lettered');
-    await producer.send([{ topic: topics.dlq, messages: [dlqMessage(m, { code: err.code, message: err.message }, 'sink', now())] }]);
+    // Cut to the output limit: a record near the broker's max.message.bytes plus the DLQ headers would be refused,
+    // the batch would fail, and the partition would stall on it for ever.
+    const limit = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    await producer.send([{ topic: topics.dlq, messages: [fittedDlqMessage(m, { code: err.code, message: err.message }, 'sink', now(), limit)] }]);
     metrics?.dlq.inc({ stage: 'sink', code: err.code });
     metrics?.messages.inc({ stage: 'sink', outcome: 'dlq' });
   };
@@ -229,7 +235,7 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
 
 /** `steward run sink` / startPipeline: options from the steward config. */
 export async function startSinkFromConfig(
-  cfg: { kafka: KafkaSettings; topics: { prefix: string }; clickhouse: ClickHouseSettings; consumer: { groupPrefix: string; sessionTimeoutMs: number; autoCommitIntervalMs: number }; signing?: { key: string; keyId?: string }; limits?: { shutdownTimeoutMs: number } },
+  cfg: { kafka: KafkaSettings; topics: { prefix: string }; clickhouse: ClickHouseSettings; consumer: { groupPrefix: string; sessionTimeoutMs: number; autoCommitIntervalMs: number }; signing?: { key: string; keyId?: string }; limits?: { shutdownTimeoutMs: number; maxMessageBytes?: number } },
   logger: Logger,
   signer: LedgerSigner,
   metrics?: StewardMetrics,
@@ -247,5 +253,6 @@ export async function startSinkFromConfig(
     // 80 % of the process's budget: the sink must time out its drain (abort, leave the group, disconnect) before
     // `steward run`'s forced exit at the full budget.
     shutdownTimeoutMs: cfg.limits ? Math.floor(cfg.limits.shutdownTimeoutMs * 0.8) : undefined,
+    maxMessageBytes: cfg.limits?.maxMessageBytes,
   });
 }

@@ -5,9 +5,12 @@
  *
  * Failures: retryable errors (ClickHouse down, timeouts, too many parts) are retried with exponential
  * backoff for as long as it takes; a non-retryable (data) error makes the batch bisect until the poison rows
- * are isolated, and those go to `onPoison` (the DLQ) while the rest is inserted.
+ * are isolated, and those go to `onPoison` (the DLQ) while the rest is inserted. A failure of the endpoint itself
+ * (a 404 or 401 from something in front of ClickHouse: spec-decisions D31) rejects the batch unbisected: a
+ * misconfiguration must not dead-letter every row.
  */
 import { StewardError, isRetryable } from '../../errors.js';
+import { isEndpointFailure } from './client.js';
 import type { PoisonRow, SinkItem, SinkOptions, SinkStats, SinkTarget } from './sink-types.js';
 
 export type { PoisonRow, SinkItem, SinkOptions, SinkStats, SinkTarget } from './sink-types.js';
@@ -264,7 +267,7 @@ export class ClickHouseSink {
       });
       this.inserted(table, rows, t0);
     } catch (e) {
-      if (this.aborted || isRetryable(e)) throw e;
+      if (this.aborted || isRetryable(e) || isEndpointFailure(e)) throw e;
       const units = chunk.flatMap(unitsOf);
       if (units.length === 1) return this.poisoned(table, units[0], e, poison);
       const mid = units.length >> 1;
@@ -294,7 +297,7 @@ export class ClickHouseSink {
       });
       this.inserted(table, units.length, t0);
     } catch (e) {
-      if (this.aborted || isRetryable(e)) throw e;
+      if (this.aborted || isRetryable(e) || isEndpointFailure(e)) throw e;
       if (units.length === 1) return this.poisoned(table, units[0], e, poison);
       const mid = units.length >> 1;
       await this.insertIsolating(table, units.slice(0, mid), poison);

@@ -70,7 +70,8 @@ describe.skipIf(!existsSync(join(ROOT, '.git')))('the repository is self-contain
   it('every contracts C<n> and spec-decisions D<n> citation names an existing section', () => {
     const known = { C: anchors('contracts.md', 'c'), D: anchors('spec-decisions.md', 'd') };
     expect([...known.C].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7]);
-    expect(known.D.size).toBe(23);
+    // D1–D23 settled together; later ones are numbered as assigned (D31 …), so gaps above 23 are allowed.
+    expect(Array.from({ length: 23 }, (_, i) => i + 1).filter((n) => !known.D.has(n))).toEqual([]);
     const bad: string[] = [];
     const check = (path: string, letter: 'C' | 'D', n: number, what: string) => {
       if (!known[letter].has(n)) bad.push(`${path}: ${what}`);
