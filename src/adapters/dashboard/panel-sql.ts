@@ -1,0 +1,110 @@
+/**
+ * SQL of the dashboard's panels over the analyst views (docs/analytics.md), built from typed parameters
+ * only (params.ts). Where `steward report` already has the query (top violations, latency percentiles, DLQ
+ * reasons, restricted agents, the gate's six panels and alerts) the dashboard runs that one (data.ts); what is
+ * here are the time series and distributions the reports do not have. docs/dashboard.md "Panels".
+ */
+import { assertIdentifier } from '../clickhouse/client.js';
+import { lit, type DashboardRange } from './params.js';
+
+/** Intervention series dimensions → the v_outcomes column (the whitelist a request's `dim` is checked against). */
+export const DIMENSIONS = { type: 'final_intervention', blueprint: 'blueprint', agent: 'agent_id' } as const;
+export type Dimension = keyof typeof DIMENSIONS;
+export const DIMENSION_NAMES = Object.keys(DIMENSIONS) as Dimension[];
+
+/** Decision latency histogram edges (ms): bin i holds latency in [EDGES[i-1], EDGES[i]). */
+export const LATENCY_EDGES_MS: readonly number[] = [0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000];
+/** CTQ histogram: 20 bins of 0.05 over [0, 1] (1.0 falls in the last). */
+export const CTQ_BINS = 20;
+
+const range = (col: string, r: DashboardRange) => `${col} >= ${lit.int(r.fromMs, 'from')} AND ${col} <= ${lit.int(r.toMs, 'to')}`;
+const bucket = (col: string, r: DashboardRange) => `intDiv(${col}, ${lit.int(r.bucketMs, 'bucket')}) * ${lit.int(r.bucketMs, 'bucket')}`;
+
+export function sqlFor(db: string) {
+  const t = (name: string) => `${assertIdentifier(db)}.${assertIdentifier(name)}`;
+  return {
+    /**
+     * Interventions (final intervention ≠ ok) per bucket, for the three dimensions in one scan of v_outcomes:
+     * each trace is counted once under each dimension (ARRAY JOIN of the three (dim, key) pairs).
+     */
+    interventions: (r: DashboardRange) => `
+      SELECT ${bucket('event_time_ms', r)} AS t, d.1 AS dim, d.2 AS k, count() AS n
+      FROM ${t('v_outcomes')}
+      ARRAY JOIN [('type', final_intervention), ('blueprint', blueprint), ('agent', agent_id)] AS d
+      WHERE ${range('event_time_ms', r)} AND final_intervention != 'ok'
+      GROUP BY t, dim, k ORDER BY t, dim, k`,
+
+    /** Traces per bucket (the denominator the page shows next to the interventions). */
+    traces: (r: DashboardRange) => `
+      SELECT ${bucket('event_time_ms', r)} AS t, count() AS n FROM ${t('v_decisions')}
+      WHERE ${range('event_time_ms', r)} GROUP BY t ORDER BY t`,
+
+    /** Trust debt per agent: the last value in each bucket (ACGP-1004 §10.7 debt trends). */
+    trustDebt: (r: DashboardRange) => `
+      SELECT agent_id AS k, ${bucket('ts_ms', r)} AS t, round(argMax(after, ts_ms), 4) AS debt, argMax(level, ts_ms) AS level
+      FROM ${t('v_trust_debt_events')}
+      WHERE ${range('ts_ms', r)} GROUP BY k, t ORDER BY k, t`,
+
+    /**
+     * Decision latency (the tripwire stage's `latency_ms`) as a histogram over LATENCY_EDGES_MS. The lambda reads
+     * a subquery's column: on 18.16 a lambda over a table column directly fails with "Unknown identifier".
+     */
+    decisionLatency: (r: DashboardRange) => `
+      SELECT arraySum(x -> lat >= x, [${LATENCY_EDGES_MS.join(', ')}]) AS bin, count() AS n
+      FROM (SELECT latency_ms AS lat FROM ${t('v_decisions')} WHERE ${range('event_time_ms', r)}) GROUP BY bin ORDER BY bin`,
+
+    /**
+     * Verdict latency: from the tripwire decision to the scorer's verdict (`scored_at_ms − decided_at_ms`, both
+     * Steward's clock), same edges; a verdict scored before its decision was stored counts as 0.
+     */
+    verdictLatency: (r: DashboardRange) => `
+      SELECT arraySum(x -> lat >= x, [${LATENCY_EDGES_MS.join(', ')}]) AS bin, count() AS n
+      FROM (SELECT toFloat64(if(scored_at_ms > decided_at_ms, scored_at_ms - decided_at_ms, 0)) AS lat
+            FROM (SELECT trace_id, scored_at_ms FROM ${t('v_verdicts')} WHERE ${range('event_time_ms', r)})
+            ANY INNER JOIN (SELECT trace_id, decided_at_ms FROM ${t('v_decisions')} WHERE ${range('event_time_ms', r)}) USING trace_id)
+      GROUP BY bin ORDER BY bin`,
+
+    /** CTQ of scored verdicts, CTQ_BINS bins over [0, 1]. */
+    ctq: (r: DashboardRange) => `
+      SELECT toUInt32(least(${CTQ_BINS - 1}, floor(assumeNotNull(ctq) * ${CTQ_BINS}))) AS bin, count() AS n
+      FROM ${t('v_verdicts')} WHERE ${range('event_time_ms', r)} AND isNotNull(ctq)
+      GROUP BY bin ORDER BY bin`,
+
+    /** Dead-lettered records per bucket and code. */
+    dlqSeries: (r: DashboardRange) => `
+      SELECT ${bucket('failed_at_ms', r)} AS t, code AS k, count() AS n FROM ${t('v_dlq_events')}
+      WHERE ${range('failed_at_ms', r)} GROUP BY t, k ORDER BY t, k`,
+
+    /** Drill-down, step 1: the traces behind one point of an interventions series. */
+    pointTraces: (r: DashboardRange, dim: Dimension, key: string, bucketStartMs: number, limit: number) => {
+      const start = lit.int(bucketStartMs, 't');
+      const end = lit.int(bucketStartMs + r.bucketMs, 't');
+      return `
+      SELECT trace_id, agent_id, tenant, blueprint, final_intervention, decision_intervention, event_time_ms, latency_ms, ctq, risk
+      FROM ${t('v_outcomes')}
+      WHERE event_time_ms >= ${start} AND event_time_ms < ${end} AND ${range('event_time_ms', r)}
+        AND final_intervention != 'ok' AND ${DIMENSIONS[dim]} = ${lit.text(key, 'key')}
+      ORDER BY event_time_ms, trace_id LIMIT ${lit.int(limit, 'limit')}`;
+    },
+
+    /** Drill-down, step 2: one trace's rows. */
+    decision: (traceId: string) => `SELECT * FROM ${t('v_decisions')} WHERE trace_id = ${lit.text(traceId, 'trace')} ORDER BY event_time_ms LIMIT 5`,
+    verdict: (traceId: string) => `SELECT * FROM ${t('v_verdicts')} WHERE trace_id = ${lit.text(traceId, 'trace')} ORDER BY event_time_ms LIMIT 5`,
+    debtChanges: (traceId: string) =>
+      `SELECT event_id, agent_id, ts_ms, cause, before, after, level, previous_level, crossings FROM ${t('v_trust_debt_events')} WHERE trace_id = ${lit.text(traceId, 'trace')} ORDER BY ts_ms, event_id LIMIT 50`,
+    /** The trace's POLICY_DECISION ledger entry (entry_id `pd:<trace_id>`, docs/analytics.md "Memory ledger"). */
+    ledgerEntry: (agentId: string, traceId: string) =>
+      `SELECT entry_id, agent_id, tenant, seq, ts_ms, type, payload, prev_hash, hash, signature, kid FROM ${t('ledger')}
+       WHERE agent_id = ${lit.text(agentId, 'agent')} AND entry_id = ${lit.text(`pd:${traceId}`, 'trace')} ORDER BY seq LIMIT 5`,
+    gateEvents: (traceId: string) =>
+      `SELECT event_id, job_id, verdict, reason_codes, fix_mode, attempt_index, action, ts_ms FROM ${t('v_gate_judge_results')} WHERE trace_id = ${lit.text(traceId, 'trace')} ORDER BY ts_ms LIMIT 20`,
+
+    /** The time span of the stored decisions (for "all data"); min/max need no FINAL: copies share their time. */
+    extent: () => `SELECT min(event_time_ms) AS min_ms, max(event_time_ms) AS max_ms, count() AS n FROM ${t('decisions')}`,
+
+    /** Whether a table exists (the review queue of issue #26 arrives with migration 8). */
+    tableExists: (name: string) => `SELECT count() AS n FROM system.tables WHERE database = ${lit.text(db, 'database')} AND name = ${lit.text(name, 'table')}`,
+  };
+}
+
+export type DashboardSql = ReturnType<typeof sqlFor>;

@@ -1,0 +1,85 @@
+/**
+ * `steward dashboard [--host 127.0.0.1] [--port 8790] [--refresh 10] [--keys FILE|DIR]... [--no-redis]
+ *  [--redis URL] [--prefix P] [--gate-window 1h] [--config FILE] [--url URL] [--database DB]`
+ * Serves the analyst dashboard (docs/dashboard.md): a live page over the ClickHouse views, read-only
+ * (readonly=1 on every statement; point --url at a read-only profile user), loopback unless --host says
+ * otherwise. Runs until SIGINT/SIGTERM.
+ */
+import { parseArgs } from 'node:util';
+import type { KeyObject } from 'node:crypto';
+import { loadPublicKeys } from '../../adapters/clickhouse/ledger-keys.js';
+import { ReadOnlyClickHouseStore } from '../../adapters/dashboard/read-only-store.js';
+import { DashboardServer } from '../../adapters/dashboard/server.js';
+import { createRedis } from '../../adapters/redis/client.js';
+import { RedisTrustDebtStore } from '../../adapters/redis/trust-debt-store.js';
+import { loadStewardConfig } from '../../config/steward-config.js';
+import { StewardError } from '../../errors.js';
+import { CLICKHOUSE_OPTIONS } from './migrate.js';
+import { parseWindow } from './report.js';
+
+export const USAGE =
+  'usage: steward dashboard [--host 127.0.0.1] [--port 8790] [--refresh SECONDS] [--keys FILE|DIR]... [--gate-window 1h]\n' +
+  '                         [--redis URL] [--prefix P] [--no-redis] [--config FILE] [--url URL] [--database DB]';
+
+const OPTIONS = {
+  ...CLICKHOUSE_OPTIONS,
+  host: { type: 'string' },
+  port: { type: 'string' },
+  refresh: { type: 'string' },
+  keys: { type: 'string', multiple: true },
+  'gate-window': { type: 'string' },
+  redis: { type: 'string' },
+  prefix: { type: 'string' },
+  'no-redis': { type: 'boolean' },
+} as const;
+
+function usage(message: string): StewardError {
+  return new StewardError('STEWARD_USAGE', `${message}\n${USAGE}`);
+}
+
+/** --keys, else STEWARD_LEDGER_PUBLIC_KEYS, else the signing key's public half (as `steward ledger verify`); none: hash-only status. */
+function ledgerKeys(keys: string[] | undefined, cfg: ReturnType<typeof loadStewardConfig>): Map<string, KeyObject> | undefined {
+  if (keys && keys.length > 0) return loadPublicKeys(keys);
+  const env = process.env.STEWARD_LEDGER_PUBLIC_KEYS;
+  if (env) return loadPublicKeys(env.split(':').filter(Boolean));
+  const key = (cfg.ledgerSigning ?? cfg.signing)?.key;
+  return key ? loadPublicKeys([key]) : undefined;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({ args: argv, options: OPTIONS }));
+  } catch (e) {
+    throw usage((e as Error).message);
+  }
+  const port = values.port === undefined ? 8790 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw usage(`--port must be a port number, got '${values.port}'`);
+  const refresh = values.refresh === undefined ? 10 : Number(values.refresh);
+  if (!Number.isFinite(refresh) || refresh < 1) throw usage(`--refresh must be at least 1 (seconds), got '${values.refresh}'`);
+  const gateWindowMs = values['gate-window'] === undefined ? undefined : parseWindow(values['gate-window']);
+  const cfg = loadStewardConfig(values.config);
+  const store = new ReadOnlyClickHouseStore({ ...cfg.clickhouse, url: values.url ?? cfg.clickhouse.url, database: values.database ?? cfg.clickhouse.database });
+  const redisUrl = values['no-redis'] ? undefined : (values.redis ?? cfg.redis.url);
+  const redis = redisUrl ? createRedis(redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
+  const debtStore = redis ? new RedisTrustDebtStore(redis, { prefix: values.prefix ?? cfg.redis.keyPrefix, dedupTtlSeconds: cfg.trustDebt.dedupTtlSeconds }) : undefined;
+  const server = new DashboardServer({
+    store,
+    host: values.host ?? '127.0.0.1',
+    port,
+    refreshMs: refresh * 1000,
+    gateWindowMs,
+    ledgerKeys: ledgerKeys(values.keys, cfg),
+    retierQueue: debtStore ? () => debtStore.retierQueue(1000) : undefined,
+  });
+  const bound = await server.listen();
+  process.stdout.write(`steward dashboard on http://${values.host ?? '127.0.0.1'}:${bound}/ (ClickHouse ${store.database}, read-only)\n`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+  await server.close();
+  await store.close();
+  redis?.disconnect();
+  return 0;
+}

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { CTQ_LABELS, LATENCY_LABELS, foldSeries, histogram } from '../../../src/adapters/dashboard/data.js';
+import { CTQ_BINS, DIMENSION_NAMES, LATENCY_EDGES_MS, sqlFor } from '../../../src/adapters/dashboard/panel-sql.js';
+import type { DashboardRange } from '../../../src/adapters/dashboard/params.js';
+
+const R: DashboardRange = { fromMs: 1_000_000, toMs: 4_600_000, bucketMs: 60_000 };
+
+describe('dashboard panel SQL', () => {
+  const sql = sqlFor('steward_x');
+
+  it('puts the typed range and bucket into every time-series query as integers', () => {
+    for (const q of [sql.interventions(R), sql.traces(R), sql.trustDebt(R), sql.dlqSeries(R)]) {
+      expect(q).toMatch(/>= 1000000 AND \w+ <= 4600000/);
+      expect(q).toMatch(/intDiv\(\w+, 60000\) \* 60000/);
+      expect(q).toContain('steward_x.v_');
+    }
+    for (const q of [sql.decisionLatency(R), sql.verdictLatency(R), sql.ctq(R)]) expect(q).toMatch(/>= 1000000 AND \w+ <= 4600000/);
+  });
+
+  it('counts interventions under the three dimensions in one scan', () => {
+    const q = sql.interventions(R);
+    expect(q).toContain("ARRAY JOIN [('type', final_intervention), ('blueprint', blueprint), ('agent', agent_id)] AS d");
+    expect(q).toContain("final_intervention != 'ok'");
+  });
+
+  it('maps a drill-down dimension to its column and quotes the key', () => {
+    expect(DIMENSION_NAMES).toEqual(['type', 'blueprint', 'agent']);
+    const q = sql.pointTraces(R, 'agent', "x' OR 1=1 --", 1_060_000, 100);
+    expect(q).toContain("agent_id = 'x\\' OR 1=1 --'");
+    expect(q).toContain('event_time_ms >= 1060000 AND event_time_ms < 1120000');
+    expect(q).toMatch(/LIMIT 100\s*$/);
+    expect(sql.pointTraces(R, 'type', 'block', 1_060_000, 5)).toContain("final_intervention = 'block'");
+  });
+
+  it('quotes trace ids in the trace story and looks the ledger entry up by pd:<trace_id>', () => {
+    expect(sql.decision("t'1")).toContain("trace_id = 't\\'1'");
+    expect(sql.ledgerEntry('a1', 't1')).toContain("agent_id = 'a1' AND entry_id = 'pd:t1'");
+    expect(sql.tableExists('review_queue')).toContain("database = 'steward_x' AND name = 'review_queue'");
+  });
+
+  it('refuses a database name that is not an identifier', () => {
+    expect(() => sqlFor('steward; DROP').interventions(R)).toThrow(/invalid ClickHouse identifier/);
+  });
+
+  it('refuses an oversized key before any SQL is built', () => {
+    expect(() => sql.pointTraces(R, 'agent', 'k'.repeat(300), 1_060_000, 10)).toThrow(/at most 256/);
+  });
+});
+
+describe('dashboard panel shaping', () => {
+  it('keeps the largest series and folds the rest into (other), totals included', () => {
+    const rows = [
+      { t: '0', k: 'a', n: '5' },
+      { t: '0', k: 'b', n: '1' },
+      { t: '60000', k: 'c', n: '2' },
+      { t: '60000', k: 'b', n: '2' },
+    ];
+    const f = foldSeries(rows, 2);
+    expect(f.totals).toEqual([
+      { k: 'a', total: 5 },
+      { k: 'b', total: 3 },
+      { k: '(other)', total: 2 },
+    ]);
+    expect(f.rows).toEqual([
+      { t: 0, k: 'a', v: 5 },
+      { t: 0, k: 'b', v: 1 },
+      { t: 60000, k: '(other)', v: 2 },
+      { t: 60000, k: 'b', v: 2 },
+    ]);
+    expect(foldSeries(rows, 10).totals!.map((x) => x.k)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('gives every histogram bin a bar, empty ones zero', () => {
+    expect(LATENCY_LABELS).toHaveLength(LATENCY_EDGES_MS.length + 1);
+    expect(LATENCY_LABELS[0]).toBe('<0.5');
+    expect(LATENCY_LABELS.at(-1)).toBe('≥5000');
+    expect(CTQ_LABELS).toHaveLength(CTQ_BINS);
+    const h = histogram([{ bin: '2', n: '7' }], ['x', 'y', 'z']);
+    expect(h).toEqual([
+      { label: 'x', n: 0 },
+      { label: 'y', n: 0 },
+      { label: 'z', n: 7 },
+    ]);
+  });
+});
