@@ -49,6 +49,8 @@ export function decisionMessage(r: ScoreDecisionInput, trace: Trace, eventTimeMs
     engine_version: engineVersion,
     event_id: r.eventId,
     ...(r.degraded ? { degraded: true } : {}),
+    ...(r.blueprintVersion ? { blueprint_version: r.blueprintVersion } : {}),
+    ...(r.rolloutArm ? { rollout_arm: r.rolloutArm } : {}),
   };
 }
 

@@ -61,6 +61,9 @@ export interface DecisionMessage {
   /** True when the client timed out and applied the governance fallback (spec-decisions D5); never set by Steward itself. */
   fallback?: boolean;
   fallback_reason?: string;
+  /** The selected blueprint's version and the agent's rollout arm (contracts C8, docs/rollout.md). */
+  blueprint_version?: string;
+  rollout_arm?: 'stable' | 'canary';
   [k: string]: unknown;
 }
 

@@ -11,7 +11,7 @@ export interface AcmDecision {
   /** The run checks' own intervention (the decision's is the most severe of it and the blueprint's). */
   intervention?: Intervention;
   violations: string[];
-  /** POLICY_DECISION (entry id pd:<trace id>, with the run) then the event's ACM entries, in chain order. */
+  /** POLICY_DECISION (entry id pd:<event id>, with the run) then the event's ACM entries, in chain order. */
   drafts: LedgerDraft[];
 }
 
@@ -31,6 +31,8 @@ export interface DecisionRecord extends TripwireStageResult {
   eventId?: string;
   /** Run governance of an event of an ACM run (StewardEngineOptions.acm). */
   acm?: AcmDecision;
+  /** The agent's arm when the blueprint's name is in a staged rollout (docs/rollout.md). */
+  rolloutArm?: 'stable' | 'canary';
 }
 
 /**

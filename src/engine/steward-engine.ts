@@ -35,6 +35,7 @@ import type { FinalizationGate } from './gate/finalization-gate.js';
 import type { FinalizationOutcomeEvent, GateOutcome } from './gate/types.js';
 import { governRunEvent, type AcmRunStateStore } from './acm/state-store.js';
 import { isAcmHook, runIdOf, type AcmEnv } from './acm/run-state.js';
+import { selectWithRollout, type RolloutTable } from './rollout/arm.js';
 
 export interface StewardEngineOptions {
   blueprints: () => BlueprintSet;
@@ -64,6 +65,8 @@ export interface StewardEngineOptions {
    * answers the most severe of the blueprint's and the run checks' interventions, and commits the run.
    */
   acm?: { store: AcmRunStateStore; env: AcmEnv };
+  /** Staged rollouts by blueprint name (docs/rollout.md): the agent's arm picks the stable or canary version. */
+  rollouts?: () => RolloutTable | undefined;
 }
 
 export type { AcmDecision, DecisionRecord, EvalRecord, FinalStage, ScoreDecisionInput, ScoreRecord } from './records.js';
@@ -81,7 +84,7 @@ export class StewardEngine {
   /** `eventId`: idempotency id of the trace's state effects (EvalContext.eventId); trace_id by default. */
   async decide(trace: Trace, nowMs: number, eventId?: string): Promise<DecisionRecord> {
     const agent = this.o.registry.lookup(trace.agent_id);
-    const bp = this.o.blueprints().select(agent, trace);
+    const { blueprint: bp, arm } = selectWithRollout(this.o.blueprints(), agent, trace, this.o.rollouts?.());
     const td = await this.o.trustDebt.current(agent.tenant, agent.id, nowMs, bp.trustDebt);
     const actions = levelActions(td.level);
     const ctx: EvalContext = {
@@ -128,6 +131,7 @@ export class StewardEngine {
       nowMs,
       eventId: eventId === undefined || eventId === trace.trace_id ? undefined : eventId,
       ...(acm ? { acm } : {}),
+      ...(arm ? { rolloutArm: arm } : {}),
     };
   }
 

@@ -26,7 +26,9 @@ describe('decisionMessage', () => {
       tool: 'shell',
       session_id: 's1',
       engine_version: '0.1.0',
+      blueprint_version: '1.0.0',
     });
+    expect(decisionMessage({ ...record, rolloutArm: 'canary' }, trace, 10, 20).rollout_arm).toBe('canary');
     expect(JSON.parse(JSON.stringify(m)).tripwires).toEqual([{ id: 'tw', fired: false }]);
   });
 
