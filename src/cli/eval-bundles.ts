@@ -11,6 +11,7 @@ import { findBlueprintFiles, isPolicyFile } from '../adapters/fs/blueprint-files
 import { readUtf8FileSync } from '../adapters/fs/text.js';
 import { AcmGovernor, buildReplayBundle, sha256Hex, compileVerificationSheets, formatAcmProblem, policyDigest, policyFileMap, RecordingStateStore, RunCollector, runIdOf, schemaProblems, type AcmCheck, type AcmOptions, type PolicyFiles } from '../engine/acm/index.js';
 import { dslOptionsFromConfig } from '../engine/dsl/index.js';
+import { traceEventId } from '../engine/event-id.js';
 import { ed25519Signer } from '../engine/ledger/crypto.js';
 import { MemoryStateStore } from '../engine/state/memory-state-store.js';
 import { MemoryTrustDebtStore } from '../engine/trust-debt/index.js';
@@ -100,6 +101,9 @@ export async function createEvalBundles(setup: OfflineSetup, o: { dir: string; b
       const key = `${trace.trace_id}\u0000${sha256Hex(line)}`;
       const seen = answered.get(key);
       if (seen) return seen;
+      // A run's ledger entries are keyed by event id (trace id + digest of its bytes, spec-decisions D30), as
+      // in the stream: a reused trace id with other bytes is a second event with its own entries.
+      eventId ??= traceEventId(trace.trace_id, Buffer.from(line));
       const check = gov.check(trace, tenant);
       if (check?.rejected) {
         if (runId) collector.add({ runId, line, trace, nowMs, tenant, check });
@@ -114,7 +118,7 @@ export async function createEvalBundles(setup: OfflineSetup, o: { dir: string; b
       const bp = setup.set.blueprints.find((b) => b.id === decision.blueprint && b.version === decision.blueprintVersion) ?? setup.set.select(agent, trace);
       const change = await trustDebt.apply({ eventId: eventId ?? trace.trace_id, tenant, agentId: agent.id, atMs: nowMs, kind: 'intervention', intervention: final, severity: score.severity }, bp.trustDebt);
       const rec: EvalRecord = { decision, score, trustDebt: { before: change.before, after: change.after, level: change.level } };
-      const c = gov.commit(trace, check, { decision: { intervention: final, approved: isApproved(final) }, nowMs, tenant });
+      const c = gov.commit(trace, check, { decision: { intervention: final, approved: isApproved(final) }, nowMs, tenant, eventId });
       if (runId) collector.add({ runId, line, trace, nowMs, eventId, tenant, check, rec, reads, drafts: c.drafts, contexts: c.contexts });
       // The answer is the combined one: the output line and the summary count it (the verdict stays the blueprint's).
       const out: EvalRecord = final === rec.score.intervention ? rec : { ...rec, score: { ...rec.score, intervention: final, approved: isApproved(final) } };

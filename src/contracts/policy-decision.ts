@@ -10,20 +10,25 @@ import type { CheckOutcome, DecisionMessage, RuleCheckOutcome } from './messages
  * checks need only their ids and outcome). Event time falls back to `decided_at_ms`.
  */
 export type PolicyDecisionInput = Pick<DecisionMessage, 'trace_id' | 'agent_id' | 'blueprint' | 'intervention'> &
-  Partial<Pick<DecisionMessage, 'tenant' | 'approved' | 'stage' | 'reasons' | 'event_time_ms' | 'decided_at_ms' | 'engine_version'>> & {
+  Partial<Pick<DecisionMessage, 'tenant' | 'approved' | 'stage' | 'reasons' | 'event_time_ms' | 'decided_at_ms' | 'engine_version' | 'event_id'>> & {
     tripwires?: Pick<CheckOutcome, 'id' | 'fired'>[];
     rules?: Pick<RuleCheckOutcome, 'id' | 'passed'>[];
   };
 
-export function policyDecisionEntryId(traceId: string): string {
-  return `pd:${traceId}`;
+/**
+ * `pd:<event id>` (trace id + digest of the trace's bytes; the trace id when the decision names no other): a
+ * redelivered trace maps to the entry already held, while a reused trace id with other bytes gets its own
+ * entry instead of being skipped as a redelivery (spec-decisions D30).
+ */
+export function policyDecisionEntryId(traceId: string, eventId?: string): string {
+  return `pd:${eventId || traceId}`;
 }
 
 export function policyDecisionDraft(d: PolicyDecisionInput): LedgerDraft {
   const ts = Math.trunc(Number(d.event_time_ms ?? d.decided_at_ms ?? 0));
   const approved = d.approved ?? ['ok', 'nudge', 'flag'].includes(d.intervention);
   return {
-    entry_id: policyDecisionEntryId(d.trace_id),
+    entry_id: policyDecisionEntryId(d.trace_id, typeof d.event_id === 'string' ? d.event_id : undefined),
     agent_id: d.agent_id,
     tenant: d.tenant ?? '',
     ts_ms: Number.isSafeInteger(ts) && ts >= 0 ? ts : 0,

@@ -27,7 +27,7 @@ import { DECLINE, FieldTable, JsonBytes, Spans, decline } from './json-bytes.js'
 const FIELDS = new FieldTable([
   'trace_id', 'agent_id', 'tenant', 'blueprint', 'intervention', 'approved', 'stage', 'halted', 'severity', 'reasons',
   'tripwires', 'rules', 'latency_ms', 'event_time_ms', 'decided_at_ms', 'hook', 'tool', 'session_id', 'engine_version',
-  'fallback', 'timestamp', 'blueprint_version', 'rollout_arm',
+  'fallback', 'timestamp', 'blueprint_version', 'rollout_arm', 'event_id',
 ] as const);
 export const F = FIELDS.id;
 const REQUIRED = [F.trace_id, F.agent_id, F.intervention];

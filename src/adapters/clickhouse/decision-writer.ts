@@ -1,7 +1,7 @@
 /**
  * DecisionTsvWriter: plain decision records (decision-scan.ts) to bytes without building objects or strings —
  * their TSV line (DECISION_COLUMNS order, tables.ts) appended to one insert body per batch, and their
- * POLICY_DECISION ledger draft as the JSON the acgp.ledger topic carries. Both equal the reference path's
+ * POLICY_DECISION ledger draft as the JSON the acgp.ledger topic carries (entry id `pd:<event id>`). Both equal the reference path's
  * output byte for byte (`tsvEncoder(DECISION_COLUMNS)` of `decisionRow`, `JSON.stringify` of
  * `policyDecisionDraft` with the row's event time); the scanner's contract makes copying value bytes exact:
  * its strings hold no backslash, control character, quote or invalid UTF-8, so neither TSV nor JSON escapes
@@ -141,7 +141,9 @@ export class DecisionTsvWriter {
   private draft(out: Buffer): number {
     let p = this.drafts.len;
     p = lit(out, p, D_ENTRY);
-    p = copy(out, p, START[F.trace_id], END[F.trace_id]);
+    // policyDecisionEntryId: keyed by the event id when the decision names a non-empty one (spec-decisions D30).
+    const key = START[F.event_id] >= 0 && END[F.event_id] > START[F.event_id] ? F.event_id : F.trace_id;
+    p = copy(out, p, START[key], END[key]);
     p = lit(out, p, D_AGENT);
     p = copy(out, p, START[F.agent_id], END[F.agent_id]);
     p = lit(out, p, D_TENANT);

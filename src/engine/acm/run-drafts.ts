@@ -12,10 +12,12 @@ export interface DraftAt {
   decision: { intervention: string; approved: boolean };
   nowMs: number;
   tenant?: string;
+  /** The event's idempotency id: the entries' key (spec-decisions D30). */
+  eventId?: string;
 }
 
 export function entryBase(trace: Trace, run: RunState, at: DraftAt): AcmEntryBase {
-  return { trace_id: trace.trace_id, agent_id: trace.agent_id, tenant: at.tenant, run_id: run.run_id, ts_ms: at.nowMs };
+  return { trace_id: trace.trace_id, agent_id: trace.agent_id, tenant: at.tenant, run_id: run.run_id, ts_ms: at.nowMs, ...(at.eventId !== undefined ? { event_id: at.eventId } : {}) };
 }
 
 export function planSelected(trace: Trace, at: DraftAt, run: RunState, compiled: CompiledPlan, replaces?: string): LedgerDraft {

@@ -211,6 +211,8 @@ export interface CommitInput {
   decision: { intervention: Intervention; approved: boolean };
   nowMs: number;
   tenant?: string;
+  /** The event's idempotency id, which keys its ledger entries (spec-decisions D30); the trace id when absent. */
+  eventId?: string;
 }
 
 /**

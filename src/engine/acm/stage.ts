@@ -104,7 +104,7 @@ export class MemoryAcmStateStore implements AcmStateStore {
 export function runPolicyDecisionDraft(
   trace: Trace,
   runId: string,
-  o: { tenant: string; nowMs: number; engineVersion?: string },
+  o: { tenant: string; nowMs: number; engineVersion?: string; eventId?: string },
   answer: BlueprintAnswer,
   intervention: Intervention,
   approved: boolean,
@@ -114,6 +114,7 @@ export function runPolicyDecisionDraft(
   const task = (trace.task as { id?: unknown } | undefined)?.id;
   return acmPolicyDecisionDraft({
     trace_id: trace.trace_id,
+    ...(o.eventId !== undefined ? { event_id: o.eventId } : {}),
     agent_id: trace.agent_id,
     tenant: o.tenant,
     run_id: runId,

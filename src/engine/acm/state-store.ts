@@ -96,10 +96,10 @@ export async function governRunEvent(store: AcmRunStateStore, trace: Trace, o: R
   const answer = await decide();
   const intervention = check ? mostSevere(answer.intervention, check.intervention) : answer.intervention;
   const approved = isApproved(intervention);
-  const drafts: LedgerDraft[] = runId === undefined ? [] : [runPolicyDecisionDraft(trace, runId, o, answer, intervention, approved, check)];
+  const drafts: LedgerDraft[] = runId === undefined ? [] : [runPolicyDecisionDraft(trace, runId, { ...o, eventId }, answer, intervention, approved, check)];
   let run: RunState | undefined = stored?.run;
   if (check) {
-    const c = commitAcmEvent({ run: stored?.run, contexts }, trace, check, { decision: { intervention, approved }, nowMs: o.nowMs, tenant: o.tenant }, o.env);
+    const c = commitAcmEvent({ run: stored?.run, contexts }, trace, check, { decision: { intervention, approved }, nowMs: o.nowMs, tenant: o.tenant, eventId }, o.env);
     drafts.push(...c.drafts);
     run = c.run;
     // Contexts first: a context version is idempotent (the same content is the same version), so a run

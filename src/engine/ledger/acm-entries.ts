@@ -3,8 +3,10 @@
  * PLAN_SELECTED, BRANCH_TAKEN, REPLAN_TRIGGERED, COMPENSATION_APPLIED, GOAL_AMENDED, and the POLICY_DECISION
  * of a run's events (the stream's plain decisions keep src/contracts/policy-decision.ts; same entry id
  * and payload fields, plus the run's). Each is a draft the
- * chain orders, hashes and signs like every other entry; entry ids are stable per trace, so a
- * redelivered event yields the same id. Payloads hold what a replay needs to check the entry.
+ * chain orders, hashes and signs like every other entry. Entry ids are keyed by the event id (trace id +
+ * digest of the trace's bytes, src/engine/event-id.ts) when one is given: a redelivered event (same bytes)
+ * yields the same id and is skipped as already held, while a reused trace id with other bytes is a second
+ * event with its own entries (spec-decisions D30). Payloads hold what a replay needs to check the entry.
  */
 import type { LedgerDraft, LedgerEntryType } from './types.js';
 
@@ -16,6 +18,13 @@ export interface AcmEntryBase {
   run_id: string;
   /** Event time (ms) of the trace. */
   ts_ms: number;
+  /** The event's idempotency id (the entry key); the trace id when absent. */
+  event_id?: string;
+}
+
+/** `<prefix>:<event id>`: one entry per event, whatever its trace id (spec-decisions D30). */
+export function entryIdOf(prefix: string, b: { trace_id: string; event_id?: string }): string {
+  return `${prefix}:${b.event_id ?? b.trace_id}`;
 }
 
 const PREFIX: Record<Exclude<LedgerEntryType, 'POLICY_DECISION'>, string> = {
@@ -29,7 +38,7 @@ const PREFIX: Record<Exclude<LedgerEntryType, 'POLICY_DECISION'>, string> = {
 function draft(type: Exclude<LedgerEntryType, 'POLICY_DECISION'>, b: AcmEntryBase, payload: Record<string, unknown>): LedgerDraft {
   const ts = Math.trunc(b.ts_ms);
   return {
-    entry_id: `${PREFIX[type]}:${b.trace_id}`,
+    entry_id: entryIdOf(PREFIX[type], b),
     agent_id: b.agent_id,
     tenant: b.tenant ?? '',
     ts_ms: Number.isSafeInteger(ts) && ts >= 0 ? ts : 0,
@@ -53,7 +62,7 @@ export interface PlanSelectedInput extends AcmEntryBase {
 }
 
 export function planSelectedDraft(i: PlanSelectedInput): LedgerDraft {
-  const { trace_id: _t, agent_id: _a, tenant: _n, run_id: _r, ts_ms: _s, ...rest } = i;
+  const { trace_id: _t, agent_id: _a, tenant: _n, run_id: _r, ts_ms: _s, event_id: _e, ...rest } = i;
   return draft('PLAN_SELECTED', i, { ...rest, selector: i.selector ?? i.method });
 }
 
@@ -74,7 +83,7 @@ export interface BranchTakenInput extends AcmEntryBase {
 }
 
 export function branchTakenDraft(i: BranchTakenInput): LedgerDraft {
-  const { trace_id: _t, agent_id: _a, tenant: _n, run_id: _r, ts_ms: _s, ...rest } = i;
+  const { trace_id: _t, agent_id: _a, tenant: _n, run_id: _r, ts_ms: _s, event_id: _e, ...rest } = i;
   return draft('BRANCH_TAKEN', i, rest);
 }
 
@@ -89,7 +98,7 @@ export interface ReplanTriggeredInput extends AcmEntryBase {
 }
 
 export function replanTriggeredDraft(i: ReplanTriggeredInput): LedgerDraft {
-  const { trace_id: _t, agent_id: _a, tenant: _n, run_id: _r, ts_ms: _s, ...rest } = i;
+  const { trace_id: _t, agent_id: _a, tenant: _n, run_id: _r, ts_ms: _s, event_id: _e, ...rest } = i;
   return draft('REPLAN_TRIGGERED', i, rest);
 }
 
@@ -100,7 +109,7 @@ export interface CompensationAppliedInput extends AcmEntryBase {
 }
 
 export function compensationAppliedDraft(i: CompensationAppliedInput): LedgerDraft {
-  const { trace_id: _t, agent_id: _a, tenant: _n, run_id: _r, ts_ms: _s, ...rest } = i;
+  const { trace_id: _t, agent_id: _a, tenant: _n, run_id: _r, ts_ms: _s, event_id: _e, ...rest } = i;
   return draft('COMPENSATION_APPLIED', i, rest);
 }
 
@@ -111,13 +120,15 @@ export interface GoalAmendedInput extends AcmEntryBase {
 }
 
 export function goalAmendedDraft(i: GoalAmendedInput): LedgerDraft {
-  const { trace_id: _t, agent_id: _a, tenant: _n, run_id: _r, ts_ms: _s, ...rest } = i;
+  const { trace_id: _t, agent_id: _a, tenant: _n, run_id: _r, ts_ms: _s, event_id: _e, ...rest } = i;
   return draft('GOAL_AMENDED', i, rest);
 }
 
 /** POLICY_DECISION of an event of a run: the decision plus what a replay checks it against. */
 export interface AcmPolicyDecisionInput {
   trace_id: string;
+  /** As AcmEntryBase.event_id. */
+  event_id?: string;
   agent_id: string;
   tenant?: string;
   run_id: string;
@@ -163,7 +174,7 @@ export function acmPolicyDecisionDraft(d: AcmPolicyDecisionInput): LedgerDraft {
   if (d.response_digest) payload.response_digest = d.response_digest;
   if (d.policy_digest) payload.policy_digest = d.policy_digest;
   return {
-    entry_id: `pd:${d.trace_id}`,
+    entry_id: entryIdOf('pd', d),
     agent_id: d.agent_id,
     tenant: d.tenant ?? '',
     ts_ms: Number.isSafeInteger(ts) && ts >= 0 ? ts : 0,

@@ -22,7 +22,7 @@ export const GENESIS_HASH = '0'.repeat(64);
 
 /** What a producer asks to record; the chain assigns seq, prev_hash, hash and signature. */
 export interface LedgerDraft {
-  /** Stable id of the fact being recorded (e.g. `pd:<trace_id>`): appending the same id twice is a no-op upstream. */
+  /** Stable id of the fact being recorded (e.g. `pd:<event id>`, docs/spec-decisions.md D30): appending the same id twice is a no-op upstream. */
   entry_id: string;
   agent_id: string;
   tenant: string;

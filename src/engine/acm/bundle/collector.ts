@@ -114,6 +114,7 @@ export class RunCollector {
     const task = (e.trace.task as { id?: unknown } | undefined)?.id;
     const pd = acmPolicyDecisionDraft({
       trace_id: e.trace.trace_id,
+      ...(e.eventId !== undefined ? { event_id: e.eventId } : {}),
       agent_id: e.trace.agent_id,
       tenant: e.tenant,
       run_id: e.runId,

@@ -6,6 +6,7 @@
  * again over the traces as received, and what they produce (ACM checks, ledger entries, task-io,
  * planner files, context versions) must equal what the bundle holds.
  */
+import { entryIdOf } from '../../ledger/acm-entries.js';
 import type { LedgerEntry } from '../../ledger/types.js';
 import { dslOptionsFromConfig } from '../../dsl/index.js';
 import { defaultEngineConfig, type EngineConfig } from '../../config.js';
@@ -139,8 +140,10 @@ async function replay(files: BundleFiles, runId: string, runTenant: string, rec:
     }
     const respAt = `${RESPONSES}:${resp.line}`;
     visitedResp.add(resp.line);
-    const pd = entryById.get(`pd:${trace.trace_id}`);
-    produced.add(`pd:${trace.trace_id}`);
+    // Keyed by the event id the request recorded (spec-decisions D30); bundles before it keyed by trace id.
+    const pdId = entryIdOf('pd', { trace_id: trace.trace_id, event_id: r.event_id });
+    const pd = entryById.get(pdId);
+    produced.add(pdId);
     if (!pd) add(respAt, 'STEWARD_REPLAY_ENTRY', `no POLICY_DECISION entry records the decision of ${trace.trace_id}`);
     else {
       const p = pd.value.payload;
@@ -177,7 +180,7 @@ async function replay(files: BundleFiles, runId: string, runTenant: string, rec:
     if ((acm !== undefined || resp.value.acm !== undefined) && canonicalJson(acm ?? null) !== canonicalJson(resp.value.acm ?? null)) add(respAt, 'STEWARD_REPLAY_ACM', `the run-governance checks of ${trace.trace_id} replay as ${check ? `${check.intervention} [${check.violations.map((v) => v.code).join(', ')}]` : 'none'}, recorded ${resp.value.acm ? `${resp.value.acm.intervention} [${resp.value.acm.violations.map((v) => v.code).join(', ')}]` : 'none'}`);
     const final = check ? mostSevere(blueprintIntervention, check.intervention) : blueprintIntervention;
     if (final !== resp.value.intervention || isApproved(final) !== resp.value.approved) add(respAt, 'STEWARD_REPLAY_DECISION', `the answer to ${trace.trace_id} replays as ${final}, recorded ${resp.value.intervention}`);
-    const c = gov.commit(trace, check, { decision: { intervention: final, approved: isApproved(final) }, nowMs: r.now_ms, tenant });
+    const c = gov.commit(trace, check, { decision: { intervention: final, approved: isApproved(final) }, nowMs: r.now_ms, tenant, ...(r.event_id !== undefined ? { eventId: r.event_id } : {}) });
     for (const v of c.contexts) if (!contexts.some((x) => x.id === v.id && x.version === v.version)) contexts.push(v);
     for (const d of c.drafts) {
       produced.add(d.entry_id);

@@ -75,6 +75,16 @@ describe('scanDecision: agrees with JSON.parse → decisionRow → TSV, or decli
     expect(scanned(Buffer.from(JSON.stringify(plain)))?.line.split('\t')).toHaveLength(Object.keys(DECISION_COLUMNS).length);
   });
 
+  it('keys the POLICY_DECISION draft by the event id (a reused trace id with other bytes is its own entry), else by the trace id', () => {
+    const id = (rec: Record<string, unknown>) => (JSON.parse(scanned(Buffer.from(JSON.stringify(rec)))!.draft) as { entry_id: string }).entry_id;
+    expect(id({ ...plain })).toBe('pd:tr-1#x');
+    expect(id({ ...plain, event_id: 'tr-1#y' })).toBe('pd:tr-1#y');
+    expect(id({ ...plain, event_id: undefined })).toBe('pd:tr-1');
+    expect(id({ ...plain, event_id: '' })).toBe('pd:tr-1');
+    for (const e of ['tr-1#y', '', undefined]) expect(agrees(JSON.stringify({ ...plain, event_id: e }))).toBe(true);
+    expect(scanned(Buffer.from(JSON.stringify({ ...plain, event_id: 7 })))).toBeUndefined();
+  });
+
   it('takes what the tripwire stage builds (decisionMessage), blocked or ok, with or without an engine version', () => {
     const blocked = decisionMessage(blockedRecord({}), shellTrace, 1_767_225_600_000, 1_767_225_600_003, '0.1.0');
     const ok = decisionMessage(blockedRecord({ intervention: 'ok', stage: 'none', rules: [{ id: 'r1', passed: true }], reasons: [] }), shellTrace, 5, 6);

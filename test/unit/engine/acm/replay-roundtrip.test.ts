@@ -85,7 +85,7 @@ describe('replay round trip', () => {
 
   const cases: [string, string, (t: string) => string, RegExp][] = [
     ['engine-trace (a recorded output)', 'engine-trace/traces.jsonl', (t) => t.replace('"risk":"LOW"', '"risk":"HIGH"'), /^engine-trace\/traces\.jsonl:8: STEWARD_REPLAY_TRACE_DIGEST/],
-    ['memory-ledger (a forbidden branch made allowed)', 'memory-ledger/ledger.jsonl', editJsonl('"bt:refund-09"', (o) => (o.payload.allowed = true)), /^memory-ledger\/ledger\.jsonl:11: STEWARD_REPLAY_LEDGER_EDITED/],
+    ['memory-ledger (a forbidden branch made allowed)', 'memory-ledger/ledger.jsonl', editJsonl('"bt:refund-09#', (o) => (o.payload.allowed = true)), /^memory-ledger\/ledger\.jsonl:11: STEWARD_REPLAY_LEDGER_EDITED/],
     ['policy request (a recorded trust debt)', 'policy/requests/requests.jsonl', editJsonl('"refund-09"', (o) => (o.trust_debt.debt = 0.9)), /^policy\/requests\/requests\.jsonl:9: STEWARD_REPLAY_REQUEST_DIGEST/],
     ['policy response (block turned ok)', 'policy/responses/responses.jsonl', editJsonl('"refund-09"', (o) => ((o.intervention = 'ok'), (o.approved = true))), /^policy\/responses\/responses\.jsonl:9: STEWARD_REPLAY_(RESPONSE_DIGEST|DECISION)/],
     ['context packet (a fact)', 'context/ctx-2025-10-03-001@1.json', (t) => t.replace('"region": "EU"', '"region": "US"'), /^context\/ctx-2025-10-03-001@1\.json: STEWARD_REPLAY_CONTEXT_DIGEST/],
@@ -122,7 +122,7 @@ describe('replay round trip', () => {
     const problems = await tamper(
       RUN1,
       'memory-ledger/ledger.jsonl',
-      editJsonl('"bt:refund-09"', (o: LedgerEntry) => {
+      editJsonl('"bt:refund-09#', (o: LedgerEntry) => {
         o.payload.allowed = true;
         o.kid = other.kid;
         o.hash = entryHash(o);
