@@ -55,7 +55,11 @@ export type StewardErrorCode =
   | 'STEWARD_GATE_UNKNOWN_TOOL'
   | 'STEWARD_GATE_INPUT'
   | 'STEWARD_GATE_SCAN_LIMIT'
-  | 'STEWARD_GATE_JUDGE';
+  | 'STEWARD_GATE_JUDGE'
+  // plain-language rules, MCP tool schemas, approvals (docs/rules.md, docs/approvals.md)
+  | `STEWARD_RULES_${string}`
+  | `STEWARD_MCP_${string}`
+  | `STEWARD_APPROVAL_${string}`;
 
 /**
  * Where a policy author's mistake sits: file position, JSON path, and offset inside a DSL expression.

@@ -18,6 +18,7 @@ import { MemoryTrustDebtStore, type TrustDebtStore } from '../engine/trust-debt/
 import type { LlmClient, StateStore } from '../engine/types.js';
 import { Ed25519Signer, type VerdictSigner } from '../engine/verdict/index.js';
 import { readUtf8FileSync } from '../adapters/fs/text.js';
+import { readSidecars } from '../adapters/fs/rule-sidecars.js';
 
 export interface OfflineOptions {
   blueprints: string;
@@ -106,7 +107,9 @@ export async function setupOffline(o: OfflineOptions): Promise<OfflineSetup> {
   const loaded = await loadBlueprintFiles([o.blueprints]);
   // Verification sheets and acm.yaml (run governance, docs/acm.md) sit next to the blueprints but are not blueprints.
   const files = loaded.files.filter((f) => !/^(?:agents|acm)\.ya?ml$/.test(basename(f.file)) && !/\.(?:test|verify)\.ya?ml$/.test(f.file));
-  const res = compileBlueprintSet(files, { config });
+  const side = await readSidecars(files);
+  for (const w of side.warnings) o.warn(`warning: ${w.format()}`);
+  const res = compileBlueprintSet(files, { config, sidecars: side.sidecars });
   if (!res.set || loaded.errors.length) throw new SetupError(`invalid blueprints in ${o.blueprints}`, sortProblems([...loaded.errors, ...res.errors]).map((e) => e.format()));
   for (const w of res.warnings) o.warn(`warning: ${w.format()}`);
   const set = res.set;

@@ -245,6 +245,22 @@ export interface CompiledBlueprint {
   file?: string;
   /** The finalization gate: `finalization_gate:` + `guardrails:` compiled (docs/gate.md). */
   gate?: CompiledGate;
+  /** Tools whose calls need a human approval (`tools[].requires_approval`, docs/approvals.md), parent first. */
+  approvals?: ApprovalPolicy[];
+}
+
+/** A tool's approval policy (gate spec §6; docs/approvals.md). */
+export interface ApprovalPolicy {
+  tool: string;
+  /** A trigger (not an invariant): the call needs approval when it evaluates to true. */
+  condition: CompiledCondition;
+  timeoutMs: number;
+  defaultAction: 'approve' | 'deny';
+  /** The approver role that may answer (docs/approvals.md "Approvers"); undefined: any registered approver of the tenant. */
+  role?: string;
+  /** Per-skill overrides of timeout, default action and role (a trace's registry-checked skill_id). */
+  skills?: Record<string, { timeoutMs?: number; defaultAction?: 'approve' | 'deny'; role?: string }>;
+  position?: SourcePosition;
 }
 
 // ───────────────────────────── stage results ─────────────────────────────

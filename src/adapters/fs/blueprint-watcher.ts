@@ -12,6 +12,7 @@ import { compileBlueprintSet, type BlueprintSet } from '../../engine/blueprint/i
 import type { FunctionRegistry } from '../../engine/dsl/index.js';
 import { sortProblems } from '../../errors.js';
 import { findBlueprintFiles, isBlueprintFile, loadBlueprintFiles } from './blueprint-files.js';
+import { readSidecars } from './rule-sidecars.js';
 
 export interface ReloadEvent {
   ok: boolean;
@@ -61,7 +62,10 @@ async function fingerprint(dir: string): Promise<string> {
 
 async function compileDir(dir: string, opts: WatchOptions) {
   const { files, errors: readErrors, realDirs } = await loadBlueprintFiles([dir], { base: dir });
-  const res = compileBlueprintSet(files, { config: opts.config, includeBuiltinBaseline: opts.includeBuiltinBaseline, functions: opts.functions });
+  // Rules locks and MCP import caches beside the blueprints (docs/rules.md); their problems are warnings.
+  const side = await readSidecars(files);
+  const compiled = compileBlueprintSet(files, { config: opts.config, includeBuiltinBaseline: opts.includeBuiltinBaseline, functions: opts.functions, sidecars: side.sidecars });
+  const res = { ...compiled, warnings: [...side.warnings, ...compiled.warnings] };
   // A file that could not be read (dangling symlink, invalid UTF-8) rejects the set like a file with errors:
   // serving the rest without it would silently drop its policy.
   if (readErrors.length) return { set: undefined, errors: sortProblems([...readErrors, ...res.errors]), warnings: res.warnings, realDirs };
@@ -74,7 +78,7 @@ async function compileDir(dir: string, opts: WatchOptions) {
  * the atomic rename of `..data_tmp` to `..data`, and that is the event that makes the new files visible.
  */
 export function mayAffectBlueprints(name: string): boolean {
-  if (isBlueprintFile(name)) return true;
+  if (isBlueprintFile(name) || /\.(rules|mcp)\.lock$/.test(name)) return true;
   const base = name.split(/[\\/]/).pop() ?? name;
   return base.startsWith('..') || !/\.[A-Za-z0-9]+$/.test(base);
 }

@@ -13,6 +13,29 @@ import { loadBlueprintFiles } from '../../adapters/fs/blueprint-files.js';
 import { readUtf8File } from '../../adapters/fs/text.js';
 import { workflowToolWarnings } from '../../engine/gate/config.js';
 import type { AgentInfo } from '../../engine/types.js';
+import { readSidecars, type Sidecars } from '../../adapters/fs/rule-sidecars.js';
+import { ruleLockPath } from '../../engine/rules/lock.js';
+import { staleLockEntries } from '../../engine/rules/load.js';
+import { parse as parseYaml } from 'yaml';
+
+/** Lock entries no rule matches any more (docs/rules.md "Lock file"): reported so a reviewer re-runs compile-rules. */
+function staleRuleWarnings(files: { file: string; text: string }[], sidecars: Sidecars): StewardError[] {
+  const out: StewardError[] = [];
+  for (const f of files) {
+    const lock = sidecars.get(f.file)?.lock;
+    if (!lock) continue;
+    let value: unknown;
+    try {
+      value = parseYaml(f.text);
+    } catch {
+      continue;
+    }
+    if (typeof value !== 'object' || value === null) continue;
+    for (const s of staleLockEntries(value as Record<string, unknown>, lock))
+      out.push(new StewardError('STEWARD_RULES_STALE', `stale lock entry '${s.id}': ${s.why}; run \`steward compile-rules ${f.file}\``, { position: { file: ruleLockPath(f.file), line: 1, col: 1 } }));
+  }
+  return out;
+}
 
 export const USAGE = 'usage: steward validate [--quiet] PATH...\n  PATH: blueprint files or directories (recursive: *.yaml, *.yml, *.json; agents.yaml is checked as the agent registry)';
 
@@ -68,7 +91,8 @@ export async function run(argv: string[]): Promise<number> {
   const loaded = await loadBlueprintFiles(readable);
   problems.push(...loaded.errors);
   const files = loaded.files.filter((f) => !regFiles.includes(f.file));
-  const res = compileBlueprintSet(files, { config: defaultEngineConfig() });
+  const side = await readSidecars(files);
+  const res = compileBlueprintSet(files, { config: defaultEngineConfig(), sidecars: side.sidecars });
   problems.push(...res.errors);
   const agents: AgentInfo[] = [];
   for (const r of regFiles) {
@@ -82,7 +106,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   // Gate spec §11: a workflow step naming a tool no registered agent lists is likely a typo (a warning: the
   // registry validated here need not be the deployment's).
-  const warnings = [...res.warnings, ...(regFiles.length > 0 && res.set ? workflowToolWarnings(res.set.blueprints, agents) : [])];
+  const warnings = [...side.warnings, ...staleRuleWarnings(files, side.sidecars), ...res.warnings, ...(regFiles.length > 0 && res.set ? workflowToolWarnings(res.set.blueprints, agents) : [])];
   const sorted = sortProblems(problems);
   if (sorted.length) process.stdout.write(sorted.map((e) => e.format()).join('\n') + '\n');
   if (!quiet) for (const w of warnings) process.stderr.write(`warning: ${w.format()}\n`);

@@ -95,6 +95,18 @@ export interface ACGP1004ReflectionBlueprint {
    */
   guardrails?: Guardrail[];
   /**
+   * Plain-language rules compiled by `steward compile-rules` (gate spec §7, §8; docs/rules.md).
+   */
+  rules?: PlainRule[];
+  /**
+   * Tool policies: approvals (gate spec §6; docs/approvals.md).
+   */
+  tools?: ToolPolicy[];
+  /**
+   * MCP servers whose tools/list input schemas are imported (gate spec §10; docs/rules.md).
+   */
+  mcp_servers?: McpServer[];
+  /**
    * This interface was referenced by `ACGP1004ReflectionBlueprint`'s JSON-Schema definition
    * via the `patternProperty` "^x-".
    */
@@ -499,6 +511,76 @@ export interface Guardrail {
   };
   /**
    * This interface was referenced by `Guardrail`'s JSON-Schema definition
+   * via the `patternProperty` "^x-".
+   */
+  [k: string]: unknown;
+}
+export interface PlainRule {
+  id: string;
+  /**
+   * The rule in plain language.
+   */
+  text: string;
+  /**
+   * 1 hard safety (must compile to a condition), 2 process rule (compiles to a workflow).
+   */
+  tier?: 1 | 2;
+  /**
+   * The tool the rule governs (its args are type-checked against the imported schema).
+   */
+  tool?: string;
+  when?: When;
+  on_fail?: OnFail;
+  weight?: Unit;
+  /**
+   * This interface was referenced by `PlainRule`'s JSON-Schema definition
+   * via the `patternProperty` "^x-".
+   */
+  [k: string]: unknown;
+}
+export interface ToolPolicy {
+  id: string;
+  requires_approval?: Condition;
+  approval?: {
+    /**
+     * Duration ("30m", "1h") or milliseconds.
+     */
+    timeout?: string | number;
+    default_action?: "approve" | "deny";
+    /**
+     * The approver role that may answer.
+     */
+    role?: string;
+    skills?: {
+      [k: string]:
+        | {
+            timeout?: string | number;
+            default_action?: "approve" | "deny";
+            role?: string;
+          }
+        | undefined;
+    };
+    [k: string]: unknown;
+  };
+  /**
+   * This interface was referenced by `ToolPolicy`'s JSON-Schema definition
+   * via the `patternProperty` "^x-".
+   */
+  [k: string]: unknown;
+}
+export interface McpServer {
+  name: string;
+  /**
+   * Streamable HTTP endpoint.
+   */
+  url?: string;
+  /**
+   * stdio: the program to start.
+   */
+  command?: string;
+  args?: string[];
+  /**
+   * This interface was referenced by `McpServer`'s JSON-Schema definition
    * via the `patternProperty` "^x-".
    */
   [k: string]: unknown;

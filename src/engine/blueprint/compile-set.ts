@@ -5,7 +5,7 @@
 import { sortProblems, StewardError } from '../../errors.js';
 import type { EngineConfig } from '../config.js';
 import type { FunctionRegistry } from '../dsl/functions.js';
-import type { CompiledBlueprint } from '../types.js';
+import type { ApprovalPolicy, CompiledBlueprint } from '../types.js';
 import { dslOptions } from './conditions.js';
 import { assemble, compileOwnItems, fileChecks, trustDebtProblems, type OwnItems } from './compile.js';
 import { BASELINE_FILE, BASELINE_YAML } from './embedded.js';
@@ -14,7 +14,11 @@ import { assembleGate, compileOwnGuardrails, duplicateGuardrailProblems, gateFil
 import type { GateLoadLimits, Guardrail } from '../gate/types.js';
 import { BASELINE_NAME, createBlueprintSet, type BlueprintSet } from './select.js';
 import { checkSchema } from './schema-check.js';
+import { compileOwnApprovals } from '../approvals/policy.js';
+import { argTypeProblems, compileOwnRules } from '../rules/load.js';
+import type { RuleLock, ToolSchemas } from '../rules/types.js';
 import { parseSource, type SourceDoc } from './source.js';
+import { compatibilityProblems, STEWARD_ENGINE_VERSION } from '../rollout/compat.js';
 import { isSemver, keyOf, parseRef, resolveVersion, splitId, type VersionRef } from './versions.js';
 
 
@@ -33,6 +37,13 @@ export interface CompileOptions {
   functions?: FunctionRegistry;
   /** Workflow complexity limits of the finalization gate (gate spec §11; default 5 steps, 3 workflows). */
   gateLimits?: GateLoadLimits;
+  /**
+   * Per blueprint file (its path as in `files`): the rules lock `steward compile-rules` wrote beside it and the
+   * tool input schemas imported from its MCP servers (docs/rules.md); read by the fs adapter (rule-sidecars.ts).
+   */
+  sidecars?: ReadonlyMap<string, { lock?: RuleLock; tools?: ToolSchemas }>;
+  /** Steward's version for the compatibility matrix (ACGP-1004 §13.6, docs/rollout.md); default STEWARD_ENGINE_VERSION. */
+  engineVersion?: string;
 }
 
 export interface CompileResult {
@@ -66,6 +77,8 @@ interface Resolved {
   tripwireOrigin: Map<string, string>;
   /** Gate guardrails, parent first (compiled with the file that wrote them, like tripwires). */
   guardrails: Guardrail[];
+  /** Approval policies of `tools:`, parent first (docs/approvals.md). */
+  approvals: ApprovalPolicy[];
   ok: boolean;
 }
 
@@ -90,6 +103,7 @@ export function compileBlueprintSet(files: { file: string; text: string }[], opt
     if (typeof v.id === 'string' && typeof v.version === 'string') {
       fileChecks(doc, v, errors, warnings);
       gateFileChecks(doc, v, errors);
+      compatibilityProblems(doc, v, { engineVersion: opts.engineVersion ?? STEWARD_ENGINE_VERSION }, errors);
     }
     if (typeof v.id !== 'string' || typeof v.version !== 'string' || !isSemver(v.version)) {
       // Still resolved and compiled (never served: valid false) so its DSL and inheritance problems are
@@ -167,6 +181,10 @@ export function compileBlueprintSet(files: { file: string; text: string }[], opt
     const dsl = dslOptions(opts.config, lists, opts.functions);
     const own = compileOwnItems(a.doc, a.value, dsl, errors);
     const ownGuardrails = compileOwnGuardrails(a.doc, a.value, dsl, errors);
+    const side = opts.sidecars?.get(a.file);
+    const ownRules = compileOwnRules({ doc: a.doc, value: a.value, dsl, lock: side?.lock, tools: side?.tools }, errors, warnings);
+    argTypeProblems(a.doc, a.value, side?.tools, errors);
+    const ownApprovals = compileOwnApprovals(a.doc, a.value, dsl, errors);
     const checkOrigin = new Map(parent?.checkOrigin);
     const tripwireOrigin = new Map(parent?.tripwireOrigin);
     const dupCheck = (kind: 'checks' | 'tripwires', origin: Map<string, string>): void => {
@@ -191,14 +209,15 @@ export function compileBlueprintSet(files: { file: string; text: string }[], opt
       resolved,
       items: {
         tripwires: [...(parent?.items.tripwires ?? []), ...own.tripwires],
-        rules: [...(parent?.items.rules ?? []), ...own.rules],
-        metrics: [...(parent?.items.metrics ?? []), ...own.metrics],
+        rules: [...(parent?.items.rules ?? []), ...own.rules, ...ownRules.rules],
+        metrics: [...(parent?.items.metrics ?? []), ...own.metrics, ...ownRules.metrics],
       },
       chain: [...(parent?.chain ?? []), a.key],
       ctqMetricDocs,
       checkOrigin,
       tripwireOrigin,
-      guardrails: [...(parent?.guardrails ?? []), ...ownGuardrails],
+      guardrails: [...(parent?.guardrails ?? []), ...ownGuardrails, ...ownRules.workflows],
+      approvals: [...(parent?.approvals ?? []), ...ownApprovals],
       ok: a.valid && (parent?.ok ?? true),
     };
     resolvedByKey.set(a.key, r);
@@ -236,6 +255,7 @@ export function compileBlueprintSet(files: { file: string; text: string }[], opt
     if (!r.ok) continue;
     const bp = assemble({ resolved: r.resolved, items: r.items, chain: r.chain, file: a.builtin ? undefined : a.file, config: opts.config, ctqMetricDocs: r.ctqMetricDocs });
     bp.gate = assembleGate(r.resolved.finalization_gate, r.guardrails);
+    if (r.approvals.length) bp.approvals = r.approvals;
     compiled.push(bp);
   }
 

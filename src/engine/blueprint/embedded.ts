@@ -124,6 +124,27 @@ export const BLUEPRINT_SCHEMA: Record<string, unknown> = {
       "items": {
         "$ref": "#/$defs/guardrail"
       }
+    },
+    "rules": {
+      "type": "array",
+      "description": "Plain-language rules compiled by `steward compile-rules` (gate spec §7, §8; docs/rules.md).",
+      "items": {
+        "$ref": "#/$defs/plainRule"
+      }
+    },
+    "tools": {
+      "type": "array",
+      "description": "Tool policies: approvals (gate spec §6; docs/approvals.md).",
+      "items": {
+        "$ref": "#/$defs/toolPolicy"
+      }
+    },
+    "mcp_servers": {
+      "type": "array",
+      "description": "MCP servers whose tools/list input schemas are imported (gate spec §10; docs/rules.md).",
+      "items": {
+        "$ref": "#/$defs/mcpServer"
+      }
     }
   },
   "patternProperties": {
@@ -1258,6 +1279,152 @@ export const BLUEPRINT_SCHEMA: Record<string, unknown> = {
             "^x-": true
           },
           "additionalProperties": false
+        }
+      },
+      "patternProperties": {
+        "^x-": true
+      },
+      "additionalProperties": false
+    },
+    "plainRule": {
+      "type": "object",
+      "required": [
+        "id",
+        "text"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "pattern": "^[A-Za-z0-9_.-]+$"
+        },
+        "text": {
+          "type": "string",
+          "minLength": 1,
+          "description": "The rule in plain language."
+        },
+        "tier": {
+          "enum": [
+            1,
+            2
+          ],
+          "description": "1 hard safety (must compile to a condition), 2 process rule (compiles to a workflow)."
+        },
+        "tool": {
+          "type": "string",
+          "minLength": 1,
+          "description": "The tool the rule governs (its args are type-checked against the imported schema)."
+        },
+        "when": {
+          "$ref": "#/$defs/when"
+        },
+        "on_fail": {
+          "$ref": "#/$defs/onFail"
+        },
+        "weight": {
+          "$ref": "#/$defs/unit"
+        }
+      },
+      "patternProperties": {
+        "^x-": true
+      },
+      "additionalProperties": false
+    },
+    "toolPolicy": {
+      "type": "object",
+      "required": [
+        "id"
+      ],
+      "properties": {
+        "id": {
+          "type": "string",
+          "minLength": 1
+        },
+        "requires_approval": {
+          "$ref": "#/$defs/condition"
+        },
+        "approval": {
+          "type": "object",
+          "properties": {
+            "timeout": {
+              "type": [
+                "string",
+                "integer"
+              ],
+              "description": "Duration (\"30m\", \"1h\") or milliseconds."
+            },
+            "default_action": {
+              "enum": [
+                "approve",
+                "deny"
+              ]
+            },
+            "role": {
+              "type": "string",
+              "minLength": 1,
+              "description": "The approver role that may answer."
+            },
+            "skills": {
+              "type": "object",
+              "additionalProperties": {
+                "type": "object",
+                "properties": {
+                  "timeout": {
+                    "type": [
+                      "string",
+                      "integer"
+                    ]
+                  },
+                  "default_action": {
+                    "enum": [
+                      "approve",
+                      "deny"
+                    ]
+                  },
+                  "role": {
+                    "type": "string",
+                    "minLength": 1
+                  }
+                },
+                "additionalProperties": false
+              }
+            }
+          },
+          "patternProperties": {
+            "^x-": true
+          },
+          "additionalProperties": false
+        }
+      },
+      "patternProperties": {
+        "^x-": true
+      },
+      "additionalProperties": false
+    },
+    "mcpServer": {
+      "type": "object",
+      "required": [
+        "name"
+      ],
+      "properties": {
+        "name": {
+          "type": "string",
+          "pattern": "^[A-Za-z0-9_.-]+$"
+        },
+        "url": {
+          "type": "string",
+          "minLength": 1,
+          "description": "Streamable HTTP endpoint."
+        },
+        "command": {
+          "type": "string",
+          "minLength": 1,
+          "description": "stdio: the program to start."
+        },
+        "args": {
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
         }
       },
       "patternProperties": {
