@@ -15,9 +15,17 @@ import { decisionRow, dlqRow, gateEventTable, gateJudgeResultRow, gateOutcomeRow
 import type { LedgerDraft } from '../engine/ledger/index.js';
 import { policyDecisionDraft, type PolicyDecisionInput } from '../contracts/policy-decision.js';
 import { StewardError } from '../errors.js';
+import { reviewQueueRow, rolloutEventRow, shadowDiffRow } from '../adapters/clickhouse/rollout-rows.js';
 
-type Kind = 'decisions' | 'verdicts' | 'ledger' | 'trustDebt' | 'gate' | 'dlq';
-const TABLE: Record<Exclude<Kind, 'ledger'>, TableName> = {
+type Kind = 'decisions' | 'verdicts' | 'ledger' | 'trustDebt' | 'gate' | 'dlq' | RolloutKind;
+// docs/rollout.md: parsed and mapped by rollout-rows.ts.
+type RolloutKind = 'rollouts' | 'shadowDiffs' | 'reviewQueue';
+const ROLLOUT_ROWS: Record<RolloutKind, [TableName, (v: unknown, now: number) => object]> = {
+  rollouts: ['rollout_events', rolloutEventRow],
+  shadowDiffs: ['shadow_diffs', shadowDiffRow],
+  reviewQueue: ['review_queue', reviewQueueRow],
+};
+const TABLE: Record<Exclude<Kind, 'ledger' | RolloutKind>, TableName> = {
   decisions: 'decisions',
   verdicts: 'verdicts',
   trustDebt: 'trust_debt_events',
@@ -58,7 +66,7 @@ export class SinkProcessor {
     private readonly onIndexError?: (e: unknown) => void,
   ) {
     this.kindOf = new Map(
-      (['decisions', 'verdicts', 'ledger', 'trustDebt', 'gate', 'dlq'] as Kind[]).map((k) => [topics[k], k]),
+      (['decisions', 'verdicts', 'ledger', 'trustDebt', 'gate', 'dlq', 'rollouts', 'shadowDiffs', 'reviewQueue'] as Kind[]).map((k) => [topics[k], k]),
     );
   }
 
@@ -156,6 +164,9 @@ export class SinkProcessor {
           if (typed === 'gate_judge_results') push(typed, { row: gateJudgeResultRow(v, now), source: m });
           else if (typed === 'gate_outcomes') push(typed, { row: gateOutcomeRow(v, now), source: m });
           push('gate_events', { row: raw, source: m });
+        } else if (kind === 'rollouts' || kind === 'shadowDiffs' || kind === 'reviewQueue') {
+          const [table, row] = ROLLOUT_ROWS[kind];
+          push(table, { row: row(v, now), source: m });
         } else {
           push(TABLE[kind], { row: verdictRow(v, now), source: m });
         }

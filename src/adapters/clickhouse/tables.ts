@@ -91,8 +91,9 @@ export interface GateOutcomeRow {
 }
 
 export type TableName =
-  | 'decisions' | 'verdicts' | 'trust_debt_events' | 'ledger' | 'dlq_events' | 'gate_events'
-  | 'gate_judge_results' | 'gate_outcomes';
+  | 'decisions' | 'verdicts' | 'trust_debt_events' | 'ledger' | 'acm_ledger' | 'dlq_events' | 'gate_events'
+  | 'gate_judge_results' | 'gate_outcomes'
+  | 'review_queue' | 'shadow_diffs' | 'rollout_events';
 
 // ──────────────────────── columns (insert order and types) ────────────────────────
 // One spec per table, typed against its row interface (a missing or extra column fails to compile) and
@@ -130,6 +131,13 @@ export const LEDGER_COLUMNS: Columns<LedgerRow> = {
   payload: 'String', prev_hash: 'String', hash: 'String', signature: 'String', kid: 'String', ingested_at_ms: 'UInt64',
 };
 
+/** A run chain's entry (spec-decisions D30): the ledger row plus the run it chains under. */
+export interface AcmLedgerRow extends LedgerRow {
+  run_id: string;
+}
+
+export const ACM_LEDGER_COLUMNS: Columns<AcmLedgerRow> = { ...LEDGER_COLUMNS, run_id: 'String' };
+
 export const DLQ_COLUMNS: Columns<DlqRow> = {
   dlq_topic: 'String', dlq_partition: 'UInt32', dlq_offset: 'UInt64',
   source_topic: 'String', source_partition: 'Int32', source_offset: 'String', source_ts_ms: 'UInt64', stage: 'String',
@@ -156,13 +164,70 @@ export const GATE_OUTCOME_COLUMNS: Columns<GateOutcomeRow> = {
   ts_ms: 'UInt64', feedback_at_ms: 'UInt64', ingested_at_ms: 'UInt64',
 };
 
+// docs/rollout.md (migration 8): rows built by rollout-rows.ts.
+export interface ReviewQueueRow {
+  review_id: string; trace_id: string; agent_id: string; tenant: string;
+  blueprint: string; blueprint_version: string; rollout_arm: string;
+  intervention: string; confidence: number; threshold: number; ctq: number | null; risk: number | null;
+  reasons: string[]; status: string; outcome: string; reviewer: string; note: string;
+  event_time_ms: number; enqueued_at_ms: number; sla_due_ms: number; taken_at_ms: number; resolved_at_ms: number;
+  updated_at_ms: number; ingested_at_ms: number;
+}
+
+export const REVIEW_QUEUE_COLUMNS: Columns<ReviewQueueRow> = {
+  review_id: 'String', trace_id: 'String', agent_id: 'String', tenant: 'String',
+  blueprint: 'String', blueprint_version: 'String', rollout_arm: 'String',
+  intervention: 'String', confidence: 'Float64', threshold: 'Float64', ctq: 'Nullable(Float64)', risk: 'Nullable(Float64)',
+  reasons: 'Array(String)', status: 'String', outcome: 'String', reviewer: 'String', note: 'String',
+  event_time_ms: 'UInt64', enqueued_at_ms: 'UInt64', sla_due_ms: 'UInt64', taken_at_ms: 'UInt64', resolved_at_ms: 'UInt64',
+  updated_at_ms: 'UInt64', ingested_at_ms: 'UInt64',
+};
+
+export interface ShadowDiffRow {
+  shadow_id: string; trace_id: string; agent_id: string; tenant: string; pipeline_stage: string;
+  active_blueprint: string; shadow_blueprint: string;
+  active_intervention: string; shadow_intervention: string; active_stage: string; shadow_stage: string;
+  changed: number; change_kinds: string[];
+  active_tripwires_fired: string[]; shadow_tripwires_fired: string[];
+  active_rules_failed: string[]; shadow_rules_failed: string[];
+  ctq_delta: number | null; diff_json: string;
+  event_time_ms: number; evaluated_at_ms: number; ingested_at_ms: number;
+}
+
+export const SHADOW_DIFF_COLUMNS: Columns<ShadowDiffRow> = {
+  shadow_id: 'String', trace_id: 'String', agent_id: 'String', tenant: 'String', pipeline_stage: 'String',
+  active_blueprint: 'String', shadow_blueprint: 'String',
+  active_intervention: 'String', shadow_intervention: 'String', active_stage: 'String', shadow_stage: 'String',
+  changed: 'UInt8', change_kinds: 'Array(String)',
+  active_tripwires_fired: 'Array(String)', shadow_tripwires_fired: 'Array(String)',
+  active_rules_failed: 'Array(String)', shadow_rules_failed: 'Array(String)',
+  ctq_delta: 'Nullable(Float64)', diff_json: 'String',
+  event_time_ms: 'UInt64', evaluated_at_ms: 'UInt64', ingested_at_ms: 'UInt64',
+};
+
+export interface RolloutEventRow {
+  event_id: string; blueprint: string; kind: string; stable_version: string; canary_version: string;
+  from_percent: number; to_percent: number; trigger_id: string; metric: string;
+  canary_value: number; stable_value: number; reason: string; actor: string; ts_ms: number; ingested_at_ms: number;
+}
+
+export const ROLLOUT_EVENT_COLUMNS: Columns<RolloutEventRow> = {
+  event_id: 'String', blueprint: 'String', kind: 'String', stable_version: 'String', canary_version: 'String',
+  from_percent: 'Float64', to_percent: 'Float64', trigger_id: 'String', metric: 'String',
+  canary_value: 'Float64', stable_value: 'Float64', reason: 'String', actor: 'String', ts_ms: 'UInt64', ingested_at_ms: 'UInt64',
+};
+
 export const TABLE_COLUMNS: { readonly [T in TableName]: Columns<object> } = {
   decisions: DECISION_COLUMNS,
   verdicts: VERDICT_COLUMNS,
   trust_debt_events: TRUST_DEBT_COLUMNS,
   ledger: LEDGER_COLUMNS,
+  acm_ledger: ACM_LEDGER_COLUMNS,
   dlq_events: DLQ_COLUMNS,
   gate_events: GATE_COLUMNS,
   gate_judge_results: GATE_JUDGE_RESULT_COLUMNS,
   gate_outcomes: GATE_OUTCOME_COLUMNS,
+  review_queue: REVIEW_QUEUE_COLUMNS,
+  shadow_diffs: SHADOW_DIFF_COLUMNS,
+  rollout_events: ROLLOUT_EVENT_COLUMNS,
 };

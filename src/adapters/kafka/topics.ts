@@ -4,7 +4,7 @@
  */
 import type { StewardAdmin, TopicSpec } from './client.js';
 
-export const TOPIC_KEYS = ['traces', 'decisions', 'scoring', 'finalize', 'verdicts', 'reviews', 'trustDebt', 'ledger', 'gate', 'dlq', 'replies'] as const;
+export const TOPIC_KEYS = ['traces', 'decisions', 'scoring', 'finalize', 'verdicts', 'reviews', 'trustDebt', 'ledger', 'gate', 'dlq', 'replies', 'rollouts', 'shadowDiffs', 'reviewQueue'] as const;
 export type TopicKey = (typeof TOPIC_KEYS)[number];
 export type TopicNames = Record<TopicKey, string>;
 
@@ -20,6 +20,10 @@ const SUFFIX: Record<TopicKey, string> = {
   gate: 'gate',
   dlq: 'dlq',
   replies: 'replies',
+  // docs/rollout.md (contracts C8)
+  rollouts: 'rollouts',
+  shadowDiffs: 'shadow-diffs',
+  reviewQueue: 'review-queue',
 };
 
 /** `acgp` → acgp.traces, acgp.decisions, ... */

@@ -1,0 +1,130 @@
+/**
+ * RolloutMonitor (docs/rollout.md "Rollback triggers"): the tripwire stage's view of the shared rollouts and
+ * the watcher of their triggers on live traffic, across instances.
+ *
+ * - table(): the rollouts as last read from Redis (refreshed every refreshMs): what selection uses, with no
+ *   Redis call per decision.
+ * - record(): a decision's counts added locally (synchronous, no I/O on the decision path); flush() (every
+ *   flushMs) adds them to the shared per-arm window counters in one pipeline and evaluates the canary
+ *   blueprint's triggers on the totals every instance contributed to. A firing trigger moves the canary to
+ *   0 % with a compare-and-set on the rollout's generation: exactly one instance wins and reports it
+ *   (onRollback: event, ledger entry, metric); the others see the new generation at their next refresh.
+ */
+import type { Redis } from 'ioredis';
+import type { RolloutArm, RolloutState, RolloutTable } from '../../engine/rollout/arm.js';
+import { firingTrigger, EMPTY_COUNTS, type ArmCounts, type CompiledTrigger, type TriggerFiring } from '../../engine/rollout/triggers.js';
+import { RedisRolloutStore } from './rollout-store.js';
+
+export interface RolloutMonitorOptions {
+  prefix?: string;
+  /** Default trigger window (rollout.window_ms). */
+  windowMs: number;
+  /** Decisions an arm needs in a window before a trigger may judge it (rollout.min_samples). */
+  minSamples: number;
+  refreshMs?: number;
+  flushMs?: number;
+  /** The canary version's compiled rollback triggers (from the blueprint set in force). */
+  triggersFor: (state: RolloutState) => readonly CompiledTrigger[];
+  onRollback?: (r: { state: RolloutState; firing: TriggerFiring; generation: number; atMs: number }) => void | Promise<void>;
+  onError?: (e: unknown) => void;
+  nowMs?: () => number;
+}
+
+interface Pending {
+  name: string;
+  generation: number;
+  windowMs: number;
+  windowStart: number;
+  byArm: Map<RolloutArm, ArmCounts>;
+}
+
+export class RolloutMonitor {
+  readonly store: RedisRolloutStore;
+  private current: Map<string, RolloutState> = new Map();
+  private pending = new Map<string, Pending>();
+  private timers: NodeJS.Timeout[] = [];
+  private flushing: Promise<void> | undefined;
+
+  constructor(redis: Redis, private readonly o: RolloutMonitorOptions) {
+    this.store = new RedisRolloutStore(redis, o.prefix ?? '');
+  }
+
+  table(): RolloutTable {
+    return this.current;
+  }
+
+  async refresh(): Promise<void> {
+    this.current = new Map((await this.store.list()).map((s) => [s.name, s]));
+  }
+
+  async start(): Promise<void> {
+    await this.refresh();
+    const safe = (f: () => Promise<void>) => () => void f().catch((e: unknown) => this.o.onError?.(e));
+    this.timers.push(setInterval(safe(() => this.refresh()), this.o.refreshMs ?? 1000).unref());
+    this.timers.push(setInterval(safe(() => this.flush()), this.o.flushMs ?? 200).unref());
+  }
+
+  async stop(): Promise<void> {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    await this.flush().catch((e: unknown) => this.o.onError?.(e));
+  }
+
+  private windowsOf(state: RolloutState): number[] {
+    const ws = new Set([this.o.windowMs]);
+    for (const t of this.o.triggersFor(state)) if (t.windowMs) ws.add(t.windowMs);
+    return [...ws];
+  }
+
+  /** A decision of an agent in `arm` of rollout `name` at event time `atMs`. */
+  record(name: string, arm: RolloutArm, atMs: number, counts: ArmCounts): void {
+    const state = this.current.get(name);
+    if (!state || state.percent <= 0) return;
+    for (const windowMs of this.windowsOf(state)) {
+      const windowStart = Math.floor(atMs / windowMs) * windowMs;
+      const key = this.store.counterKey(name, state.generation, windowMs, windowStart);
+      let p = this.pending.get(key);
+      if (!p) this.pending.set(key, (p = { name, generation: state.generation, windowMs, windowStart, byArm: new Map() }));
+      const have = p.byArm.get(arm);
+      if (!have) p.byArm.set(arm, { ...counts });
+      else for (const f of Object.keys(counts) as (keyof ArmCounts)[]) have[f] += counts[f];
+    }
+  }
+
+  /** Sends the local counts and evaluates the triggers; concurrent calls share one run. */
+  flush(): Promise<void> {
+    this.flushing ??= this.flushOnce().finally(() => (this.flushing = undefined));
+    return this.flushing;
+  }
+
+  private async flushOnce(): Promise<void> {
+    if (this.pending.size === 0) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    const adds = new Map([...batch].map(([k, p]) => [k, [...p.byArm].map(([arm, counts]) => ({ arm, counts }))]));
+    let totals: Map<string, Record<string, ArmCounts>>;
+    try {
+      totals = await this.store.addCounts(adds, Math.max(...[...batch.values()].map((p) => p.windowMs)) * 2);
+    } catch (e) {
+      // Not lost: merged back for the next flush (HINCRBY was not applied: the pipeline failed as a whole or
+      // its error is reported for the counters; a partly applied one may count a few decisions twice).
+      for (const [k, p] of batch) if (!this.pending.has(k)) this.pending.set(k, p);
+      throw e;
+    }
+    const fired = new Set<string>();
+    for (const [key, p] of batch) {
+      const state = this.current.get(p.name);
+      if (!state || state.generation !== p.generation || fired.has(p.name)) continue;
+      const triggers = this.o.triggersFor(state).filter((t) => (t.windowMs ?? this.o.windowMs) === p.windowMs);
+      if (triggers.length === 0) continue;
+      const t = totals.get(key) ?? {};
+      const firing = firingTrigger(triggers, t.canary ?? EMPTY_COUNTS, t.stable ?? EMPTY_COUNTS, this.o.minSamples);
+      if (!firing) continue;
+      fired.add(p.name);
+      const atMs = (this.o.nowMs ?? Date.now)();
+      const res = await this.store.rollback(p.name, p.generation, atMs, `rollback: ${firing.trigger.source}`);
+      this.current.set(p.name, { ...state, percent: 0, generation: res.generation, updatedAtMs: atMs, reason: `rollback: ${firing.trigger.source}` });
+      if (res.won) await this.o.onRollback?.({ state, firing, generation: res.generation, atMs });
+    }
+  }
+}
