@@ -2,7 +2,7 @@
  * Profiling aid for the pipeline bench (not a benchmark; prints no ratio): runs only the tripwire-stage
  * throughput phase (PROFILE_MODE=stage, default; stage-fixed = the stage with a constant-answer engine), the
  * in-process engine-only phase (PROFILE_MODE=engine), the scorer stage over the tripwire stage's output
- * (PROFILE_MODE=scorer), or a raw
+ * (PROFILE_MODE=scorer; PROFILE_SCORER_INPUT=join for the join: docs/pipeline.md "Hot path"), or a raw
  * kafkajs passthrough (PROFILE_MODE=pass; pass2 = passthrough producing the stage's output volume)
  * on the same traffic, so `node --cpu-prof --import tsx bench/pipeline/profile.ts` profiles just that.
  */
@@ -52,6 +52,8 @@ async function profiled<T>(fn: () => Promise<T>): Promise<T> {
 async function main(): Promise<void> {
   const prefix = `prof-${RUN}`;
   const cfg = buildConfig({ topics: { prefix, partitions: 3, reply_partitions: 1 }, consumer: { group_prefix: prefix }, limits: { partitions_concurrently: 3, chunk_size: Number(process.env.BENCH_CHUNK ?? 500), max_event_time_skew_ms: null }, observability: { enabled: false } }, env());
+  // PROFILE_SCORER_INPUT=join: consumer.scorer_input join (the tripwire stage writes decisions only; the scorer reads them and their traces).
+  if (process.env.PROFILE_SCORER_INPUT === 'join') cfg.consumer.scorerInput = 'join';
   const { deps, close } = await benchEngineDeps(cfg);
   const adapter = new KafkaAdapter(cfg.kafka);
   const admin = await adapter.admin();
@@ -128,7 +130,7 @@ async function main(): Promise<void> {
       const count = async (m: StewardMetrics, stage: string) => (await m.messages.get()).values.filter((x) => x.labels.stage === stage).reduce((a, x) => a + x.value, 0);
       while ((await count(tm, 'tripwire')) < N) await new Promise((r) => setTimeout(r, 20));
       await tpipe.stop();
-      const scoring = Number((await admin.topicOffsets(names.scoring)).reduce((a, o) => a + BigInt(o.high), 0n));
+      const scoring = Number((await admin.topicOffsets(cfg.consumer.scorerInput === 'join' ? names.decisions : names.scoring)).reduce((a, o) => a + BigInt(o.high), 0n));
       const scfg = process.env.PROFILE_SCORER_AT_LEAST_ONCE ? { ...cfg, consumer: { ...cfg.consumer, exactlyOnce: [] } } : cfg;
       const sm = new StewardMetrics();
       const t0 = performance.now();
@@ -139,7 +141,7 @@ async function main(): Promise<void> {
         return sp;
       });
       const cpu = process.cpuUsage(c0);
-      console.log(`steward_scorer_msgs_per_s=${(scoring / ((performance.now() - t0) / 1000)).toFixed(0)} cpu_us_per_msg=${((cpu.user + cpu.system) / scoring).toFixed(1)} exactly_once=${scfg.consumer.exactlyOnce.includes('scorer')}`);
+      console.log(`steward_scorer_msgs_per_s=${(scoring / ((performance.now() - t0) / 1000)).toFixed(0)} cpu_us_per_msg=${((cpu.user + cpu.system) / scoring).toFixed(1)} exactly_once=${scfg.consumer.exactlyOnce.includes('scorer')} scorer_input=${cfg.consumer.scorerInput}`);
       await spipe.stop();
       return;
     }

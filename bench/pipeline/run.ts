@@ -2,8 +2,9 @@
  * Pipeline benchmark (bounded, one run), on the real Kafka of scripts/services.sh:
  *  1. sync decision round trip (StewardClient.decide → tripwire stage → reply) vs a raw kafkajs echo
  *     round trip (produce → consumer echoes to a reply partition → client consumer), p50/p99;
- *  2. tripwire-stage throughput (decode, engine, decisions + scoring + acks + offsets) vs a raw kafkajs
- *     consume→produce passthrough on the same number of traces;
+ *  2. tripwire-stage throughput (decode, engine, decisions + acks + offsets, with consumer.scorer_input: join:
+ *     one record out per trace) vs a raw kafkajs consume→produce passthrough on the same number of traces; the
+ *     stage with scorer_input: scoring (decision + scoring record) is printed as throughput_vs_passthrough_scoring_input;
  *  3. RSS.
  * Diagnostics: CPU per message of the passthrough and the stage, the raw passthrough producing the
  * stage's output volume per trace (a decision and a scoring message of the measured average sizes), and
@@ -153,9 +154,11 @@ async function main(): Promise<void> {
   const extra = { echoIn: `${prefix}.echo-in`, echoReply: `${prefix}.echo-reply`, passIn: `${prefix}.pass-in`, passOut: `${prefix}.pass-out`, passOut2: `${prefix}.pass-out2`, pass2In: `${prefix}.pass2-in`, tputIn: `${prefix}t.traces` };
   const tputNames = topicNames(`${prefix}t`);
   const fixedNames = topicNames(`${prefix}f`);
+  const joinNames = topicNames(`${prefix}j`);
   await createTopics(admin, names, { partitions: PARTITIONS, replicationFactor: 1, replyPartitions: 4, replyRetentionMs: 600_000 });
   await createTopics(admin, tputNames, { partitions: PARTITIONS, replicationFactor: 1, replyPartitions: 1, replyRetentionMs: 600_000 });
   await createTopics(admin, fixedNames, { partitions: PARTITIONS, replicationFactor: 1, replyPartitions: 1, replyRetentionMs: 600_000 });
+  await createTopics(admin, joinNames, { partitions: PARTITIONS, replicationFactor: 1, replyPartitions: 1, replyRetentionMs: 600_000 });
   await admin.createTopics([extra.echoIn, extra.echoReply, extra.passIn, extra.passOut, extra.passOut2, extra.pass2In].map((topic) => ({ topic, numPartitions: PARTITIONS, replicationFactor: 1 })));
   const kafka = new Kafka({ clientId: 'bench-raw', brokers: cfg.kafka.brokers, logLevel: logLevel.NOTHING });
   const logger = createLogger({ level: 'silent' });
@@ -227,6 +230,17 @@ async function main(): Promise<void> {
     const stewardRate = THROUGHPUT_N / ((performance.now() - t0) / 1000);
     const stewardCpu = process.cpuUsage(c0);
     await tpipe.stop();
+    // The same stage with consumer.scorer_input: join (docs/pipeline.md "Hot path"): one record out per trace.
+    await fill(kafka, joinNames.traces, THROUGHPUT_N);
+    const jmetrics = new StewardMetrics();
+    c0 = process.cpuUsage();
+    const j0 = performance.now();
+    const jcfg = { ...cfg, topics: { ...cfg.topics, prefix: `${prefix}j` }, consumer: { ...cfg.consumer, groupPrefix: `${prefix}j`, scorerInput: 'join' as const } };
+    const jpipe = await startPipeline(jcfg, ['tripwire'], deps as PipelineDeps, { logger, metrics: jmetrics });
+    await processed(jmetrics, 'tripwire', THROUGHPUT_N, 'join throughput phase');
+    const joinRate = THROUGHPUT_N / ((performance.now() - j0) / 1000);
+    const joinCpu = process.cpuUsage(c0);
+    await jpipe.stop();
     const rssEnd = mb();
 
     // Diagnostic: the scorer stage over the scoring records the tripwire phase wrote, with its verdicts committed in
@@ -244,6 +258,20 @@ async function main(): Promise<void> {
     };
     const scorerTx = await scorerRate('s1', ['scorer']);
     const scorerAlo = await scorerRate('s2', []);
+    // The join scorer over the join phase's decisions (halted ones are counted too: skipped without a read).
+    const decisionRecords = Number((await admin.topicOffsets(joinNames.decisions)).reduce((a, o) => a + BigInt(o.high), 0n));
+    const joinScorerRate = async (suffix: string, exactlyOnce: ('tripwire' | 'scorer')[]): Promise<number> => {
+      const m = new StewardMetrics();
+      const scfg = { ...jcfg, consumer: { ...jcfg.consumer, groupPrefix: `${prefix}${suffix}`, exactlyOnce } };
+      const s0 = performance.now();
+      const spipe = await startPipeline(scfg, ['scorer'], { ...(deps as PipelineDeps), scoredMarks: undefined }, { logger, metrics: m });
+      await processed(m, 'scorer', decisionRecords, 'join scorer phase');
+      const rate = decisionRecords / ((performance.now() - s0) / 1000);
+      await spipe.stop();
+      return rate;
+    };
+    const joinTx = await joinScorerRate('s3', ['scorer']);
+    const joinAlo = await joinScorerRate('s4', []);
 
     // Diagnostic only: the same stage with an engine answering each agent type's real decision again
     // (same outputs and sizes; no tripwire work, no Redis) — what Kafka and the stage machinery cost alone.
@@ -280,13 +308,16 @@ async function main(): Promise<void> {
     );
     console.log(`throughput_vs_engine_only=${(stewardRate / engineRate).toFixed(3)}`);
     console.log(`scorer_msgs_per_s exactly_once=${scorerTx.toFixed(0)} at_least_once=${scorerAlo.toFixed(0)} (${scoringRecords} scoring records, no LLM) exactly_once_vs_at_least_once=${(scorerTx / scorerAlo).toFixed(3)}`);
-    console.log(`rss_mb_start=${rssStart} rss_mb_after_sync=${rssSync} rss_mb_end=${rssEnd}`);
+    console.log(`join_scorer_msgs_per_s exactly_once=${joinTx.toFixed(0)} at_least_once=${joinAlo.toFixed(0)} (${decisionRecords} decisions) join_exactly_once_vs_at_least_once=${(joinTx / joinAlo).toFixed(3)}`);
+    console.log(`scoring_input_tripwire_msgs_per_s=${stewardRate.toFixed(0)} cpu_us_per_msg=${us(stewardCpu)} join_tripwire_msgs_per_s=${joinRate.toFixed(0)} cpu_us_per_msg=${us(joinCpu)}`);
+    console.log(`throughput_vs_passthrough_scoring_input=${(stewardRate / passRate).toFixed(3)}`);
+        console.log(`rss_mb_start=${rssStart} rss_mb_after_sync=${rssSync} rss_mb_end=${rssEnd}`);
     console.log(`sync_p50_vs_echo=${(syncP50 / echoP50).toFixed(3)}`);
     console.log(`sync_p99_vs_echo=${(syncP99 / echoP99).toFixed(3)}`);
-    console.log(`throughput_vs_passthrough=${(stewardRate / passRate).toFixed(3)}`);
+    console.log(`throughput_vs_passthrough=${(joinRate / passRate).toFixed(3)}`);
   } finally {
     await close();
-    await admin.deleteTopics([...Object.values(names), ...Object.values(tputNames), ...Object.values(fixedNames), ...Object.values(extra).filter((t) => !t.endsWith('.traces'))]).catch(() => undefined);
+    await admin.deleteTopics([...Object.values(names), ...Object.values(tputNames), ...Object.values(fixedNames), ...Object.values(joinNames), ...Object.values(extra).filter((t) => !t.endsWith('.traces'))]).catch(() => undefined);
     await admin.disconnect();
   }
 }

@@ -31,7 +31,7 @@ export interface StewardConfig {
    * trustDebtReadCacheMs: how long the decision path reuses an agent's raw trust-debt state read from
    * Redis (decay is still computed at each event's time); 0 reads Redis for every decision.
    */
-  redis: { url: string; keyPrefix: string; trustDebtReadCacheMs: number };
+  redis: { url: string; keyPrefix: string; trustDebtReadCacheMs: number; clusterNodes: string[] };
   clickhouse: { url: string; database: string; username?: string; password?: string };
   blueprints: { dir: string; agents?: string; watch: boolean };
   /** Certified Source Registry file for source-match metrics (ACGP-1004 §7.2.3, §8); the file `steward eval --sources` reads. */
@@ -51,7 +51,7 @@ export interface StewardConfig {
   limits: { maxTraceBytes: number; maxMessageBytes: number; chunkSize: number; partitionsConcurrently: number; shutdownTimeoutMs: number; maxEventTimeSkewMs: number | null };
   /** groupPrefixDefaulted: no group_prefix was given (it derives from the topic prefix). */
   /** exactlyOnce: stages whose outputs commit with their input offsets in Kafka transactions (consumers/stage-runner.ts). */
-  consumer: { groupPrefix: string; sessionTimeoutMs: number; autoCommitIntervalMs: number; groupPrefixDefaulted?: boolean; exactlyOnce: ('tripwire' | 'scorer')[]; scorerDedupTtlSeconds: number };
+  consumer: { groupPrefix: string; sessionTimeoutMs: number; autoCommitIntervalMs: number; groupPrefixDefaulted?: boolean; exactlyOnce: ('tripwire' | 'scorer')[]; scorerDedupTtlSeconds: number; scorerInput: 'scoring' | 'join' };
   /** Periodic good-behaviour audit of the trust-debt stage (ACGP-1004 §10.4.2); interval 0 = lazy credits only. */
   /** dedupTtlSeconds: how long an applied trust-debt event id is remembered (a replay of older records applies them again). */
   trustDebt: { auditSweepIntervalMs: number; auditSweepLagMs: number; dedupTtlSeconds: number };
@@ -295,7 +295,7 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
       replicationFactor: v(raw, 'topics.replication_factor'),
       replyPartitions: v(raw, 'topics.reply_partitions'),
     },
-    redis: { url: v(raw, 'redis.url'), keyPrefix: v(raw, 'redis.key_prefix'), trustDebtReadCacheMs: v(raw, 'redis.trust_debt_read_cache_ms') },
+    redis: { url: v(raw, 'redis.url'), keyPrefix: v(raw, 'redis.key_prefix'), trustDebtReadCacheMs: v(raw, 'redis.trust_debt_read_cache_ms'), clusterNodes: v(raw, 'redis.cluster_nodes') },
     clickhouse: { url: v(raw, 'clickhouse.url'), database: v(raw, 'clickhouse.database'), username: v(raw, 'clickhouse.username'), password: v(raw, 'clickhouse.password') },
     blueprints: {
       dir: bpDir,
@@ -335,6 +335,7 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
       // whose replies a transaction would hold back until its commit.
       exactlyOnce: [...new Set(v(raw, 'consumer.exactly_once'))],
       scorerDedupTtlSeconds: v(raw, 'consumer.scorer_dedup_ttl_seconds'),
+      scorerInput: v(raw, 'consumer.scorer_input'),
     },
     trustDebt: {
       auditSweepIntervalMs: v(raw, 'trust_debt.audit_sweep_interval_ms'),

@@ -10,7 +10,9 @@ import type { StewardMetrics } from '../observability/metrics.js';
 import type { StageOutput, StageProcessor } from './stage-runner.js';
 import { verdictMessage } from '../contracts/engine-records.js';
 import type { DecideScoreEngine } from './stage-types.js';
-import type { ScoreRecord } from '../engine/steward-engine.js';
+import type { ScoreDecisionInput, ScoreRecord } from '../engine/steward-engine.js';
+import type { Trace } from '../engine/types.js';
+import type { DecisionMessage, ReplyRoute } from '../contracts/messages.js';
 import { parseScoring } from './scoring-message.js';
 import type { ScoredMarks, ScoringTurn } from '../adapters/redis/scored-marks.js';
 
@@ -35,38 +37,55 @@ export class ScorerProcessor implements StageProcessor {
 
   async process(m: InMessage): Promise<StageOutput[]> {
     const s = parseScoring(m, this.d.topics.replies);
-    const eventId = s.decision.event_id;
-    const turn = this.d.marks && eventId ? await this.turn(eventId, m, s.reply?.correlation_id) : 'first';
-    if (turn === 'duplicate') {
-      this.d.metrics.duplicates.inc({ stage: this.stage });
-      return [];
-    }
-    let record: ScoreRecord;
-    try {
-      record = await this.d.engine.score(s.trace, s.decisionForScore, s.decision.event_time_ms);
-    } catch (e) {
-      if (isRetryable(e)) throw e;
-      throw e instanceof StewardError ? e : new StewardError('STEWARD_EVAL', `score failed: ${(e as Error).message}`, { cause: e });
-    }
-    const verdict = verdictMessage(record, s.decision, (this.d.nowMs ?? Date.now)());
-    if (turn !== 'reply-only') this.d.metrics.interventions.inc({ stage: this.stage, intervention: verdict.intervention });
-    const json = JSON.stringify(verdict);
-    const outs: StageOutput[] = turn === 'reply-only' ? [] : [{ topic: this.d.topics.verdicts, message: { key: s.trace.agent_id, value: json } }];
-    if (s.reply) outs.push(replyMessage(s.reply, 'verdict', s.trace.agent_id, json));
-    if (turn === 'reply-only') this.d.metrics.duplicates.inc({ stage: this.stage });
-    return outs;
+    return scoreOne(this.d, this.stage, m, s.trace, s.decision, s.decisionForScore, s.decision.event_time_ms, s.reply);
   }
+}
 
-  /**
-   * Fails open: the marks only catch the tripwire stage's second scoring record of a trace (the scorer's own
-   * redeliveries are covered by its transactions), which does not justify stopping scoring during a Redis outage.
-   */
-  private async turn(eventId: string, m: InMessage, correlationId: string | undefined): Promise<ScoringTurn> {
-    try {
-      return await this.d.marks!.turn(eventId, m, correlationId);
-    } catch (e) {
-      this.d.onMarksUnavailable?.(e);
-      return 'first';
-    }
+/**
+ * Scores one trace and returns its verdict (acgp.verdicts) and the client's verdict reply; `m` is the record the
+ * scored mark names (the scoring record, or the decision record of the join). Shared by both scorer inputs.
+ */
+export async function scoreOne(
+  d: ScorerStageDeps,
+  stage: string,
+  m: InMessage,
+  trace: Trace,
+  decision: DecisionMessage,
+  forScore: ScoreDecisionInput,
+  eventTimeMs: number,
+  reply: ReplyRoute | undefined,
+): Promise<StageOutput[]> {
+  const eventId = decision.event_id;
+  const turn = d.marks && eventId ? await markTurn(d, eventId, m, reply?.correlation_id) : 'first';
+  if (turn === 'duplicate') {
+    d.metrics.duplicates.inc({ stage });
+    return [];
+  }
+  let record: ScoreRecord;
+  try {
+    record = await d.engine.score(trace, forScore, eventTimeMs);
+  } catch (e) {
+    if (isRetryable(e)) throw e;
+    throw e instanceof StewardError ? e : new StewardError('STEWARD_EVAL', `score failed: ${(e as Error).message}`, { cause: e });
+  }
+  const verdict = verdictMessage(record, decision, (d.nowMs ?? Date.now)());
+  if (turn !== 'reply-only') d.metrics.interventions.inc({ stage, intervention: verdict.intervention });
+  const json = JSON.stringify(verdict);
+  const outs: StageOutput[] = turn === 'reply-only' ? [] : [{ topic: d.topics.verdicts, message: { key: trace.agent_id, value: json } }];
+  if (reply) outs.push(replyMessage(reply, 'verdict', trace.agent_id, json));
+  if (turn === 'reply-only') d.metrics.duplicates.inc({ stage });
+  return outs;
+}
+
+/**
+ * Fails open: the marks only catch the tripwire stage's second record of a trace (the scorer's own redeliveries
+ * are covered by its transactions), which does not justify stopping scoring during a Redis outage.
+ */
+async function markTurn(d: ScorerStageDeps, eventId: string, m: InMessage, correlationId: string | undefined): Promise<ScoringTurn> {
+  try {
+    return await d.marks!.turn(eventId, m, correlationId);
+  } catch (e) {
+    d.onMarksUnavailable?.(e);
+    return 'first';
   }
 }

@@ -29,6 +29,7 @@ import { traceEventId } from '../engine/event-id.js';
 import { parseFinalAnswer } from '../engine/gate/finalization-gate.js';
 import type { Trace } from '../engine/types.js';
 import { finalizeJson, GATE_HOOKS } from './finalize-message.js';
+import { tracePositionHeaders } from '../adapters/kafka/trace-position.js';
 
 export interface TripwireStageDeps {
   engine: Pick<DecideScoreEngine, 'decide'>;
@@ -47,6 +48,8 @@ export interface TripwireStageDeps {
   maxMessageBytes?: number;
   /** Binds the trace's agent_id to the record (key, registry, signature: docs/security.md); throws to dead-letter. */
   identity?: (trace: Trace, m: InMessage) => void;
+  /** consumer.scorer_input: 'join' writes no acgp.scoring record (the scorer reads the trace itself, docs/pipeline.md "Hot path"). */
+  scorerInput?: 'scoring' | 'join';
 }
 
 const MAX_ID_LENGTH = 256;
@@ -96,13 +99,14 @@ export class TripwireProcessor implements StageProcessor {
     const route = replyRoute(m, this.d.replies);
     if (!route && headerText(m, REPLY_HEADERS.topic) !== undefined) this.d.onRejectedRoute?.(m);
     if (route) outs.push(replyMessage(route, 'decision', trace.agent_id, json));
-    outs.push({ topic: this.d.topics.decisions, message: { key: trace.agent_id, value: json } });
+    // Where the trace is, for the scorer's join (contracts C10); written in both modes, so a switch to the join finds them.
+    outs.push({ topic: this.d.topics.decisions, message: { key: trace.agent_id, value: json, headers: tracePositionHeaders(m) } });
     // An event of an ACM run (docs/acm.md "In the stream"): its POLICY_DECISION (with the run) and ACM entries go
     // to the ledger here, ahead of the plain POLICY_DECISION the sink derives from the decision, which the
-    // ledger then skips (same entry id pd:<trace id>, same partition: one POLICY_DECISION per event).
+    // ledger then skips (same entry id pd:<event id>, same partition: one POLICY_DECISION per event).
     const acm = record.acm;
     if (acm) for (const d of acm.drafts) outs.push({ topic: this.d.topics.ledger, message: { key: d.agent_id, value: JSON.stringify(d) } });
-    if (!decision.halted) outs.push({ topic: this.d.topics.scoring, message: { key: trace.agent_id, value: scoringJson(traceJson ?? JSON.stringify(trace), evTime, acm ? { ...record, acm: undefined } : record, route) } });
+    if (!decision.halted && this.d.scorerInput !== 'join') outs.push({ topic: this.d.topics.scoring, message: { key: trace.agent_id, value: scoringJson(traceJson ?? JSON.stringify(trace), evTime, acm ? { ...record, acm: undefined } : record, route) } });
     for (const o of outs) {
       if (!fitsIn(o.message, limit)) {
         throw new StewardError('STEWARD_TRACE_TOO_LARGE', `its ${o.topic} message would be ${messageBytes(o.message)} bytes, over limits.max_message_bytes ${limit} (trace ${m.value?.length ?? 0} bytes)`);

@@ -19,7 +19,7 @@ import type { InMessage } from '../adapters/kafka/kafka-types.js';
 import { TripwireProcessor } from '../consumers/tripwire.js';
 import type { ReplyTarget } from '../adapters/kafka/request-reply.js';
 import { pipelineBacklogBefore } from '../adapters/kafka/backlog.js';
-import { ScorerProcessor } from '../consumers/scorer.js';
+import { checkCoPartitioned, scorerProcessor } from './scorer-stage.js';
 import type { ScoredMarks } from '../adapters/redis/scored-marks.js';
 import { trustDebtMaxRecordAgeMs, TrustDebtProcessor, startTrustDebtAuditSweep } from '../consumers/trust-debt.js';
 import type { AuditSweep, SweepableStore } from '../consumers/audit-sweep.js';
@@ -97,14 +97,16 @@ export async function startPipeline(
       // neither the topic nor the fix. Only what the started stages read and write: a split deployment's
       // credentials may not see the rest.
       const present = new Set(await admin.listTopics());
-      const needed = new Set<TopicKey>(stages.flatMap((s) => [...STAGE_INPUTS[s], ...STAGE_OUTPUTS[s]]));
+      const needed = new Set<TopicKey>(stages.flatMap((s) => [...stageInputs(cfg, s), ...STAGE_OUTPUTS[s]]));
       const missing = TOPIC_KEYS.filter((k) => needed.has(k) && !present.has(topics[k])).map((k) => topics[k]);
       if (missing.length > 0) {
         throw new StewardError('STEWARD_KAFKA', `topics missing: ${missing.join(', ')} (run \`steward topics create\` with the same topics.prefix)`);
       }
       await refuseSilentGroupMove(admin, cfg, stages, topics);
       if (stages.includes('tripwire')) await checkTraceTimestamps(admin, cfg, topics.traces, opts.logger);
-      if (stages.includes('tripwire') || stages.includes('gate')) replies = { topic: topics.replies, partitions: await admin.partitionCount(topics.replies) };
+      const joined = stages.includes('scorer') && cfg.consumer.scorerInput === 'join';
+      if (joined) await checkCoPartitioned(admin, topics);
+      if (stages.includes('tripwire') || stages.includes('gate') || joined) replies = { topic: topics.replies, partitions: await admin.partitionCount(topics.replies) };
     } finally {
       await admin.disconnect();
     }
@@ -151,7 +153,7 @@ export async function startPipeline(
     const admin = await adapter.admin();
     try {
       const stampedBy = cutoffMs + (cfg.limits.maxEventTimeSkewMs ?? 0) + 60_000;
-      const check = (s: StageName, ifStarted: boolean) => ({ groupId: groupId(cfg, s), topics: STAGE_INPUTS[s].map((k) => topics[k]), ifStarted });
+      const check = (s: StageName, ifStarted: boolean) => ({ groupId: groupId(cfg, s), topics: stageInputs(cfg, s).map((k) => topics[k]), ifStarted });
       return await pipelineBacklogBefore(admin, [check('trust-debt', false), check('tripwire', true), check('scorer', true)], stampedBy);
     } finally {
       await admin.disconnect();
@@ -182,13 +184,18 @@ export async function startPipeline(
                 maxEventTimeSkewMs: cfg.limits.maxEventTimeSkewMs,
                 maxMessageBytes: cfg.limits.maxMessageBytes,
                 identity: deps.identity,
+                scorerInput: cfg.consumer.scorerInput,
                 replies: replies!,
                 onRejectedRoute: (m) => {
                   routeLog.warn({ topic: m.topic, partition: m.partition, offset: m.offset, key: m.key?.toString('utf8') }, 'reply route outside the replies topic ignored');
                   refreshReplies();
                 },
               })
-            : new ScorerProcessor({ engine: deps.engine, topics, metrics, marks: deps.scoredMarks, onMarksUnavailable: marksWarning(opts.logger.child({ stage: 'scorer' })) }),
+            : (() => {
+                const sc = scorerProcessor(cfg, { engine: deps.engine, topics, metrics, marks: deps.scoredMarks, onMarksUnavailable: marksWarning(opts.logger.child({ stage: 'scorer' })) }, { adapter, topics, decoder, replies: replies!, logger: opts.logger, metrics });
+                extra.push({ stop: sc.stop });
+                return sc.proc;
+              })(),
         );
       } else if (s === 'gate') {
         if (!deps.finalizer) throw new Error('stage gate needs an engine with a finalization gate');
@@ -315,6 +322,10 @@ function marksWarning(log: Logger): (e: unknown) => void {
   };
 }
 
+function stageInputs(cfg: StewardConfig, s: StageName): TopicKey[] {
+  return s === 'scorer' && cfg.consumer.scorerInput === 'join' ? ['decisions'] : STAGE_INPUTS[s];
+}
+
 const STAGE_INPUTS: Record<StageName, TopicKey[]> = {
   tripwire: ['traces'],
   scorer: ['scoring'],
@@ -340,7 +351,7 @@ const STAGE_OUTPUTS: Record<StageName, TopicKey[]> = {
 async function refuseSilentGroupMove(admin: StewardAdmin, cfg: StewardConfig, stages: readonly StageName[], topics: TopicNames): Promise<void> {
   if (!cfg.consumer.groupPrefixDefaulted || cfg.consumer.groupPrefix === 'steward') return;
   const started = async (group: string, s: StageName) =>
-    (await Promise.all(STAGE_INPUTS[s].map((k) => admin.groupOffsets(group, topics[k])))).flat().some((o) => BigInt(o.offset) >= 0n);
+    (await Promise.all(stageInputs(cfg, s).map((k) => admin.groupOffsets(group, topics[k])))).flat().some((o) => BigInt(o.offset) >= 0n);
   // Credentials allowed only this deployment's groups may not read the old one (GROUP_AUTHORIZATION_FAILED): then
   // it is not this deployment's, and nothing was moved.
   const oldStarted = (s: StageName) => started(`steward-${s}`, s).catch(() => false);

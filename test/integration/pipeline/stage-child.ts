@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { bootstrapEngine } from '../../../src/process/engine-runtime.js';
 import { buildConfig } from '../../../src/config/steward-config.js';
 import { startPipeline, type StageName } from '../../../src/process/pipeline.js';
-import { createRedis } from '../../../src/adapters/redis/client.js';
+import { createRedis, type RedisClient } from '../../../src/adapters/redis/client.js';
 import { RedisTrustDebtStore } from '../../../src/adapters/redis/trust-debt-store.js';
 import { RedisScoredMarks } from '../../../src/adapters/redis/scored-marks.js';
 import { DEFAULT_TRUST_DEBT_CONFIG } from '../../../src/engine/trust-debt/index.js';
@@ -25,13 +25,15 @@ interface ChildOpts {
   exactlyOnce?: string[];
   /** consumer.scorer_dedup_ttl_seconds (default: the product's). */
   scorerDedupTtlSeconds?: number;
+  /** consumer.scorer_input (default: the product's). */
+  scorerInput?: 'scoring' | 'join';
 }
 
 const o = JSON.parse(process.argv[2]) as ChildOpts;
 const cfg = buildConfig(
   {
     topics: { prefix: o.prefix, partitions: o.partitions, reply_partitions: 2 },
-    consumer: { group_prefix: o.prefix, session_timeout_ms: 6000, auto_commit_interval_ms: o.commitIntervalMs ?? 200, ...(o.exactlyOnce ? { exactly_once: o.exactlyOnce } : {}), ...(o.scorerDedupTtlSeconds !== undefined ? { scorer_dedup_ttl_seconds: o.scorerDedupTtlSeconds } : {}) },
+    consumer: { group_prefix: o.prefix, session_timeout_ms: 6000, auto_commit_interval_ms: o.commitIntervalMs ?? 200, ...(o.exactlyOnce ? { exactly_once: o.exactlyOnce } : {}), ...(o.scorerDedupTtlSeconds !== undefined ? { scorer_dedup_ttl_seconds: o.scorerDedupTtlSeconds } : {}), ...(o.scorerInput ? { scorer_input: o.scorerInput } : {}) },
     limits: { chunk_size: 50, partitions_concurrently: o.partitions, max_event_time_skew_ms: null },
     observability: { enabled: false },
     blueprints: { dir: fileURLToPath(new URL('../../../blueprints', import.meta.url)), watch: false },
@@ -42,7 +44,7 @@ const cfg = buildConfig(
   process.env,
 );
 const logger = createLogger({ level: process.env.STEWARD_TEST_LOG ?? 'silent' });
-let redis: ReturnType<typeof createRedis> | undefined;
+let redis: RedisClient | undefined;
 let deps;
 if (o.engine === 'real') {
   const rt = await bootstrapEngine(cfg, o.stages, logger);

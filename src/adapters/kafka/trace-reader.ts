@@ -1,0 +1,238 @@
+/**
+ * Reads the records of one topic partition by offset: the scorer's join (docs/pipeline.md "Hot path",
+ * spec-decisions D29). A decision names the partition and offset of its trace (headers, contracts C10); the
+ * scorer asks this reader for that record instead of receiving a re-encoded copy of the trace.
+ *
+ * Why a reader of its own and not the scorer's group subscribing to both topics: kafkajs fetches a broker's
+ * partitions together and fetches again only once every batch of the last fetch was handled, so a trace batch
+ * waiting for its decisions would hold back the very fetch that brings them (one broker: a deadlock). Here the
+ * reader's consumer is its own (a one-member group on a fixed assignment, like StewardClient's replies
+ * consumer); it never commits, it is positioned with seek, and only the scorer's decisions partition carries
+ * offsets and transactions, so exactly-once needs no transaction spanning two input partitions.
+ *
+ * Decisions of a partition name their traces in increasing offsets (the tripwire stage's outputs keep input
+ * order; a replay after a crash starts lower again), so reading is a forward merge: a window of `window`
+ * records is kept; a wanted offset below it, or far past it, is reached by a seek. Within the window the
+ * reader knows every record in [lo, next): an offset there with no record (a transaction marker, a compacted
+ * or deleted record) answers undefined.
+ */
+import { randomUUID } from 'node:crypto';
+import type { KafkaAdapter } from './client.js';
+import type { BatchControl, InBatch, InMessage, StewardConsumer } from './kafka-types.js';
+import { StewardError } from '../../errors.js';
+
+export interface PartitionReaderOptions {
+  /** Records kept in memory (the read-ahead window); also how far past the fetch position a wanted offset is read up to rather than sought. */
+  window?: number;
+  /** How long get() waits for a record before failing retryably (the stage retries with backoff). */
+  waitMs?: number;
+  /** Told when the reader's consumer crashed for good (the next get() starts another). */
+  onCrash?: (err: Error) => void;
+}
+
+interface Waiter {
+  offset: bigint;
+  resolve: (m: InMessage | undefined) => void;
+  reject: (e: unknown) => void;
+  timer: NodeJS.Timeout;
+}
+
+const unavailable = (why: string, cause?: unknown) => new StewardError('STEWARD_KAFKA', `trace reader: ${why}`, { retryable: true, cause });
+
+export class PartitionReader {
+  private readonly buf = new Map<bigint, InMessage>();
+  /** Every record of [lo, next) is in `buf`; -1 until the first seek. */
+  private lo = -1n;
+  private next = -1n;
+  private waiters: Waiter[] = [];
+  private wakeFetch?: () => void;
+  private consumer?: StewardConsumer;
+  private starting?: Promise<void>;
+  private closed = false;
+  dead = false;
+  private readonly window: number;
+  private readonly window2: bigint;
+
+  constructor(
+    private readonly adapter: KafkaAdapter,
+    readonly topic: string,
+    readonly partition: number,
+    readonly groupId: string,
+    private readonly o: PartitionReaderOptions = {},
+  ) {
+    this.window = Math.max(16, o.window ?? 4096);
+    this.window2 = BigInt(this.window);
+  }
+
+  /** The record at `offset`, or undefined when the partition holds none there (marker, compacted, deleted). */
+  async get(offset: string): Promise<InMessage | undefined> {
+    const o = BigInt(offset);
+    await this.start();
+    if (this.dead || this.closed) throw unavailable(`reader of ${this.topic}[${this.partition}] is closed`);
+    if (this.next < 0n || o < this.lo || o >= this.next + this.window2) this.seekTo(o);
+    if (o < this.next) return this.buf.get(o);
+    return new Promise((resolve, reject) => {
+      const w: Waiter = {
+        offset: o,
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          this.waiters = this.waiters.filter((x) => x !== w);
+          reject(unavailable(`record ${this.topic}[${this.partition}]@${offset} not read within ${this.o.waitMs ?? 30_000} ms`));
+        }, this.o.waitMs ?? 30_000),
+      };
+      this.waiters.push(w);
+      this.wakeFetch?.();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const w of this.waiters.splice(0)) {
+      clearTimeout(w.timer);
+      w.reject(unavailable('closed'));
+    }
+    this.wakeFetch?.();
+    const c = this.consumer;
+    this.consumer = undefined;
+    if (c) {
+      await c.stop().catch(() => undefined);
+      await c.disconnect().catch(() => undefined);
+    }
+  }
+
+  private start(): Promise<void> {
+    this.starting ??= (async () => {
+      const c = this.adapter.consumer({ groupId: this.groupId, assign: { topic: this.topic, partitions: [this.partition] }, maxWaitTimeMs: 100 });
+      this.consumer = c;
+      c.onCrash((err, willRestart) => {
+        if (willRestart) return;
+        this.dead = true;
+        for (const w of this.waiters.splice(0)) {
+          clearTimeout(w.timer);
+          w.reject(unavailable('consumer crashed', err));
+        }
+        this.o.onCrash?.(err);
+      });
+      // A rejoin (kafkajs restarted the consumer) starts from the group's committed offset, which this reader never
+      // sets: go back to where it was.
+      c.onGroupJoin(() => {
+        if (this.next >= 0n) c.seek(this.topic, this.partition, this.next.toString());
+      });
+      await c.subscribe([this.topic], true);
+      await c.runBatches((b, ctl) => this.onBatch(b, ctl), { partitionsConcurrently: 1, autoCommit: false });
+    })();
+    return this.starting;
+  }
+
+  private seekTo(o: bigint): void {
+    this.buf.clear();
+    this.lo = o;
+    this.next = o;
+    this.consumer!.seek(this.topic, this.partition, o.toString());
+    this.wakeFetch?.();
+  }
+
+  private wantedFrom(x: bigint): boolean {
+    return this.waiters.some((w) => w.offset >= x);
+  }
+
+  private async onBatch(b: InBatch, ctl: BatchControl): Promise<void> {
+    // Before the first seek the position is the earliest offset: nothing anyone asked for.
+    if (this.next < 0n) return;
+    for (const m of b.messages) {
+      if (ctl.isStale() || this.closed) return;
+      const off = BigInt(m.offset);
+      if (off < this.next) continue;
+      // Read ahead up to the window, further only for a waiting get().
+      while (this.buf.size >= this.window && !this.wantedFrom(this.next)) {
+        await new Promise<void>((r) => {
+          const t = setTimeout(r, 1000);
+          this.wakeFetch = () => {
+            clearTimeout(t);
+            r();
+          };
+        });
+        this.wakeFetch = undefined;
+        if (ctl.isStale() || this.closed) return;
+        await ctl.heartbeat().catch(() => undefined);
+      }
+      if (ctl.isStale() || this.closed || off < this.next) return;
+      while (this.buf.size >= this.window) {
+        const first = this.buf.keys().next().value as bigint;
+        this.buf.delete(first);
+        this.lo = first + 1n;
+      }
+      this.buf.set(off, m);
+      this.next = off + 1n;
+      ctl.resolveOffset(m.offset);
+      this.settle();
+    }
+    if (ctl.isStale() || this.closed || b.lastOffset === undefined) return;
+    const end = BigInt(b.lastOffset) + 1n;
+    if (end > this.next) {
+      this.next = end;
+      ctl.resolveOffset(b.lastOffset);
+      this.settle();
+    }
+  }
+
+  /** Answers every waiter whose offset the reader now knows. */
+  private settle(): void {
+    if (this.waiters.length === 0) return;
+    const keep: Waiter[] = [];
+    for (const w of this.waiters) {
+      if (w.offset < this.next && w.offset >= this.lo) {
+        clearTimeout(w.timer);
+        w.resolve(this.buf.get(w.offset));
+      } else keep.push(w);
+    }
+    this.waiters = keep;
+  }
+}
+
+/** One PartitionReader per partition of one topic, created on first use (the scorer's co-partitioned traces). */
+export class PartitionReaders {
+  private readonly readers = new Map<number, PartitionReader>();
+  private readonly instance = randomUUID().slice(0, 8);
+
+  constructor(
+    private readonly adapter: KafkaAdapter,
+    private readonly topic: string,
+    private readonly groupPrefix: string,
+    private readonly o: PartitionReaderOptions = {},
+  ) {}
+
+  get(partition: number, offset: string): Promise<InMessage | undefined> {
+    let r = this.readers.get(partition);
+    if (!r || r.dead) {
+      if (r) void r.close();
+      r = new PartitionReader(this.adapter, this.topic, partition, `${this.groupPrefix}.trace-reader.${this.instance}.${partition}`, this.o);
+      this.readers.set(partition, r);
+    }
+    return r.get(offset);
+  }
+
+  /** Closes the readers of partitions no longer in `keep` (after a rebalance moved them away). */
+  async retain(keep: ReadonlySet<number>): Promise<void> {
+    const gone = [...this.readers.entries()].filter(([p]) => !keep.has(p));
+    for (const [p] of gone) this.readers.delete(p);
+    await this.closeAll(gone.map(([, r]) => r));
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.readers.values()];
+    this.readers.clear();
+    await this.closeAll(all);
+  }
+
+  private async closeAll(rs: PartitionReader[]): Promise<void> {
+    if (rs.length === 0) return;
+    await Promise.all(rs.map((r) => r.close()));
+    // The readers' groups never committed: delete them rather than leave one per reader and restart behind.
+    const admin = await this.adapter.admin().catch(() => undefined);
+    if (!admin) return;
+    await admin.deleteGroups(rs.map((r) => r.groupId)).catch(() => undefined);
+    await admin.disconnect().catch(() => undefined);
+  }
+}
