@@ -140,7 +140,7 @@ export const PAGE_SCRIPT = String.raw`(function () {
       var opts = {
         width: width, height: 220, series: series, legend: { show: true },
         cursor: { focus: { prox: 24 } },
-        scales: { x: { time: true, range: [range.from / 1000, range.to / 1000] } },
+        scales: { x: { time: true, range: [Math.min(range.from, xs[0]) / 1000, Math.max(range.to, xs[xs.length - 1]) / 1000] } },
         hooks: { setSeries: [function (u, i) { focused = i; }] },
       };
       var u = new uPlot(opts, data, holder);

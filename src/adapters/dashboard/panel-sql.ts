@@ -92,10 +92,15 @@ export function sqlFor(db: string) {
     verdict: (traceId: string) => `SELECT * FROM ${t('v_verdicts')} WHERE trace_id = ${lit.text(traceId, 'trace')} ORDER BY event_time_ms LIMIT 5`,
     debtChanges: (traceId: string) =>
       `SELECT event_id, agent_id, ts_ms, cause, before, after, level, previous_level, crossings FROM ${t('v_trust_debt_events')} WHERE trace_id = ${lit.text(traceId, 'trace')} ORDER BY ts_ms, event_id LIMIT 50`,
-    /** The trace's POLICY_DECISION ledger entry (entry_id `pd:<trace_id>`, docs/analytics.md "Memory ledger"). */
+    /**
+     * The trace's POLICY_DECISION ledger entries: entry id `pd:<event id>` (spec-decisions D30; `pd:<trace_id>` for
+     * older records), so they are found by the payload's trace_id within the agent's chain. A trace id reused
+     * with other bytes has one entry per event.
+     */
     ledgerEntry: (agentId: string, traceId: string) =>
       `SELECT entry_id, agent_id, tenant, seq, ts_ms, type, payload, prev_hash, hash, signature, kid FROM ${t('ledger')}
-       WHERE agent_id = ${lit.text(agentId, 'agent')} AND entry_id = ${lit.text(`pd:${traceId}`, 'trace')} ORDER BY seq LIMIT 5`,
+       WHERE agent_id = ${lit.text(agentId, 'agent')} AND type = 'POLICY_DECISION' AND visitParamExtractString(payload, 'trace_id') = ${lit.text(traceId, 'trace')}
+       ORDER BY seq LIMIT 5`,
     gateEvents: (traceId: string) =>
       `SELECT event_id, job_id, verdict, reason_codes, fix_mode, attempt_index, action, ts_ms FROM ${t('v_gate_judge_results')} WHERE trace_id = ${lit.text(traceId, 'trace')} ORDER BY ts_ms LIMIT 20`,
 

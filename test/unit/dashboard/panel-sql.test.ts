@@ -32,9 +32,9 @@ describe('dashboard panel SQL', () => {
     expect(sql.pointTraces(R, 'type', 'block', 1_060_000, 5)).toContain("final_intervention = 'block'");
   });
 
-  it('quotes trace ids in the trace story and looks the ledger entry up by pd:<trace_id>', () => {
+  it("quotes trace ids in the trace story and finds the POLICY_DECISION entry by its payload's trace_id (entry ids are pd:<event id>)", () => {
     expect(sql.decision("t'1")).toContain("trace_id = 't\\'1'");
-    expect(sql.ledgerEntry('a1', 't1')).toContain("agent_id = 'a1' AND entry_id = 'pd:t1'");
+    expect(sql.ledgerEntry('a1', 't1')).toContain("agent_id = 'a1' AND type = 'POLICY_DECISION' AND visitParamExtractString(payload, 'trace_id') = 't1'");
     expect(sql.tableExists('review_queue')).toContain("database = 'steward_x' AND name = 'review_queue'");
   });
 
