@@ -9,13 +9,18 @@
 #   scripts/services.sh logs SERVICE         tail the service's log
 #   scripts/services.sh clean                down, then delete .services/ (data, logs, unpacked servers)
 #
-# SERVICE is kafka, registry, clickhouse or redis (default: all four).
+# SERVICE is kafka, registry, clickhouse or redis (default: all four), or the opt-in redis-cluster: a Redis
+# Cluster of three masters (`redis-server --cluster-enabled yes` x3, joined by `redis-cli --cluster create`),
+# no replicas, no persistence. `up redis-cluster`, `down redis-cluster`, `status redis-cluster`, and
+# `env redis-cluster` prints `export REDIS_CLUSTER_NODES=...` (plain `env` never does: it would switch every
+# process that evals it to the cluster).
 #
 # Ports (environment, with defaults):
 #   STEWARD_KAFKA_PORT=19092  STEWARD_KAFKA_CONTROLLER_PORT=19093
 #   STEWARD_REGISTRY_PORT=18081
 #   STEWARD_CLICKHOUSE_HTTP_PORT=18123  STEWARD_CLICKHOUSE_TCP_PORT=19000
 #   STEWARD_REDIS_PORT=16379
+#   STEWARD_REDIS_CLUSTER_PORT=17001 (the cluster's masters: this port and the next two)
 #   STEWARD_REDIS_PERSIST=1  Redis with an append-only file (trust debt and job state survive a restart;
 #                            `npm run demo` sets it); default 0 for tests: state that nothing needs to keep
 # Other knobs:
@@ -45,6 +50,8 @@ REGISTRY_PORT="${STEWARD_REGISTRY_PORT:-18081}"
 CLICKHOUSE_HTTP_PORT="${STEWARD_CLICKHOUSE_HTTP_PORT:-18123}"
 CLICKHOUSE_TCP_PORT="${STEWARD_CLICKHOUSE_TCP_PORT:-19000}"
 REDIS_PORT="${STEWARD_REDIS_PORT:-16379}"
+REDIS_CLUSTER_PORT="${STEWARD_REDIS_CLUSTER_PORT:-17001}"
+REDIS_CLUSTER_PORTS=("$REDIS_CLUSTER_PORT" "$((REDIS_CLUSTER_PORT + 1))" "$((REDIS_CLUSTER_PORT + 2))")
 TIMEOUT="${STEWARD_SERVICES_TIMEOUT:-150}"
 KAFKA_VERSION="${STEWARD_KAFKA_VERSION:-3.9.1}"
 KAFKA_HEAP="${STEWARD_KAFKA_HEAP:-512m}"
@@ -70,7 +77,14 @@ url_of() {
     registry) echo "http://$HOST:$REGISTRY_PORT/apis/ccompat/v7" ;;
     clickhouse) echo "http://$HOST:$CLICKHOUSE_HTTP_PORT" ;;
     redis) echo "redis://$HOST:$REDIS_PORT" ;;
+    redis-cluster) cluster_nodes ;;
   esac
+}
+
+cluster_nodes() {
+  local p out=()
+  for p in "${REDIS_CLUSTER_PORTS[@]}"; do out+=("$HOST:$p"); done
+  (IFS=,; echo "${out[*]}")
 }
 
 print_env() {
@@ -113,7 +127,15 @@ probe_redis() {
   [[ "$out" == "+PONG"* ]]
 }
 
-probe() { "probe_$1"; }
+# The cluster answers when every master is up and the cluster has all its slots (state ok).
+probe_redis_cluster() {
+  local p
+  for p in "${REDIS_CLUSTER_PORTS[@]}"; do
+    timeout 3 redis-cli -h "$HOST" -p "$p" cluster info 2>/dev/null | grep -q '^cluster_state:ok' || return 1
+  done
+}
+
+probe() { "probe_${1//-/_}"; }
 
 port_of() {
   case "$1" in
@@ -121,6 +143,7 @@ port_of() {
     registry) echo "$REGISTRY_PORT" ;;
     clickhouse) echo "$CLICKHOUSE_HTTP_PORT" ;;
     redis) echo "$REDIS_PORT" ;;
+    redis-cluster) echo "${REDIS_CLUSTER_PORTS[0]}" ;;
   esac
 }
 
@@ -130,12 +153,18 @@ port_in_use() {
 
 # ---------------------------------------------------------------- pid bookkeeping
 
-pidfile() { echo "$SERVICES_DIR/$1/$1.pid"; }
+pidfile() {
+  case "$1" in
+    redis-cluster-*) echo "$SERVICES_DIR/redis-cluster/${1#redis-cluster-}/node.pid" ;;
+    *) echo "$SERVICES_DIR/$1/$1.pid" ;;
+  esac
+}
 
 # A marker that the command line of our process contains, so a recycled pid is never taken for ours.
 marker_of() {
   case "$1" in
     redis) echo ":$REDIS_PORT" ;;   # redis-server rewrites its title to "redis-server 127.0.0.1:PORT"
+    redis-cluster-*) echo ":${1#redis-cluster-} [cluster]" ;;
     *) echo "$SERVICES_DIR/$1" ;;
   esac
 }
@@ -433,12 +462,73 @@ start_redis() {
     --maxclients 2000 --loglevel warning
 }
 
+# Three masters, each in its own directory (nodes.conf is the node's cluster identity), then one
+# `redis-cli --cluster create` that splits the 16384 slots among them (only while no slot is assigned).
+start_redis_cluster() {
+  local dir="$SERVICES_DIR/redis-cluster" p
+  command -v redis-server >/dev/null || die "redis-cluster: redis-server not found (apt-get install redis-server)"
+  command -v redis-cli >/dev/null || die "redis-cluster: redis-cli not found (apt-get install redis-tools)"
+  for p in "${REDIS_CLUSTER_PORTS[@]}"; do
+    if timeout 2 redis-cli -h "$HOST" -p "$p" ping >/dev/null 2>&1; then continue; fi
+    port_in_use "$p" && die "redis-cluster: port $p is taken (set STEWARD_REDIS_CLUSTER_PORT)"
+    mkdir -p "$dir/$p"
+    launch "redis-cluster-$p" "$dir/$p/redis.log" redis-server --bind "$HOST" --port "$p" --daemonize no \
+      --cluster-enabled yes --cluster-config-file "$dir/$p/nodes.conf" --cluster-node-timeout 5000 \
+      --save '' --appendonly no --dir "$dir/$p" --protected-mode yes --maxclients 1000 --loglevel warning
+  done
+  local i
+  for p in "${REDIS_CLUSTER_PORTS[@]}"; do
+    for i in $(seq 1 100); do timeout 2 redis-cli -h "$HOST" -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  done
+  if ! timeout 3 redis-cli -h "$HOST" -p "${REDIS_CLUSTER_PORTS[0]}" cluster info 2>/dev/null | grep -q '^cluster_slots_assigned:16384'; then
+    log "redis-cluster: creating the cluster on $(cluster_nodes)"
+    local nodes=()
+    for p in "${REDIS_CLUSTER_PORTS[@]}"; do nodes+=("$HOST:$p"); done
+    redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >"$dir/create.log" 2>&1 \
+      || { tail -n 20 "$dir/create.log" >&2; die "redis-cluster: redis-cli --cluster create failed"; }
+  fi
+}
+
+cluster_status() {
+  local state=down pid="-" p pids=()
+  if probe_redis_cluster; then state=up; fi
+  for p in "${REDIS_CLUSTER_PORTS[@]}"; do
+    if owned_pid "redis-cluster-$p" >/dev/null; then pids+=("$(owned_pid "redis-cluster-$p")"); fi
+  done
+  if (( ${#pids[@]} > 0 )); then pid="pids ${pids[*]}"; elif [[ $state == up ]]; then pid="not started by this script"; fi
+  printf '%-13s %-5s %-45s %s\n' redis-cluster "$state" "$(cluster_nodes)" "$pid"
+  [[ $state == up ]]
+}
+
+cluster_down() {
+  local p names=()
+  for p in "${REDIS_CLUSTER_PORTS[@]}"; do names+=("redis-cluster-$p"); done
+  # the nodes' state (nodes.conf) goes too: a restarted cluster is created afresh
+  with_lock
+  stop_services_quiet "${names[@]}"
+  rm -rf "$SERVICES_DIR/redis-cluster"
+}
+
+# stop_services without the "answers but not ours" probe (the node names are not probe-able services).
+stop_services_quiet() {
+  local name pid n
+  for name in "$@"; do
+    pid="$(owned_pid "$name")" || { rm -f "$(pidfile "$name")"; continue; }
+    log "$name: stopping (pid $pid)"
+    kill -TERM "$pid" 2>/dev/null || true
+    for n in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+    rm -f "$(pidfile "$name")"
+  done
+}
+
 logfile_of() {
   case "$1" in
     kafka) echo "$SERVICES_DIR/kafka/logs/server.log" ;;
     registry) echo "$SERVICES_DIR/registry/logs/registry.log" ;;
     clickhouse) echo "$SERVICES_DIR/clickhouse/logs/clickhouse-server.err.log" ;;
     redis) echo "$SERVICES_DIR/redis/redis.log" ;;
+    redis-cluster) echo "$SERVICES_DIR/redis-cluster/${REDIS_CLUSTER_PORTS[0]}/redis.log" ;;
   esac
 }
 
@@ -448,6 +538,20 @@ with_lock() {
   mkdir -p "$SERVICES_DIR"
   exec 9>"$SERVICES_DIR/.lock"
   if ! flock -w 600 9; then die "another services.sh is still running (lock $SERVICES_DIR/.lock)"; fi
+}
+
+cmd_up_cluster() {
+  local t0 deadline
+  t0="$(now)"
+  with_lock
+  if probe_redis_cluster; then log "redis-cluster: already up ($(cluster_nodes))"; return 0; fi
+  start_redis_cluster
+  deadline=$(( $(now) + TIMEOUT ))
+  until probe_redis_cluster; do
+    (( $(now) >= deadline )) && { tail -n 30 "$(logfile_of redis-cluster)" >&2 2>/dev/null || true; die "redis-cluster: not ok within ${TIMEOUT}s"; }
+    sleep 0.2
+  done
+  log "redis-cluster: up at $(cluster_nodes) after $(( $(now) - t0 ))s"
 }
 
 cmd_up() {
@@ -509,13 +613,26 @@ cmd_status() {
 check_names() {
   local n
   for n in "$@"; do
-    case "$n" in kafka|registry|clickhouse|redis) ;; *) die "unknown service '$n' (kafka, registry, clickhouse, redis)" ;; esac
+    case "$n" in kafka|registry|clickhouse|redis) ;; *) die "unknown service '$n' (kafka, registry, clickhouse, redis; redis-cluster alone)" ;; esac
   done
 }
 
 main() {
   local cmd="${1:-}"; shift || true
   local names=("$@")
+  # The opt-in cluster profile is its own command set (it is never part of the default four).
+  if [[ "${names[0]:-}" == "redis-cluster" ]]; then
+    (( ${#names[@]} == 1 )) || die "redis-cluster is started, stopped and queried on its own"
+    case "$cmd" in
+      up) cmd_up_cluster; return ;;
+      down|stop) cluster_down; return ;;
+      restart) cluster_down; cmd_up_cluster; return ;;
+      status) cluster_status; return ;;
+      env) echo "export REDIS_CLUSTER_NODES=$(cluster_nodes)"; return ;;
+      logs) tail -n 100 -f "$(logfile_of redis-cluster)"; return ;;
+      *) die "redis-cluster: up, down, restart, status, env or logs" ;;
+    esac
+  fi
   (( ${#names[@]} )) || names=("${ALL_SERVICES[@]}")
   case "$cmd" in
     up) check_names "${names[@]}"; cmd_up "${names[@]}" ;;

@@ -12,7 +12,8 @@ import { watchAgentRegistry, type AgentRegistryHolder } from '../adapters/fs/age
 import { createAgentRegistry, parseAgentRegistry, type AgentRegistry } from '../engine/blueprint/index.js';
 import { DEFAULT_TRUST_DEBT_CONFIG, trustDebtConfigForAgent } from '../engine/trust-debt/index.js';
 import { parseSourceRegistry, type SourceRegistry } from '../engine/scorers/index.js';
-import { createRedis, type Redis } from '../adapters/redis/client.js';
+import { createRedisClient, type RedisClient } from '../adapters/redis/client.js';
+import { RedisStateRounds } from '../adapters/redis/state-rounds.js';
 import { RedisTrustDebtStore } from '../adapters/redis/trust-debt-store.js';
 import { RedisScoredMarks } from '../adapters/redis/scored-marks.js';
 import { RedisGateJobStore } from '../adapters/redis/gate-job-store.js';
@@ -42,7 +43,7 @@ export interface EngineRuntime {
   deps: PipelineDeps;
   holder: BlueprintHolder;
   registry: AgentRegistry;
-  redis?: Redis;
+  redis?: RedisClient;
   close(): Promise<void>;
 }
 
@@ -162,7 +163,7 @@ async function openEngine(
   const needsRedis = stages.some((s) => s === 'tripwire' || s === 'scorer' || s === 'gate' || s === 'trust-debt');
   // maxRetriesPerRequest 1: during an outage commands fail fast (stateful tripwires fail closed, the
   // trust-debt stage backs off and retries) instead of hanging in ioredis' queue.
-  const redis = needsRedis ? createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 }) : undefined;
+  const redis = needsRedis ? createRedisClient(cfg.redis.url, cfg.redis.clusterNodes, { maxRetriesPerRequest: 1 }) : undefined;
   if (redis) opened.push(() => redis.disconnect());
   let lastRedisError: string | undefined;
   redis?.on('error', (e: Error) => {
@@ -181,13 +182,15 @@ async function openEngine(
       });
     });
   }
-  const rawTrustDebt = redis ? new RedisTrustDebtStore(redis, { prefix: cfg.redis.keyPrefix, dedupTtlSeconds: cfg.trustDebt.dedupTtlSeconds }) : undefined;
+  // One round of state operations per turn and hash slot for trust-debt reads and rate hits (docs/pipeline.md "Batched state").
+  const rounds = redis ? new RedisStateRounds(redis) : undefined;
+  const rawTrustDebt = redis ? new RedisTrustDebtStore(redis, { prefix: cfg.redis.keyPrefix, dedupTtlSeconds: cfg.trustDebt.dedupTtlSeconds, rounds }) : undefined;
   // Decisions read trust debt through a short-lived cache of the raw state (docs/spec-decisions.md);
   // this process's own debt writes drop the agent's entry.
   const readCache = rawTrustDebt && cfg.redis.trustDebtReadCacheMs > 0 ? new TrustDebtReadCache(rawTrustDebt, { ttlMs: cfg.redis.trustDebtReadCacheMs }) : undefined;
   const trustDebt = rawTrustDebt && readCache ? invalidatingTrustDebtWrites(rawTrustDebt, readCache) : rawTrustDebt;
 
-  const state = redis ? new RedisStateStore(redis, cfg.redis.keyPrefix, { maxEventTimeSkewMs: cfg.limits.maxEventTimeSkewMs }) : undefined;
+  const state = redis ? new RedisStateStore(redis, cfg.redis.keyPrefix, { maxEventTimeSkewMs: cfg.limits.maxEventTimeSkewMs, rounds }) : undefined;
   const llm = llmClientFor(cfg.llm);
   let engine: StewardEngine | undefined;
   const engineVersion = process.env.npm_package_version ?? '0.1.0';
@@ -273,7 +276,7 @@ export async function loadAcmEnv(dir: string, config: EngineConfig): Promise<Acm
   return { dsl, sheets: sheets.sheets, options };
 }
 
-async function acmRuntime(dir: string, config: EngineConfig, redis: Redis, prefix: string): Promise<{ store: RedisAcmStateStore; env: AcmEnv } | undefined> {
+async function acmRuntime(dir: string, config: EngineConfig, redis: RedisClient, prefix: string): Promise<{ store: RedisAcmStateStore; env: AcmEnv } | undefined> {
   const env = await loadAcmEnv(dir, config);
   return env ? { store: new RedisAcmStateStore(redis, { prefix }), env } : undefined;
 }

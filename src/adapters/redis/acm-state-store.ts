@@ -4,7 +4,7 @@
  * so one Redis Cluster slot), a tenant's ContextState under `<prefix>acm:{<tenant>}:contexts`. Updates are
  * compare-and-set (cas-json-store.ts); expiry is on event time (docs/spec-decisions.md D23).
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './client.js';
 import type { ContextState } from '../../engine/acm/context.js';
 import type { AcmRunStateStore, StoredRun } from '../../engine/acm/state-store.js';
 import { CasJsonStore } from './cas-json-store.js';
@@ -22,7 +22,7 @@ export class RedisAcmStateStore implements AcmRunStateStore {
   private readonly contexts: CasJsonStore<ContextState>;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly o: RedisAcmStateStoreOptions,
   ) {
     this.runs = new CasJsonStore(redis, { ttlMs: o.runTtlMs ?? 7 * 86_400_000, what: 'ACM run state' });

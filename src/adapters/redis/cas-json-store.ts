@@ -6,7 +6,7 @@
  * (wall-clock) expiry only collects what nobody reads any more. Used by the ACM run-state store
  * (acm-state-store.ts) and the gate's job store (gate-job-store.ts).
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './client.js';
 import { StewardError } from '../../errors.js';
 
 /** SET KEYS[1] to ARGV[2] (PX ARGV[3]) only when it still holds ARGV[1] ('' = absent). 1 = written, 0 = changed meanwhile. */
@@ -39,7 +39,7 @@ interface Envelope<T> {
 
 export class CasJsonStore<T> {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly o: CasJsonStoreOptions,
   ) {
     if (typeof (redis as unknown as Partial<CasRedis>).stewardCasJson !== 'function') redis.defineCommand('stewardCasJson', { numberOfKeys: 1, lua: CAS_SCRIPT });

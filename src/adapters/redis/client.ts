@@ -1,16 +1,90 @@
 /**
- * Small shared ioredis factory (the URL comes from the configuration: redis.url / REDIS_URL). Auto-pipelining batches the
- * commands issued in the same tick into one round trip, which is what lets many in-flight trust-debt
- * updates share the network.
+ * Small shared ioredis factory (the URL comes from the configuration: redis.url / REDIS_URL; Redis Cluster seed
+ * nodes from redis.cluster_nodes / REDIS_CLUSTER_NODES). Auto-pipelining batches the commands issued in the same
+ * tick into one round trip (per cluster node), which is what lets many in-flight trust-debt updates share the network.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { StewardError } from '../../errors.js';
 
 export type { Redis } from 'ioredis';
 
+/** A standalone (or Sentinel) client or a Redis Cluster client: what every Redis adapter accepts. */
+export type RedisClient = Redis | Cluster;
+
 export function createRedis(url: string, opts: RedisOptions = {}): Redis {
   if (!url) throw new StewardError('STEWARD_CONFIG', 'no Redis URL (redis.url / REDIS_URL)');
   return new Redis(url, { enableAutoPipelining: true, maxRetriesPerRequest: 3, lazyConnect: false, ...opts });
+}
+
+/** `host:port` seed nodes (a `redis://` prefix is accepted and dropped). */
+export function parseClusterNodes(nodes: readonly string[]): { host: string; port: number }[] {
+  return nodes
+    .map((n) => n.trim().replace(/^rediss?:\/\//, '').replace(/\/.*$/, ''))
+    .filter((n) => n !== '')
+    .map((n) => {
+      const at = n.lastIndexOf(':');
+      const port = Number(at < 0 ? 6379 : n.slice(at + 1));
+      if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new StewardError('STEWARD_CONFIG', `redis.cluster_nodes: '${n}' is not host:port`);
+      return { host: at < 0 ? n : n.slice(0, at), port };
+    });
+}
+
+/**
+ * The client the process uses: a Cluster client when `clusterNodes` names seed nodes, else `createRedis(url)`.
+ * The password of `url` (if any) is used for the cluster nodes too.
+ */
+export function createRedisClient(url: string, clusterNodes: readonly string[] | undefined, opts: RedisOptions = {}): RedisClient {
+  const seeds = parseClusterNodes(clusterNodes ?? []);
+  if (seeds.length === 0) return createRedis(url, opts);
+  let password: string | undefined;
+  let username: string | undefined;
+  try {
+    const u = new URL(url);
+    if (u.password) password = decodeURIComponent(u.password);
+    if (u.username) username = decodeURIComponent(u.username);
+  } catch {
+    // no usable URL: no credentials
+  }
+  const copts: ClusterOptions = {
+    enableAutoPipelining: true,
+    redisOptions: { maxRetriesPerRequest: opts.maxRetriesPerRequest ?? 3, password, username },
+    // Slot moves (resharding) are followed; a script's keys always share one slot, so MOVED/ASK apply to the whole call.
+    maxRedirections: 16,
+    lazyConnect: opts.lazyConnect ?? false,
+  };
+  return new Cluster(seeds, copts);
+}
+
+/** True for a Redis Cluster client. */
+export function isCluster(r: RedisClient): r is Cluster {
+  return (r as Cluster).isCluster === true;
+}
+
+/** The nodes a key scan must visit: every master of a cluster, or the one server. */
+export function scanNodes(r: RedisClient): Redis[] {
+  return isCluster(r) ? r.nodes('master') : [r];
+}
+
+/**
+ * Every key matching `pattern` (SCAN MATCH on each master). For the few per-slot keys (known agents, re-tiering
+ * queue, audit outbox): at most one per slot, so a full scan is bounded.
+ */
+export async function scanKeys(r: RedisClient, pattern: string, count = 1000): Promise<string[]> {
+  const out = new Set<string>();
+  for (const node of scanNodes(r)) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', count);
+      cursor = next;
+      for (const k of keys) out.add(k);
+    } while (cursor !== '0');
+  }
+  return [...out].sort();
+}
+
+/** `s` with SCAN/KEYS glob characters escaped. */
+export function globEscape(s: string): string {
+  return s.replace(/[*?[\]\\]/g, '\\$&');
 }
 
 /**

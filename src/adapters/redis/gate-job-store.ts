@@ -5,7 +5,7 @@
  * (docs/spec-decisions.md D23). Keys carry the agent in a hash tag, so a job's key and its agent's other keys
  * share a Redis Cluster slot.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './client.js';
 import type { GateJobKey, GateJobState, GateJobStore } from '../../engine/gate/types.js';
 import { StewardError } from '../../errors.js';
 import { CasJsonStore, type CasRead } from './cas-json-store.js';
@@ -25,7 +25,7 @@ export class RedisGateJobStore implements GateJobStore {
   private readonly lastRead = new Map<string, CasRead<GateJobState>>();
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly o: RedisGateJobStoreOptions,
   ) {
     this.cas = new CasJsonStore(redis, { ttlMs: o.ttlMs ?? 24 * 3_600_000, what: 'gate job state' });

@@ -12,7 +12,7 @@
  * duplicate, later in the partition, is skipped either way. A mark on another topic or partition (the scoring
  * topic was re-partitioned) proves nothing and is overwritten; so is one that expired.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './client.js';
 import { StewardError } from '../../errors.js';
 
 /** What to do with a scoring record: score it, skip it, or answer only its own client (see ScoredMarks). */
@@ -29,7 +29,7 @@ export interface ScoredMarks {
 
 export class RedisScoredMarks implements ScoredMarks {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly o: { prefix: string; ttlSeconds: number },
   ) {}
 

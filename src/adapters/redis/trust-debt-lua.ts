@@ -6,7 +6,9 @@
  *
  * One call applies a batch of events in order (the store batches concurrent applies: one script call
  * and one round trip for many events). The whole batch is atomic.
- * KEYS: 1 re-tiering queue (list), 2 known-agents set, 3 audit outbox (list), then per event: agent hash, dedup key.
+ * KEYS: per event 5: agent hash, dedup key, then the re-tiering queue (list), known-agents set and audit outbox
+ * (list) of the agent's hash slot (spec-decisions D28: on Redis Cluster a call holds only events of one slot).
+ * Since the batch's keys are passed per event, one call may hold events of many slots on a standalone Redis.
  * ARGV: 1 mode ('apply' | 'sweep'), 2 rate, 3 periodHours, 4 floor, 5 elevated, 6 restricted,
  *   7 retier, 8 auditEnabled (0/1), 9 auditThresholdMs, 10 auditCredit, 11 dedupTtlSeconds,
  *   then per event 8 values: atMs, delta, flags (1 resetsWindow + 2 deferAudits), agentsMember, cause, tenant, agentId, eventId.
@@ -104,7 +106,7 @@ local function keep(kAgent, debt, lvl)
   if debt == floor and lvl == 'normal' then redis.call('EXPIRE', kAgent, ttl) else redis.call('PERSIST', kAgent) end
 end
 
-local function one(kAgent, kDedup, a)
+local function one(kAgent, kDedup, kRetier, kAgents, kOutbox, a)
   local atStr = ARGV[a]
   local at = tonumber(atStr)
   if mode == 'apply' then
@@ -114,7 +116,7 @@ local function one(kAgent, kDedup, a)
   local h = redis.call('HMGET', kAgent, 'd', 't', 'w', 'lv', 'la', 'n')
   local exists = h[1] ~= false
   -- an agent whose hash expired (at the floor, see keep() below) leaves the known-agents set
-  if not exists and mode == 'sweep' then redis.call('SREM', KEYS[2], ARGV[a + 3]); return '0', '' end
+  if not exists and mode == 'sweep' then redis.call('SREM', kAgents, ARGV[a + 3]); return '0', '' end
   local debt, last, win, lv, la, n
   local lastStr, winStr
   if exists then
@@ -181,7 +183,7 @@ local function one(kAgent, kDedup, a)
     end
     local payload = table.concat(out, '|')
     if #out > 1 then
-      redis.call('RPUSH', KEYS[3], cjson.encode({ tenant = ARGV[a + 5], agent = ARGV[a + 6], p = payload }))
+      redis.call('RPUSH', kOutbox, cjson.encode({ tenant = ARGV[a + 5], agent = ARGV[a + 6], p = payload }))
     end
     return '0', payload
   end
@@ -202,21 +204,22 @@ local function one(kAgent, kDedup, a)
     end
   else
     redis.call('HSET', kAgent, 'd', afterStr, 't', lastStr, 'w', winStr, 'lv', lvl, 'n', 1, 'tenant', ARGV[a + 5], 'agent', ARGV[a + 6])
-    redis.call('SADD', KEYS[2], ARGV[a + 3])
+    redis.call('SADD', kAgents, ARGV[a + 3])
   end
   keep(kAgent, after, lvl)
   local payload = table.concat(out, '|')
   redis.call('SET', kDedup, payload, 'EX', ttl)
   if rank[lv] < 3 and rank[lvl] == 3 then
-    redis.call('RPUSH', KEYS[1], cjson.encode({ tenant = ARGV[a + 5], agentId = ARGV[a + 6], eventId = ARGV[a + 7], atMs = atStr, debt = afterStr }))
+    redis.call('RPUSH', kRetier, cjson.encode({ tenant = ARGV[a + 5], agentId = ARGV[a + 6], eventId = ARGV[a + 7], atMs = atStr, debt = afterStr }))
   end
   return '0', payload
 end
 
 local reply = {}
-local nEv = (#KEYS - 3) / 2
+local nEv = #KEYS / 5
 for i = 0, nEv - 1 do
-  local dup, payload = one(KEYS[4 + 2 * i], KEYS[5 + 2 * i], 12 + 8 * i)
+  local k = 5 * i
+  local dup, payload = one(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5], 12 + 8 * i)
   reply[#reply + 1] = dup
   reply[#reply + 1] = payload
 end

@@ -3,9 +3,8 @@
  * requests are filed and decided by Lua scripts (idempotent by request id), a granted credit is applied through
  * the store's own event path (idempotent by event id).
  */
-import type { Redis } from 'ioredis';
 import { StewardError } from '../../errors.js';
-import { redisFailureKind } from './client.js';
+import { redisFailureKind, scanKeys, type RedisClient } from './client.js';
 import { DEFAULT_TRUST_DEBT_CONFIG, assertRemediationAllowed, remediationError, remediationEventId, type RemediationDecision, type RemediationRequest, type RetierRequest, type TrustDebtChange, type TrustDebtEvent } from '../../engine/trust-debt/index.js';
 import type { TrustDebtConfig } from '../../engine/types.js';
 import { parseRequest, parseRetier } from './trust-debt-replies.js';
@@ -31,12 +30,14 @@ export class TrustDebtRequests {
   private readonly cmd: Scripts;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
-    private readonly retierKey: string,
+    /** The re-tiering queue of the agent's slot, and the pattern matching every slot's queue (spec-decisions D28). */
+    private readonly retierKey: (tenant: string, agentId: string) => string,
+    private readonly retierPattern: string,
     private readonly apply: (ev: TrustDebtEvent, cfg: TrustDebtConfig) => Promise<TrustDebtChange>,
   ) {
-    const r = redis as unknown as Partial<Scripts> & Redis;
+    const r = redis as unknown as Partial<Scripts> & RedisClient;
     if (typeof r.stewardTdRequest !== 'function') {
       redis.defineCommand('stewardTdRequest', { numberOfKeys: 2, lua: REQUEST_REMEDIATION_LUA });
       redis.defineCommand('stewardTdDecide', { numberOfKeys: 2, lua: DECIDE_REMEDIATION_LUA });
@@ -44,11 +45,14 @@ export class TrustDebtRequests {
     this.cmd = redis as unknown as Scripts;
   }
 
+  // One hash tag for all remediation requests: a request is decided by its id alone (the agent is read from
+  // it), and the two scripts touch the request and the pending index together. Requests are filed by people,
+  // so one slot holds them all.
   private remKey(requestId: string): string {
-    return `${this.prefix}td-rem:${requestId}`;
+    return `${this.prefix}td-rem:{rem}:${requestId}`;
   }
   private get pendingKey(): string {
-    return `${this.prefix}td-rem-pending`;
+    return `${this.prefix}td-rem-pending:{rem}`;
   }
 
   async request(
@@ -109,15 +113,19 @@ export class TrustDebtRequests {
       .sort((a, b) => a.atMs - b.atMs || a.requestId.localeCompare(b.requestId));
   }
 
+  /** Oldest first across every slot's queue: by event time, then event id (there is no arrival order across slots). */
   async retierQueue(limit = 1000): Promise<RetierRequest[]> {
-    const items = await this.redis.lrange(this.retierKey, 0, limit - 1);
-    return items.map(parseRetier);
+    const keys = await scanKeys(this.redis, this.retierPattern);
+    const lists = await Promise.all(keys.map((k) => this.redis.lrange(k, 0, limit - 1)));
+    const all = lists.flat().map(parseRetier);
+    all.sort((a, b) => a.atMs - b.atMs || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
+    return all.slice(0, limit);
   }
 
   async resolveRetier(tenant: string, agentId: string): Promise<RetierRequest[]> {
     let items: string[];
     try {
-      items = (await this.redis.eval(RESOLVE_RETIER_LUA, 1, this.retierKey, tenant, agentId)) as string[];
+      items = (await this.redis.eval(RESOLVE_RETIER_LUA, 1, this.retierKey(tenant, agentId), tenant, agentId)) as string[];
     } catch (e) {
       throw redisError(e, 'resolve re-tiering request');
     }

@@ -3,10 +3,11 @@
  * (`{prefix}td:{tenant:agent}`, hash-tagged so the event dedup key lands in the same slot); a Lua
  * script applies due audit credits, lazy decay, the increment, the cap/floor, idempotency and
  * threshold-crossing detection atomically, so any number of steward instances can update one agent.
- * The re-tiering queue and the known-agents set are global keys: the script targets standalone or
- * Sentinel Redis (see docs/trust-debt.md for Cluster).
+ * The re-tiering queue, the known-agents set and the audit outbox are kept once per hash slot, next to the
+ * agents of that slot (`td-agents:{<slot tag>}`, spec-decisions D28), so every script call touches one slot and
+ * the store runs on Redis Cluster as on one Redis; readers (sweep, re-tiering list, outbox drain) visit every
+ * slot's copy.
  */
-import type { Redis } from 'ioredis';
 import {
   DEFAULT_TRUST_DEBT_CONFIG,
   HOUR_MS,
@@ -28,6 +29,9 @@ import {
 } from '../../engine/trust-debt/index.js';
 import type { TrustDebtConfig, TrustDebtLevel } from '../../engine/types.js';
 import { APPLY_LUA, RELEASE_LOCK_LUA } from './trust-debt-lua.js';
+import { globEscape, isCluster, scanKeys, type RedisClient } from './client.js';
+import { keySlot, slotTag } from './slots.js';
+import type { RedisStateRounds } from './state-rounds.js';
 import { redisError, TrustDebtRequests } from './trust-debt-requests.js';
 
 /** How long processed event ids are remembered (docs/spec-decisions.md §10.7: longer than any Kafka redelivery). */
@@ -42,6 +46,8 @@ export interface RedisTrustDebtStoreOptions {
   sweepBatch?: number;
   /** Most events per script call when concurrent applies are batched (default 128). */
   maxBatch?: number;
+  /** State reads go through these rounds (shared with RedisStateStore: one call per slot and turn), else one HMGET each. */
+  rounds?: RedisStateRounds;
 }
 
 interface BatchItem {
@@ -71,16 +77,20 @@ export class RedisTrustDebtStore implements TrustDebtStore {
   private open: { key: string; cfg: TrustDebtConfig; pending: Pending[] }[] = [];
   private readonly cfgKeys = new WeakMap<TrustDebtConfig, string>();
   private flushScheduled = false;
+  private readonly cluster: boolean;
+  private readonly rounds: RedisStateRounds | undefined;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     opts: RedisTrustDebtStoreOptions,
   ) {
     this.prefix = opts.prefix;
+    this.cluster = isCluster(redis);
+    this.rounds = opts.rounds;
     this.ttl = opts.dedupTtlSeconds ?? DEFAULT_DEDUP_TTL_SECONDS;
     this.sweepBatch = opts.sweepBatch ?? 200;
     this.maxBatch = Math.max(1, opts.maxBatch ?? 128);
-    this.requests = new TrustDebtRequests(redis, this.prefix, this.retierKey, (ev, cfg) => this.apply(ev, cfg));
+    this.requests = new TrustDebtRequests(redis, this.prefix, (t, a) => this.retierKeyFor(t, a), this.slotKeyPattern('retier-queue'), (ev, cfg) => this.apply(ev, cfg));
   }
 
   agentKey(tenant: string, agentId: string): string {
@@ -89,15 +99,43 @@ export class RedisTrustDebtStore implements TrustDebtStore {
   private dedupKey(tenant: string, agentId: string, eventId: string): string {
     return `${this.agentKey(tenant, agentId)}:ev:${eventId}`;
   }
-  get agentsKey(): string {
-    return `${this.prefix}td-agents`;
+  /** The per-slot copy of a once-global key for the slot of `agentKey` (spec-decisions D28). */
+  private slotKey(name: string, agentKey: string): string {
+    return `${this.prefix}${name}:{${slotTag(keySlot(agentKey))}}`;
   }
-  get retierKey(): string {
-    return `${this.prefix}retier-queue`;
+  private slotKeyPattern(name: string): string {
+    return `${globEscape(this.prefix)}${name}:{*}`;
   }
-  /** Audit credits granted by `sweep`, kept until published (drainAuditOutbox). */
-  get auditOutboxKey(): string {
-    return `${this.prefix}td-audit-outbox`;
+  /** The known-agents set of the agent's slot. */
+  agentsKeyFor(tenant: string, agentId: string): string {
+    return this.slotKey('td-agents', this.agentKey(tenant, agentId));
+  }
+  retierKeyFor(tenant: string, agentId: string): string {
+    return this.slotKey('retier-queue', this.agentKey(tenant, agentId));
+  }
+  /** Audit credits granted by `sweep`, kept until published (drainAuditOutbox); one list per slot. */
+  auditOutboxKeyFor(tenant: string, agentId: string): string {
+    return this.slotKey('td-audit-outbox', this.agentKey(tenant, agentId));
+  }
+  /** Every slot's known-agents set / audit outbox that exists now. */
+  agentsKeys(): Promise<string[]> {
+    return scanKeys(this.redis, this.slotKeyPattern('td-agents'));
+  }
+  auditOutboxKeys(): Promise<string[]> {
+    return scanKeys(this.redis, this.slotKeyPattern('td-audit-outbox'));
+  }
+  /** Every known agent ([tenant, agentId], sorted) over all slots: for diagnostics and tests. */
+  async knownAgents(): Promise<[string, string][]> {
+    const sets = await Promise.all((await this.agentsKeys()).map((k) => this.redis.smembers(k)));
+    return sets
+      .flat()
+      .sort()
+      .map((m) => JSON.parse(m) as [string, string]);
+  }
+  /** Entries waiting in the audit outboxes of all slots. */
+  async auditOutboxLength(): Promise<number> {
+    const n = await Promise.all((await this.auditOutboxKeys()).map((k) => this.redis.llen(k)));
+    return n.reduce((x, y) => x + y, 0);
   }
   get sweepLockKey(): string {
     return `${this.prefix}td-sweep-lock`;
@@ -107,7 +145,8 @@ export class RedisTrustDebtStore implements TrustDebtStore {
   async state(tenant: string, agentId: string): Promise<AgentDebtState | undefined> {
     let h: (string | null)[];
     try {
-      h = await this.redis.hmget(this.agentKey(tenant, agentId), 'd', 't', 'w', 'lv', 'la', 'n');
+      const key = this.agentKey(tenant, agentId);
+      h = this.rounds ? ((await this.rounds.run({ kind: 'r', key })) as (string | null)[]) : await this.redis.hmget(key, 'd', 't', 'w', 'lv', 'la', 'n');
     } catch (e) {
       throw redisError(e, 'read');
     }
@@ -142,10 +181,11 @@ export class RedisTrustDebtStore implements TrustDebtStore {
 
   /** Runs one script call for a batch of items that share a config; returns per item [dup, payload]. */
   private async runBatch(mode: 'apply' | 'sweep', cfg: TrustDebtConfig, items: BatchItem[]): Promise<[string, string][]> {
-    const keys: string[] = [this.retierKey, this.agentsKey, this.auditOutboxKey];
+    const keys: string[] = [];
     const argv = this.configArgs(mode, cfg);
     for (const it of items) {
-      keys.push(this.agentKey(it.tenant, it.agentId), this.dedupKey(it.tenant, it.agentId, it.eventId));
+      const ak = this.agentKey(it.tenant, it.agentId);
+      keys.push(ak, this.dedupKey(it.tenant, it.agentId, it.eventId), this.slotKey('retier-queue', ak), this.slotKey('td-agents', ak), this.slotKey('td-audit-outbox', ak));
       argv.push(String(it.atMs), String(it.delta), String((it.resets ? 1 : 0) + (it.defer ? 2 : 0)), JSON.stringify([it.tenant, it.agentId]), it.cause, it.tenant, it.agentId, it.eventId);
     }
     // EVAL, not EVALSHA: ioredis retries a NOSCRIPT (script cache flushed by a Redis restart) as a later
@@ -191,17 +231,20 @@ export class RedisTrustDebtStore implements TrustDebtStore {
     this.flushScheduled = false;
     const batches = this.open;
     this.open = [];
-    // runBatch hands its command to ioredis synchronously, so the calls below reach Redis in this order
-    for (const b of batches) {
-      this.runBatch(
-        'apply',
-        b.cfg,
-        b.pending.map((p) => p.item),
-      ).then(
-        (res) => b.pending.forEach((p, i) => p.resolve(res[i]!)),
-        (e: unknown) => b.pending.forEach((p) => p.reject(e)),
-      );
-    }
+    // runBatch hands its command to ioredis synchronously, so the calls below reach Redis in this order.
+    // On a cluster a call holds the events of one slot: an agent's events stay in one call, in order.
+    for (const b of batches) for (const part of this.cluster ? bySlot(b.pending, (p) => this.agentKey(p.item.tenant, p.item.agentId)) : [b.pending]) this.send(b.cfg, part);
+  }
+
+  private send(cfg: TrustDebtConfig, pending: Pending[]): void {
+    this.runBatch(
+      'apply',
+      cfg,
+      pending.map((p) => p.item),
+    ).then(
+      (res) => pending.forEach((p, i) => p.resolve(res[i]!)),
+      (e: unknown) => pending.forEach((p) => p.reject(e)),
+    );
   }
 
   private parse(reply: unknown, meta: { eventId: string; tenant: string; agentId: string }, own: boolean): TrustDebtChange[] {
@@ -256,21 +299,23 @@ export class RedisTrustDebtStore implements TrustDebtStore {
 
   async sweep(atMs: number, cfgFor: (tenant: string, agentId: string) => TrustDebtConfig): Promise<TrustDebtChange[]> {
     const out: TrustDebtChange[] = [];
-    let cursor = '0';
-    do {
-      const [next, members] = await this.redis.sscan(this.agentsKey, cursor, 'COUNT', this.sweepBatch);
-      cursor = next;
-      const agents = members.map((m) => JSON.parse(m) as [string, string]);
-      const replies = await Promise.all(
-        agents.map(([tenant, agentId]) =>
-          this.runBatch('sweep', cfgFor(tenant, agentId), [{ tenant, agentId, eventId: 'sweep', atMs, delta: 0, resets: false, cause: 'good_behavior_audit' }]).then((r) => r[0]!),
-        ),
-      );
-      replies.forEach((r, i) => {
-        const [tenant, agentId] = agents[i]!;
-        out.push(...this.parse(r, { eventId: '', tenant, agentId }, false));
-      });
-    } while (cursor !== '0');
+    for (const setKey of await this.agentsKeys()) {
+      let cursor = '0';
+      do {
+        const [next, members] = await this.redis.sscan(setKey, cursor, 'COUNT', this.sweepBatch);
+        cursor = next;
+        const agents = members.map((m) => JSON.parse(m) as [string, string]);
+        const replies = await Promise.all(
+          agents.map(([tenant, agentId]) =>
+            this.runBatch('sweep', cfgFor(tenant, agentId), [{ tenant, agentId, eventId: 'sweep', atMs, delta: 0, resets: false, cause: 'good_behavior_audit' }]).then((r) => r[0]!),
+          ),
+        );
+        replies.forEach((r, i) => {
+          const [tenant, agentId] = agents[i]!;
+          out.push(...this.parse(r, { eventId: '', tenant, agentId }, false));
+        });
+      } while (cursor !== '0');
+    }
     return out;
   }
 
@@ -306,18 +351,24 @@ export class RedisTrustDebtStore implements TrustDebtStore {
    * dies in between. Concurrent drains may publish an entry twice (same event id; the sink keeps one row).
    */
   async drainAuditOutbox(publish: (changes: TrustDebtChange[]) => Promise<void> | void, limit = 1000): Promise<TrustDebtChange[]> {
-    const raw = await this.redis.lrange(this.auditOutboxKey, 0, limit - 1);
-    if (raw.length === 0) return [];
-    const changes: TrustDebtChange[] = [];
-    for (const s of raw) {
-      const o = JSON.parse(s) as { tenant: string; agent: string; p: string };
-      changes.push(...this.parse(['0', o.p], { eventId: '', tenant: o.tenant, agentId: o.agent }, false));
+    const all: TrustDebtChange[] = [];
+    // One slot's outbox at a time: its entries are removed (one MULTI on its one key) after they were published.
+    for (const key of await this.auditOutboxKeys()) {
+      if (all.length >= limit) break;
+      const raw = await this.redis.lrange(key, 0, limit - all.length - 1);
+      if (raw.length === 0) continue;
+      const changes: TrustDebtChange[] = [];
+      for (const s of raw) {
+        const o = JSON.parse(s) as { tenant: string; agent: string; p: string };
+        changes.push(...this.parse(['0', o.p], { eventId: '', tenant: o.tenant, agentId: o.agent }, false));
+      }
+      await publish(changes);
+      const tx = this.redis.multi();
+      for (const s of raw) tx.lrem(key, 1, s);
+      await tx.exec();
+      all.push(...changes);
     }
-    await publish(changes);
-    const tx = this.redis.multi();
-    for (const s of raw) tx.lrem(this.auditOutboxKey, 1, s);
-    await tx.exec();
-    return changes;
+    return all;
   }
 
   /** One sweeper at a time across instances (an optimisation: the script alone prevents double credit). */
@@ -330,4 +381,16 @@ export class RedisTrustDebtStore implements TrustDebtStore {
   async unlockSweep(token: string): Promise<void> {
     await this.redis.eval(RELEASE_LOCK_LUA, 1, this.sweepLockKey, token);
   }
+}
+
+/** `items` split by the hash slot of `keyOf(item)`, each part in the original order. */
+function bySlot<T>(items: T[], keyOf: (t: T) => string): T[][] {
+  const parts = new Map<number, T[]>();
+  for (const it of items) {
+    const sl = keySlot(keyOf(it));
+    let p = parts.get(sl);
+    if (!p) parts.set(sl, (p = []));
+    p.push(it);
+  }
+  return [...parts.values()];
 }

@@ -71,7 +71,7 @@ describe('exceeds_rate on real Redis', () => {
     expect(await storeB.hit(`acme:${agent}`, 'k', 60_000, t0 + 1, 'trace-2:k')).toBe(2);
     // The window slides: hits at t0 and t0+1 leave it after 60 s.
     expect(await storeA.hit(`acme:${agent}`, 'k', 60_000, t0 + 60_001, 'trace-3:k')).toBe(1);
-    const ttl = await a.pttl(`${prefix}rate:acme:${agent}:k`);
+    const ttl = await a.pttl(storeA.rateKey(`acme:${agent}`, 'k'));
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(60_000);
   });
@@ -80,7 +80,7 @@ describe('exceeds_rate on real Redis', () => {
     const t0 = 1_700_000_200_000;
     const ns = 'acme:agent-batch';
     // Same key five times (one a redelivery), another key, and a key holding a string (WRONGTYPE).
-    await a.set(`${prefix}rate:${ns}:broken`, 'x');
+    await a.set(storeA.rateKey(ns, 'broken'), 'x');
     const calls = [
       storeA.hit(ns, 'k', 60_000, t0, 'b-1'),
       storeA.hit(ns, 'k', 60_000, t0 + 1, 'b-2'),
@@ -92,8 +92,8 @@ describe('exceeds_rate on real Redis', () => {
     ];
     const settled = await Promise.allSettled(calls);
     expect(settled.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as { code: string }).code))).toEqual([1, 2, 1, 'STEWARD_STATE_UNAVAILABLE', 2, 3, 2]);
-    expect(await a.zcard(`${prefix}rate:${ns}:k`)).toBe(2); // the last hit pruned b-1 (t0) and b-2 (t0 + 1): b-3, b-4 left
-    const ttl = await a.pttl(`${prefix}rate:${ns}:other`);
+    expect(await a.zcard(storeA.rateKey(ns, 'k'))).toBe(2); // the last hit pruned b-1 (t0) and b-2 (t0 + 1): b-3, b-4 left
+    const ttl = await a.pttl(storeA.rateKey(ns, 'other'));
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(60_000);
   });
@@ -110,7 +110,7 @@ describe('exceeds_rate on real Redis', () => {
     // The stage's setting (5 min skew): the five earlier hits still count for e-5..e-7 (and the later-stamped one too).
     const skewed = new RedisStateStore(a, prefix, { maxEventTimeSkewMs: 300_000 });
     expect(await run(skewed, 'acme:skewed')).toEqual([1, 2, 3, 4, 5, 1, 7, 8, 9]);
-    const ttl = await a.pttl(`${prefix}rate:acme:skewed:k`);
+    const ttl = await a.pttl(skewed.rateKey('acme:skewed', 'k'));
     expect(ttl).toBeGreaterThan(60_000); // kept for window + 2 x skew
     expect(ttl).toBeLessThanOrEqual(660_000);
     // Without a skew bound, event times are taken as they come: the stamp ahead pruned them (counts restart).

@@ -65,7 +65,7 @@ describe('audit sweep: concurrent sweepers (real Redis)', () => {
           expect((await stores[1]!.current('acme', `ag-${i}`, at, cfg)).debt).toBe((await expected.current('acme', `ag-${i}`, at, cfg)).debt);
         }
         // Only sweeps write the outbox: one entry per credit a sweep granted, none for the lazy ones.
-        expect(await redis.llen(stores[0]!.auditOutboxKey)).toBe(swept.length);
+        expect(await stores[0]!.auditOutboxLength()).toBe(swept.length);
         // Sweeping again (any instance, any number of times) grants nothing more.
         expect((await Promise.all(stores.map((s) => s.sweep(sweepAt + HOUR_MS, () => cfg)))).flat()).toEqual([]);
         // Agents whose blueprint configures no audit are never credited, however long they behave.
@@ -156,7 +156,7 @@ describe('audit sweep in the trust-debt stage (real Redis + Kafka + ClickHouse)'
             const commitScorer = (offset: string) => kadmin.setOffsets({ groupId: scorerGroup, topic: topics.scoring, partitions: [{ partition: 0, offset }] });
             await commitScorer('0');
             expect(await pipe.auditSweep!.runOnce()).toEqual([]);
-            expect(await redis.llen(store.auditOutboxKey)).toBe(0);
+            expect(await store.auditOutboxLength()).toBe(0);
             await commitScorer('1'); // the scorer caught up
             granted = await pipe.auditSweep!.runOnce();
           } finally {
@@ -188,7 +188,7 @@ describe('audit sweep in the trust-debt stage (real Redis + Kafka + ClickHouse)'
           const badAudit = `audit:acme:bad:${T0 + 100 * HOUR_MS + WINDOW}`;
           expect((await pipe.auditSweep!.runOnce()).map((c) => c.eventId)).toEqual([badAudit]);
           await waitFor(() => out.json(topics.trustDebt).some((m) => m.event_id === badAudit), { timeoutMs: 20_000, message: 'bad audit credit' });
-          expect(await redis.llen(store.auditOutboxKey)).toBe(0); // published, then removed
+          expect(await store.auditOutboxLength()).toBe(0); // published, then removed
           const audits = out.json(topics.trustDebt).filter((m) => m.cause === 'good_behavior_audit');
           expect(audits.map((m) => m.event_id).sort()).toEqual([auditId, badAudit].sort());
 

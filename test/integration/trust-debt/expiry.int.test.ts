@@ -97,13 +97,13 @@ describe('trust-debt hashes expire once the debt is at the floor', () => {
     const cfg = trustDebtConfigFrom({ recovery: { good_behavior_audit: { threshold_hours: 1 } } });
     await red.apply(ev(1, T0, 'ok', 'idle'), cfg);
     await red.apply(ev(2, T0, 'block', 'charged'), cfg);
-    expect(await redis.scard(red.agentsKey)).toBe(2);
+    expect(await red.knownAgents()).toHaveLength(2);
     await redis.pexpire(red.agentKey('t', 'idle'), 1);
     await new Promise((r) => setTimeout(r, 20));
     await red.sweep(T0 + HOUR_MS, () => cfg);
-    expect(await redis.smembers(red.agentsKey)).toEqual([JSON.stringify(['t', 'charged'])]);
+    expect(await red.knownAgents()).toEqual([['t', 'charged']]);
     // the agent comes back with its next event
     await red.apply(ev(3, T0 + 2 * HOUR_MS, 'flag', 'idle'), cfg);
-    expect(await redis.scard(red.agentsKey)).toBe(2);
+    expect(await red.knownAgents()).toHaveLength(2);
   });
 });

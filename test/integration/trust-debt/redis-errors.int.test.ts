@@ -39,7 +39,7 @@ describe('Redis errors that repeat on every retry (real Redis)', () => {
 
   it('the rate-limit state on a key of the wrong type: not retryable', async () => {
     const state = new RedisStateStore(redis, prefix);
-    await redis.set(`${prefix}rate:ns:k`, 'not a zset');
+    await redis.set(state.rateKey('ns', 'k'), 'not a zset');
     const e = await failure(state.hit('ns', 'k', 60_000, Date.UTC(2026, 0, 1), 'h1'));
     expect(isRetryable(e)).toBe(false);
   });
