@@ -73,7 +73,39 @@ export function traceValidator(): ValidateFunction {
   return cachedValidator;
 }
 
+/**
+ * Deepest nesting of objects and arrays a trace may have. The free-form fields (args, context, extra fields)
+ * are otherwise only "an object": a trace nested 10 000 levels deep was decided, carried through every
+ * stage and serialised again at each step, and every recursive walk behind it (scans, canonical JSON, ajv)
+ * risks the stack. Far above what a tool call's arguments need.
+ */
+export const MAX_TRACE_DEPTH = 64;
+
+/** The JSON path of the first value nested deeper than `max`, walked without recursion; undefined when none is. */
+export function tooDeep(root: unknown, max = MAX_TRACE_DEPTH): string | undefined {
+  if (root === null || typeof root !== 'object') return undefined;
+  const stack: { v: object; depth: number; path: string }[] = [{ v: root, depth: 1, path: '' }];
+  while (stack.length > 0) {
+    const { v, depth, path } = stack.pop()!;
+    if (depth > max) return path || '/';
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const c: unknown = v[i];
+        if (c !== null && typeof c === 'object') stack.push({ v: c, depth: depth + 1, path: `${path}/${i}` });
+      }
+    } else {
+      for (const k in v) {
+        const c: unknown = (v as Record<string, unknown>)[k];
+        if (c !== null && typeof c === 'object') stack.push({ v: c, depth: depth + 1, path: `${path}/${k}` });
+      }
+    }
+  }
+  return undefined;
+}
+
 export function validateTrace(obj: unknown): Trace {
+  const deep = tooDeep(obj);
+  if (deep !== undefined) throw new StewardError('STEWARD_TRACE_SCHEMA', `trace invalid at ${deep.length > 200 ? `${deep.slice(0, 200)}…` : deep}: nested deeper than ${MAX_TRACE_DEPTH} levels`);
   const v = traceValidator();
   if (!v(obj)) {
     const e = v.errors?.[0];
