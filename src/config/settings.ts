@@ -100,6 +100,13 @@ export const SETTINGS = {
   'signing.allow_ephemeral': s('signing.allow_ephemeral', false, 'let steward run sign with a throwaway key (a trial: nothing it signs verifies after a restart)', { env: 'STEWARD_ALLOW_EPHEMERAL_KEY', kind: 'bool' }),
   'signing.ledger_key': s('signing.ledger_key', unset<string>(), 'Ed25519 key for ledger entries (default: signing.key)', { env: 'STEWARD_LEDGER_KEY', secret: true }),
   'signing.ledger_key_id': s('signing.ledger_key_id', unset<string>(), 'key id of the ledger key', { env: 'STEWARD_LEDGER_KEY_ID' }),
+  'rollout.window_ms': s('rollout.window_ms', 300_000, 'window of rollback triggers without their own "over" (docs/rollout.md)'),
+  'rollout.min_samples': s('rollout.min_samples', 20, 'decisions an arm needs in a window before a trigger may judge it'),
+  'rollout.refresh_ms': s('rollout.refresh_ms', 1000, 'how often each instance re-reads the shared rollout state from Redis'),
+  'rollout.shadow_blueprints': s('rollout.shadow_blueprints', unset<string>(), 'candidate blueprint directory evaluated in shadow on live traffic (never answers); unset = no shadow', { env: 'STEWARD_SHADOW_BLUEPRINTS' }),
+  'rollout.shadow_id': s('rollout.shadow_id', unset<string>(), 'name of the shadow run in shadow_diffs (default: the directory name)'),
+  'rollout.review_queue': s('rollout.review_queue', true, 'verdicts below engine.human_review_confidence enter the review queue (acgp.review-queue)'),
+  'rollout.review_sla_ms': s('rollout.review_sla_ms', 14_400_000, 'a queued review is overdue after this long (sla_due_ms, aging metrics)'),
   log_level: s('log_level', 'info', 'trace | debug | info | warn | error | fatal | silent', { env: 'STEWARD_LOG_LEVEL' }),
 } as const;
 

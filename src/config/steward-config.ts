@@ -56,6 +56,8 @@ export interface StewardConfig {
   /** dedupTtlSeconds: how long an applied trust-debt event id is remembered (a replay of older records applies them again). */
   trustDebt: { auditSweepIntervalMs: number; auditSweepLagMs: number; dedupTtlSeconds: number };
   observability: { enabled: boolean; host: string; port: number };
+  /** rollout.*: triggers, shadow evaluation and the review queue (docs/rollout.md). */
+  rollout: { windowMs: number; minSamples: number; refreshMs: number; shadowBlueprints?: string; shadowId?: string; reviewQueue: boolean; reviewSlaMs: number };
   /** http.*: the acgp client's HTTP ingress (docs/http.md); tls files resolved against the config file. */
   http: { enabled: boolean; host: string; port: number; tls?: { certFile: string; keyFile: string }; maxBodyBytes: number; maxBatchEvents: number; maxInFlightBytes: number; ratePerSecond: number };
   signing?: { key: string; keyId?: string };
@@ -364,6 +366,19 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
     agents: { requireRegistered: v(raw, 'agents.require_registered'), keyMustMatch: v(raw, 'agents.key_must_match'), requireSignature: v(raw, 'agents.require_signature') },
     requireSigningKey: v(raw, 'signing.require_key'),
     allowEphemeralKey: v(raw, 'signing.allow_ephemeral'),
+    rollout: (() => {
+      const shadow = v(raw, 'rollout.shadow_blueprints');
+      const shadowDir = shadow ? resolve(fromEnv('STEWARD_SHADOW_BLUEPRINTS') ? process.cwd() : base, shadow) : undefined;
+      return {
+        windowMs: v(raw, 'rollout.window_ms'),
+        minSamples: v(raw, 'rollout.min_samples'),
+        refreshMs: v(raw, 'rollout.refresh_ms'),
+        shadowBlueprints: shadowDir,
+        shadowId: v(raw, 'rollout.shadow_id') ?? (shadowDir ? shadowDir.split(/[\\/]/).filter(Boolean).pop() : undefined),
+        reviewQueue: v(raw, 'rollout.review_queue'),
+        reviewSlaMs: v(raw, 'rollout.review_sla_ms'),
+      };
+    })(),
     logLevel: v(raw, 'log_level'),
     file,
     warnings: ignoredSettings(raw),

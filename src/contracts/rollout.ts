@@ -25,29 +25,7 @@ export interface RolloutEventMessage {
 }
 
 /** acgp.shadow-diffs — one trace evaluated by the active and a shadow blueprint set; key: agent_id. */
-export interface ShadowDiffMessage {
-  shadow_id: string;
-  trace_id: string;
-  agent_id: string;
-  tenant: string;
-  pipeline_stage: 'tripwire';
-  active_blueprint: string;
-  shadow_blueprint: string;
-  active_intervention: string;
-  shadow_intervention: string;
-  active_stage: string;
-  shadow_stage: string;
-  changed: boolean;
-  /** intervention, stage, tripwires, rules, ctq: what differs. */
-  change_kinds: string[];
-  active_tripwires_fired: string[];
-  shadow_tripwires_fired: string[];
-  active_rules_failed: string[];
-  shadow_rules_failed: string[];
-  ctq_delta: number | null;
-  event_time_ms: number;
-  evaluated_at_ms: number;
-}
+export type { ShadowDiff as ShadowDiffMessage } from '../engine/rollout/diff.js';
 
 export type ReviewStatus = 'queued' | 'taken' | 'resolved';
 

@@ -1,0 +1,49 @@
+/**
+ * What the tripwire stage does after a decision for issue #26 (docs/rollout.md): count it for its rollout arm
+ * (RolloutRecorder: local, synchronous) and, with a shadow set, evaluate the candidate and emit the diff on
+ * acgp.shadow-diffs. Never throws and never changes the decision.
+ */
+import { splitId } from '../blueprint/versions.js';
+import type { DecisionRecord } from '../records.js';
+import type { Trace } from '../types.js';
+import type { RolloutArm } from './arm.js';
+import type { ShadowEvaluator } from './shadow.js';
+import { countsOf, type ArmCounts } from './triggers.js';
+
+export interface RolloutRecorder {
+  record(name: string, arm: RolloutArm, atMs: number, counts: ArmCounts): void;
+}
+
+export interface HookOutput {
+  topic: string;
+  message: { key: string; value: string };
+}
+
+export interface RolloutStageHookOptions {
+  recorder?: RolloutRecorder;
+  shadow?: ShadowEvaluator;
+  /** acgp.shadow-diffs. */
+  shadowTopic: string;
+  /** Only changed decisions are emitted when false (default: every diff, so the report can count traces). */
+  emitUnchanged?: boolean;
+  /** limits.max_message_bytes: a larger diff is dropped (and counted) rather than failing the trace. */
+  maxMessageBytes?: number;
+  onDropped?: (why: string) => void;
+}
+
+export class RolloutStageHook {
+  constructor(private readonly o: RolloutStageHookOptions) {}
+
+  async afterDecision(trace: Trace, record: DecisionRecord, eventTimeMs: number): Promise<HookOutput[]> {
+    if (record.rolloutArm && this.o.recorder) this.o.recorder.record(splitId(record.blueprint).name, record.rolloutArm, eventTimeMs, countsOf(record));
+    if (!this.o.shadow) return [];
+    const diff = await this.o.shadow.evaluate(trace, record, eventTimeMs);
+    if (!diff || (!diff.changed && this.o.emitUnchanged === false)) return [];
+    const value = JSON.stringify(diff);
+    if (this.o.maxMessageBytes !== undefined && value.length + trace.agent_id.length > this.o.maxMessageBytes) {
+      this.o.onDropped?.('shadow diff over limits.max_message_bytes');
+      return [];
+    }
+    return [{ topic: this.o.shadowTopic, message: { key: trace.agent_id, value } }];
+  }
+}
