@@ -1,0 +1,168 @@
+/**
+ * Issue #23 part A: the batched decision-path state (RedisStateRounds, docs/pipeline.md "Batched state") gives
+ * every agent the decisions sequential evaluation gives, on one Redis and on a 3-master Redis Cluster; and two
+ * Steward engines sharing the cluster (each deciding its own agents, as two instances owning different
+ * partitions do) give the decisions one engine gives.
+ *
+ * The blueprint makes each trace's Redis work depend on earlier answers: a halt skips the later rate tripwire
+ * (so which hits a trace makes depends on its content), rate limits fire often (3 in 10 s per agent, 2 in 5 s per
+ * kind), and the per-kind key comes from the trace. Latency budgets are a minute, so a slow Redis under load
+ * never turns a decision into a timeout fallback (the comparison is of state, not of timing).
+ */
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { bootstrapEngine, type EngineRuntime } from '../../../src/process/engine-runtime.js';
+import { buildConfig } from '../../../src/config/steward-config.js';
+import { createLogger } from '../../../src/logger.js';
+import type { Trace } from '../../../src/engine/types.js';
+import { deleteRedisPrefix, redisClient, services, uniqueRedisPrefix } from '../setup/helpers.js';
+import { clusterClient, clusterNodes, deleteClusterPrefix } from './cluster.js';
+
+const BLUEPRINT = `id: test/batched@1.0
+version: "1.0.0"
+description: "batched state equivalence"
+scope:
+  agent_tier: [ACL-2]
+  tools: ["act"]
+tripwires:
+  - id: too_big
+    severity: critical
+    when: { hook: "tool_call", tool: "act" }
+    condition: "args.amount <= 900"
+    latency_budget_ms: 60000
+    on_fail: { decision: halt, reason: "amount above 900" }
+  - id: agent_rate
+    severity: standard
+    when: { hook: "tool_call", tool: "act" }
+    condition: NOT exceeds_rate(agent_id, 3, "10s")
+    eval_tier: 1
+    requires_state: true
+    latency_budget_ms: 60000
+    on_fail: { decision: block, reason: "more than 3 in 10 s" }
+  - id: kind_rate
+    severity: standard
+    when: { hook: "tool_call", tool: "act" }
+    condition: NOT exceeds_rate(args.kind, 2, "5s")
+    eval_tier: 1
+    requires_state: true
+    latency_budget_ms: 60000
+    on_fail: { decision: escalate, reason: "more than 2 of a kind in 5 s" }
+`;
+const AGENTS = Array.from({ length: 16 }, (_, i) => `ag-${i}`);
+const dir = mkdtempSync(join(tmpdir(), 'steward-batched-'));
+mkdirSync(join(dir, 'bp'));
+writeFileSync(join(dir, 'bp', 'batched.yaml'), BLUEPRINT);
+writeFileSync(join(dir, 'agents.yaml'), ['agents:', ...AGENTS.map((a) => `  - { id: ${a}, tenant: acme, tier: ACL-2, tools: [act], domains: [production] }`)].join('\n') + '\n');
+
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** 16 agents × 30 traces in stream order; each agent's traces ~0.7-2.5 s apart in event time. */
+function stream(seed: number): { trace: Trace; at: number }[] {
+  const r = rng(seed);
+  const clock = AGENTS.map(() => Date.UTC(2026, 0, 1));
+  const out: { trace: Trace; at: number }[] = [];
+  for (let i = 0; i < AGENTS.length * 30; i++) {
+    const a = Math.floor(r() * AGENTS.length);
+    clock[a] += 700 + Math.floor(r() * 1800);
+    const trace = { trace_id: `t-${seed}-${i}`, agent_id: AGENTS[a]!, timestamp: new Date(clock[a]!).toISOString(), hook: 'tool_call', tool: 'act', args: { amount: r() < 0.2 ? 1000 : 100, kind: `k${Math.floor(r() * 3)}` } } as unknown as Trace;
+    out.push({ trace, at: clock[a]! });
+  }
+  return out;
+}
+
+async function runtime(prefix: string, cluster: boolean): Promise<EngineRuntime> {
+  const cfg = buildConfig(
+    { blueprints: { dir: join(dir, 'bp'), agents: join(dir, 'agents.yaml'), watch: false }, redis: { url: services().redisUrl, key_prefix: prefix, ...(cluster ? { cluster_nodes: clusterNodes() } : {}) }, observability: { enabled: false }, engine: { tiers: { 'ACL-2': { latency_budget_ms: { typical: 60_000, max: 60_000 } } } } },
+    {},
+  );
+  return bootstrapEngine(cfg, ['tripwire'], createLogger({ level: 'silent' }));
+}
+
+type Decided = Record<string, string>;
+const view = (d: { intervention: string; halted: boolean; tripwires: { id: string; fired: boolean }[]; reasons: string[] }) =>
+  `${d.intervention}|${d.halted}|${d.tripwires.map((t) => `${t.id}:${t.fired ? 1 : 0}`).join(',')}|${d.reasons.join(';')}`;
+
+/** One trace at a time, in stream order. */
+async function sequential(rt: EngineRuntime, s: { trace: Trace; at: number }[]): Promise<Decided> {
+  const out: Decided = {};
+  for (const { trace, at } of s) out[trace.trace_id] = view(await rt.deps.engine!.decide(trace, at, trace.trace_id));
+  return out;
+}
+
+/** As the stage runs a chunk: each agent's traces in order, all agents at once (their Redis work shares rounds). */
+async function lanes(rt: EngineRuntime, s: { trace: Trace; at: number }[], only?: Set<string>): Promise<Decided> {
+  const byAgent = new Map<string, { trace: Trace; at: number }[]>();
+  for (const x of s) if (!only || only.has(x.trace.agent_id)) byAgent.set(x.trace.agent_id, [...(byAgent.get(x.trace.agent_id) ?? []), x]);
+  const out: Decided = {};
+  await Promise.all(
+    [...byAgent.values()].map(async (l) => {
+      for (const { trace, at } of l) out[trace.trace_id] = view(await rt.deps.engine!.decide(trace, at, trace.trace_id));
+    }),
+  );
+  return out;
+}
+
+const standalone = redisClient();
+const prefixes: { cluster: boolean; prefix: string }[] = [];
+const fresh = (cluster: boolean) => {
+  const prefix = uniqueRedisPrefix(cluster ? 'batched-cl' : 'batched');
+  prefixes.push({ cluster, prefix });
+  return prefix;
+};
+
+afterAll(async () => {
+  const c = await clusterClient();
+  for (const p of prefixes) await (p.cluster ? deleteClusterPrefix(c, p.prefix) : deleteRedisPrefix(standalone, p.prefix));
+  c.disconnect();
+  standalone.disconnect();
+});
+
+describe('batched decision-path state = sequential evaluation', () => {
+  for (const cluster of [false, true]) {
+    it(`${cluster ? 'Redis Cluster' : 'one Redis'}: all agents' lanes at once decide exactly as one trace at a time`, async () => {
+      const s = stream(cluster ? 77 : 76);
+      const a = await runtime(fresh(cluster), cluster);
+      const b = await runtime(fresh(cluster), cluster);
+      try {
+        const seq = await sequential(a, s);
+        const bat = await lanes(b, s);
+        expect(Object.keys(bat)).toHaveLength(s.length);
+        expect(bat).toEqual(seq);
+        // the stream exercises every path: halts (later hit skipped), agent and kind limits, plain oks
+        const kinds = new Set(Object.values(seq).map((v) => v.split('|')[0]));
+        expect([...kinds].sort()).toEqual(['block', 'escalate', 'halt', 'ok']);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+  }
+
+  it('two engines on the cluster, each deciding half of the agents, decide as one engine does', async () => {
+    const s = stream(78);
+    const one = await runtime(fresh(true), true);
+    const sharedPrefix = fresh(true);
+    const two = [await runtime(sharedPrefix, true), await runtime(sharedPrefix, true)];
+    try {
+      const single = await lanes(one, s);
+      const halves = [new Set(AGENTS.filter((_, i) => i % 2 === 0)), new Set(AGENTS.filter((_, i) => i % 2 === 1))];
+      const parts = await Promise.all(two.map((rt, i) => lanes(rt, s, halves[i])));
+      expect({ ...parts[0], ...parts[1] }).toEqual(single);
+      expect(Object.keys(parts[0]!).length).toBeGreaterThan(0);
+      expect(Object.keys(parts[1]!).length).toBeGreaterThan(0);
+    } finally {
+      await one.close();
+      for (const rt of two) await rt.close();
+    }
+  });
+});

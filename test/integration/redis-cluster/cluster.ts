@@ -1,0 +1,71 @@
+// The Redis Cluster the redis-cluster suite runs against: REDIS_CLUSTER_NODES when set (CI: .ci/run starts the
+// profile and exports it), else `scripts/services.sh up redis-cluster` (three native masters on loopback;
+// idempotent, started once per machine and left running like the other services).
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { createRedisClient, scanNodes, type RedisClient } from '../../../src/adapters/redis/client.js';
+import { REPO_ROOT } from '../setup/services.js';
+import { uniqueRedisPrefix } from '../setup/helpers.js';
+
+let nodes: string[] | undefined;
+
+export function clusterNodes(): string[] {
+  if (nodes) return nodes;
+  let list = process.env.REDIS_CLUSTER_NODES;
+  if (!list) {
+    const script = path.join(REPO_ROOT, 'scripts', 'services.sh');
+    execFileSync('bash', [script, 'up', 'redis-cluster'], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 120_000 });
+    const env = execFileSync('bash', [script, 'env', 'redis-cluster'], { encoding: 'utf8' });
+    list = /REDIS_CLUSTER_NODES=(\S+)/.exec(env)?.[1];
+  }
+  if (!list) throw new Error('no Redis Cluster: REDIS_CLUSTER_NODES unset and scripts/services.sh up redis-cluster printed no nodes');
+  nodes = list.split(',').filter(Boolean);
+  return nodes;
+}
+
+/** A Cluster client, connected (every master known). */
+export async function clusterClient(): Promise<RedisClient> {
+  const c = createRedisClient('', clusterNodes(), { maxRetriesPerRequest: 3 });
+  if (c.status !== 'ready') await new Promise<void>((resolve, reject) => {
+    c.once('ready', () => resolve());
+    c.once('error', reject);
+  });
+  return c;
+}
+
+/** Deletes the prefix's keys on every master. */
+export async function deleteClusterPrefix(c: RedisClient, prefix: string): Promise<void> {
+  const pattern = `${prefix.replace(/([*?[\]\\])/g, '\\$1')}*`;
+  for (const node of scanNodes(c)) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+      cursor = next;
+      // one key at a time: keys of different slots cannot share a command on a cluster node
+      for (const k of keys) await node.unlink(k);
+    } while (cursor !== '0');
+  }
+}
+
+/** Runs `fn` with a connected cluster client and a unique key prefix; deletes the prefix's keys after. */
+export async function withCluster<T>(fn: (c: RedisClient, prefix: string) => Promise<T>): Promise<T> {
+  const c = await clusterClient();
+  const prefix = uniqueRedisPrefix('steward-cl');
+  try {
+    return await fn(c, prefix);
+  } finally {
+    await deleteClusterPrefix(c, prefix).catch(() => undefined);
+    await c.quit().catch(() => c.disconnect());
+  }
+}
+
+/** How many masters hold at least one key of `prefix` (the keys really spread over the cluster). */
+export async function mastersHolding(c: RedisClient, prefix: string): Promise<number> {
+  let n = 0;
+  for (const node of scanNodes(c)) {
+    const [, keys] = await (node as Redis).scan('0', 'MATCH', `${prefix}*`, 'COUNT', 10_000);
+    if (keys.length > 0) n++;
+  }
+  return n;
+}
