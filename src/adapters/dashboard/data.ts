@@ -90,9 +90,8 @@ export async function loadPanels(src: DashboardSources, r: DashboardRange, nowMs
     { label: 're_tiering_review', value: th.reTieringReview },
   ];
   // Independent reads: issued together, the server runs them side by side.
-  const [interventions, traces, violations, debt, decLat, verLat, ctq, latency, dlqSeries, dlqReasons, restricted, gate, reviewQueue, retier] = await Promise.all([
+  const [interventions, violations, debt, decLat, verLat, ctq, latency, dlqSeries, dlqReasons, restricted, gate, reviewQueue, retier] = await Promise.all([
     store.query<{ t: string; dim: string; k: string; n: string }>(sql.interventions(r)),
-    store.query<{ t: string; n: string }>(sql.traces(r)),
     report('top-violations', 15),
     store.query<{ k: string; t: string; debt: number; level: string }>(sql.trustDebt(r)),
     store.query<{ bin: string; n: string }>(sql.decisionLatency(r)),
@@ -111,7 +110,7 @@ export async function loadPanels(src: DashboardSources, r: DashboardRange, nowMs
     { id: 'interventions-type', title: 'Interventions over time by type', kind: 'series', drill: 'interventions', dim: 'type', ...foldSeries(byDim('type'), max) },
     { id: 'interventions-blueprint', title: 'Interventions over time by blueprint', kind: 'series', drill: 'interventions', dim: 'blueprint', ...foldSeries(byDim('blueprint'), max) },
     { id: 'interventions-agent', title: 'Interventions over time by agent', kind: 'series', drill: 'interventions', dim: 'agent', ...foldSeries(byDim('agent'), max) },
-    { id: 'traces', title: 'Decided traces', kind: 'series', ...foldSeries(traces.map((x) => ({ ...x, k: 'traces' })), 1) },
+    { id: 'traces', title: 'Decided traces', kind: 'series', ...foldSeries(byDim('all'), 1) },
     { id: 'top-violations', title: 'Top violated tripwires, rules and metric checks', kind: 'table', rows: violations },
     { id: 'trust-debt', title: 'Trust debt per agent (last value per bucket) with the §10.1 thresholds', kind: 'series', bands, ...debtSeries(debt, max) },
     { id: 'restricted-agents', title: 'Agents in restricted mode or re-tiering review', kind: 'table', rows: restricted },
@@ -145,10 +144,14 @@ function debtSeries(rows: { k: string; t: string; debt: number }[], max: number)
   };
 }
 
-/** The review queue of issue #26 is the ClickHouse table `review_queue`; until it exists the panel says so. */
+/**
+ * The review queue of issue #26 (docs/rollout.md): `review_queue`, one row per review, latest state by
+ * `updated_at_ms` (FINAL); open reviews (queued or taken) by SLA due time. Until migration 8 ran on the database
+ * the panel says so.
+ */
 async function reviewQueuePanel(store: ClickHouseStore, sql: ReturnType<typeof sqlFor>): Promise<Panel> {
-  const base = { id: 'review-queue', title: 'Review queue', kind: 'table' as const };
+  const base = { id: 'review-queue', title: 'Review queue (open reviews by SLA due time)', kind: 'table' as const };
   const [exists] = await store.query<{ n: string }>(sql.tableExists('review_queue'));
-  if (num(exists?.n ?? 0) === 0) return { ...base, rows: [], note: 'no review_queue table in this database yet (it comes with the review queue of issue #26)' };
-  return { ...base, rows: await store.query(`SELECT * FROM ${store.table('review_queue')} LIMIT 100`) };
+  if (num(exists?.n ?? 0) === 0) return { ...base, rows: [], note: 'no review_queue table in this database yet (migration 8, the review queue of issue #26)' };
+  return { ...base, rows: await store.query(sql.reviewQueue(100)) };
 }

@@ -17,6 +17,8 @@ export const LATENCY_EDGES_MS: readonly number[] = [0.5, 1, 2, 5, 10, 20, 50, 10
 /** CTQ histogram: 20 bins of 0.05 over [0, 1] (1.0 falls in the last). */
 export const CTQ_BINS = 20;
 
+/** The LATENCY_EDGES_MS bin of an expression: multiIf (18.16 has no roundDown, and a lambda over a table column fails there). */
+const latencyBin = (col: string) => `multiIf(${LATENCY_EDGES_MS.map((e, i) => `${col} < ${e}, ${i}`).join(', ')}, ${LATENCY_EDGES_MS.length})`;
 const range = (col: string, r: DashboardRange) => `${col} >= ${lit.int(r.fromMs, 'from')} AND ${col} <= ${lit.int(r.toMs, 'to')}`;
 const bucket = (col: string, r: DashboardRange) => `intDiv(${col}, ${lit.int(r.bucketMs, 'bucket')}) * ${lit.int(r.bucketMs, 'bucket')}`;
 
@@ -24,20 +26,17 @@ export function sqlFor(db: string) {
   const t = (name: string) => `${assertIdentifier(db)}.${assertIdentifier(name)}`;
   return {
     /**
-     * Interventions (final intervention ≠ ok) per bucket, for the three dimensions in one scan of v_outcomes:
-     * each trace is counted once under each dimension (ARRAY JOIN of the three (dim, key) pairs).
+     * Interventions (final intervention ≠ ok) per bucket under the three dimensions, and all traces per bucket
+     * (dim `all`), in one scan of v_outcomes: traces are counted per (bucket, type, blueprint, agent) first, and
+     * those counts are spread over the dimensions (ARRAY JOIN of the (dim, key) pairs) and summed.
      */
     interventions: (r: DashboardRange) => `
-      SELECT ${bucket('event_time_ms', r)} AS t, d.1 AS dim, d.2 AS k, count() AS n
-      FROM ${t('v_outcomes')}
-      ARRAY JOIN [('type', final_intervention), ('blueprint', blueprint), ('agent', agent_id)] AS d
-      WHERE ${range('event_time_ms', r)} AND final_intervention != 'ok'
+      SELECT t, d.1 AS dim, d.2 AS k, sum(c) AS n
+      FROM (SELECT ${bucket('event_time_ms', r)} AS t, final_intervention AS f, blueprint AS b, agent_id AS a, count() AS c
+            FROM ${t('v_outcomes')} WHERE ${range('event_time_ms', r)} GROUP BY t, f, b, a)
+      ARRAY JOIN [('all', 'traces'), ('type', f), ('blueprint', b), ('agent', a)] AS d
+      WHERE f != 'ok' OR d.1 = 'all'
       GROUP BY t, dim, k ORDER BY t, dim, k`,
-
-    /** Traces per bucket (the denominator the page shows next to the interventions). */
-    traces: (r: DashboardRange) => `
-      SELECT ${bucket('event_time_ms', r)} AS t, count() AS n FROM ${t('v_decisions')}
-      WHERE ${range('event_time_ms', r)} GROUP BY t ORDER BY t`,
 
     /** Trust debt per agent: the last value in each bucket (ACGP-1004 §10.7 debt trends). */
     trustDebt: (r: DashboardRange) => `
@@ -45,23 +44,22 @@ export function sqlFor(db: string) {
       FROM ${t('v_trust_debt_events')}
       WHERE ${range('ts_ms', r)} GROUP BY k, t ORDER BY k, t`,
 
-    /**
-     * Decision latency (the tripwire stage's `latency_ms`) as a histogram over LATENCY_EDGES_MS. The lambda reads
-     * a subquery's column: on 18.16 a lambda over a table column directly fails with "Unknown identifier".
-     */
+    /** Decision latency (the tripwire stage's `latency_ms`) as a histogram over LATENCY_EDGES_MS. */
     decisionLatency: (r: DashboardRange) => `
-      SELECT arraySum(x -> lat >= x, [${LATENCY_EDGES_MS.join(', ')}]) AS bin, count() AS n
-      FROM (SELECT latency_ms AS lat FROM ${t('v_decisions')} WHERE ${range('event_time_ms', r)}) GROUP BY bin ORDER BY bin`,
+      SELECT ${latencyBin('latency_ms')} AS bin, count() AS n
+      FROM ${t('v_decisions')} WHERE ${range('event_time_ms', r)} GROUP BY bin ORDER BY bin`,
 
     /**
      * Verdict latency: from the tripwire decision to the scorer's verdict (`scored_at_ms − decided_at_ms`, both
-     * Steward's clock), same edges; a verdict scored before its decision was stored counts as 0.
+     * Steward's clock), same edges; a verdict scored before its decision was stored counts as 0. The verdicts
+     * side is deduplicated (FINAL) and joined ANY: a redelivered copy of the decision on the right cannot add a
+     * row, so the right side skips FINAL (half the cost on a million decisions).
      */
     verdictLatency: (r: DashboardRange) => `
-      SELECT arraySum(x -> lat >= x, [${LATENCY_EDGES_MS.join(', ')}]) AS bin, count() AS n
+      SELECT ${latencyBin('lat')} AS bin, count() AS n
       FROM (SELECT toFloat64(if(scored_at_ms > decided_at_ms, scored_at_ms - decided_at_ms, 0)) AS lat
             FROM (SELECT trace_id, scored_at_ms FROM ${t('v_verdicts')} WHERE ${range('event_time_ms', r)})
-            ANY INNER JOIN (SELECT trace_id, decided_at_ms FROM ${t('v_decisions')} WHERE ${range('event_time_ms', r)}) USING trace_id)
+            ANY INNER JOIN (SELECT trace_id, decided_at_ms FROM ${t('decisions')} WHERE ${range('event_time_ms', r)}) USING trace_id)
       GROUP BY bin ORDER BY bin`,
 
     /** CTQ of scored verdicts, CTQ_BINS bins over [0, 1]. */
@@ -106,6 +104,11 @@ export function sqlFor(db: string) {
 
     /** The time span of the stored decisions (for "all data"); min/max need no FINAL: copies share their time. */
     extent: () => `SELECT min(event_time_ms) AS min_ms, max(event_time_ms) AS max_ms, count() AS n FROM ${t('decisions')}`,
+
+    /** Open reviews (queued or taken) of the review queue (docs/rollout.md), the most urgent first. */
+    reviewQueue: (limit: number) => `
+      SELECT review_id, trace_id, agent_id, tenant, blueprint, intervention, confidence, threshold, status, reviewer, enqueued_at_ms, sla_due_ms
+      FROM ${t('review_queue')} FINAL WHERE status != 'resolved' ORDER BY sla_due_ms, review_id LIMIT ${lit.int(limit, 'limit')}`,
 
     /** Whether a table exists (the review queue of issue #26 arrives with migration 8). */
     tableExists: (name: string) => `SELECT count() AS n FROM system.tables WHERE database = ${lit.text(db, 'database')} AND name = ${lit.text(name, 'table')}`,

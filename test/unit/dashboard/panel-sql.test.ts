@@ -9,7 +9,7 @@ describe('dashboard panel SQL', () => {
   const sql = sqlFor('steward_x');
 
   it('puts the typed range and bucket into every time-series query as integers', () => {
-    for (const q of [sql.interventions(R), sql.traces(R), sql.trustDebt(R), sql.dlqSeries(R)]) {
+    for (const q of [sql.interventions(R), sql.trustDebt(R), sql.dlqSeries(R)]) {
       expect(q).toMatch(/>= 1000000 AND \w+ <= 4600000/);
       expect(q).toMatch(/intDiv\(\w+, 60000\) \* 60000/);
       expect(q).toContain('steward_x.v_');
@@ -19,8 +19,16 @@ describe('dashboard panel SQL', () => {
 
   it('counts interventions under the three dimensions in one scan', () => {
     const q = sql.interventions(R);
-    expect(q).toContain("ARRAY JOIN [('type', final_intervention), ('blueprint', blueprint), ('agent', agent_id)] AS d");
-    expect(q).toContain("final_intervention != 'ok'");
+    expect(q).toContain("ARRAY JOIN [('all', 'traces'), ('type', f), ('blueprint', b), ('agent', a)] AS d");
+    expect(q).toContain("GROUP BY t, f, b, a");
+    expect(q).toContain("WHERE f != 'ok' OR d.1 = 'all'");
+  });
+
+  it('bins latency with multiIf over the edges (no lambda, no roundDown on 18.16)', () => {
+    const q = sql.decisionLatency(R);
+    expect(q).toContain(`multiIf(latency_ms < 0.5, 0, latency_ms < 1, 1,`);
+    expect(q).toContain(`latency_ms < 5000, ${LATENCY_EDGES_MS.length - 1}, ${LATENCY_EDGES_MS.length})`);
+    expect(sql.verdictLatency(R)).toMatch(/FROM steward_x\.v_verdicts[\s\S]*ANY INNER JOIN \(SELECT trace_id, decided_at_ms FROM steward_x\.decisions /);
   });
 
   it('maps a drill-down dimension to its column and quotes the key', () => {
