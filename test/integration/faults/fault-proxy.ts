@@ -6,7 +6,8 @@
 import http from 'node:http';
 import net from 'node:net';
 
-export type HttpAnswer = 'pass' | 'reset' | { status: number; body: string; headers?: Record<string, string> };
+/** `forwardThen`: the request reaches the target, but the client gets this answer instead of the target's. */
+export type HttpAnswer = 'pass' | 'reset' | { status: number; body: string; headers?: Record<string, string> } | { forwardThen: { status: number; body: string } };
 
 export interface SeenRequest {
   method: string;
@@ -39,16 +40,25 @@ export class HttpFaultProxy {
           req.socket.destroy();
           return;
         }
-        if (answer !== 'pass') {
+        if (answer !== 'pass' && !('forwardThen' in answer)) {
           self!.answered.push({ status: answer.status });
           res.writeHead(answer.status, { 'content-type': 'text/html', ...answer.headers });
           res.end(answer.body);
           return;
         }
-        self!.answered.push({ status: 'pass' });
+        const replaced = answer === 'pass' ? undefined : answer.forwardThen;
+        self!.answered.push({ status: replaced ? replaced.status : 'pass' });
         const headers = { ...req.headers, host: t.host };
         delete headers['content-length'];
         const up = http.request({ hostname: t.hostname, port: t.port, path: seen.url, method: seen.method, headers: { ...headers, 'content-length': String(seen.body.length) }, agent }, (ur) => {
+          if (replaced) {
+            ur.resume();
+            ur.on('end', () => {
+              res.writeHead(replaced.status, { 'content-type': 'text/html' });
+              res.end(replaced.body);
+            });
+            return;
+          }
           res.writeHead(ur.statusCode ?? 502, ur.headers);
           ur.pipe(res);
         });
