@@ -5,7 +5,9 @@
  *  2. tripwire-stage throughput (decode, engine, decisions + acks + offsets, with consumer.scorer_input: join:
  *     one record out per trace) vs a raw kafkajs consume→produce passthrough on the same number of traces; the
  *     stage with scorer_input: scoring (decision + scoring record) is printed as throughput_vs_passthrough_scoring_input;
- *  3. RSS.
+ *  3. end to end: traces → tripwire + scorer + sink stages → decision and verdict rows in ClickHouse, vs the
+ *     same passthrough (end_to_end_vs_passthrough; bench/pipeline/end-to-end.ts);
+ *  4. RSS.
  * Diagnostics: CPU per message of the passthrough and the stage, the raw passthrough producing the
  * stage's output volume per trace (a decision and a scoring message of the measured average sizes), and
  * the stage with a constant-answer engine (Kafka + stage machinery without tripwire work or Redis).
@@ -26,6 +28,7 @@ import { benchEngineDeps, BENCH_AGENTS } from './engine.js';
 import { demoTrace } from '../../src/demo/agents.js';
 import { decisionMessage } from '../../src/contracts/engine-records.js';
 import { scoringJson } from '../../src/consumers/scoring-message.js';
+import { endToEndRate } from './end-to-end.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 300);
@@ -145,7 +148,8 @@ async function main(): Promise<void> {
   const e = env();
   const prefix = `bench-${Date.now().toString(36)}`;
   const cfg = buildConfig(
-    { topics: { prefix, partitions: PARTITIONS, reply_partitions: 4 }, consumer: { group_prefix: prefix }, limits: { partitions_concurrently: PARTITIONS, chunk_size: Number(process.env.BENCH_CHUNK ?? 500), max_event_time_skew_ms: null }, observability: { enabled: false } },
+    // The sync phase and the headline run the scorer input under test (BENCH_SCORER_INPUT, default join: one record out per trace).
+    { topics: { prefix, partitions: PARTITIONS, reply_partitions: 4 }, consumer: { group_prefix: prefix, scorer_input: process.env.BENCH_SCORER_INPUT ?? 'join' }, limits: { partitions_concurrently: PARTITIONS, chunk_size: Number(process.env.BENCH_CHUNK ?? 500), max_event_time_skew_ms: null }, observability: { enabled: false } },
     e,
   );
   const names = topicNames(prefix);
@@ -224,7 +228,7 @@ async function main(): Promise<void> {
     const metrics = new StewardMetrics();
     c0 = process.cpuUsage();
     const t0 = performance.now();
-    const tcfg = { ...cfg, topics: { ...cfg.topics, prefix: `${prefix}t` }, consumer: { ...cfg.consumer, groupPrefix: `${prefix}t` } };
+    const tcfg = { ...cfg, topics: { ...cfg.topics, prefix: `${prefix}t` }, consumer: { ...cfg.consumer, groupPrefix: `${prefix}t`, scorerInput: 'scoring' as const } };
     const tpipe = await startPipeline(tcfg, ['tripwire'], deps as PipelineDeps, { logger, metrics });
     await processed(metrics, 'tripwire', THROUGHPUT_N, 'throughput phase');
     const stewardRate = THROUGHPUT_N / ((performance.now() - t0) / 1000);
@@ -286,15 +290,21 @@ async function main(): Promise<void> {
     const fmetrics = new StewardMetrics();
     c0 = process.cpuUsage();
     const f0 = performance.now();
-    const fcfg = { ...cfg, topics: { ...cfg.topics, prefix: `${prefix}f` }, consumer: { ...cfg.consumer, groupPrefix: `${prefix}f` } };
+    const fcfg = { ...cfg, topics: { ...cfg.topics, prefix: `${prefix}f` }, consumer: { ...cfg.consumer, groupPrefix: `${prefix}f`, scorerInput: 'scoring' as const } };
     const fpipe = await startPipeline(fcfg, ['tripwire'], { ...(deps as PipelineDeps), engine: fixedEngine }, { logger, metrics: fmetrics });
     await processed(fmetrics, 'tripwire', THROUGHPUT_N, 'fixed-engine phase');
     const fixedRate = THROUGHPUT_N / ((performance.now() - f0) / 1000);
     const fixedCpu = process.cpuUsage(c0);
     await fpipe.stop();
 
+    // End to end (trace in → decision and verdict rows in ClickHouse), each scorer input, same traffic.
+    const e2eN = Number(process.env.BENCH_E2E_N ?? Math.min(THROUGHPUT_N, 10_000));
+    const fillTopic = (topic: string, n: number) => fill(kafka, topic, n);
+    const e2eJoin = await endToEndRate({ ...cfg, consumer: { ...cfg.consumer, scorerInput: 'join' } }, deps as PipelineDeps, `${prefix}ej`, e2eN, fillTopic);
+    const e2eScoring = await endToEndRate({ ...cfg, consumer: { ...cfg.consumer, scorerInput: 'scoring' } }, deps as PipelineDeps, `${prefix}es`, e2eN, fillTopic);
+
     const echoP50 = pct(echo, 50), echoP99 = pct(echo, 99), syncP50 = pct(sync, 50), syncP99 = pct(sync, 99);
-    console.log(`engine=${engineName} sync_stages=${process.env.BENCH_SYNC_STAGES ?? "tripwire"} round_trips=${ROUND_TRIPS} throughput_n=${THROUGHPUT_N} partitions=${PARTITIONS}`);
+    console.log(`engine=${engineName} scorer_input=${cfg.consumer.scorerInput} sync_stages=${process.env.BENCH_SYNC_STAGES ?? "tripwire"} round_trips=${ROUND_TRIPS} throughput_n=${THROUGHPUT_N} partitions=${PARTITIONS}`);
     console.log(`echo_p50_ms=${echoP50.toFixed(2)} echo_p99_ms=${echoP99.toFixed(2)}`);
     console.log(`sync_p50_ms=${syncP50.toFixed(2)} sync_p99_ms=${syncP99.toFixed(2)} fallbacks=${fallbacks}`);
     console.log(`passthrough_msgs_per_s=${passRate.toFixed(0)} steward_tripwire_msgs_per_s=${stewardRate.toFixed(0)} engine_only_decide_per_s=${engineRate.toFixed(0)}`);
@@ -311,6 +321,8 @@ async function main(): Promise<void> {
     console.log(`join_scorer_msgs_per_s exactly_once=${joinTx.toFixed(0)} at_least_once=${joinAlo.toFixed(0)} (${decisionRecords} decisions) join_exactly_once_vs_at_least_once=${(joinTx / joinAlo).toFixed(3)}`);
     console.log(`scoring_input_tripwire_msgs_per_s=${stewardRate.toFixed(0)} cpu_us_per_msg=${us(stewardCpu)} join_tripwire_msgs_per_s=${joinRate.toFixed(0)} cpu_us_per_msg=${us(joinCpu)}`);
     console.log(`throughput_vs_passthrough_scoring_input=${(stewardRate / passRate).toFixed(3)}`);
+        console.log(`end_to_end_traces_per_s join=${e2eJoin.toFixed(0)} scoring=${e2eScoring.toFixed(0)} (${e2eN} traces → decision + verdict rows in ClickHouse) end_to_end_vs_passthrough_scoring_input=${(e2eScoring / passRate).toFixed(3)}`);
+    console.log(`end_to_end_vs_passthrough=${(e2eJoin / passRate).toFixed(3)}`);
         console.log(`rss_mb_start=${rssStart} rss_mb_after_sync=${rssSync} rss_mb_end=${rssEnd}`);
     console.log(`sync_p50_vs_echo=${(syncP50 / echoP50).toFixed(3)}`);
     console.log(`sync_p99_vs_echo=${(syncP99 / echoP99).toFixed(3)}`);

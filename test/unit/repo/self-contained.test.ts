@@ -69,7 +69,8 @@ describe.skipIf(!existsSync(join(ROOT, '.git')))('the repository is self-contain
 
   it('every contracts C<n> and spec-decisions D<n> citation names an existing section', () => {
     const known = { C: anchors('contracts.md', 'c'), D: anchors('spec-decisions.md', 'd') };
-    expect([...known.C].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    // C1–C7 settled together; later ones are numbered as assigned (C10 …), like D.
+    expect(Array.from({ length: 7 }, (_, i) => i + 1).filter((n) => !known.C.has(n))).toEqual([]);
     // D1–D23 settled together; later ones are numbered as assigned (D31 …), so gaps above 23 are allowed.
     expect(Array.from({ length: 23 }, (_, i) => i + 1).filter((n) => !known.D.has(n))).toEqual([]);
     const bad: string[] = [];

@@ -1,0 +1,47 @@
+// PartitionReader (the scorer join's trace reads, spec-decisions D29) on real Kafka: records by offset in any order
+// (forward within the window, seeks below and far past it), and an offset that holds no record — a transaction's
+// commit marker — answers undefined instead of waiting.
+import { describe, expect, it } from 'vitest';
+import { KafkaAdapter } from '../../../src/adapters/kafka/client.js';
+import { PartitionReader } from '../../../src/adapters/kafka/trace-reader.js';
+import { services, uniqueName } from '../setup/helpers.js';
+
+describe('PartitionReader (real Kafka)', () => {
+  it('reads records by offset forwards, backwards and past its window; a marker offset holds no record', async () => {
+    const adapter = new KafkaAdapter({ brokers: services().kafkaBrokers, clientId: 'it-reader' });
+    const admin = await adapter.admin();
+    const topic = uniqueName('reader');
+    const group = uniqueName('reader-g');
+    const reader = new PartitionReader(adapter, topic, 0, group, { window: 16, waitMs: 20_000 });
+    try {
+      await admin.createTopics([{ topic, numPartitions: 1, replicationFactor: 1 }]);
+      const producer = await adapter.producer();
+      await producer.send([{ topic, messages: Array.from({ length: 40 }, (_, i) => ({ key: 'k', value: `v${i}` })) }]);
+      await producer.disconnect();
+      // Offsets 40-41: two records in a transaction, 42: its commit marker; then 43.. plain records.
+      const tx = await adapter.transactionalProducer(uniqueName('reader-tx'));
+      await tx.commit([{ topic, messages: [{ key: 'k', value: 'v40' }, { key: 'k', value: 'v41' }] }], { groupId: `${group}-tx`, topic, partition: 0, nextOffset: '0' });
+      await tx.disconnect();
+      const p2 = await adapter.producer();
+      await p2.send([{ topic, messages: Array.from({ length: 10 }, (_, i) => ({ key: 'k', value: `w${43 + i}` })) }]);
+      await p2.disconnect();
+      const value = async (o: number) => (await reader.get(String(o)))?.value?.toString();
+      expect(await value(3)).toBe('v3');
+      expect(await value(10)).toBe('v10');
+      // Concurrent reads inside the window, out of order.
+      expect(await Promise.all([value(12), value(5), value(11)])).toEqual(['v12', 'v5', 'v11']);
+      // Far past the window: a seek forward; then below what is kept: a seek back.
+      expect(await value(39)).toBe('v39');
+      expect(await value(1)).toBe('v1');
+      expect(await value(41)).toBe('v41');
+      expect(await reader.get('42')).toBeUndefined();
+      expect(await value(43)).toBe('w43');
+      expect(await value(52)).toBe('w52');
+    } finally {
+      await reader.close();
+      await admin.deleteTopics([topic]).catch(() => undefined);
+      await admin.deleteGroups([group, `${group}-tx`]).catch(() => undefined);
+      await admin.disconnect();
+    }
+  }, 60_000);
+});
