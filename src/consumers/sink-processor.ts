@@ -11,7 +11,7 @@ import { ledgerDraftFrom, type LedgerWriter } from '../adapters/clickhouse/ledge
 import type { ClickHouseSink, SinkItem } from '../adapters/clickhouse/sink.js';
 import { DecisionTsvWriter, type LedgerDraftMessage } from '../adapters/clickhouse/decision-writer.js';
 import { VerdictTsvWriter } from '../adapters/clickhouse/verdict-writer.js';
-import { decisionRow, dlqRow, gateEventTable, gateJudgeResultRow, gateOutcomeRow, gateRow, trustDebtRow, verdictRow, type TableName } from '../adapters/clickhouse/rows.js';
+import { decisionRow, dlqRow, gateEventTable, gateJudgeResultRow, gateOutcomeRow, gateRow, trustDebtRow, verdictRow, type AcmLedgerRow, type TableName } from '../adapters/clickhouse/rows.js';
 import type { LedgerDraft } from '../engine/ledger/index.js';
 import { policyDecisionDraft, type PolicyDecisionInput } from '../contracts/policy-decision.js';
 import { StewardError } from '../errors.js';
@@ -42,6 +42,13 @@ function json(m: InMessage): unknown {
   }
 }
 
+/** An acgp.ledger record for a run's chain (spec-decisions D30): a draft marked `chain: "run"`. */
+function isRunChainRecord(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && (v as { chain?: unknown }).chain === 'run';
+}
+
+const runDraftKey = (tenant: string, runId: unknown, agent: string, entry: string): string => JSON.stringify([tenant, typeof runId === 'string' ? runId : '', agent, entry]);
+
 /** Room for a batch's lines: its records' bytes (a TSV line is about as long as its record). */
 function bytesOf(messages: readonly InMessage[]): number {
   let n = 4096;
@@ -64,6 +71,8 @@ export class SinkProcessor {
     private readonly nowMs: () => number,
     /** A ledger id-index write failed (logged; repaired at the next head load). */
     private readonly onIndexError?: (e: unknown) => void,
+    /** Chains acgp.ledger records marked `chain: "run"` per ACM run (acm_ledger, spec-decisions D30); without it they are dead-lettered. */
+    private readonly runLedger?: LedgerWriter,
   ) {
     this.kindOf = new Map(
       (['decisions', 'verdicts', 'ledger', 'trustDebt', 'gate', 'dlq', 'rollouts', 'shadowDiffs', 'reviewQueue'] as Kind[]).map((k) => [topics[k], k]),
@@ -85,6 +94,8 @@ export class SinkProcessor {
     const byTable = new Map<TableName, SinkItem[]>();
     const drafts: LedgerDraft[] = [];
     const draftSources: InMessage[] = [];
+    const runDrafts: LedgerDraft[] = [];
+    const runDraftSources: InMessage[] = [];
     // In batch order, so one agent's entries chain in the order of its decisions.
     const decisionDrafts: LedgerDraftMessage[] = [];
     const rejected: Promise<void>[] = [];
@@ -149,8 +160,14 @@ export class SinkProcessor {
           draft.ts_ms = Number.isSafeInteger(row.event_time_ms) ? row.event_time_ms : 0;
           decisionDrafts.push({ key: draft.agent_id, value: JSON.stringify(draft) });
         } else if (kind === 'ledger') {
-          drafts.push(ledgerDraftFrom(v));
-          draftSources.push(m);
+          if (isRunChainRecord(v)) {
+            if (!this.runLedger) throw new StewardError('STEWARD_SINK_RECORD', 'ledger record for a run chain, but this sink keeps no run chains');
+            runDrafts.push(ledgerDraftFrom(v));
+            runDraftSources.push(m);
+          } else {
+            drafts.push(ledgerDraftFrom(v));
+            draftSources.push(m);
+          }
         } else if (kind === 'trustDebt') {
           // A change marked `duplicate: true` is the original change replayed by Redis (same event id, same
           // values). It is stored all the same: if the trust-debt stage crashed after the Redis write and
@@ -185,6 +202,12 @@ export class SinkProcessor {
       const sourceOf = new Map(drafts.map((d, i) => [`${d.agent_id}\u0000${d.entry_id}`, draftSources[i]]));
       for (const row of ledgerRows) push('ledger', { row, source: sourceOf.get(`${row.agent_id}\u0000${row.entry_id}`) });
     }
+    const runLedger = this.runLedger;
+    const runRows = runLedger && runDrafts.length > 0 ? await this.sink.withRetry('acm_ledger', () => runLedger.append(runDrafts)) : [];
+    if (runRows.length > 0) {
+      const sourceOf = new Map(runDrafts.map((d, i) => [runDraftKey(d.tenant, d.payload.run_id, d.agent_id, d.entry_id), runDraftSources[i]]));
+      for (const row of runRows as AcmLedgerRow[]) push('acm_ledger', { row, source: sourceOf.get(runDraftKey(row.tenant, row.run_id, row.agent_id, row.entry_id)) });
+    }
     let expedited = false;
     const writes: Promise<void>[] = [...rejected];
     const write = (table: TableName, rows: number, send: () => Promise<void>) => {
@@ -195,7 +218,7 @@ export class SinkProcessor {
     for (const [t, items] of byTable) write(t, items.length, () => this.sink.write(t, items, caughtUp));
     if (scanned) write('decisions', scannedSources.length, () => this.sink.writeEncoded('decisions', scanned.bytes(), scannedSources, caughtUp));
     if (scannedVerdicts) write('verdicts', verdictSources.length, () => this.sink.writeEncoded('verdicts', scannedVerdicts.bytes(), verdictSources, caughtUp));
-    if (ledgerRows.length === 0) {
+    if (ledgerRows.length === 0 && runRows.length === 0) {
       await Promise.all(writes);
       return expedited;
     }
@@ -203,11 +226,13 @@ export class SinkProcessor {
       await Promise.all(writes);
     } catch (e) {
       // The chain heads moved past rows that may not be stored: the redelivery reloads them from ClickHouse.
-      await this.ledger.discard(ledgerRows);
+      if (ledgerRows.length > 0) await this.ledger.discard(ledgerRows);
+      if (runRows.length > 0) await runLedger!.discard(runRows);
       throw e;
     }
     // Not awaited: a lost index write is repaired at the next head load (ledger-store.ts).
-    this.ledger.stored(ledgerRows).catch((e: unknown) => this.onIndexError?.(e));
+    if (ledgerRows.length > 0) this.ledger.stored(ledgerRows).catch((e: unknown) => this.onIndexError?.(e));
+    if (runRows.length > 0) runLedger!.stored(runRows).catch((e: unknown) => this.onIndexError?.(e));
     return expedited;
   }
 

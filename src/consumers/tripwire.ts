@@ -104,8 +104,10 @@ export class TripwireProcessor implements StageProcessor {
     // An event of an ACM run (docs/acm.md "In the stream"): its POLICY_DECISION (with the run) and ACM entries go
     // to the ledger here, ahead of the plain POLICY_DECISION the sink derives from the decision, which the
     // ledger then skips (same entry id pd:<event id>, same partition: one POLICY_DECISION per event).
+    // The same drafts again, marked for the run's own chain (acm_ledger: one chain per run and agent from genesis,
+    // what a replay bundle holds; spec-decisions D30). Same key, so each chain keeps the event order.
     const acm = record.acm;
-    if (acm) for (const d of acm.drafts) outs.push({ topic: this.d.topics.ledger, message: { key: d.agent_id, value: JSON.stringify(d) } });
+    if (acm) for (const chain of [undefined, 'run'] as const) for (const d of acm.drafts) outs.push({ topic: this.d.topics.ledger, message: { key: d.agent_id, value: JSON.stringify(chain ? { ...d, chain } : d) } });
     if (!decision.halted && this.d.scorerInput !== 'join') outs.push({ topic: this.d.topics.scoring, message: { key: trace.agent_id, value: scoringJson(traceJson ?? JSON.stringify(trace), evTime, acm ? { ...record, acm: undefined } : record, route) } });
     for (const o of outs) {
       if (!fitsIn(o.message, limit)) {

@@ -13,7 +13,7 @@ import { KafkaAdapter, type InMessage, type KafkaSettings, type StewardConsumer,
 import { topicNames } from '../adapters/kafka/topics.js';
 import { ClickHouseStore, type ClickHouseSettings } from '../adapters/clickhouse/client.js';
 import { migrate } from '../adapters/clickhouse/migrations.js';
-import { LedgerWriter } from '../adapters/clickhouse/ledger-store.js';
+import { LedgerWriter, RUN_CHAINS } from '../adapters/clickhouse/ledger-store.js';
 import type { PoolableLedgerSigner } from '../adapters/clickhouse/ledger-keys.js';
 import { ClickHouseSink, type PoisonRow } from '../adapters/clickhouse/sink.js';
 import type { LedgerDraftMessage } from '../adapters/clickhouse/decision-writer.js';
@@ -134,9 +134,18 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
   const pool = 'signPool' in opts.signer && opts.signThreads !== 0 ? (opts.signer as PoolableLedgerSigner).signPool(opts.signThreads) : undefined;
   if (pool) opened.push(() => pool.close());
   const ledger = new LedgerWriter(store, opts.signer, { nowMs: now, signMany: pool ? (h) => pool.signMany(h) : undefined });
+  // ACM runs' own chains (spec-decisions D30): same signer and pool, heads apart from the agents'.
+  const runLedger = new LedgerWriter(store, opts.signer, { nowMs: now, signMany: pool ? (h) => pool.signMany(h) : undefined, space: RUN_CHAINS });
   const publishDrafts = (messages: LedgerDraftMessage[]) => producer.send([{ topic: topics.ledger, messages }]);
-  const proc = new SinkProcessor(topics, sink, ledger, deadLetter, publishDrafts, now, (e) =>
-    log.warn({ err: (e as Error).message }, 'sink: ledger id-index write failed; the next head load repairs it'),
+  const proc = new SinkProcessor(
+    topics,
+    sink,
+    ledger,
+    deadLetter,
+    publishDrafts,
+    now,
+    (e) => log.warn({ err: (e as Error).message }, 'sink: ledger id-index write failed; the next head load repairs it'),
+    runLedger,
   );
 
   let consumer: StewardConsumer | undefined;
@@ -162,6 +171,7 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
       loop.onGroupJoin();
       proc.forgetDraftChains();
       ledger.forgetHeads();
+      runLedger.forgetHeads();
     });
     c.onCrash((e, restart) => {
       log.error({ err: e.message, restart }, 'sink: consumer crashed');
@@ -227,6 +237,7 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
       await Promise.allSettled([consumer?.disconnect(), producer.disconnect()]);
       await pool?.close();
       await ledger.idsWritten();
+      await runLedger.idsWritten();
       await store.close();
       metrics?.retainLag('sink');
     },

@@ -11,6 +11,10 @@
  * writes (a crash between the two inserts, a failed write), and the missing ids are copied from the ledger
  * before the agent is used. A batch whose insert failed is `discarded`: its agents' heads
  * and remembered ids are dropped, so its redelivery reloads and re-checks them.
+ *
+ * Two chain spaces share this code (spec-decisions D30): AGENT_CHAINS (`ledger`, one chain per agent) and
+ * RUN_CHAINS (`acm_ledger`, one chain per ACM run and agent, from its own genesis: what a replay bundle holds).
+ * A space names its tables and the columns that name a chain; a writer serves one space.
  */
 import { canonicalize, LedgerChain, isLedgerEntryType, type LedgerDraft, type LedgerEntry, type LedgerSigner } from '../../engine/ledger/index.js';
 import { StewardError } from '../../errors.js';
@@ -18,6 +22,46 @@ import { sqlString, type ClickHouseStore } from './client.js';
 import { ledgerEntryFromRow, ledgerRow, type LedgerRow } from './rows.js';
 
 const LEDGER_COLUMNS = 'entry_id, agent_id, tenant, seq, ts_ms, type, payload, prev_hash, hash, signature, kid';
+
+/** A kind of chain: where its entries and id index live, and which columns name one chain. */
+export interface ChainSpace {
+  ledger: 'ledger' | 'acm_ledger';
+  ids: 'ledger_ids' | 'acm_ledger_ids';
+  /** The columns naming a chain (in both tables). */
+  cols: readonly string[];
+  /** A draft's values of `cols`. */
+  ofDraft(d: Pick<LedgerDraft, 'agent_id' | 'tenant' | 'payload'>): string[];
+  /** A stored row's values of `cols`. */
+  ofRow(r: Record<string, unknown>): string[];
+  /** The row to insert for an entry. */
+  row(e: LedgerEntry, canonicalPayload: string, ingestedAtMs: number): LedgerRow;
+}
+
+export const AGENT_CHAINS: ChainSpace = {
+  ledger: 'ledger',
+  ids: 'ledger_ids',
+  cols: ['agent_id'],
+  ofDraft: (d) => [d.agent_id],
+  ofRow: (r) => [String(r.agent_id)],
+  row: ledgerRow,
+};
+
+/** A run's chain of one agent (a run may hold an approver's events): tenant, run id (the payload's), agent. */
+export const RUN_CHAINS: ChainSpace = {
+  ledger: 'acm_ledger',
+  ids: 'acm_ledger_ids',
+  cols: ['tenant', 'run_id', 'agent_id'],
+  ofDraft: (d) => [d.tenant, runIdOfPayload(d.payload), d.agent_id],
+  ofRow: (r) => [String(r.tenant), String(r.run_id), String(r.agent_id)],
+  row: (e, payload, now) => ({ ...ledgerRow(e, payload, now), run_id: runIdOfPayload(e.payload) }),
+};
+
+function runIdOfPayload(p: Record<string, unknown>): string {
+  return typeof p.run_id === 'string' ? p.run_id : '';
+}
+
+/** One string per chain (the agent id itself for agent chains, so their keys are as before). */
+const chainKey = (values: readonly string[]): string => (values.length === 1 ? values[0]! : values.join('\u0000'));
 
 /** Reads entries in chain order (raw rows, no FINAL: the verifier must see every stored copy). */
 export async function readLedger(store: ClickHouseStore, agentId?: string): Promise<LedgerEntry[]> {
@@ -49,6 +93,26 @@ export async function* readLedgerPages(store: ClickHouseStore, agentId: string, 
   }
 }
 
+/** A run's chain of one agent in `acm_ledger` (spec-decisions D30). */
+export interface RunChainId {
+  tenant: string;
+  run_id: string;
+  agent_id: string;
+}
+
+export async function runChains(store: ClickHouseStore, runId?: string): Promise<RunChainId[]> {
+  const where = runId === undefined ? '' : ` WHERE run_id = ${sqlString(runId)}`;
+  return store.query<RunChainId>(`SELECT DISTINCT tenant, run_id, agent_id FROM ${store.table('acm_ledger')}${where} ORDER BY tenant, run_id, agent_id`);
+}
+
+/** One run chain's entries in seq order (runs are short next to an agent's whole chain: one read). */
+export async function readRunChain(store: ClickHouseStore, c: RunChainId): Promise<LedgerEntry[]> {
+  const rows = await store.query(
+    `SELECT ${LEDGER_COLUMNS} FROM ${store.table('acm_ledger')} WHERE tenant = ${sqlString(c.tenant)} AND run_id = ${sqlString(c.run_id)} AND agent_id = ${sqlString(c.agent_id)} ORDER BY seq`,
+  );
+  return rows.map(ledgerEntryFromRow);
+}
+
 export async function ledgerAgents(store: ClickHouseStore): Promise<string[]> {
   const rows = await store.query<{ agent_id: string }>(`SELECT DISTINCT agent_id FROM ${store.table('ledger')} ORDER BY agent_id`);
   return rows.map((r) => r.agent_id);
@@ -72,13 +136,14 @@ export function ledgerDraftFrom(m: unknown): LedgerDraft {
 export class LedgerWriter {
   private readonly chain: LedgerChain;
   private queue: Promise<unknown> = Promise.resolve();
-  private idsQueue: { agent_id: string; entry_id: string; seq: number }[] = [];
+  private idsQueue: Record<string, string | number>[] = [];
   private idsFlush: Promise<void> | undefined;
   private idsWrites: Promise<void> = Promise.resolve();
-  /** entry_ids appended by this process recently: a redelivered copy inside one process is skipped without a query. */
+  /** entry_ids appended by this process recently (`<chain>\u0000<entry_id>`): a redelivered copy inside one process is skipped without a query. */
   private readonly recent = new Map<string, true>();
-  /** Rows per agent appended but not yet reported stored or discarded: their heads must not be evicted. */
+  /** Rows per chain appended but not yet reported stored or discarded: their heads must not be evicted. */
   private readonly inFlight = new Map<string, number>();
+  private readonly space: ChainSpace;
 
   constructor(
     private readonly store: ClickHouseStore,
@@ -92,9 +157,21 @@ export class LedgerWriter {
       signMany?: (hashesHex: string[]) => Promise<string[]>;
       /** Chain heads kept in memory (least recently used dropped first, reloaded from ClickHouse when needed; default 100 000). */
       maxHeads?: number;
+      /** The chains this writer keeps (default: one per agent). */
+      space?: ChainSpace;
     } = {},
   ) {
-    this.chain = new LedgerChain(signer);
+    this.space = opts.space ?? AGENT_CHAINS;
+    const space = this.space;
+    this.chain = new LedgerChain(signer, space === AGENT_CHAINS ? undefined : (d) => chainKey(space.ofDraft(d)));
+  }
+
+  private keyOfDraft(d: Pick<LedgerDraft, 'agent_id' | 'tenant' | 'payload'>): string {
+    return chainKey(this.space.ofDraft(d));
+  }
+
+  private keyOfRow(r: object): string {
+    return chainKey(this.space.ofRow(r as Record<string, unknown>));
   }
 
   /** Call after a consumer rebalance: another instance may have appended to the chains we cached. */
@@ -114,14 +191,14 @@ export class LedgerWriter {
   stored(rows: readonly LedgerRow[]): Promise<void> {
     if (rows.length === 0) return Promise.resolve();
     this.landed(rows);
-    for (const r of rows) this.idsQueue.push({ agent_id: r.agent_id, entry_id: r.entry_id, seq: r.seq });
+    for (const r of rows) this.idsQueue.push(this.idsRow(r));
     // One write at a time, in order; a failed one makes its agents reload (and repair) on their next batch,
     // rather than leaving only `recent` between a redelivered draft and a second chaining.
     this.idsFlush ??= new Promise<void>((res) => setTimeout(res, this.opts.idsLingerMs ?? 100)).then(() => {
       const q = this.idsQueue;
       this.idsQueue = [];
       this.idsFlush = undefined;
-      const write = this.idsWrites.then(() => this.store.insert('ledger_ids', q));
+      const write = this.idsWrites.then(() => this.store.insert(this.space.ids, q));
       this.idsWrites = write.catch(() => this.discard(q));
       return write;
     });
@@ -134,8 +211,8 @@ export class LedgerWriter {
     await this.idsWrites;
   }
 
-  /** Call when `rows` (from append) could not be stored: their agents' heads and remembered ids are dropped. */
-  discard(rows: readonly { agent_id: string }[]): Promise<void> {
+  /** Call when `rows` (from append) could not be stored: their chains' heads and remembered ids are dropped. */
+  discard(rows: readonly object[]): Promise<void> {
     this.landed(rows);
     const run = this.queue.then(() => this.forgetAgents(rows));
     this.queue = run;
@@ -143,12 +220,20 @@ export class LedgerWriter {
   }
 
   /** `rows` are stored or given up: their agents' heads may be evicted again. */
-  private landed(rows: readonly { agent_id: string }[]): void {
+  private landed(rows: readonly object[]): void {
     for (const r of rows) {
-      const n = (this.inFlight.get(r.agent_id) ?? 0) - 1;
-      if (n > 0) this.inFlight.set(r.agent_id, n);
-      else this.inFlight.delete(r.agent_id);
+      const k = this.keyOfRow(r);
+      const n = (this.inFlight.get(k) ?? 0) - 1;
+      if (n > 0) this.inFlight.set(k, n);
+      else this.inFlight.delete(k);
     }
+  }
+
+  /** The id-index row of a stored row: its chain's columns, entry id and seq. */
+  private idsRow(r: LedgerRow): Record<string, string | number> {
+    const o: Record<string, string | number> = { entry_id: r.entry_id, seq: r.seq };
+    this.space.cols.forEach((c, i) => (o[c] = this.space.ofRow(r as unknown as Record<string, unknown>)[i]!));
+    return o;
   }
 
   /** Heads held in memory (bounded by `maxHeads` between appends). */
@@ -156,10 +241,10 @@ export class LedgerWriter {
     return this.chain.size;
   }
 
-  private forgetAgents(rows: readonly { agent_id: string }[]): void {
-    const agents = new Set(rows.map((r) => r.agent_id));
-    for (const a of agents) this.chain.forget(a);
-    for (const k of this.recent.keys()) if (agents.has(k.slice(0, k.indexOf('\u0000')))) this.recent.delete(k);
+  private forgetAgents(rows: readonly object[]): void {
+    const chains = new Set(rows.map((r) => this.keyOfRow(r)));
+    for (const a of chains) this.chain.forget(a);
+    for (const k of this.recent.keys()) if (chains.has(k.slice(0, k.lastIndexOf('\u0000')))) this.recent.delete(k);
   }
 
   /** Chains the drafts (in order) and returns the rows to insert; drafts already in the ledger are skipped. */
@@ -173,7 +258,7 @@ export class LedgerWriter {
     const fresh: LedgerDraft[] = [];
     const inBatch = new Set<string>();
     for (const d of drafts) {
-      const k = `${d.agent_id}\u0000${d.entry_id}`;
+      const k = `${this.keyOfDraft(d)}\u0000${d.entry_id}`;
       if (this.recent.has(k) || inBatch.has(k)) continue;
       inBatch.add(k);
       fresh.push(d);
@@ -183,9 +268,14 @@ export class LedgerWriter {
     // are all stored are dropped, so a dropped head reloads from ClickHouse as it was (docs/analytics.md, ledger writer).
     this.chain.evict(this.opts.maxHeads ?? 100_000, (a) => this.inFlight.has(a));
     // Heads first: loading one also makes the agent's ids complete in ledger_ids, which storedIds then reads.
-    await this.loadHeads([...new Set(fresh.map((d) => d.agent_id))].filter((a) => this.chain.head(a) === undefined));
+    const unknown = new Map<string, string[]>();
+    for (const d of fresh) {
+      const k = this.keyOfDraft(d);
+      if (this.chain.head(k) === undefined) unknown.set(k, this.space.ofDraft(d));
+    }
+    await this.loadHeads([...unknown.values()]);
     const stored = await this.storedIds(fresh);
-    const todo = fresh.filter((d) => !stored.has(`${d.agent_id}\u0000${d.entry_id}`));
+    const todo = fresh.filter((d) => !stored.has(`${this.keyOfDraft(d)}\u0000${d.entry_id}`));
     const now = (this.opts.nowMs ?? Date.now)();
     const signMany = this.opts.signMany;
     let entries: LedgerEntry[];
@@ -200,15 +290,16 @@ export class LedgerWriter {
     } catch (e) {
       // Nothing of this append is returned, so nothing of it is stored: heads that moved past its entries are
       // reloaded from ClickHouse on the retry, and none of its ids was remembered.
-      for (const a of new Set(todo.map((d) => d.agent_id))) this.chain.forget(a);
+      for (const a of new Set(todo.map((d) => this.keyOfDraft(d)))) this.chain.forget(a);
       throw e;
     }
     const rows: LedgerRow[] = new Array(entries.length);
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i]!;
-      rows[i] = ledgerRow(e, canonicalize(e.payload) ?? '{}', now);
-      this.remember(`${e.agent_id}\u0000${e.entry_id}`);
-      this.inFlight.set(e.agent_id, (this.inFlight.get(e.agent_id) ?? 0) + 1);
+      rows[i] = this.space.row(e, canonicalize(e.payload) ?? '{}', now);
+      const k = this.keyOfDraft(e);
+      this.remember(`${k}\u0000${e.entry_id}`);
+      this.inFlight.set(k, (this.inFlight.get(k) ?? 0) + 1);
     }
     return rows;
   }
@@ -219,65 +310,76 @@ export class LedgerWriter {
     if (this.recent.size > max) this.recent.delete(this.recent.keys().next().value as string);
   }
 
+  /** `col IN (…)` per chain column over `chains` (a superset of the chains: callers match rows exactly). */
+  private inLists(chains: readonly (readonly string[])[]): string {
+    return this.space.cols.map((c, i) => `${c} IN (${[...new Set(chains.map((v) => v[i]!))].map(sqlString).join(',')})`).join(' AND ');
+  }
+
   private async storedIds(drafts: LedgerDraft[]): Promise<Set<string>> {
     const out = new Set<string>();
+    const cols = this.space.cols.join(', ');
     // In slices of bounded SQL size: a whole fetched batch (thousands of drafts, long ids) would exceed
     // ClickHouse's max_query_size, an error no retry cures (the partition would stall for ever).
-    for (const part of bySqlSize(drafts, (d) => d.agent_id.length + d.entry_id.length + 8)) {
-      const agents = [...new Set(part.map((d) => d.agent_id))].map(sqlString).join(',');
+    for (const part of bySqlSize(drafts, (d) => this.space.ofDraft(d).reduce((n, v) => n + v.length + 4, 0) + d.entry_id.length + 4)) {
       const ids = [...new Set(part.map((d) => d.entry_id))].map(sqlString).join(',');
-      const rows = await this.store.query<{ agent_id: string; entry_id: string }>(
-        `SELECT DISTINCT agent_id, entry_id FROM ${this.store.table('ledger_ids')} WHERE agent_id IN (${agents}) AND entry_id IN (${ids})`,
+      const rows = await this.store.query<Record<string, string>>(
+        `SELECT DISTINCT ${cols}, entry_id FROM ${this.store.table(this.space.ids)} WHERE ${this.inLists(part.map((d) => this.space.ofDraft(d)))} AND entry_id IN (${ids})`,
       );
-      for (const r of rows) out.add(`${r.agent_id}\u0000${r.entry_id}`);
+      for (const r of rows) out.add(`${this.keyOfRow(r)}\u0000${r.entry_id}`);
     }
     return out;
   }
 
-  private async loadHeads(all: string[]): Promise<void> {
-    for (const agents of bySqlSize(all, (a) => a.length + 4)) await this.loadHeadsOf(agents);
+  private async loadHeads(all: string[][]): Promise<void> {
+    for (const chains of bySqlSize(all, (a) => a.reduce((n, v) => n + v.length + 4, 0))) await this.loadHeadsOf(chains);
   }
 
-  private async loadHeadsOf(agents: string[]): Promise<void> {
-    if (agents.length === 0) return;
+  private async loadHeadsOf(chains: string[][]): Promise<void> {
+    if (chains.length === 0) return;
+    const cols = this.space.cols.join(', ');
     // Aliases must not shadow columns: ClickHouse resolves `argMax(hash, seq)` against an alias named seq.
-    const rows = await this.store.query<{ agent_id: string; head_seq: string; head_hash: string; head_ts: string; head_n: string }>(
-      `SELECT agent_id, max(seq) AS head_seq, argMax(hash, seq) AS head_hash, argMax(ts_ms, seq) AS head_ts, uniqExact(seq) AS head_n
-       FROM ${this.store.table('ledger')} WHERE agent_id IN (${agents.map(sqlString).join(',')}) GROUP BY agent_id`,
+    const rows = await this.store.query<Record<string, string>>(
+      `SELECT ${cols}, max(seq) AS head_seq, argMax(hash, seq) AS head_hash, argMax(ts_ms, seq) AS head_ts, uniqExact(seq) AS head_n
+       FROM ${this.store.table(this.space.ledger)} WHERE ${this.inLists(chains)} GROUP BY ${cols}`,
     );
-    const found = new Map(rows.map((r) => [r.agent_id, r]));
-    await this.completeIds(rows.map((r) => ({ agent: r.agent_id, head: Number(r.head_seq), n: Number(r.head_n) })));
-    for (const a of agents) {
-      const r = found.get(a);
-      this.chain.setHead(a, r ? { agent_id: a, seq: Number(r.head_seq), hash: r.head_hash, ts_ms: Number(r.head_ts) } : null);
+    const found = new Map(rows.map((r) => [this.keyOfRow(r), r]));
+    const wanted = chains.map((c) => ({ values: c, key: chainKey(c) }));
+    await this.completeIds(wanted.flatMap((w) => {
+      const r = found.get(w.key);
+      return r ? [{ values: w.values, key: w.key, head: Number(r.head_seq), n: Number(r.head_n) }] : [];
+    }));
+    for (const w of wanted) {
+      const r = found.get(w.key);
+      this.chain.setHead(w.key, r ? { agent_id: String(r.agent_id), seq: Number(r.head_seq), hash: r.head_hash!, ts_ms: Number(r.head_ts) } : null);
     }
   }
 
-  /** Copies into ledger_ids the ids of entries above each agent's highest indexed seq, up to its head. */
-  private async completeIds(heads: { agent: string; head: number; n: number }[]): Promise<void> {
+  /** Copies into the id index the ids of entries above each chain's highest indexed seq, up to its head. */
+  private async completeIds(heads: { values: string[]; key: string; head: number; n: number }[]): Promise<void> {
     if (heads.length === 0) return;
+    const cols = this.space.cols.join(', ');
     // The index is complete when it holds as many distinct seqs as the ledger, up to the same head. Otherwise
     // its highest seq is a mark only if every seq below it is indexed too (a repair copy that failed half way,
     // INSERT … SELECT writing block by block, may have indexed higher seqs and not lower ones); a ledger with
     // a seq gap of its own (an operator's delete) is then copied whole, and complete from then on.
-    const marks = await this.store.query<{ agent_id: string; ids_seq: string; ids_n: string }>(
-      `SELECT agent_id, max(seq) AS ids_seq, uniqExact(seq) AS ids_n FROM ${this.store.table('ledger_ids')}
-       WHERE agent_id IN (${heads.map((h) => sqlString(h.agent)).join(',')}) GROUP BY agent_id`,
+    const marks = await this.store.query<Record<string, string>>(
+      `SELECT ${cols}, max(seq) AS ids_seq, uniqExact(seq) AS ids_n FROM ${this.store.table(this.space.ids)}
+       WHERE ${this.inLists(heads.map((h) => h.values))} GROUP BY ${cols}`,
     );
-    const of = new Map(heads.map((h) => [h.agent, h]));
+    const of = new Map(heads.map((h) => [h.key, h]));
     const mark = new Map(
       marks.map((m) => {
         const seq = Number(m.ids_seq);
         const n = Number(m.ids_n);
-        const h = of.get(m.agent_id);
-        return [m.agent_id, h && seq === h.head && n === h.n ? seq : n === seq ? seq : 0];
+        const h = of.get(this.keyOfRow(m));
+        return [this.keyOfRow(m), h && seq === h.head && n === h.n ? seq : n === seq ? seq : 0];
       }),
     );
-    const behind = heads.filter((h) => (mark.get(h.agent) ?? 0) < h.head);
-    for (const part of bySqlSize(behind, (h) => h.agent.length + 48)) {
-      const where = part.map((h) => `(agent_id = ${sqlString(h.agent)} AND seq > ${mark.get(h.agent) ?? 0})`).join(' OR ');
+    const behind = heads.filter((h) => (mark.get(h.key) ?? 0) < h.head);
+    for (const part of bySqlSize(behind, (h) => h.values.reduce((n, v) => n + v.length + 16, 0) + 32)) {
+      const where = part.map((h) => `(${this.space.cols.map((c, i) => `${c} = ${sqlString(h.values[i]!)}`).join(' AND ')} AND seq > ${mark.get(h.key) ?? 0})`).join(' OR ');
       await this.store.command(
-        `INSERT INTO ${this.store.table('ledger_ids')} (agent_id, entry_id, seq) SELECT agent_id, entry_id, seq FROM ${this.store.table('ledger')} WHERE ${where}`,
+        `INSERT INTO ${this.store.table(this.space.ids)} (${cols}, entry_id, seq) SELECT ${cols}, entry_id, seq FROM ${this.store.table(this.space.ledger)} WHERE ${where}`,
       );
     }
   }

@@ -268,6 +268,24 @@ export const MIGRATIONS: Migration[] = [
     ],
   },
   {
+    version: 7,
+    name: 'ACM run chains',
+    // spec-decisions D30: a run's ledger entries chained per run (and agent) from their own genesis, next to the
+    // agent's chain in `ledger`: what a replay bundle holds. Same audit-log rules as `ledger` (plain MergeTree),
+    // and the same "already stored?" index beside it (ledger-store.ts RUN_CHAINS).
+    statements: [
+      `CREATE TABLE IF NOT EXISTS {db}.acm_ledger (
+        entry_id String, agent_id String, tenant String, seq UInt64, ts_ms UInt64, type String,
+        payload String, prev_hash String, hash String, signature String, kid String, ingested_at_ms UInt64,
+        run_id String
+      ) ENGINE = MergeTree()
+      PARTITION BY ${MONTH('ts_ms')}
+      ORDER BY (tenant, run_id, agent_id, seq)`,
+      `CREATE TABLE IF NOT EXISTS {db}.acm_ledger_ids (tenant String, run_id String, agent_id String, entry_id String, seq UInt64)
+       ENGINE = ReplacingMergeTree() ORDER BY (tenant, run_id, agent_id, entry_id) SETTINGS index_granularity = 1024`,
+    ],
+  },
+  {
     version: 8,
     name: 'blueprint rollout, shadow diffs, review queue',
     // docs/rollout.md (issue #26, spec-decisions D25). 18.16 has no ALTER ... IF NOT EXISTS: migrate() treats

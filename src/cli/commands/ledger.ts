@@ -6,6 +6,8 @@
  * A hash chain alone cannot show that its newest entries were dropped; anchors can: --write-anchors saves
  * each agent's head after an intact run, and a later --anchors run reports any chain that now ends before
  * its anchor (or no longer holds the anchored hash) as truncated.
+ * ACM runs' own chains (acm_ledger, spec-decisions D30: one per run and agent, from genesis) are verified too,
+ * after the agents' (with --agent: that agent's run chains); their problems name the run.
  * Trusted keys: --keys, else STEWARD_LEDGER_PUBLIC_KEYS (paths separated by ':'), else the public half of
  * the signing key (STEWARD_LEDGER_KEY or the steward signing key).
  */
@@ -13,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { KeyObject } from 'node:crypto';
 import { loadPublicKeys } from '../../adapters/clickhouse/ledger-keys.js';
-import { ledgerAgents, readLedgerPages } from '../../adapters/clickhouse/ledger-store.js';
+import { ledgerAgents, readLedgerPages, readRunChain, runChains } from '../../adapters/clickhouse/ledger-store.js';
 import { ChainVerifier, type LedgerVerifyResult } from '../../engine/ledger/index.js';
 import { loadStewardConfig } from '../../config/steward-config.js';
 import { StewardError } from '../../errors.js';
@@ -84,11 +86,23 @@ export async function run(argv: string[]): Promise<number> {
       r.issues.push(...one.issues);
       Object.assign(r.heads, one.heads);
     }
+    const runs = { chains: 0, entries: 0, issues: [] as (LedgerVerifyResult['issues'][number] & { tenant: string; run_id: string })[] };
+    for (const c of (await runChains(store)).filter((c) => values.agent === undefined || c.agent_id === values.agent)) {
+      const v = new ChainVerifier(c.agent_id, keys);
+      v.add(await readRunChain(store, c));
+      const one = v.finish();
+      runs.chains++;
+      runs.entries += one.entries;
+      runs.issues.push(...one.issues.map((i) => ({ ...i, tenant: c.tenant, run_id: c.run_id })));
+    }
+    const ok = r.ok && runs.issues.length === 0;
     if (values.json) {
-      process.stdout.write(JSON.stringify({ ok: r.ok, agents: r.agents, entries: r.entries, issues: r.issues, heads: r.heads }) + '\n');
+      process.stdout.write(JSON.stringify({ ok, agents: r.agents, entries: r.entries, issues: r.issues, heads: r.heads, runs }) + '\n');
     } else {
       for (const i of r.issues) process.stdout.write(`agent ${i.agent_id} seq ${i.seq} entry ${i.entry_id || '-'}: ${i.kind}: ${i.message}\n`);
-      process.stdout.write(`ledger: ${r.entries} entries, ${r.agents} agent(s), ${r.issues.length} problem(s)${r.ok ? ' — intact' : ' — TAMPERED'}\n`);
+      for (const i of runs.issues) process.stdout.write(`run ${i.run_id} (tenant ${i.tenant || '-'}) agent ${i.agent_id} seq ${i.seq} entry ${i.entry_id || '-'}: ${i.kind}: ${i.message}\n`);
+      const problems = r.issues.length + runs.issues.length;
+      process.stdout.write(`ledger: ${r.entries} entries, ${r.agents} agent(s), ${runs.entries} run-chain entries in ${runs.chains} run chain(s), ${problems} problem(s)${ok ? ' — intact' : ' — TAMPERED'}\n`);
     }
     if (values['write-anchors']) {
       if (!r.ok) process.stderr.write(`steward ledger: not writing anchors from a tampered ledger\n`);
@@ -99,7 +113,7 @@ export async function run(argv: string[]): Promise<number> {
       process.stderr.write(`steward ledger: no entries for agent ${values.agent}\n`);
       return 1;
     }
-    return r.ok ? 0 : 1;
+    return ok ? 0 : 1;
   } finally {
     await store.close();
   }

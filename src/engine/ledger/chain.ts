@@ -10,10 +10,25 @@ export function headOf(e: Pick<LedgerEntry, 'agent_id' | 'seq' | 'hash' | 'ts_ms
   return { agent_id: e.agent_id, seq: e.seq, hash: e.hash, ts_ms: e.ts_ms };
 }
 
+/** Which chain a draft extends: by default its agent's (one chain per agent). */
+export type ChainKeyOf = (d: Pick<LedgerDraft, 'agent_id' | 'tenant' | 'payload'>) => string;
+
+const byAgent: ChainKeyOf = (d) => d.agent_id;
+
 export class LedgerChain {
   private readonly heads = new Map<string, ChainHead>();
+  private readonly keyOf: ChainKeyOf;
 
-  constructor(private readonly signer: LedgerSigner) {}
+  /**
+   * `keyOf` names a draft's chain: the agent (default), or e.g. a run's chain of that agent (spec-decisions D30),
+   * whose heads are kept apart from the agent's own chain. A chain holds one agent's entries either way.
+   */
+  constructor(
+    private readonly signer: LedgerSigner,
+    keyOf?: ChainKeyOf,
+  ) {
+    this.keyOf = keyOf ?? byAgent;
+  }
 
   get kid(): string {
     return this.signer.kid;
@@ -25,7 +40,7 @@ export class LedgerChain {
   }
 
   setHead(agentId: string, head: ChainHead | null): void {
-    if (head && head.agent_id !== agentId) throw new StewardError('STEWARD_LEDGER_CHAIN', `head of ${head.agent_id} given for ${agentId}`);
+    if (head && this.keyOf === byAgent && head.agent_id !== agentId) throw new StewardError('STEWARD_LEDGER_CHAIN', `head of ${head.agent_id} given for ${agentId}`);
     this.touch(agentId, head as ChainHead);
   }
 
@@ -66,11 +81,11 @@ export class LedgerChain {
    * Builds the next entry after `head` (null/undefined = empty chain) and records it as the new head.
    * Time order (ACM §11) is kept by clamping ts_ms to the head's time; the original time stays in the payload.
    */
-  append(draft: LedgerDraft, head: ChainHead | null | undefined = this.heads.get(draft.agent_id)): LedgerEntry {
+  append(draft: LedgerDraft, head: ChainHead | null | undefined = this.heads.get(this.keyOf(draft))): LedgerEntry {
     const e = this.next(draft, head);
     // Signed before the head moves: a signer that throws leaves the chain as it was.
     const entry: LedgerEntry = { ...e, signature: this.signer.sign(e.hash) };
-    this.touch(draft.agent_id, headOf(entry));
+    this.touch(this.keyOf(draft), headOf(entry));
     return entry;
   }
 
@@ -78,9 +93,9 @@ export class LedgerChain {
    * `append` without the signature: the entry's hash is final (the signature covers it and nothing hashes
    * the signature), so a caller may sign many entries elsewhere, e.g. on other threads, and add them after.
    */
-  appendUnsigned(draft: LedgerDraft, head: ChainHead | null | undefined = this.heads.get(draft.agent_id)): Omit<LedgerEntry, 'signature'> {
+  appendUnsigned(draft: LedgerDraft, head: ChainHead | null | undefined = this.heads.get(this.keyOf(draft))): Omit<LedgerEntry, 'signature'> {
     const e = this.next(draft, head);
-    this.touch(draft.agent_id, headOf(e));
+    this.touch(this.keyOf(draft), headOf(e));
     return e;
   }
 

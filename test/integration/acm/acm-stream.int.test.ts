@@ -3,7 +3,9 @@
 // the sink. Every answer equals what `steward eval --bundles` answers offline for the same events (the forbidden
 // branch is block); a malformed plan is dead-lettered with its problems as the reason and the waiting client gets
 // the fail-closed rejection; the run's ACM ledger entries land in ClickHouse with exactly one POLICY_DECISION
-// per decided event (the one carrying the run).
+// per decided event (the one carrying the run), keyed by event id; the run's own chain (acm_ledger) from genesis,
+// intact; a redelivered trace adds no entry and a reused trace id with other bytes adds its own.
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,12 +18,15 @@ import { StewardClient } from '../../../src/client/steward-client.js';
 import { bootstrapEngine } from '../../../src/process/engine-runtime.js';
 import { startPipeline } from '../../../src/process/pipeline.js';
 import { startSinkFromConfig } from '../../../src/process/sink-stage.js';
-import { ledgerSignerFor } from '../../../src/process/steward-process.js';
+import { ledgerSignerFrom } from '../../../src/adapters/clickhouse/ledger-keys.js';
+import { ledgerEntryFromRow } from '../../../src/adapters/clickhouse/rows.js';
+import { GENESIS_HASH, verifyLedger } from '../../../src/engine/ledger/index.js';
 import type { Trace } from '../../../src/engine/types.js';
 import { Collector, pipelineConfig, quietLogger, withPipelineEnv } from '../pipeline/harness.js';
 import { deleteRedisPrefix, redisClient, services, uniqueRedisPrefix, waitFor, withClickHouseDatabase } from '../setup/helpers.js';
 
 const BLUEPRINTS = 'examples/refund-run/blueprints';
+const LEDGER_SELECT = 'entry_id, agent_id, tenant, seq, ts_ms, type, payload, prev_hash, hash, signature, kid';
 const example = readFileSync('examples/refund-run/trace.jsonl', 'utf8').split('\n').filter((l) => l.trim());
 // A malformed plan (an edge to a missing task, a cycle) of its own run, among the example's events.
 const badPlan = JSON.stringify({
@@ -63,8 +68,11 @@ describe('ACM run governance in the stream (real Kafka, Redis, ClickHouse)', () 
           trust_debt: { audit_sweep_interval_ms: 0 },
         });
         const logger = quietLogger();
+        const keyPair = generateKeyPairSync('ed25519');
+        const signer = ledgerSignerFrom(keyPair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+        const publicPem = keyPair.publicKey.export({ type: 'spki', format: 'pem' }).toString();
         const rt = await bootstrapEngine(cfg, ['tripwire'], logger);
-        const pipe = await startPipeline(cfg, ['tripwire', 'sink'], { ...rt.deps, startSink: () => startSinkFromConfig(cfg, logger, ledgerSignerFor(cfg, logger)) }, { logger });
+        const pipe = await startPipeline(cfg, ['tripwire', 'sink'], { ...rt.deps, startSink: () => startSinkFromConfig(cfg, logger, signer) }, { logger });
         const out = await new Collector(adapter, [topics.dlq]).start();
         const client = new StewardClient({ kafka: adapter, topicPrefix: cfg.topics.prefix });
         const redis = redisClient();
@@ -96,13 +104,43 @@ describe('ACM run governance in the stream (real Kafka, Redis, ClickHouse)', () 
           const rows = await q();
           const pd = rows.filter((r) => r.type === 'POLICY_DECISION');
           expect(new Set(pd.map((r) => r.entry_id)).size).toBe(pd.length);
-          expect(pd.filter((r) => r.payload.run_id === runId).map((r) => r.entry_id)).toEqual(decided.map((t) => `pd:${t.trace_id}`));
+          // Keyed by event id: the trace id and a digest of the record's bytes (spec-decisions D30).
+          const pdIds = pd.filter((r) => r.payload.run_id === runId).map((r) => r.entry_id);
+          expect(pdIds.map((id) => id.slice(0, id.indexOf('#')))).toEqual(decided.map((t) => `pd:${t.trace_id}`));
+          expect(pdIds.every((id) => /#[0-9a-f]{32}$/.test(id))).toBe(true);
           const types = new Set(rows.filter((r) => r.payload.run_id === runId).map((r) => r.type));
           for (const t of ['PLAN_SELECTED', 'BRANCH_TAKEN', 'GOAL_AMENDED', 'COMPENSATION_APPLIED']) expect(types).toContain(t);
           expect(rows.some((r) => r.type === 'BRANCH_TAKEN' && r.payload.allowed === false)).toBe(true);
           // The malformed plan changed nothing: no entry and no state of its run.
           expect(rows.some((r) => r.payload.run_id === 'run-bad-plan')).toBe(false);
           expect(await redis.exists(`${redisPrefix}acm:{acme:run-bad-plan}:run`)).toBe(0);
+
+          // The run's own chains (acm_ledger, spec-decisions D30): one per run and agent, from genesis, holding
+          // exactly the run's entries of the agent chain, intact under the sink's key.
+          const runChain = async () =>
+            (await (await db.client.query({ query: `SELECT ${LEDGER_SELECT} FROM acm_ledger WHERE run_id = '${runId}' ORDER BY agent_id, seq`, format: 'JSONEachRow' })).json<Record<string, unknown>>()).map(ledgerEntryFromRow);
+          await waitFor(async () => (await runChain()).length === rows.filter((r) => r.payload.run_id === runId).length, { timeoutMs: 30_000, message: 'the run chain in acm_ledger' });
+          const chain = await runChain();
+          for (const agent of new Set(chain.map((e) => e.agent_id))) {
+            const entries = chain.filter((e) => e.agent_id === agent);
+            expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
+            expect(entries[0]!.prev_hash).toBe(GENESIS_HASH);
+          }
+          expect(new Set(chain.map((e) => e.entry_id))).toEqual(new Set(rows.filter((r) => r.payload.run_id === runId).map((r) => r.entry_id)));
+          expect(verifyLedger(chain, { [signer.kid]: publicPem }).issues).toEqual([]);
+
+          // #22 item 5: the same trace bytes again (a redelivery) add nothing to either chain; the same trace id
+          // with other bytes is another event, with its own POLICY_DECISION in both.
+          const last = JSON.parse(lines[lines.length - 1]!) as Trace;
+          expect((await client.decide(last, { timeoutMs: 20_000 })).fallback).toBeUndefined();
+          const reused = { ...last, timestamp: '2025-10-03T11:59:59Z' } as Trace;
+          expect((await client.decide(reused, { timeoutMs: 20_000 })).fallback).toBeUndefined();
+          const countOf = async (table: string) =>
+            Number((await (await db.client.query({ query: `SELECT count() AS n FROM ${table} WHERE entry_id LIKE 'pd:${last.trace_id}#%'`, format: 'JSONEachRow' })).json<{ n: string }>())[0]!.n);
+          await waitFor(async () => (await countOf('acm_ledger')) === 2 && (await countOf('ledger')) === 2, { timeoutMs: 30_000, message: 'the reused trace id recorded as a second event' });
+          await new Promise((r) => setTimeout(r, 1500)); // a copy of the redelivered event would have landed by now
+          expect(await countOf('acm_ledger')).toBe(2);
+          expect(await countOf('ledger')).toBe(2);
 
           // The analyst views and `steward report runs` (docs/analytics.md "ACM runs") agree with the ledger rows.
           const store = new ClickHouseStore({ url: services().clickhouseUrl, database: db.name });
