@@ -13,7 +13,7 @@ import { createAgentRegistry, parseAgentRegistry, type AgentRegistry } from '../
 import { DEFAULT_TRUST_DEBT_CONFIG, trustDebtConfigForAgent } from '../engine/trust-debt/index.js';
 import { parseSourceRegistry, type SourceRegistry } from '../engine/scorers/index.js';
 import { createRedisClient, type RedisClient } from '../adapters/redis/client.js';
-import { RedisStateRounds } from '../adapters/redis/state-rounds.js';
+import { RedisStateRounds, type RedisStateRoundsOptions } from '../adapters/redis/state-rounds.js';
 import { RedisTrustDebtStore } from '../adapters/redis/trust-debt-store.js';
 import { RedisScoredMarks } from '../adapters/redis/scored-marks.js';
 import { RedisGateJobStore } from '../adapters/redis/gate-job-store.js';
@@ -97,7 +97,8 @@ export async function bootstrapEngine(
   stages: readonly StageName[],
   logger: Logger,
   metrics?: StewardMetrics,
-  opts: { redisWaitMs?: number } = {},
+  /** `stateRounds`: how decision-path Redis work is batched (bench/pipeline/redis-batching.ts compares batch: false). */
+  opts: { redisWaitMs?: number; stateRounds?: RedisStateRoundsOptions } = {},
 ): Promise<EngineRuntime> {
   // Checked before anything is opened: a production config must not fall back to unverifiable verdicts.
   if (cfg.requireSigningKey && !cfg.signing && stages.includes('scorer')) {
@@ -112,7 +113,7 @@ export async function bootstrapEngine(
   // watchers or a Redis reconnect loop keeping the process alive.
   const opened: (() => unknown)[] = [];
   try {
-    return await openEngine(cfg, stages, logger, metrics, opened, opts.redisWaitMs ?? REDIS_STARTUP_WAIT_MS, signer);
+    return await openEngine(cfg, stages, logger, metrics, opened, opts.redisWaitMs ?? REDIS_STARTUP_WAIT_MS, signer, opts.stateRounds);
   } catch (e) {
     for (const close of opened.reverse()) {
       try {
@@ -133,6 +134,7 @@ async function openEngine(
   opened: (() => unknown)[],
   redisWaitMs: number,
   signer: Ed25519Signer,
+  stateRounds?: RedisStateRoundsOptions,
 ): Promise<EngineRuntime> {
   const holder = await watchBlueprints(cfg.blueprints.dir, { config: cfg.engine, watch: cfg.blueprints.watch });
   opened.push(() => holder.close());
@@ -183,7 +185,7 @@ async function openEngine(
     });
   }
   // One round of state operations per turn and hash slot for trust-debt reads and rate hits (docs/pipeline.md "Batched state").
-  const rounds = redis ? new RedisStateRounds(redis) : undefined;
+  const rounds = redis ? new RedisStateRounds(redis, stateRounds) : undefined;
   const rawTrustDebt = redis ? new RedisTrustDebtStore(redis, { prefix: cfg.redis.keyPrefix, dedupTtlSeconds: cfg.trustDebt.dedupTtlSeconds, rounds }) : undefined;
   // Decisions read trust debt through a short-lived cache of the raw state (docs/spec-decisions.md);
   // this process's own debt writes drop the agent's entry.
