@@ -31,6 +31,7 @@ export const COMMANDS: Record<string, string> = {
   demo: 'Run the end-to-end demo on real services',
   keys: 'Generate an Ed25519 key pair (signing key, verification key)',
   replay: 'Verify a replay bundle (PATH: CODE: message per problem) or export one from ClickHouse',
+  dashboard: 'Serve the analyst dashboard: a live page over ClickHouse (read-only, loopback by default)',
 };
 
 /** What every command module exports. */
