@@ -13,6 +13,10 @@ export type StewardErrorCode =
   | 'STEWARD_BLUEPRINT_THRESHOLD_ORDER'
   | 'STEWARD_BLUEPRINT_TIER'
   | 'STEWARD_BLUEPRINT_INVALID'
+  // blueprint rollout, compatibility matrix, review queue (docs/rollout.md)
+  | 'STEWARD_BLUEPRINT_INCOMPATIBLE'
+  | `STEWARD_ROLLOUT_${string}`
+  | `STEWARD_REVIEW_QUEUE_${string}`
   | 'STEWARD_DSL_PARSE'
   | 'STEWARD_DSL_LIMIT'
   | 'STEWARD_DSL_UNKNOWN_FUNCTION'

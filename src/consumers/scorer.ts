@@ -25,6 +25,8 @@ export interface ScorerStageDeps {
   marks?: ScoredMarks;
   /** Told when the marks cannot be read (Redis down): the record is scored anyway. */
   onMarksUnavailable?: (e: unknown) => void;
+  /** docs/rollout.md: the review queue (ReviewQueueHook.afterVerdict); its outputs join the verdict's send. */
+  afterVerdict?: (record: ScoreRecord, d: { blueprintVersion?: string; rolloutArm?: string; eventTimeMs: number }) => Promise<StageOutput[]>;
 }
 
 export class ScorerProcessor implements StageProcessor {
@@ -73,6 +75,7 @@ export async function scoreOne(
   const json = JSON.stringify(verdict);
   const outs: StageOutput[] = turn === 'reply-only' ? [] : [{ topic: d.topics.verdicts, message: { key: trace.agent_id, value: json } }];
   if (reply) outs.push(replyMessage(reply, 'verdict', trace.agent_id, json));
+  if (d.afterVerdict && turn !== 'reply-only') outs.push(...(await d.afterVerdict(record, { blueprintVersion: decision.blueprint_version, rolloutArm: decision.rollout_arm, eventTimeMs })));
   if (turn === 'reply-only') d.metrics.duplicates.inc({ stage });
   return outs;
 }

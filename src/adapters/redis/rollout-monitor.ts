@@ -10,7 +10,7 @@
  *   0 % with a compare-and-set on the rollout's generation: exactly one instance wins and reports it
  *   (onRollback: event, ledger entry, metric); the others see the new generation at their next refresh.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './client.js';
 import type { RolloutArm, RolloutState, RolloutTable } from '../../engine/rollout/arm.js';
 import { firingTrigger, EMPTY_COUNTS, type ArmCounts, type CompiledTrigger, type TriggerFiring } from '../../engine/rollout/triggers.js';
 import { RedisRolloutStore } from './rollout-store.js';
@@ -45,7 +45,7 @@ export class RolloutMonitor {
   private timers: NodeJS.Timeout[] = [];
   private flushing: Promise<void> | undefined;
 
-  constructor(redis: Redis, private readonly o: RolloutMonitorOptions) {
+  constructor(redis: RedisClient, private readonly o: RolloutMonitorOptions) {
     this.store = new RedisRolloutStore(redis, o.prefix ?? '');
   }
 

@@ -4,10 +4,11 @@
  * arm (a pure function of the percentage, engine/rollout/arm.ts) is the same everywhere; a change bumps the
  * generation, which starts fresh counters and voids a rollback computed on the old one.
  *
- * Keys (prefix P): P rollout:names (set) · P rollout:bp:{name} (hash: stable, canary, percent, gen,
- * updated_at_ms, reason) · P rollout:ctr:{name}:{gen}:{windowMs}:{windowStart} (hash: <arm>:<count>).
+ * Keys (prefix P; the state keys share the hash slot tag {rollout} for the scripts on Redis Cluster):
+ * P {rollout}:names (set) · P {rollout}:bp:<name> (hash: stable, canary, percent, gen, updated_at_ms, reason) ·
+ * P rollout:ctr:<name>:<gen>:<windowMs>:<windowStart> (hash: <arm>:<count>).
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './client.js';
 import type { RolloutState } from '../../engine/rollout/arm.js';
 import { EMPTY_COUNTS, type ArmCounts } from '../../engine/rollout/triggers.js';
 import { StewardError } from '../../errors.js';
@@ -28,7 +29,7 @@ redis.call('HSET', KEYS[1], 'percent', '0', 'updated_at_ms', ARGV[2], 'reason', 
 local g2 = redis.call('HINCRBY', KEYS[1], 'gen', 1)
 return {1, g2, tostring(pct)}`;
 
-type Scripted = Redis & {
+type Scripted = RedisClient & {
   stewardRolloutSet(key: string, names: string, name: string, stable: string, canary: string, percent: string, at: number, reason: string): Promise<number>;
   stewardRolloutBack(key: string, gen: number, at: number, reason: string): Promise<[number, number, string]>;
 };
@@ -45,7 +46,7 @@ export interface RollbackResult {
 export class RedisRolloutStore {
   private readonly r: Scripted;
 
-  constructor(redis: Redis, private readonly prefix = '') {
+  constructor(redis: RedisClient, private readonly prefix = '') {
     this.r = redis as Scripted;
     if (!('stewardRolloutSet' in redis)) {
       redis.defineCommand('stewardRolloutSet', { numberOfKeys: 2, lua: SET_SCRIPT });
@@ -54,7 +55,7 @@ export class RedisRolloutStore {
   }
 
   private key(name: string): string {
-    return `${this.prefix}rollout:bp:${name}`;
+    return `${this.prefix}{rollout}:bp:${name}`;
   }
 
   counterKey(name: string, generation: number, windowMs: number, windowStart: number): string {
@@ -62,7 +63,7 @@ export class RedisRolloutStore {
   }
 
   async list(): Promise<RolloutState[]> {
-    const names = (await this.r.smembers(`${this.prefix}rollout:names`)).sort();
+    const names = (await this.r.smembers(`${this.prefix}{rollout}:names`)).sort();
     if (names.length === 0) return [];
     const p = this.r.pipeline();
     for (const n of names) p.hgetall(this.key(n));
@@ -84,7 +85,7 @@ export class RedisRolloutStore {
 
   async set(name: string, v: { stableVersion: string; canaryVersion: string; percent: number }, atMs: number, reason: string): Promise<RolloutState> {
     if (!(v.percent >= 0 && v.percent <= 100)) throw new StewardError('STEWARD_ROLLOUT_PERCENT', `rollout percent must be 0..100, got ${v.percent}`);
-    const gen = await this.r.stewardRolloutSet(this.key(name), `${this.prefix}rollout:names`, name, v.stableVersion, v.canaryVersion, String(v.percent), atMs, reason);
+    const gen = await this.r.stewardRolloutSet(this.key(name), `${this.prefix}{rollout}:names`, name, v.stableVersion, v.canaryVersion, String(v.percent), atMs, reason);
     return { name, ...v, generation: Number(gen), updatedAtMs: atMs, reason };
   }
 

@@ -32,18 +32,30 @@ export interface RolloutStageHookOptions {
 }
 
 export class RolloutStageHook {
+  private queued: HookOutput[] = [];
+
   constructor(private readonly o: RolloutStageHookOptions) {}
+
+  /**
+   * Records to send with the next decision's outputs (a rollback's event and ledger entry): they leave in the
+   * stage's own send, transactional where the stage is, without a producer of their own.
+   */
+  enqueue(outputs: HookOutput[]): void {
+    this.queued.push(...outputs);
+  }
 
   async afterDecision(trace: Trace, record: DecisionRecord, eventTimeMs: number): Promise<HookOutput[]> {
     if (record.rolloutArm && this.o.recorder) this.o.recorder.record(splitId(record.blueprint).name, record.rolloutArm, eventTimeMs, countsOf(record));
-    if (!this.o.shadow) return [];
+    const out = this.queued.length > 0 ? this.queued.splice(0) : [];
+    if (!this.o.shadow) return out;
     const diff = await this.o.shadow.evaluate(trace, record, eventTimeMs);
-    if (!diff || (!diff.changed && this.o.emitUnchanged === false)) return [];
+    if (!diff || (!diff.changed && this.o.emitUnchanged === false)) return out;
     const value = JSON.stringify(diff);
     if (this.o.maxMessageBytes !== undefined && value.length + trace.agent_id.length > this.o.maxMessageBytes) {
       this.o.onDropped?.('shadow diff over limits.max_message_bytes');
-      return [];
+      return out;
     }
-    return [{ topic: this.o.shadowTopic, message: { key: trace.agent_id, value } }];
+    out.push({ topic: this.o.shadowTopic, message: { key: trace.agent_id, value } });
+    return out;
   }
 }
