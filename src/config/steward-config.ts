@@ -59,7 +59,9 @@ export interface StewardConfig {
   /** rollout.*: triggers, shadow evaluation and the review queue (docs/rollout.md). */
   rollout: { windowMs: number; minSamples: number; refreshMs: number; shadowBlueprints?: string; shadowId?: string; reviewQueue: boolean; reviewSlaMs: number };
   /** http.*: the acgp client's HTTP ingress (docs/http.md); tls files resolved against the config file. */
-  http: { enabled: boolean; host: string; port: number; tls?: { certFile: string; keyFile: string }; maxBodyBytes: number; maxBatchEvents: number; maxInFlightBytes: number; ratePerSecond: number };
+  /** docs/approvals.md: the approver registry file and the deadline sweep's period. */
+  approvals: { approversFile?: string; sweepIntervalMs: number };
+  http: { enabled: boolean; host: string; port: number; tls?: { certFile: string; keyFile: string }; maxBodyBytes: number; maxBatchEvents: number; maxInFlightBytes: number; ratePerSecond: number; clientTimeoutMs: number };
   signing?: { key: string; keyId?: string };
   /** signing.ledger_key / STEWARD_LEDGER_KEY: the ledger's own key; signing.key signs the ledger when unset. */
   ledgerSigning?: { key: string; keyId?: string };
@@ -360,7 +362,12 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
       maxBatchEvents: v(raw, 'http.limits.max_batch_events'),
       maxInFlightBytes: v(raw, 'http.limits.max_in_flight_bytes'),
       ratePerSecond: v(raw, 'http.limits.rate_per_second'),
+      clientTimeoutMs: v(raw, 'http.limits.client_timeout_ms'),
     },
+    approvals: (() => {
+      const f = v(raw, 'approvals.approvers_file');
+      return { approversFile: f ? resolve(fromEnv('STEWARD_APPROVERS_FILE') ? process.cwd() : base, f) : undefined, sweepIntervalMs: v(raw, 'approvals.sweep_interval_ms') };
+    })(),
     signing: raw.signing?.key ? { key: keyPath(raw.signing.key), keyId: v(raw, 'signing.key_id') } : undefined,
     ledgerSigning: ledgerKey ? { key: fromEnv('STEWARD_LEDGER_KEY') || ledgerKey.includes('-----BEGIN') ? ledgerKey : resolve(base, ledgerKey), keyId: v(raw, 'signing.ledger_key_id') } : undefined,
     agents: { requireRegistered: v(raw, 'agents.require_registered'), keyMustMatch: v(raw, 'agents.key_must_match'), requireSignature: v(raw, 'agents.require_signature') },

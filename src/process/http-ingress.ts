@@ -74,6 +74,7 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
         maxInFlightBytes: cfg.http.maxInFlightBytes,
         maxTraceBytes: cfg.limits.maxTraceBytes,
         requireSignature: cfg.agents.requireSignature,
+        clientTimeoutMs: cfg.http.clientTimeoutMs,
       },
       {
         registry: () => holder?.registry ?? empty,

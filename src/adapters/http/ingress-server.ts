@@ -34,6 +34,12 @@ export interface HttpIngressOptions {
   maxTraceBytes?: number;
   /** Under agents.require_signature every agent must sign: none may send over HTTP (D24). */
   requireSignature?: boolean;
+  /**
+   * Slow clients (http.limits.client_timeout_ms, default 30 000): a request whose headers and body have not
+   * all arrived by then, and a connection without progress for that long — an SSE reader that stopped
+   * reading included — are closed, so no client holds a socket, a stream loop or buffered events for ever.
+   */
+  clientTimeoutMs?: number;
 }
 
 /** What the ingress routes need; without it only /v1/health and the OpenAPI document are served. */
@@ -101,19 +107,34 @@ export class HttpIngress {
 
   private inFlightBytes = 0;
   private readonly limiter: KeyRateLimiter;
+  private streams = 0;
+
+  /** SSE streams being served now. */
+  get openStreams(): number {
+    return this.streams;
+  }
+
+  private get clientTimeoutMs(): number {
+    return this.opts.clientTimeoutMs ?? 30_000;
+  }
 
   constructor(
     private readonly opts: HttpIngressOptions,
     private readonly deps?: IngressDeps,
   ) {
     this.limiter = new KeyRateLimiter(opts.ratePerSecond ?? 50);
+    const timeout = this.clientTimeoutMs;
+    // Node checks requestTimeout only every connectionsCheckingInterval (default 30 s): at a quarter of the
+    // timeout, a trickling request is closed within 1.25 × the timeout.
+    const checking = { connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(timeout / 4))) };
     this.app = Fastify({
       bodyLimit: opts.maxBodyBytes,
-      ...(opts.tls ? { https: { cert: opts.tls.cert, key: opts.tls.key } } : {}),
+      ...(opts.tls ? { https: { cert: opts.tls.cert, key: opts.tls.key, ...checking } } : { http: checking }),
       ...(opts.logger ? { loggerInstance: opts.logger as never } : { logger: false }),
-      // A client that trickles its request must not hold a socket for ever (slow clients).
-      requestTimeout: 30_000,
-      connectionTimeout: 30_000,
+      // A client that trickles its request must not hold a socket for ever (requestTimeout: the whole request;
+      // connectionTimeout: the socket's idle time, which also ends an SSE stream its reader stopped reading).
+      requestTimeout: timeout,
+      connectionTimeout: timeout,
       ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
     }) as unknown as FastifyInstance;
   }
@@ -133,6 +154,22 @@ export class HttpIngress {
       const error = err.validation ? 'STEWARD_HTTP_BAD_REQUEST' : status === 413 ? 'STEWARD_HTTP_BODY_TOO_LARGE' : status === 415 ? 'STEWARD_HTTP_ENCODING' : status < 500 ? 'STEWARD_HTTP_BAD_REQUEST' : 'STEWARD_HTTP_INTERNAL';
       const message = status === 413 ? `body over http.limits.max_body_bytes ${this.opts.maxBodyBytes} (after decoding)` : status < 500 ? err.message : 'internal error';
       return reply.code(status).send({ error, message });
+    });
+    // Node's requestTimeout ends with the header block; a body trickled a byte at a time keeps the socket busy
+    // (no idle timeout) and the handler waiting. The whole request must be in within the client timeout.
+    this.app.addHook('onRequest', (req, _reply, done) => {
+      const raw = req.raw;
+      if (raw.complete) return done();
+      const timer = setTimeout(() => {
+        if (raw.complete || raw.socket.destroyed) return;
+        raw.socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+        raw.socket.destroySoon();
+      }, this.clientTimeoutMs);
+      timer.unref();
+      const clear = () => clearTimeout(timer);
+      raw.once('end', clear);
+      raw.once('close', clear);
+      done();
     });
     this.app.get('/v1/health', { schema: { ...healthSchema, security: [] } }, async () => ({ status: 'ok' as const }));
     this.app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => this.app.swagger());
@@ -282,25 +319,37 @@ export class HttpIngress {
         res.write(`event: connected\ndata: ${JSON.stringify({ agent_id: agent, last_event_id: last })}\n\n`);
         let open = true;
         req.raw.on('close', () => (open = false));
+        res.on('close', () => (open = false));
+        this.streams++;
         let beat = Date.now();
-        while (open) {
-          let events: { id: string; event: string; data: string }[] = [];
-          try {
-            events = await feed.read(agent, last);
-          } catch {
-            events = [];
+        try {
+          while (open) {
+            let events: { id: string; event: string; data: string }[] = [];
+            try {
+              events = await feed.read(agent, last);
+            } catch {
+              events = [];
+            }
+            for (const e of events) {
+              if (!open) break;
+              // A slow reader: stop writing until the socket drains rather than buffering without bound, and give
+              // up on one that does not drain within the client timeout (it resumes with Last-Event-ID).
+              const ok = res.write(`id: ${e.id}\nevent: ${e.event}\ndata: ${e.data.replace(/\n/g, ' ')}\n\n`);
+              last = e.id;
+              if (!ok && !(await drained(res, this.clientTimeoutMs))) {
+                res.destroy();
+                open = false;
+                break;
+              }
+            }
+            if (open && Date.now() - beat > 15_000) {
+              res.write(`event: heartbeat\ndata: {}\n\n`);
+              beat = Date.now();
+            }
+            if (events.length === 0) await new Promise((r) => setTimeout(r, 200));
           }
-          for (const e of events) {
-            // A slow reader: stop writing until the socket drains rather than buffering without bound.
-            const ok = res.write(`id: ${e.id}\nevent: ${e.event}\ndata: ${e.data.replace(/\n/g, ' ')}\n\n`);
-            last = e.id;
-            if (!ok) await new Promise<void>((r) => { res.once('drain', r); res.once('close', r); });
-          }
-          if (Date.now() - beat > 15_000) {
-            res.write(`event: heartbeat\ndata: {}\n\n`);
-            beat = Date.now();
-          }
-          if (events.length === 0) await new Promise((r) => setTimeout(r, 200));
+        } finally {
+          this.streams--;
         }
         res.end();
       },
@@ -347,4 +396,21 @@ export class HttpIngress {
     this.app.server.closeAllConnections?.();
     await this.app.close();
   }
+}
+
+/** Resolves true once `res` drains, false when it closes or `ms` pass first. */
+function drained(res: import('node:http').ServerResponse, ms: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const done = (v: boolean) => {
+      clearTimeout(timer);
+      res.off('drain', onDrain);
+      res.off('close', onClose);
+      resolve(v);
+    };
+    const onDrain = () => done(true);
+    const onClose = () => done(false);
+    const timer = setTimeout(() => done(false), ms);
+    res.once('drain', onDrain);
+    res.once('close', onClose);
+  });
 }
