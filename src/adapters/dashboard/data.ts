@@ -90,12 +90,11 @@ export async function loadPanels(src: DashboardSources, r: DashboardRange, nowMs
     { label: 're_tiering_review', value: th.reTieringReview },
   ];
   // Independent reads: issued together, the server runs them side by side.
-  const [interventions, violations, debt, decLat, verLat, ctq, latency, dlqSeries, dlqReasons, restricted, gate, reviewQueue, retier] = await Promise.all([
-    store.query<{ t: string; dim: string; k: string; n: string }>(sql.interventions(r)),
+  const [interventions, violations, debt, decLat, ctq, latency, dlqSeries, dlqReasons, restricted, gate, reviewQueue, retier] = await Promise.all([
+    store.query<{ t: string; dim: string; k: string; n: string }>(sql.outcomes(r)),
     report('top-violations', 15),
     store.query<{ k: string; t: string; debt: number; level: string }>(sql.trustDebt(r)),
     store.query<{ bin: string; n: string }>(sql.decisionLatency(r)),
-    store.query<{ bin: string; n: string }>(sql.verdictLatency(r)),
     store.query<{ bin: string; n: string }>(sql.ctq(r)),
     report('latency'),
     store.query<{ t: string; k: string; n: string }>(sql.dlqSeries(r)),
@@ -115,7 +114,7 @@ export async function loadPanels(src: DashboardSources, r: DashboardRange, nowMs
     { id: 'trust-debt', title: 'Trust debt per agent (last value per bucket) with the §10.1 thresholds', kind: 'series', bands, ...debtSeries(debt, max) },
     { id: 'restricted-agents', title: 'Agents in restricted mode or re-tiering review', kind: 'table', rows: restricted },
     { id: 'decision-latency', title: 'Decision latency (ms, tripwire stage)', kind: 'bars', rows: histogram(decLat, LATENCY_LABELS) },
-    { id: 'verdict-latency', title: 'Verdict latency (ms, decision → CTQ verdict)', kind: 'bars', rows: histogram(verLat, LATENCY_LABELS) },
+    { id: 'verdict-latency', title: 'Verdict latency (ms, decision → CTQ verdict)', kind: 'bars', rows: histogram(byDim('vlat').map((x) => ({ bin: x.k, n: x.n })), LATENCY_LABELS) },
     { id: 'latency-percentiles', title: 'Decision latency percentiles per stage (ms)', kind: 'table', rows: latency },
     { id: 'ctq', title: 'CTQ distribution (scored verdicts)', kind: 'bars', rows: histogram(ctq, CTQ_LABELS) },
     ...gate.panels.map((p) => ({ id: `gate-${p.name}`, title: `Gate: ${p.title}`, kind: 'table' as const, rows: p.rows })),

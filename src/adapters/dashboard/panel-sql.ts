@@ -26,16 +26,25 @@ export function sqlFor(db: string) {
   const t = (name: string) => `${assertIdentifier(db)}.${assertIdentifier(name)}`;
   return {
     /**
-     * Interventions (final intervention ≠ ok) per bucket under the three dimensions, and all traces per bucket
-     * (dim `all`), in one scan of v_outcomes: traces are counted per (bucket, type, blueprint, agent) first, and
-     * those counts are spread over the dimensions (ARRAY JOIN of the (dim, key) pairs) and summed.
+     * Interventions (final intervention ≠ ok) per bucket under the three dimensions, all traces per bucket (dim
+     * `all`) and the verdict-latency histogram (dim `vlat`, key = bin), from one join of decisions and verdicts:
+     * counted per (bucket, type, blueprint, agent, latency bin) first, then spread over the dimensions (ARRAY
+     * JOIN of the (dim, key) pairs) and summed. The final intervention is v_outcomes' rule (the verdict's, else
+     * the decision's: a trace halted by a tripwire is never scored); the query is written out rather than read
+     * from v_outcomes so the range filters run inside the FINAL subqueries (18.16 does not push a WHERE into the
+     * view's joined subqueries: a 1-hour range cost as much as all data) and so one join serves both panels.
+     * Verdict latency is `scored_at_ms − decided_at_ms` (Steward's clock at both ends), a verdict stored before its
+     * decision counting as 0.
      */
-    interventions: (r: DashboardRange) => `
+    outcomes: (r: DashboardRange) => `
       SELECT t, d.1 AS dim, d.2 AS k, sum(c) AS n
-      FROM (SELECT ${bucket('event_time_ms', r)} AS t, final_intervention AS f, blueprint AS b, agent_id AS a, count() AS c
-            FROM ${t('v_outcomes')} WHERE ${range('event_time_ms', r)} GROUP BY t, f, b, a)
-      ARRAY JOIN [('all', 'traces'), ('type', f), ('blueprint', b), ('agent', a)] AS d
-      WHERE f != 'ok' OR d.1 = 'all'
+      FROM (SELECT ${bucket('event_time_ms', r)} AS t, if(v_intervention = '', intervention, v_intervention) AS f, blueprint AS b, agent_id AS a,
+                   if(v_intervention = '', -1, ${latencyBin('toFloat64(if(scored_at_ms > decided_at_ms, scored_at_ms - decided_at_ms, 0))')}) AS vb, count() AS c
+            FROM (SELECT trace_id, agent_id, blueprint, event_time_ms, intervention, decided_at_ms FROM ${t('decisions')} FINAL WHERE ${range('event_time_ms', r)})
+            ANY LEFT JOIN (SELECT trace_id, intervention AS v_intervention, scored_at_ms FROM ${t('verdicts')} FINAL WHERE ${range('event_time_ms', r)}) USING trace_id
+            GROUP BY t, f, b, a, vb)
+      ARRAY JOIN [('all', 'traces'), ('type', f), ('blueprint', b), ('agent', a), ('vlat', toString(vb))] AS d
+      WHERE d.1 = 'all' OR (d.1 = 'vlat' AND vb >= 0) OR (d.1 IN ('type', 'blueprint', 'agent') AND f != 'ok')
       GROUP BY t, dim, k ORDER BY t, dim, k`,
 
     /** Trust debt per agent: the last value in each bucket (ACGP-1004 §10.7 debt trends). */
@@ -48,19 +57,6 @@ export function sqlFor(db: string) {
     decisionLatency: (r: DashboardRange) => `
       SELECT ${latencyBin('latency_ms')} AS bin, count() AS n
       FROM ${t('v_decisions')} WHERE ${range('event_time_ms', r)} GROUP BY bin ORDER BY bin`,
-
-    /**
-     * Verdict latency: from the tripwire decision to the scorer's verdict (`scored_at_ms − decided_at_ms`, both
-     * Steward's clock), same edges; a verdict scored before its decision was stored counts as 0. The verdicts
-     * side is deduplicated (FINAL) and joined ANY: a redelivered copy of the decision on the right cannot add a
-     * row, so the right side skips FINAL (half the cost on a million decisions).
-     */
-    verdictLatency: (r: DashboardRange) => `
-      SELECT ${latencyBin('lat')} AS bin, count() AS n
-      FROM (SELECT toFloat64(if(scored_at_ms > decided_at_ms, scored_at_ms - decided_at_ms, 0)) AS lat
-            FROM (SELECT trace_id, scored_at_ms FROM ${t('v_verdicts')} WHERE ${range('event_time_ms', r)})
-            ANY INNER JOIN (SELECT trace_id, decided_at_ms FROM ${t('decisions')} WHERE ${range('event_time_ms', r)}) USING trace_id)
-      GROUP BY bin ORDER BY bin`,
 
     /** CTQ of scored verdicts, CTQ_BINS bins over [0, 1]. */
     ctq: (r: DashboardRange) => `

@@ -29,11 +29,11 @@ export class ReadOnlyClickHouseStore extends ClickHouseStore {
     return Promise.reject(readOnly('command'));
   }
 
-  override insert(table: string): Promise<void> {
+  override insert(table: string, _rows?: readonly object[]): Promise<void> {
     return Promise.reject(readOnly(`insert into ${table}`));
   }
 
-  override insertEncoded(table: string): Promise<void> {
+  override insertEncoded(table: string, _parts?: readonly (string | Uint8Array)[]): Promise<void> {
     return Promise.reject(readOnly(`insert into ${table}`));
   }
 }

@@ -76,10 +76,10 @@ describe('steward dashboard in headless Chromium over a real pipeline run', () =
   });
 
   /** A panel's `data-key` → `data-value` pairs (series totals, histogram bars). */
-  const pairs = (id: string) =>
+  const pairs = (id: string): Promise<Record<string, number>> =>
     page.$$eval(`[data-panel="${id}"] tr[data-key]`, (trs) => Object.fromEntries(trs.map((tr) => [tr.getAttribute('data-key'), Number(tr.querySelector('[data-value]')!.getAttribute('data-value'))])));
   /** A table panel's rows as column → text. */
-  const tableRows = (id: string) =>
+  const tableRows = (id: string): Promise<Record<string, string | null>[]> =>
     page.$$eval(`[data-panel="${id}"] table.rows tbody tr`, (trs) => trs.map((tr) => Object.fromEntries([...tr.querySelectorAll('td')].map((td) => [td.getAttribute('data-col'), td.textContent]))));
   const inRange = (col: string) => `${col} >= ${range.from} AND ${col} <= ${range.to}`;
 
@@ -123,7 +123,7 @@ describe('steward dashboard in headless Chromium over a real pipeline run', () =
     expect(shown.map((r) => `${r.kind}|${r.id}|${r.times}`).sort()).toEqual(violations.slice(0, 15).map((r) => `${r.kind}|${r.id}|${r.times}`).sort());
 
     // Trust debt: each agent's peak of the per-bucket last value (bucket from the page's range).
-    const bucket = await page.evaluate(() => (window as unknown as { __dash: { charts: Record<string, { xs: number[] }> } }).__dash.charts['traces']!.xs);
+    const bucket = await page.evaluate(() => (globalThis as unknown as { __dash: { charts: Record<string, { xs: number[] }> } }).__dash.charts['traces']!.xs);
     const bucketMs = bucket.length > 1 ? bucket[1]! - bucket[0]! : 60_000;
     const peaks = await admin.query<{ k: string; p: number }>(
       `SELECT k, max(d) AS p FROM (SELECT agent_id AS k, intDiv(ts_ms, ${bucketMs}) AS b, round(argMax(after, ts_ms), 4) AS d FROM ${database}.v_trust_debt_events WHERE ${inRange('ts_ms')} GROUP BY k, b) GROUP BY k`,
@@ -152,13 +152,17 @@ describe('steward dashboard in headless Chromium over a real pipeline run', () =
     const hasQueue = await n(`SELECT count() AS n FROM system.tables WHERE database = '${database}' AND name = 'review_queue'`);
     const note = await page.$eval('[data-panel="review-queue"]', (s) => s.getAttribute('data-note'));
     if (hasQueue === 0) expect(note).toMatch(/no review_queue table/);
-    else expect(note).toBeNull();
+    else {
+      expect(note).toBeNull();
+      const open = await n(`SELECT count() AS n FROM ${database}.review_queue FINAL WHERE status != 'resolved'`);
+      expect(await page.$eval('[data-panel="review-queue"]', (s) => Number(s.getAttribute('data-rows')))).toBe(Math.min(100, open));
+    }
   }, 90_000);
 
   it('drills down from a chart point to its traces and to one trace with its verified ledger entry', async () => {
     // The biggest point of the interventions-by-type chart, where that key alone is the largest value.
     const target = await page.evaluate(() => {
-      const c = (window as unknown as { __dash: { charts: Record<string, { u: any; keys: string[]; xs: number[] }> } }).__dash.charts['interventions-type']!;
+      const c = (globalThis as unknown as { __dash: { charts: Record<string, { u: any; keys: string[]; xs: number[] }> } }).__dash.charts['interventions-type']!;
       let best = { s: 0, i: 0, v: -1 };
       for (let s = 1; s <= c.keys.length; s++) for (let i = 0; i < c.xs.length; i++) if ((c.u.data[s][i] ?? 0) > best.v) best = { s, i, v: c.u.data[s][i] };
       const rect = c.u.over.getBoundingClientRect();
@@ -172,7 +176,7 @@ describe('steward dashboard in headless Chromium over a real pipeline run', () =
     expect(drill.dim).toBe('type');
     expect(drill.t).toBe(target.t);
     const bucketMs = await page.evaluate(() => {
-      const xs = (window as unknown as { __dash: { charts: Record<string, { xs: number[] }> } }).__dash.charts['interventions-type']!.xs;
+      const xs = (globalThis as unknown as { __dash: { charts: Record<string, { xs: number[] }> } }).__dash.charts['interventions-type']!.xs;
       return xs[1]! - xs[0]!;
     });
     const expected = await admin.query<{ trace_id: string }>(
@@ -216,6 +220,6 @@ describe('steward dashboard in headless Chromium over a real pipeline run', () =
     expect(bad.status).toBe(400);
     const inj = await fetch(`${base}/api/points?dim=type&key=${encodeURIComponent("block' OR 1=1 --")}&t=${range.from}&from=${range.from}&to=${range.to}`);
     expect(inj.status).toBe(200);
-    expect((await inj.json()).traces).toEqual([]);
+    expect(((await inj.json()) as { traces: unknown[] }).traces).toEqual([]);
   });
 });

@@ -9,26 +9,28 @@ describe('dashboard panel SQL', () => {
   const sql = sqlFor('steward_x');
 
   it('puts the typed range and bucket into every time-series query as integers', () => {
-    for (const q of [sql.interventions(R), sql.trustDebt(R), sql.dlqSeries(R)]) {
+    for (const q of [sql.outcomes(R), sql.trustDebt(R), sql.dlqSeries(R)]) {
       expect(q).toMatch(/>= 1000000 AND \w+ <= 4600000/);
       expect(q).toMatch(/intDiv\(\w+, 60000\) \* 60000/);
-      expect(q).toContain('steward_x.v_');
+      expect(q).toContain('steward_x.');
     }
-    for (const q of [sql.decisionLatency(R), sql.verdictLatency(R), sql.ctq(R)]) expect(q).toMatch(/>= 1000000 AND \w+ <= 4600000/);
+    for (const q of [sql.decisionLatency(R), sql.ctq(R)]) expect(q).toMatch(/>= 1000000 AND \w+ <= 4600000/);
   });
 
-  it('counts interventions under the three dimensions in one scan', () => {
-    const q = sql.interventions(R);
-    expect(q).toContain("ARRAY JOIN [('all', 'traces'), ('type', f), ('blueprint', b), ('agent', a)] AS d");
-    expect(q).toContain("GROUP BY t, f, b, a");
-    expect(q).toContain("WHERE f != 'ok' OR d.1 = 'all'");
+  it('counts interventions, traces and verdict latency from one join, the range inside both FINAL subqueries', () => {
+    const q = sql.outcomes(R);
+    expect(q).toContain("ARRAY JOIN [('all', 'traces'), ('type', f), ('blueprint', b), ('agent', a), ('vlat', toString(vb))] AS d");
+    expect(q).toContain('GROUP BY t, f, b, a, vb');
+    expect(q).toContain("if(v_intervention = '', intervention, v_intervention) AS f");
+    expect(q).toMatch(/FROM steward_x\.decisions FINAL WHERE event_time_ms >= 1000000 AND event_time_ms <= 4600000\)\s+ANY LEFT JOIN \(SELECT trace_id, intervention AS v_intervention, scored_at_ms FROM steward_x\.verdicts FINAL WHERE event_time_ms >= 1000000/);
+    expect(q).toContain("WHERE d.1 = 'all' OR (d.1 = 'vlat' AND vb >= 0) OR (d.1 IN ('type', 'blueprint', 'agent') AND f != 'ok')");
   });
 
   it('bins latency with multiIf over the edges (no lambda, no roundDown on 18.16)', () => {
     const q = sql.decisionLatency(R);
     expect(q).toContain(`multiIf(latency_ms < 0.5, 0, latency_ms < 1, 1,`);
     expect(q).toContain(`latency_ms < 5000, ${LATENCY_EDGES_MS.length - 1}, ${LATENCY_EDGES_MS.length})`);
-    expect(sql.verdictLatency(R)).toMatch(/FROM steward_x\.v_verdicts[\s\S]*ANY INNER JOIN \(SELECT trace_id, decided_at_ms FROM steward_x\.decisions /);
+    expect(sql.outcomes(R)).toContain('multiIf(toFloat64(if(scored_at_ms > decided_at_ms, scored_at_ms - decided_at_ms, 0)) < 0.5, 0,');
   });
 
   it('maps a drill-down dimension to its column and quotes the key', () => {
@@ -47,7 +49,7 @@ describe('dashboard panel SQL', () => {
   });
 
   it('refuses a database name that is not an identifier', () => {
-    expect(() => sqlFor('steward; DROP').interventions(R)).toThrow(/invalid ClickHouse identifier/);
+    expect(() => sqlFor('steward; DROP').outcomes(R)).toThrow(/invalid ClickHouse identifier/);
   });
 
   it('refuses an oversized key before any SQL is built', () => {
