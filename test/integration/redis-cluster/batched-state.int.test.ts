@@ -9,8 +9,6 @@
  * kind), and the per-kind key comes from the trace. Latency budgets are a minute, so a slow Redis under load
  * never turns a decision into a timeout fallback (the comparison is of state, not of timing).
  */
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bootstrapEngine, type EngineRuntime } from '../../../src/process/engine-runtime.js';
@@ -19,70 +17,11 @@ import { createLogger } from '../../../src/logger.js';
 import type { Trace } from '../../../src/engine/types.js';
 import { deleteRedisPrefix, redisClient, services, uniqueRedisPrefix } from '../setup/helpers.js';
 import { clusterClient, clusterNodes, deleteClusterPrefix } from './cluster.js';
-
-const BLUEPRINT = `id: test/batched@1.0
-version: "1.0.0"
-description: "batched state equivalence"
-scope:
-  agent_tier: [ACL-2]
-  tools: ["act"]
-tripwires:
-  - id: too_big
-    severity: critical
-    when: { hook: "tool_call", tool: "act" }
-    condition: "args.amount <= 900"
-    latency_budget_ms: 60000
-    on_fail: { decision: halt, reason: "amount above 900" }
-  - id: agent_rate
-    severity: standard
-    when: { hook: "tool_call", tool: "act" }
-    condition: NOT exceeds_rate(agent_id, 3, "10s")
-    eval_tier: 1
-    requires_state: true
-    latency_budget_ms: 60000
-    on_fail: { decision: block, reason: "more than 3 in 10 s" }
-  - id: kind_rate
-    severity: standard
-    when: { hook: "tool_call", tool: "act" }
-    condition: NOT exceeds_rate(args.kind, 2, "5s")
-    eval_tier: 1
-    requires_state: true
-    latency_budget_ms: 60000
-    on_fail: { decision: escalate, reason: "more than 2 of a kind in 5 s" }
-`;
-const AGENTS = Array.from({ length: 16 }, (_, i) => `ag-${i}`);
-const dir = mkdtempSync(join(tmpdir(), 'steward-batched-'));
-mkdirSync(join(dir, 'bp'));
-writeFileSync(join(dir, 'bp', 'batched.yaml'), BLUEPRINT);
-writeFileSync(join(dir, 'agents.yaml'), ['agents:', ...AGENTS.map((a) => `  - { id: ${a}, tenant: acme, tier: ACL-2, tools: [act], domains: [production] }`)].join('\n') + '\n');
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** 16 agents × 30 traces in stream order; each agent's traces ~0.7-2.5 s apart in event time. */
-function stream(seed: number): { trace: Trace; at: number }[] {
-  const r = rng(seed);
-  const clock = AGENTS.map(() => Date.UTC(2026, 0, 1));
-  const out: { trace: Trace; at: number }[] = [];
-  for (let i = 0; i < AGENTS.length * 30; i++) {
-    const a = Math.floor(r() * AGENTS.length);
-    clock[a] += 700 + Math.floor(r() * 1800);
-    const trace = { trace_id: `t-${seed}-${i}`, agent_id: AGENTS[a]!, timestamp: new Date(clock[a]!).toISOString(), hook: 'tool_call', tool: 'act', args: { amount: r() < 0.2 ? 1000 : 100, kind: `k${Math.floor(r() * 3)}` } } as unknown as Trace;
-    out.push({ trace, at: clock[a]! });
-  }
-  return out;
-}
+import { AGENTS, dir, stream, TEST_TIERS } from './fixtures.js';
 
 async function runtime(prefix: string, cluster: boolean): Promise<EngineRuntime> {
   const cfg = buildConfig(
-    { blueprints: { dir: join(dir, 'bp'), agents: join(dir, 'agents.yaml'), watch: false }, redis: { url: services().redisUrl, key_prefix: prefix, ...(cluster ? { cluster_nodes: clusterNodes() } : {}) }, observability: { enabled: false }, engine: { tiers: { 'ACL-2': { latency_budget_ms: { typical: 60_000, max: 60_000 } } } } },
+    { blueprints: { dir: join(dir, 'bp'), agents: join(dir, 'agents.yaml'), watch: false }, redis: { url: services().redisUrl, key_prefix: prefix, ...(cluster ? { cluster_nodes: clusterNodes() } : {}) }, observability: { enabled: false }, engine: { tiers: TEST_TIERS } },
     {},
   );
   return bootstrapEngine(cfg, ['tripwire'], createLogger({ level: 'silent' }));
