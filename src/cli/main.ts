@@ -31,7 +31,12 @@ export const COMMANDS: Record<string, string> = {
   demo: 'Run the end-to-end demo on real services',
   keys: 'Generate an Ed25519 key pair (signing key, verification key)',
   replay: 'Verify a replay bundle (PATH: CODE: message per problem) or export one from ClickHouse',
+  rollout: 'Stage a blueprint rollout (set, status, rollback): shared in Redis, arm by agent id',
+  shadow: 'Report the differences of a shadow blueprint set on live traffic (from ClickHouse)',
   dashboard: 'Serve the analyst dashboard: a live page over ClickHouse (read-only, loopback by default)',
+  'compile-rules': 'Compile plain-language rules to tested DSL conditions or workflows (asks the LLM; writes the .rules.lock)',
+  approve: 'Approve a pending tool call (a signed answer on acgp.approvals)',
+  deny: 'Deny a pending tool call (a signed answer on acgp.approvals)',
 };
 
 /** What every command module exports. */

@@ -5,13 +5,19 @@
  * arguments or when a file does not compile. Parents resolve from --blueprints DIR (and the built-in baseline).
  */
 import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { compileBlueprintSet, diffBlueprints, parseSource, splitId } from '../../engine/blueprint/index.js';
 import { defaultEngineConfig } from '../../engine/config.js';
 import type { CompiledBlueprint } from '../../engine/types.js';
 import { readBlueprintFiles } from '../../adapters/fs/blueprint-files.js';
+import { offlineDiffs, summarizeDiffs } from '../diff-traces.js';
+import { formatSummary } from './shadow.js';
 
-export const USAGE = 'usage: steward diff [--blueprints DIR] OLD NEW';
+export const USAGE = [
+  'usage: steward diff [--blueprints DIR] OLD NEW',
+  '       steward diff --traces FILE [--agents FILE] [--config FILE] [--json] OLD_SET NEW_SET   (docs/rollout.md: offline twin of shadow evaluation)',
+].join('\n');
 
 type Loaded = { bp?: CompiledBlueprint; problems: string[] };
 
@@ -32,6 +38,7 @@ async function load(path: string, context: { file: string; text: string }[]): Pr
 }
 
 export async function run(argv: string[]): Promise<number> {
+  if (argv.includes('--traces')) return runTraces(argv);
   const pos: string[] = [];
   let dir: string | undefined;
   for (let i = 0; i < argv.length; i++) {
@@ -79,4 +86,18 @@ export async function run(argv: string[]): Promise<number> {
   lines.push(d.ok ? 'OK' : `version bump too small: ${b.bp.id} needs a ${d.required} bump from ${a.bp.version}`);
   process.stdout.write(lines.join('\n') + '\n');
   return d.ok ? 0 : 1;
+}
+
+/** `--traces FILE OLD_SET NEW_SET`: both sets decide every recorded trace; the shadow diff of each (docs/rollout.md). */
+async function runTraces(argv: string[]): Promise<number> {
+  const { values: v, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { traces: { type: 'string' }, agents: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' } } });
+  if (!v.traces || positionals.length !== 2) {
+    process.stderr.write(`steward diff: --traces FILE needs OLD_SET and NEW_SET (blueprint directories or files)\n${USAGE}\n`);
+    return 2;
+  }
+  const diffs = await offlineDiffs({ traces: v.traces, active: positionals[0], candidate: positionals[1], agents: v.agents, config: v.config });
+  const summary = summarizeDiffs(diffs);
+  if (v.json) for (const d of diffs) process.stdout.write(JSON.stringify(d) + '\n');
+  else process.stdout.write(formatSummary(summary, `diff ${positionals[0]} → ${positionals[1]}`) + '\n');
+  return 0;
 }

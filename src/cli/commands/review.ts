@@ -12,6 +12,7 @@
  *   steward review retier resolve AGENT --decision keep|retier --by NAME [--note TEXT] [--tenant T] [--at TIME]
  *       resolves the agent's queued re-tiering requests: removes them from the Redis queue and publishes a
  *       `retier_resolved` review event on acgp.reviews (Kafka from the config / KAFKA_BROKERS, --topic-prefix)
+ *   steward review queue list|take|resolve ...   the PVS-1 §5.3 review queue (review-queue.ts, docs/rollout.md)
  * Common: [--config FILE] [--redis URL] [--prefix P] [--blueprints DIR] [--agents FILE] [--topic-prefix P].
  * Credits and thresholds are the trust_debt settings of the blueprint selected for the agent (as
  * `steward run` selects it) unless --credit is given. Every debt change is printed as JSON and published
@@ -31,6 +32,7 @@ import type { RetierRequest, TrustDebtChange } from '../../engine/trust-debt/ind
 import { trustDebtMessage } from '../../consumers/trust-debt.js';
 import { StewardError } from '../../errors.js';
 import { agentTrustDebtSettings, parseTime, redisTarget } from './debt.js';
+import { QUEUE_USAGE, runQueue } from './review-queue.js';
 
 export const USAGE = [
   'usage: steward review approve|deny --trace ID --agent A [--tenant T] [--reviewer R] [--credit C] [--at TIME]',
@@ -39,6 +41,7 @@ export const USAGE = [
   '       steward review pending [--tenant T] [--json]',
   '       steward review retier list [--tenant T] [--json]',
   '       steward review retier resolve AGENT --decision keep|retier --by NAME [--note TEXT] [--tenant T] [--at TIME] [--topic-prefix P]',
+  QUEUE_USAGE,
   '       (all: [--config FILE] [--redis URL] [--prefix P] [--blueprints DIR] [--agents FILE] [--topic-prefix P] [--no-publish])',
 ].join('\n');
 
@@ -103,6 +106,8 @@ async function publishChange(v: Values, change: TrustDebtChange): Promise<void> 
 }
 
 export async function run(argv: string[]): Promise<number> {
+  // PVS-1 §5.3 review queue (docs/rollout.md): its own options, in review-queue.ts.
+  if (argv[0] === 'queue') return runQueue(argv.slice(1));
   let parsed;
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
