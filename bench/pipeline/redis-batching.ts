@@ -40,6 +40,9 @@ function lanesOf(offset: number): Trace[][] {
   return [...lanes.values()];
 }
 
+/** Operations per script call of the batched runs (the unbatched ones make one call per operation). */
+const opsPerCall: number[] = [];
+
 async function once(cluster: string[] | undefined, batch: boolean, run: number): Promise<number> {
   const env = benchProcessEnv();
   const prefix = `rbench-${RUN}-${run}-${batch ? 'b' : 'u'}:`;
@@ -59,7 +62,10 @@ async function once(cluster: string[] | undefined, batch: boolean, run: number):
     await Promise.all(lanes.map((l) => rt.deps.engine!.decide(l[0]!, Date.parse(l[0]!.timestamp))));
     const t0 = performance.now();
     await Promise.all(lanes.map(async (l) => { for (const t of l.slice(1)) await rt.deps.engine!.decide(t, Date.parse(t.timestamp)); }));
-    return (N - lanes.length) / ((performance.now() - t0) / 1000);
+    const rate = (N - lanes.length) / ((performance.now() - t0) / 1000);
+    const r = rt.stateRounds!;
+    if (batch) opsPerCall.push(r.ops / Math.max(1, r.calls));
+    return rate;
   } finally {
     const r = rt.redis!;
     for (const node of scanNodes(r)) {
@@ -77,6 +83,7 @@ async function once(cluster: string[] | undefined, batch: boolean, run: number):
 async function compare(label: string, cluster: string[] | undefined): Promise<void> {
   const b: number[] = [];
   const u: number[] = [];
+  opsPerCall.length = 0;
   // A discarded warm-up (JIT, connections, script cache), then B U U B ...: neither side always runs first.
   await once(cluster, true, 99);
   for (let i = 0; i < ROUNDS; i++) {
@@ -89,7 +96,7 @@ async function compare(label: string, cluster: string[] | undefined): Promise<vo
     }
   }
   const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / xs.length;
-  console.log(`${label} engine_decide_per_s batched=${b.map((x) => x.toFixed(0)).join('/')} unbatched=${u.map((x) => x.toFixed(0)).join('/')} (${N} traces, ${BENCH_AGENTS.length} agents, load ${(await import('node:os')).loadavg()[0]!.toFixed(1)})`);
+  console.log(`${label} engine_decide_per_s batched=${b.map((x) => x.toFixed(0)).join('/')} unbatched=${u.map((x) => x.toFixed(0)).join('/')} (${N} traces, ${BENCH_AGENTS.length} agents, batched: ${(opsPerCall.reduce((x, y) => x + y, 0) / Math.max(1, opsPerCall.length)).toFixed(1)} operations per script call, load ${(await import('node:os')).loadavg()[0]!.toFixed(1)})`);
   console.log(`${label === 'redis' ? '' : `${label}_`}redis_batched_vs_unbatched=${(mean(b) / mean(u)).toFixed(3)}`);
 }
 

@@ -44,6 +44,8 @@ export interface EngineRuntime {
   holder: BlueprintHolder;
   registry: AgentRegistry;
   redis?: RedisClient;
+  /** The decision path's batched Redis rounds (calls/ops counters: bench:redis-batching). */
+  stateRounds?: RedisStateRounds;
   close(): Promise<void>;
 }
 
@@ -233,6 +235,7 @@ async function openEngine(
     holder,
     registry,
     redis,
+    stateRounds: rounds,
     deps: {
       engine,
       finalizer: stages.includes('gate') ? engine : undefined,
