@@ -641,7 +641,7 @@ main() {
     status) cmd_status ;;
     env) print_env ;;
     logs) check_names "${names[0]}"; tail -n 100 -f "$(logfile_of "${names[0]}")" ;;
-    clean) cmd_down "${ALL_SERVICES[@]}"; rm -rf "$SERVICES_DIR"; log "removed $SERVICES_DIR" ;;
+    clean) cmd_down "${ALL_SERVICES[@]}"; cluster_down; rm -rf "$SERVICES_DIR"; log "removed $SERVICES_DIR" ;;
     *) sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 }
