@@ -10,6 +10,7 @@ import { StewardError, type StewardErrorCode } from '../errors.js';
 import { findBlueprintFiles, isPolicyFile } from '../adapters/fs/blueprint-files.js';
 import { readUtf8FileSync } from '../adapters/fs/text.js';
 import { AcmGovernor, buildReplayBundle, sha256Hex, compileVerificationSheets, formatAcmProblem, policyDigest, policyFileMap, RecordingStateStore, RunCollector, runIdOf, schemaProblems, type AcmCheck, type AcmOptions, type PolicyFiles } from '../engine/acm/index.js';
+import type { EngineConfig } from '../engine/config.js';
 import { dslOptionsFromConfig } from '../engine/dsl/index.js';
 import { traceEventId } from '../engine/event-id.js';
 import { ed25519Signer } from '../engine/ledger/crypto.js';
@@ -33,7 +34,8 @@ export interface EvalBundles {
 
 const nsPart = (s: string): string => (s.includes('%') || s.includes(':') ? s.replace(/%/g, '%25').replace(/:/g, '%3A') : s);
 
-async function policyFiles(setup: OfflineSetup, blueprintsDir: string, agentsFile: string | undefined): Promise<PolicyFiles> {
+/** The policy files of a blueprint directory as a bundle holds them (also `steward replay export`'s). */
+export async function loadPolicyFiles(config: EngineConfig, blueprintsDir: string, agentsFile: string | undefined): Promise<PolicyFiles> {
   const root = resolve(blueprintsDir);
   const list = await findBlueprintFiles([root], isPolicyFile);
   const name = (f: string) => relative(root, f).split(sep).join('/');
@@ -56,7 +58,7 @@ async function policyFiles(setup: OfflineSetup, blueprintsDir: string, agentsFil
   return {
     blueprints: all.filter((f) => !SHEET_FILE.test(f.name) && !ACM_OPTIONS_FILE.test(f.name)),
     ...(agentsFile ? { agents: readUtf8FileSync(agentsFile) } : {}),
-    config: setup.config,
+    config,
     sheets,
     acm,
   };
@@ -72,7 +74,7 @@ export async function createEvalBundles(setup: OfflineSetup, o: { dir: string; b
       return undefined;
     }
   })();
-  const policy = await policyFiles(setup, o.blueprints, agentsFile);
+  const policy = await loadPolicyFiles(setup.config, o.blueprints, agentsFile);
   const dsl = dslOptionsFromConfig(setup.config);
   const sheets = compileVerificationSheets(policy.sheets.map((s) => ({ file: join(o.blueprints, s.name), text: s.text })), dsl);
   if (sheets.problems.length > 0) throw new SetupError('invalid verification sheets', sheets.problems.map(formatAcmProblem));

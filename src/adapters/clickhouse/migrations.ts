@@ -269,7 +269,7 @@ export const MIGRATIONS: Migration[] = [
   },
   {
     version: 7,
-    name: 'ACM run chains',
+    name: 'ACM run chains and run records',
     // spec-decisions D30: a run's ledger entries chained per run (and agent) from their own genesis, next to the
     // agent's chain in `ledger`: what a replay bundle holds. Same audit-log rules as `ledger` (plain MergeTree),
     // and the same "already stored?" index beside it (ledger-store.ts RUN_CHAINS).
@@ -283,6 +283,15 @@ export const MIGRATIONS: Migration[] = [
       ORDER BY (tenant, run_id, agent_id, seq)`,
       `CREATE TABLE IF NOT EXISTS {db}.acm_ledger_ids (tenant String, run_id String, agent_id String, entry_id String, seq UInt64)
        ENGINE = ReplacingMergeTree() ORDER BY (tenant, run_id, agent_id, entry_id) SETTINGS index_granularity = 1024`,
+      // A run's records as a replay bundle holds them (replay-source.ts): the trace as received, the PDP request and
+      // response lines (the exact bytes their signed POLICY_DECISION digests), the context versions; `seq` is the
+      // trace's line in the run (requests and responses: their record seq; contexts: arrival order).
+      `CREATE TABLE IF NOT EXISTS {db}.acm_run_records (
+        tenant String, run_id String, kind String, seq UInt64, agent_id String, trace_id String, line String,
+        ts_ms UInt64, ingested_at_ms UInt64
+      ) ENGINE = ReplacingMergeTree(ingested_at_ms)
+      PARTITION BY ${MONTH('ts_ms')}
+      ORDER BY (tenant, run_id, kind, seq)`,
     ],
   },
   {

@@ -3,8 +3,9 @@
  * `PATH: CODE: message` line per problem and exit 1, nothing and exit 0 when the run reproduces.
  * Without --keys the keys named in bundle.json are trusted; with it only those (JSON {kid: PEM}, or
  * PEM public keys whose kid is their fingerprint).
- * `steward replay export --run ID --out DIR` — writes a run's bundle from a ReplaySource (the
- * ClickHouse adapter provides one; `run(argv, {source})` takes it).
+ * `steward replay export --run ID --out DIR` — writes a run's bundle from a ReplaySource: ClickHouse's
+ * (src/cli/replay-export.ts: records, run chains, the deployment's policy files and keys), or the one
+ * `run(argv, {source})` is given.
  * Exit 2 on bad arguments.
  */
 import { createPublicKey } from 'node:crypto';
@@ -14,7 +15,7 @@ import { exportReplayBundle, formatBundleProblem, verifyReplayBundle, type Bundl
 import { keyIdOf } from '../../engine/verdict/sign.js';
 
 export const USAGE = `usage: steward replay verify DIR [--keys FILE]
-       steward replay export --run ID --out DIR`;
+       steward replay export --run ID --out DIR [--tenant T] [--blueprints DIR] [--agents FILE] [--keys FILE] [--config FILE] [--url URL] [--database DB]`;
 
 export interface ReplayIo {
   out: (line: string) => void;
@@ -112,15 +113,36 @@ export async function run(argv: string[], deps: { source?: () => Promise<ReplayS
   if (sub === 'export') {
     const runId = flag(rest, '--run');
     const out = flag(rest, '--out');
-    if (!runId || !out) {
-      io.err(`steward replay export: --run ID and --out DIR are required\n${USAGE}`);
+    const known = ['--run', '--out', '--tenant', '--blueprints', '--agents', '--keys', '--config', '--url', '--database'];
+    const unknown = rest.find((a) => a.startsWith('--') && !known.includes(a.split('=')[0]!));
+    if (!runId || !out || unknown) {
+      io.err(`steward replay export: ${unknown ? `unknown option '${unknown}'` : '--run ID and --out DIR are required'}\n${USAGE}`);
       return 2;
     }
-    if (!deps.source) {
-      io.err('steward replay export: reading runs needs the ClickHouse replay source, which this build does not provide yet; `steward eval --bundles DIR` writes the same bundles offline');
+    if (deps.source) return runReplayExport(runId, out, await deps.source(), io);
+    let keys: Record<string, string> | undefined;
+    const keysFile = flag(rest, '--keys');
+    try {
+      if (keysFile) keys = parseKeysFile(await readFile(keysFile, 'utf8'));
+    } catch (e) {
+      io.err(`steward replay export: bad --keys ${keysFile}: ${(e as Error).message}`);
       return 2;
     }
-    return runReplayExport(runId, out, await deps.source(), io);
+    // From ClickHouse (the configured database): the run's records, its own chains, the deployment's policy files.
+    const { clickhouseReplaySource } = await import('../replay-export.js');
+    let ch: Awaited<ReturnType<typeof clickhouseReplaySource>>;
+    try {
+      ch = await clickhouseReplaySource({ config: flag(rest, '--config'), url: flag(rest, '--url'), database: flag(rest, '--database'), tenant: flag(rest, '--tenant'), blueprints: flag(rest, '--blueprints'), agents: flag(rest, '--agents'), keys });
+    } catch (e) {
+      // Configuration (keys, policy files): the caller's to fix.
+      io.err(`steward replay export: ${e instanceof Error ? e.message : String(e)}`);
+      return 2;
+    }
+    try {
+      return await runReplayExport(runId, out, ch.source, io);
+    } finally {
+      await ch.close();
+    }
   }
   io.err(`steward replay: unknown subcommand '${sub}'\n${USAGE}`);
   return 2;

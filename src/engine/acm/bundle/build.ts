@@ -3,7 +3,8 @@
  * bundle.json last. Deterministic: the same records give the same bytes.
  */
 import type { RunState } from '../run-state.js';
-import { sha256Hex } from '../canonical.js';
+import { canonicalJson, sha256Hex } from '../canonical.js';
+import type { LedgerEntry } from '../../ledger/types.js';
 import { contextFiles, plannerFiles, taskIoFiles } from './artifacts.js';
 import { jsonl, LEDGER, MANIFEST, policyFileMap, REQUESTS, RESPONSES, TRACES, type BundleFiles, type BundleKey, type BundleManifest, type PolicyFiles, type RunRecord } from './layout.js';
 
@@ -16,6 +17,12 @@ export interface BuildBundleInput {
   engine: { name: string; version: string };
 }
 
+/** An entry with its keys in chain order and its payload's keys in canonical (RFC 8785) order. */
+export function ledgerLineOrder(e: LedgerEntry): LedgerEntry {
+  const payload = JSON.parse(canonicalJson(e.payload)) as Record<string, unknown>;
+  return { entry_id: e.entry_id, agent_id: e.agent_id, tenant: e.tenant, seq: e.seq, ts_ms: e.ts_ms, type: e.type, payload, prev_hash: e.prev_hash, kid: e.kid, hash: e.hash, signature: e.signature };
+}
+
 function kindOf(path: string): string {
   return path.split('/')[0] === 'policy' ? path.split('/').slice(0, 2).join('/') : path.split('/')[0]!;
 }
@@ -24,7 +31,9 @@ export function buildReplayBundle(i: BuildBundleInput): BundleFiles {
   const r = i.record;
   const files: BundleFiles = new Map();
   files.set(TRACES, r.traces.map((t) => t.line).join('\n') + (r.traces.length ? '\n' : ''));
-  files.set(LEDGER, jsonl(r.ledger));
+  // Fixed key order, payload in canonical order: the same entries give the same bytes whoever collected them
+  // (a stage's chain, or ClickHouse, which stores payloads canonically).
+  files.set(LEDGER, jsonl(r.ledger.map(ledgerLineOrder)));
   files.set(REQUESTS, jsonl(r.requests));
   files.set(RESPONSES, jsonl(r.responses));
   for (const [p, t] of policyFileMap(i.policy)) files.set(p, t);

@@ -65,10 +65,18 @@ describe('steward replay', () => {
     expect(await replay(['verify', join(tmp, 'missing')], { io: io().io })).toBe(2);
   });
 
-  it('export without a replay source says so; with one it writes the bundle', async () => {
+  it('export from ClickHouse without public keys for the bundle says so (exit 2); with a source it writes the bundle', async () => {
     const a = io();
-    expect(await replay(['export', '--run', 'r', '--out', join(tmp, 'x')], { io: a.io })).toBe(2);
-    expect(a.lines.join('\n')).toMatch(/ClickHouse replay source/);
+    const env = { key: process.env.STEWARD_SIGNING_KEY, ledger: process.env.STEWARD_LEDGER_KEY };
+    delete process.env.STEWARD_SIGNING_KEY;
+    delete process.env.STEWARD_LEDGER_KEY;
+    try {
+      expect(await replay(['export', '--run', 'r', '--out', join(tmp, 'x'), '--blueprints', 'examples/refund-run/blueprints'], { io: a.io })).toBe(2);
+    } finally {
+      if (env.key !== undefined) process.env.STEWARD_SIGNING_KEY = env.key;
+      if (env.ledger !== undefined) process.env.STEWARD_LEDGER_KEY = env.ledger;
+    }
+    expect(a.lines.join('\n')).toMatch(/no public keys for the bundle/);
     const b = io();
     expect(await replay(['export', '--run', 'nope', '--out', join(tmp, 'x')], { io: b.io, source: async () => ({ run: async () => undefined }) })).toBe(1);
   });
