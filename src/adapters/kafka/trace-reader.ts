@@ -191,19 +191,34 @@ export class PartitionReader {
   }
 }
 
-/** One PartitionReader per partition of one topic, created on first use (the scorer's co-partitioned traces). */
+/**
+ * One PartitionReader per partition of one topic, created on first use (the scorer's co-partitioned traces). A
+ * reader unused for `idleMs` is closed: its decisions partition moved to another member (a rebalance), and its
+ * consumer and group would otherwise stay open until the stage stops.
+ */
 export class PartitionReaders {
   private readonly readers = new Map<number, PartitionReader>();
+  private readonly lastUsed = new Map<number, number>();
   private readonly instance = randomUUID().slice(0, 8);
+  private readonly sweep: NodeJS.Timeout;
 
   constructor(
     private readonly adapter: KafkaAdapter,
     private readonly topic: string,
     private readonly groupPrefix: string,
-    private readonly o: PartitionReaderOptions = {},
-  ) {}
+    private readonly o: PartitionReaderOptions & { idleMs?: number } = {},
+  ) {
+    const idleMs = o.idleMs ?? 120_000;
+    this.sweep = setInterval(() => {
+      const now = Date.now();
+      const keep = new Set([...this.readers.keys()].filter((p) => now - (this.lastUsed.get(p) ?? now) < idleMs));
+      void this.retain(keep);
+    }, Math.max(1000, idleMs / 2));
+    this.sweep.unref();
+  }
 
   get(partition: number, offset: string): Promise<InMessage | undefined> {
+    this.lastUsed.set(partition, Date.now());
     let r = this.readers.get(partition);
     if (!r || r.dead) {
       if (r) void r.close();
@@ -213,14 +228,23 @@ export class PartitionReaders {
     return r.get(offset);
   }
 
+  /** The partitions with an open reader. */
+  partitions(): number[] {
+    return [...this.readers.keys()].sort((a, b) => a - b);
+  }
+
   /** Closes the readers of partitions no longer in `keep` (after a rebalance moved them away). */
   async retain(keep: ReadonlySet<number>): Promise<void> {
     const gone = [...this.readers.entries()].filter(([p]) => !keep.has(p));
-    for (const [p] of gone) this.readers.delete(p);
+    for (const [p] of gone) {
+      this.readers.delete(p);
+      this.lastUsed.delete(p);
+    }
     await this.closeAll(gone.map(([, r]) => r));
   }
 
   async close(): Promise<void> {
+    clearInterval(this.sweep);
     const all = [...this.readers.values()];
     this.readers.clear();
     await this.closeAll(all);

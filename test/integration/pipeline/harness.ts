@@ -16,7 +16,8 @@ export function pipelineConfig(prefix: string, raw: Record<string, any> = {}): S
   const base: Record<string, any> = {
     topics: { prefix, partitions: 3, reply_partitions: 4 },
     redis: { url: s.redisUrl },
-    consumer: { group_prefix: prefix, session_timeout_ms: 6000, auto_commit_interval_ms: 200 },
+    // STEWARD_TEST_SCORER_INPUT=join runs the pipeline suites on the scorer join (docs/pipeline.md "Hot path").
+    consumer: { group_prefix: prefix, session_timeout_ms: 6000, auto_commit_interval_ms: 200, ...(process.env.STEWARD_TEST_SCORER_INPUT ? { scorer_input: process.env.STEWARD_TEST_SCORER_INPUT } : {}) },
     // Tests move time on purpose (fixed 2026 timestamps, hours apart): trust them unless a test opts in.
     limits: { max_trace_bytes: 16384, chunk_size: 200, partitions_concurrently: 3, max_event_time_skew_ms: null },
     observability: { enabled: false },

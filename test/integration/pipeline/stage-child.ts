@@ -33,7 +33,7 @@ const o = JSON.parse(process.argv[2]) as ChildOpts;
 const cfg = buildConfig(
   {
     topics: { prefix: o.prefix, partitions: o.partitions, reply_partitions: 2 },
-    consumer: { group_prefix: o.prefix, session_timeout_ms: 6000, auto_commit_interval_ms: o.commitIntervalMs ?? 200, ...(o.exactlyOnce ? { exactly_once: o.exactlyOnce } : {}), ...(o.scorerDedupTtlSeconds !== undefined ? { scorer_dedup_ttl_seconds: o.scorerDedupTtlSeconds } : {}), ...(o.scorerInput ? { scorer_input: o.scorerInput } : {}) },
+    consumer: { group_prefix: o.prefix, session_timeout_ms: 6000, auto_commit_interval_ms: o.commitIntervalMs ?? 200, ...(o.exactlyOnce ? { exactly_once: o.exactlyOnce } : {}), ...(o.scorerDedupTtlSeconds !== undefined ? { scorer_dedup_ttl_seconds: o.scorerDedupTtlSeconds } : {}), ...((o.scorerInput ?? process.env.STEWARD_TEST_SCORER_INPUT) ? { scorer_input: o.scorerInput ?? process.env.STEWARD_TEST_SCORER_INPUT } : {}) },
     limits: { chunk_size: 50, partitions_concurrently: o.partitions, max_event_time_skew_ms: null },
     observability: { enabled: false },
     blueprints: { dir: fileURLToPath(new URL('../../../blueprints', import.meta.url)), watch: false },

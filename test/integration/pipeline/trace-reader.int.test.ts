@@ -3,7 +3,7 @@
 // commit marker — answers undefined instead of waiting.
 import { describe, expect, it } from 'vitest';
 import { KafkaAdapter } from '../../../src/adapters/kafka/client.js';
-import { PartitionReader } from '../../../src/adapters/kafka/trace-reader.js';
+import { PartitionReader, PartitionReaders } from '../../../src/adapters/kafka/trace-reader.js';
 import { services, uniqueName } from '../setup/helpers.js';
 
 describe('PartitionReader (real Kafka)', () => {
@@ -41,6 +41,34 @@ describe('PartitionReader (real Kafka)', () => {
       await reader.close();
       await admin.deleteTopics([topic]).catch(() => undefined);
       await admin.deleteGroups([group, `${group}-tx`]).catch(() => undefined);
+      await admin.disconnect();
+    }
+  }, 60_000);
+
+  it('PartitionReaders: one reader per partition, closed once idle (its decisions partition moved away)', async () => {
+    const adapter = new KafkaAdapter({ brokers: services().kafkaBrokers, clientId: 'it-readers' });
+    const admin = await adapter.admin();
+    const topic = uniqueName('readers');
+    const readers = new PartitionReaders(adapter, topic, uniqueName('readers-g'), { idleMs: 2000, waitMs: 20_000 });
+    try {
+      await admin.createTopics([{ topic, numPartitions: 2, replicationFactor: 1 }]);
+      const producer = await adapter.producer();
+      await producer.send([{ topic, messages: [0, 1].flatMap((partition) => [0, 1, 2].map((i) => ({ key: 'k', value: `p${partition}-${i}`, partition }))) }]);
+      await producer.disconnect();
+      expect((await readers.get(1, '2'))?.value?.toString()).toBe('p1-2');
+      expect((await readers.get(0, '1'))?.value?.toString()).toBe('p0-1');
+      expect(readers.partitions()).toEqual([0, 1]);
+      const until = Date.now() + 6000;
+      while (Date.now() < until && readers.partitions().includes(1)) {
+        await new Promise((r) => setTimeout(r, 200));
+        await readers.get(0, '2');
+      }
+      // Partition 0 kept being read, partition 1 went idle.
+      expect(readers.partitions()).toEqual([0]);
+      expect((await readers.get(1, '0'))?.value?.toString()).toBe('p1-0');
+    } finally {
+      await readers.close();
+      await admin.deleteTopics([topic]).catch(() => undefined);
       await admin.disconnect();
     }
   }, 60_000);
