@@ -10,6 +10,7 @@ import { bootstrapEngine } from './engine-runtime.js';
 import { StewardMetrics } from '../observability/metrics.js';
 import { ObservabilityServer } from '../observability/http-server.js';
 import { startHttpIngress, type RunningIngress } from './http-ingress.js';
+import { startDashboard, type RunningDashboard } from './dashboard.js';
 import { StewardError } from '../errors.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import type { Logger } from '../logger.js';
@@ -47,6 +48,8 @@ export interface RunningProcess {
    * credentials): the process cannot do its work, and `steward run` exits 1 naming the stage and the reason.
    */
   fatal: Promise<StewardError>;
+  /** The analyst dashboard's port when dashboard.enabled (docs/dashboard.md). */
+  dashboardPort?: number;
 }
 
 /** Names the brokers in a Kafka startup failure (kafkajs' own message is often just its class name). */
@@ -76,6 +79,7 @@ export async function startStewardProcess(cfg: StewardConfig, stages: StageName[
   const metrics = new StewardMetrics({ defaultMetrics: true });
   const server = new ObservabilityServer(metrics);
   let ingress: RunningIngress | undefined;
+  let dashboard: RunningDashboard | undefined;
   let rt: Awaited<ReturnType<typeof bootstrapEngine>> | undefined;
   let pipe: Awaited<ReturnType<typeof startPipeline>> | undefined;
   let onFatal!: (e: StewardError) => void;
@@ -89,6 +93,11 @@ export async function startStewardProcess(cfg: StewardConfig, stages: StageName[
       // The acgp client's HTTP ingress (docs/http.md); loopback unless http.host says otherwise.
       ingress = await startHttpIngress(cfg, logger.child({ component: 'http' }));
       logger.info({ port: ingress.port, host: cfg.http.host, tls: Boolean(cfg.http.tls) }, 'http ingress on /v1 (docs/http.md)');
+    }
+    if (cfg.dashboard.enabled) {
+      // The analyst dashboard (docs/dashboard.md): read-only ClickHouse, loopback unless dashboard.host says otherwise.
+      dashboard = await startDashboard(cfg);
+      logger.info({ port: dashboard.port, host: cfg.dashboard.host }, 'analyst dashboard (docs/dashboard.md)');
     }
     // Not ready until every stage has joined its group.
     server.setReady('stages', false);
@@ -105,7 +114,7 @@ export async function startStewardProcess(cfg: StewardConfig, stages: StageName[
       throw isKafkaError(e) ? kafkaStartupError(e, cfg.kafka.brokers) : e;
     }
   } catch (e) {
-    await Promise.allSettled([rt?.close(), server.close(), ingress?.close()]);
+    await Promise.allSettled([rt?.close(), server.close(), ingress?.close(), dashboard?.close()]);
     throw e;
   }
   const running = pipe;
@@ -120,14 +129,17 @@ export async function startStewardProcess(cfg: StewardConfig, stages: StageName[
   logger.info({ stages, topics: running.topics }, 'steward running');
   const engine = rt;
   const http = ingress;
+  const dash = dashboard;
   return {
     isReady: ready,
     fatal,
+    dashboardPort: dash?.port,
     async stop() {
       clearInterval(readyTimer);
       server.setReady('stages', false);
       // Stop taking requests before the stages that answer them stop.
       await http?.close().catch(() => undefined);
+      await dash?.close().catch(() => undefined);
       try {
         await running.stop();
       } finally {
