@@ -16,9 +16,20 @@ import { KafkaAdapter } from '../adapters/kafka/client.js';
 import { topicNames } from '../adapters/kafka/topics.js';
 import { ClickHouseStore, sqlString } from '../adapters/clickhouse/client.js';
 import type { AclTier, FallbackOnTimeout } from '../engine/types.js';
+import { RedisApprovalStore } from '../adapters/redis/approval-store.js';
+import { parseApproverRegistry } from '../engine/approvals/approvers.js';
+import { answerOverHttp } from '../consumers/approvals.js';
+import type { StewardProducer } from '../adapters/kafka/client.js';
 
 /** How long a retried batch's events are recognised (docs/http.md "Idempotency"). */
 export const IDEMPOTENCY_TTL_SECONDS = 86_400;
+
+/** SET NX EX of every key, one round trip for a batch: 1 where this call claimed it, 0 where it was taken. */
+const CLAIM_MANY = `local out = {}
+for i, k in ipairs(KEYS) do
+  if redis.call('SET', k, '1', 'EX', ARGV[1], 'NX') then out[i] = 1 else out[i] = 0 end
+end
+return out`;
 
 export interface RunningIngress {
   ingress: HttpIngress;
@@ -49,6 +60,11 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     };
     const redis = createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 });
     closers.push(() => redis.disconnect());
+    // The batch routes produce through their own producer, a batch in one send (no reply route: nobody waits).
+    const kafka = new KafkaAdapter(cfg.kafka, logger);
+    const producer = await kafka.producer();
+    closers.push(() => producer.disconnect());
+    const tracesTopic = topicNames(cfg.topics.prefix).traces;
     const prefix = `${cfg.redis.keyPrefix}http:idem:`;
     const feed = new AgentEventFeed(new KafkaAdapter(cfg.kafka, logger), topicNames(cfg.topics.prefix), redis, cfg.redis.keyPrefix, `${cfg.consumer.groupPrefix}-http-stream`);
     closers.push(() => feed.stop());
@@ -63,6 +79,15 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
       oversight: `SELECT trace_id, agent_id, intervention, approved, stage, halted, severity, reasons, tripwires_fired, rules_failed, fallback, decided_at_ms FROM ${db}.decisions FINAL WHERE agent_id = {agent} AND trace_id = {trace} LIMIT 1`,
     } as const;
     const tls = cfg.http.tls ? { cert: readFileSync(cfg.http.tls.certFile, 'utf8'), key: readFileSync(cfg.http.tls.keyFile, 'utf8') } : undefined;
+    // docs/approvals.md: approvers answer over this route when an approver registry is configured.
+    const approvers = cfg.approvals.approversFile ? parseApproverRegistry(readFileSync(cfg.approvals.approversFile, 'utf8'), cfg.approvals.approversFile) : undefined;
+    let apProducer: Promise<StewardProducer> | undefined;
+    const approvalDeps = approvers && {
+      store: new RedisApprovalStore(redis, { prefix: cfg.redis.keyPrefix }),
+      topics: topicNames(cfg.topics.prefix),
+      approvers: () => approvers,
+    };
+    closers.push(async () => (apProducer ? (await apProducer).disconnect() : undefined));
     const ingress = new HttpIngress(
       {
         host: cfg.http.host,
@@ -79,6 +104,7 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
       {
         registry: () => holder?.registry ?? empty,
         publish: (t) => client.publish(t),
+        publishBatch: (items) => producer.send([{ topic: tracesTopic, messages: items.map((x) => ({ key: x.trace.agent_id, value: x.json })) }]),
         stream: { head: (a) => feed.head(a), read: (a, last) => feed.read(a, last) },
         query: async (kind, agent, trace) => {
           // One pass: a substituted value is never scanned again.
@@ -96,9 +122,17 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
         },
         decide: (t, agent, timeoutMs) => tierClient(agent.tier).decide(t, { timeoutMs }),
         finalize: (t, agent, timeoutMs) => tierClient(agent.tier).finalize(t, { timeoutMs }),
+        ...(approvalDeps && {
+          approve: async (key: string, id: string, decision: 'approve' | 'deny', reason: string | undefined) => {
+            apProducer ??= new KafkaAdapter(cfg.kafka, logger).producer();
+            return answerOverHttp({ ...approvalDeps, producer: await apProducer }, key, id, decision, reason);
+          },
+        }),
         idempotency: {
           claim: async (k) => (await redis.set(prefix + k, '1', 'EX', IDEMPOTENCY_TTL_SECONDS, 'NX')) === 'OK',
           release: async (k) => void (await redis.del(prefix + k)),
+          // One Redis instance (createRedis): the batch's keys need not share a cluster slot.
+          claimMany: async (keys) => ((await redis.eval(CLAIM_MANY, keys.length, ...keys.map((k) => prefix + k), String(IDEMPOTENCY_TTL_SECONDS))) as number[]).map((x) => x === 1),
         },
       },
     );

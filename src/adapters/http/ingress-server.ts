@@ -14,6 +14,7 @@ import type { AgentInfo, Trace } from '../../engine/types.js';
 import { validateTrace } from '../kafka/serde.js';
 import { acgpEventToTrace, type AcgpEvent } from './acgp-mapping.js';
 import { agentForKey, KeyRateLimiter, type KeyedRegistry } from './ingress-auth.js';
+import { registerApprovalRoutes, type ApprovalAnswerFn } from './approval-routes.js';
 
 export interface HttpIngressOptions {
   host: string;
@@ -48,8 +49,16 @@ export interface IngressDeps {
   registry(): KeyedRegistry;
   /** Produces a trace to acgp.traces, key = its agent id (StewardClient.publish). */
   publish(trace: Trace): Promise<void>;
-  /** Claims an idempotency key (true: first time); release() undoes a claim whose send failed. */
-  idempotency?: { claim(key: string): Promise<boolean>; release(key: string): Promise<void> };
+  /**
+   * Produces a batch's traces in one send (key = agent id, value = `json`, the trace's JSON text already made
+   * for the size check); rejects when any is not acknowledged. Used instead of `publish` when present.
+   */
+  publishBatch?(items: readonly { trace: Trace; json: string }[]): Promise<void>;
+  /**
+   * Claims an idempotency key (true: first time); release() undoes a claim whose send failed. claimMany, when
+   * present, claims a batch's keys in one round trip (same answers as claim, in order).
+   */
+  idempotency?: { claim(key: string): Promise<boolean>; release(key: string): Promise<void>; claimMany?(keys: readonly string[]): Promise<boolean[]> };
   /** The tripwire decision on the same request (StewardClient.decide: contract timeout and fallback). */
   decide?(trace: Trace, agent: AgentInfo, timeoutMs?: number): Promise<unknown>;
   /** The finalization gate's answer (StewardClient.finalize). */
@@ -58,6 +67,8 @@ export interface IngressDeps {
   stream?: { head(agentId: string): Promise<string>; read(agentId: string, lastId: string): Promise<{ id: string; event: string; data: string }[]> };
   /** What the pipeline stored about one of the agent's traces (ClickHouse, read-only); undefined: not (yet) stored. */
   query?(kind: 'scores' | 'feedback' | 'oversight', agentId: string, traceId: string): Promise<Record<string, unknown> | undefined>;
+  /** Approvers answering pending approvals (docs/approvals.md), authenticated by their own API keys. */
+  approve?: ApprovalAnswerFn;
   now?: () => Date;
 }
 
@@ -173,6 +184,7 @@ export class HttpIngress {
     });
     this.app.get('/v1/health', { schema: { ...healthSchema, security: [] } }, async () => ({ status: 'ok' as const }));
     this.app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => this.app.swagger());
+    if (this.deps?.approve) registerApprovalRoutes(this.app, this.deps.approve, (k) => this.limiter.take(k));
     if (this.deps) await this.app.register(async (scoped) => this.routes(scoped, this.deps!));
     await this.app.ready();
   }
@@ -221,15 +233,17 @@ export class HttpIngress {
     const maxEvents = this.opts.maxBatchEvents ?? 500;
     const maxTraceBytes = this.opts.maxTraceBytes ?? 900_000;
     const now = deps.now ?? (() => new Date());
-    const toTrace = (ev: AcgpEvent, agent: AgentInfo): Trace => {
-      const t = validateTrace(acgpEventToTrace(ev, agent.id, now));
-      const size = Buffer.byteLength(JSON.stringify(t));
+    const toTrace = (ev: AcgpEvent, agent: AgentInfo): { trace: Trace; json: string } => {
+      const trace = validateTrace(acgpEventToTrace(ev, agent.id, now));
+      const json = JSON.stringify(trace);
+      // UTF-8 is at most 3 bytes per UTF-16 unit: the exact count only near the limit.
+      const size = json.length * 3 <= maxTraceBytes ? json.length : Buffer.byteLength(json);
       if (size > maxTraceBytes) throw new StewardError('STEWARD_TRACE_TOO_LARGE', `trace is ${size} bytes as JSON, over limits.max_trace_bytes ${maxTraceBytes}`);
-      return t;
+      return { trace, json };
     };
     /** Maps and validates every event first (nothing is sent from a batch with a bad event), then sends the unclaimed ones. */
     const ingest = async (events: AcgpEvent[], agent: AgentInfo, batchKey: string | undefined, reply: import('fastify').FastifyReply) => {
-      let traces: Trace[];
+      let traces: { trace: Trace; json: string }[];
       try {
         traces = events.map((ev, i) => {
           try {
@@ -243,11 +257,17 @@ export class HttpIngress {
         return reply.code(422).send({ error: err.code ?? 'STEWARD_TRACE_SCHEMA', message: err.message, index: err.index });
       }
       const keys = events.map((ev, i) => `${agent.id}:${ev.idempotency_key ?? (batchKey ? `${batchKey}:${i}` : '')}`);
-      // Claimed concurrently (one pipelined Redis round trip for the batch, not one per event).
-      const claimed = await Promise.all(keys.map((k) => (!deps.idempotency || k.endsWith(':') ? true : deps.idempotency.claim(k))));
+      const claimed = await claimAll(deps.idempotency, keys);
       const fresh = claimed.flatMap((c, i) => (c ? [i] : []));
-      const results = await Promise.allSettled(fresh.map((i) => deps.publish(traces[i])));
-      const failed = fresh.filter((_, j) => results[j].status === 'rejected');
+      let failed: number[];
+      if (deps.publishBatch) {
+        // One send for the batch (concurrent requests' sends merge further in the coalescing producer).
+        const ok = fresh.length === 0 || (await deps.publishBatch(fresh.map((i) => traces[i])).then(() => true, () => false));
+        failed = ok ? [] : fresh;
+      } else {
+        const results = await Promise.allSettled(fresh.map((i) => deps.publish(traces[i].trace)));
+        failed = fresh.filter((_, j) => results[j].status === 'rejected');
+      }
       if (failed.length > 0) {
         await Promise.allSettled(failed.map((i) => deps.idempotency?.release(keys[i])));
         return reply.code(503).header('retry-after', '2').send({ error: 'STEWARD_KAFKA', message: `${failed.length} of ${traces.length} events could not be produced to the traces topic; retry the batch` });
@@ -413,4 +433,14 @@ function drained(res: import('node:http').ServerResponse, ms: number): Promise<b
     res.once('drain', onDrain);
     res.once('close', onClose);
   });
+}
+
+/** Claims every key that names one (keys ending in ':' have none and always pass): in one call when the store can. */
+async function claimAll(idem: IngressDeps['idempotency'], keys: readonly string[]): Promise<boolean[]> {
+  if (!idem) return keys.map(() => true);
+  const named = keys.flatMap((k, i) => (k.endsWith(':') ? [] : [i]));
+  const answers = idem.claimMany ? await idem.claimMany(named.map((i) => keys[i])) : await Promise.all(named.map((i) => idem.claim(keys[i])));
+  const out = keys.map(() => true);
+  named.forEach((i, j) => (out[i] = answers[j]));
+  return out;
 }
