@@ -9,7 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { StewardError, type StewardErrorCode } from '../errors.js';
 import { findBlueprintFiles, isPolicyFile } from '../adapters/fs/blueprint-files.js';
 import { readUtf8FileSync } from '../adapters/fs/text.js';
-import { AcmGovernor, buildReplayBundle, sha256Hex, compileVerificationSheets, formatAcmProblem, policyDigest, policyFileMap, RecordingStateStore, RunCollector, runIdOf, schemaProblems, type AcmCheck, type AcmOptions, type PolicyFiles } from '../engine/acm/index.js';
+import { AcmGovernor, buildReplayBundle, raiseDecision, sha256Hex, compileVerificationSheets, formatAcmProblem, policyDigest, policyFileMap, RecordingStateStore, RunCollector, runIdOf, schemaProblems, type AcmCheck, type AcmOptions, type PolicyFiles } from '../engine/acm/index.js';
 import type { EngineConfig } from '../engine/config.js';
 import { dslOptionsFromConfig } from '../engine/dsl/index.js';
 import { traceEventId } from '../engine/event-id.js';
@@ -113,7 +113,9 @@ export async function createEvalBundles(setup: OfflineSetup, o: { dir: string; b
         // The ACM codes are not (yet) StewardErrorCodes; the error line carries them as they are.
         throw new StewardError(first.code as StewardErrorCode, check.problems.map((p) => `${p.path}${p.offset !== undefined ? `@${p.offset}` : ''}: ${p.code}: ${p.message}`).join('; '));
       }
-      const decision = await engine.decide(trace, nowMs, eventId);
+      // The run checks' answer is folded into the decision before scoring, as in the stream (raiseDecision).
+      const decided = await engine.decide(trace, nowMs, eventId);
+      const decision = check ? raiseDecision(decided, mostSevere(decided.intervention, check.intervention), check.violations) : decided;
       const score = await engine.score(trace, decision, nowMs);
       const reads = recorder.take(`${nsPart(tenant)}:${nsPart(agent.id)}`);
       const final = check ? mostSevere(score.intervention, check.intervention) : score.intervention;

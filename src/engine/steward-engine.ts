@@ -34,6 +34,7 @@ import { MetricBudget } from './metric-budget.js';
 import type { FinalizationGate } from './gate/finalization-gate.js';
 import type { FinalizationOutcomeEvent, GateOutcome } from './gate/types.js';
 import { governRunEvent, type AcmRunStateStore } from './acm/state-store.js';
+import { raiseDecision } from './acm/stage.js';
 import { isAcmHook, runIdOf, type AcmEnv } from './acm/run-state.js';
 import { selectWithRollout, type RolloutTable } from './rollout/arm.js';
 
@@ -152,9 +153,7 @@ export class StewardEngine {
     }
     let res = bpRes ?? (await blueprintStage());
     if (out.kind === 'not_governed') return [res, { violations: [], drafts: [] }];
-    if (severityRank(out.intervention) > severityRank(res.intervention)) {
-      res = { ...res, intervention: out.intervention, halted: res.halted || !isApproved(out.intervention), stage: 'tripwire', reasons: [...res.reasons, ...out.violations.map((v) => `acm:${v.code}: ${v.message}`)] };
-    }
+    res = raiseDecision(res, out.intervention, out.violations);
     return [res, { run_id: out.run_id, ...(out.acm_intervention ? { intervention: out.acm_intervention } : {}), violations: out.violations.map((v) => v.code), drafts: out.drafts }];
   }
 

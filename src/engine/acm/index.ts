@@ -40,5 +40,5 @@ export { policyDigest, policyFileMap, recordDigest, MANIFEST, type BundleFiles, 
 export { verifyReplayBundle, formatBundleProblem, type BundleProblem, type VerifyBundleOptions } from './bundle/verify.js';
 export { createReevaluator, type Reevaluator } from './bundle/reevaluate.js';
 export { exportReplayBundle, type ReplaySource, type ReplayRun } from './bundle/source.js';
-export { governAcmEvent, MemoryAcmStateStore, type AcmStageOutcome, type AcmStateStore, type BlueprintAnswer } from './stage.js';
+export { governAcmEvent, MemoryAcmStateStore, raiseDecision, type AcmStageOutcome, type AcmStateStore, type BlueprintAnswer } from './stage.js';
 export { ANSWERS_KEPT, governRunEvent, MemoryAcmRunStateStore, type AcmAnswer, type AcmRunStateStore, type RunEventOutcome, type RunEventOptions, type StoredRun } from './state-store.js';

@@ -7,7 +7,7 @@
  */
 import { acmPolicyDecisionDraft } from '../ledger/acm-entries.js';
 import type { LedgerDraft } from '../ledger/types.js';
-import { isApproved, mostSevere, type Intervention, type Trace } from '../types.js';
+import { isApproved, mostSevere, severityRank, type Intervention, type Trace } from '../types.js';
 import { emptyContextState, type ContextState, type ContextVersion } from './context.js';
 import { taskPolicyInput, type TaskPolicyInput } from './pdp.js';
 import type { AcmProblem } from './problems.js';
@@ -98,6 +98,22 @@ export class MemoryAcmStateStore implements AcmStateStore {
     if (u.context) this.versions.push(u.context);
     return Promise.resolve();
   }
+}
+
+/**
+ * The blueprint's decision with the run checks' answer folded in, before scoring (docs/acm.md "Run governance"):
+ * when `combined` (the most severe of both) is stricter, the decision takes it, from the tripwire stage, with
+ * the violations among its reasons, and a refusal halts it (it is final: not scored further). The stream's
+ * StewardEngine, `eval --bundles` and the replay verifier all score this, so their records agree
+ * (spec-decisions D30).
+ */
+export function raiseDecision<T extends { intervention: Intervention; halted: boolean; stage: string; reasons: string[] }>(
+  d: T,
+  combined: Intervention,
+  violations: readonly { code: string; message: string }[],
+): T {
+  if (severityRank(combined) <= severityRank(d.intervention)) return d;
+  return { ...d, intervention: combined, halted: d.halted || !isApproved(combined), stage: 'tripwire', reasons: [...d.reasons, ...violations.map((v) => `acm:${v.code}: ${v.message}`)] };
 }
 
 /** The run's POLICY_DECISION for an event (ACM §11): the combined answer, with the ACM checks' part and digests. */

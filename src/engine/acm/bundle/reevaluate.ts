@@ -38,7 +38,8 @@ class RecordedScorers extends ScorerRegistry {
 export interface Reevaluator {
   /** The tenant the recorded agent registry gives an agent (a run may hold another agent's events, e.g. approvals). */
   tenantOf(agentId: string): string;
-  decide(trace: Trace, req: PolicyRequestRecord): Promise<{ decision: DecisionRecord; score: ScoreRecord; unusedReads: number }>;
+  /** `adjust`: the decision as scored (the run checks' answer folded in, raiseDecision). */
+  decide(trace: Trace, req: PolicyRequestRecord, adjust?: (d: DecisionRecord) => DecisionRecord): Promise<{ decision: DecisionRecord; score: ScoreRecord; unusedReads: number }>;
 }
 
 export interface PolicyTexts {
@@ -66,11 +67,12 @@ export function createReevaluator(p: PolicyTexts): { reevaluator?: Reevaluator; 
   const engine = new StewardEngine({ blueprints: () => set, registry, config: p.config, state, trustDebt, scorers, engineVersion: 'replay' });
   const reevaluator: Reevaluator = {
     tenantOf: (agentId) => registry.lookup(agentId).tenant,
-    async decide(trace, req) {
+    async decide(trace, req, adjust) {
       state.load(req.reads);
       debt = req.trust_debt;
       scorers.answers = new Map(req.scorer_answers.map((a) => [a.name, a]));
-      const decision = await engine.decide(trace, req.now_ms, req.event_id);
+      const decided = await engine.decide(trace, req.now_ms, req.event_id);
+      const decision = adjust ? adjust(decided) : decided;
       const score = await engine.score(trace, decision, req.now_ms);
       return { decision, score, unusedReads: state.unused().length };
     },

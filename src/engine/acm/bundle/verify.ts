@@ -22,6 +22,7 @@ import { contextFiles, plannerFiles, taskIoFiles } from './artifacts.js';
 import { acmSummary } from './collector.js';
 import { ACM_OPTIONS, AGENTS, BLUEPRINTS_DIR, contextPath, ENGINE_CONFIG, LEDGER, MANIFEST, policyDigest, recordDigest, REQUESTS, RESPONSES, TRACES, VERIFY_DIR, type BundleFiles } from './layout.js';
 import { createReevaluator } from './reevaluate.js';
+import { raiseDecision } from '../stage.js';
 import { checkContexts, checkLedger, checkManifest, checkVerdicts, parseJson, parseJsonl, trustedKeys, type BundleProblem } from './verify-files.js';
 
 export { formatBundleProblem, type BundleProblem } from './verify-files.js';
@@ -157,7 +158,7 @@ async function replay(files: BundleFiles, runId: string, runTenant: string, rec:
     let blueprintIntervention = resp.value.blueprint.intervention;
     if (re.reevaluator) {
       try {
-        const out = await re.reevaluator.decide(trace, r);
+        const out = await re.reevaluator.decide(trace, r, check ? (d) => raiseDecision(d, mostSevere(d.intervention, check.intervention), check.violations) : undefined);
         blueprintIntervention = out.score.intervention;
         const got = {
           intervention: out.score.intervention,
