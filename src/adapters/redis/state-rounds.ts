@@ -12,6 +12,7 @@
  * against).
  */
 import { StewardError } from '../../errors.js';
+import type { Cluster } from 'ioredis';
 import { isCluster, redisFailureKind, type RedisClient } from './client.js';
 import { keySlot } from './slots.js';
 
@@ -99,10 +100,38 @@ export class RedisStateRounds {
       if (!g) bySlot.set(sl, (g = []));
       g.push(p);
     }
-    for (const g of bySlot.values()) for (let i = 0; i < g.length; i += this.maxOps) this.send(g.slice(i, i + this.maxOps));
+    // One script call per slot; the calls of slots served by one master leave in one pipeline (one write).
+    const byNode = new Map<string, Pending[][]>();
+    const slots = (this.redis as unknown as Cluster).slots;
+    for (const [sl, g] of bySlot) {
+      // slot map not known yet (still connecting): a call of its own, routed by ioredis
+      const node = slots[sl]?.[0] ?? `slot:${sl}`;
+      let calls = byNode.get(node);
+      if (!calls) byNode.set(node, (calls = []));
+      for (let i = 0; i < g.length; i += this.maxOps) calls.push(g.slice(i, i + this.maxOps));
+    }
+    for (const calls of byNode.values()) {
+      if (calls.length === 1) {
+        this.send(calls[0]!);
+        continue;
+      }
+      const pipe = this.redis.pipeline() as unknown as { stewardStateRound(n: number, ...a: (string | number)[]): void; exec(): Promise<[Error | null, unknown][] | null> };
+      for (const c of calls) {
+        const [n, args] = this.encode(c);
+        pipe.stewardStateRound(n, ...args);
+      }
+      pipe.exec().then(
+        (res) => calls.forEach((c, i) => {
+          const [err, v] = res?.[i] ?? [new Error('no reply'), undefined];
+          if (err) this.fail(c, err);
+          else this.settle(c, v as unknown[]);
+        }),
+        (e: unknown) => calls.forEach((c) => this.fail(c, e)),
+      );
+    }
   };
 
-  private send(batch: Pending[]): void {
+  private encode(batch: Pending[]): [number, (string | number)[]] {
     const n = batch.length;
     const args: (string | number)[] = new Array(n * 6);
     for (let i = 0; i < n; i++) {
@@ -122,19 +151,28 @@ export class RedisStateRounds {
     }
     this.calls++;
     this.ops += n;
+    return [n, args];
+  }
+
+  private send(batch: Pending[]): void {
+    const [n, args] = this.encode(batch);
     this.redis.stewardStateRound(n, ...args).then(
-      (res) => {
-        for (let i = 0; i < n; i++) {
-          const v = res[i];
-          if (typeof v === 'string' && v.startsWith('ERR')) batch[i]!.reject(stateUnavailable(new Error(v.slice(4))));
-          else batch[i]!.resolve(v);
-        }
-      },
-      (e: unknown) => {
-        const err = stateUnavailable(e);
-        for (const p of batch) p.reject(err);
-      },
+      (res) => this.settle(batch, res),
+      (e: unknown) => this.fail(batch, e),
     );
+  }
+
+  private settle(batch: Pending[], res: unknown[]): void {
+    for (let i = 0; i < batch.length; i++) {
+      const v = res[i];
+      if (typeof v === 'string' && v.startsWith('ERR')) batch[i]!.reject(stateUnavailable(new Error(v.slice(4))));
+      else batch[i]!.resolve(v);
+    }
+  }
+
+  private fail(batch: Pending[], e: unknown): void {
+    const err = stateUnavailable(e);
+    for (const p of batch) p.reject(err);
   }
 }
 
