@@ -1,0 +1,79 @@
+// The batch route's send path (docs/http.md "Idempotency", "Benchmark"): claims in one claimMany call, the fresh
+// traces in one publishBatch call carrying the JSON that was size-checked, duplicates not sent again, and a
+// failed send answered 503 with every claim of it released (so the client's retry sends them).
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpIngress } from '../../../../src/adapters/http/ingress-server.js';
+import { apiKeyHash } from '../../../../src/adapters/http/ingress-auth.js';
+import { createAgentRegistry } from '../../../../src/engine/blueprint/registry.js';
+import type { Trace } from '../../../../src/engine/types.js';
+
+let ingress: HttpIngress | undefined;
+afterEach(async () => {
+  await ingress?.close();
+  ingress = undefined;
+});
+
+function setup() {
+  const claimed = new Set<string>();
+  const calls = { claimMany: 0, claim: 0, publish: 0, batches: [] as { trace: Trace; json: string }[][], released: [] as string[] };
+  let failNext = false;
+  const registry = createAgentRegistry([{ id: 'a1', tenant: 'acme', tier: 'ACL-2', tools: [], domains: [], apiKeys: [apiKeyHash('k1')] }]);
+  ingress = new HttpIngress(
+    { host: '127.0.0.1', port: 0, maxBodyBytes: 1 << 20, ratePerSecond: 1000 },
+    {
+      registry: () => registry,
+      publish: async () => void calls.publish++,
+      publishBatch: async (items) => {
+        if (failNext) {
+          failNext = false;
+          throw new Error('broker down');
+        }
+        calls.batches.push([...items]);
+      },
+      idempotency: {
+        claim: async (k) => (calls.claim++, !claimed.has(k) && !!claimed.add(k)),
+        claimMany: async (keys) => (calls.claimMany++, keys.map((k) => !claimed.has(k) && !!claimed.add(k))),
+        release: async (k) => void (claimed.delete(k), calls.released.push(k)),
+      },
+    },
+  );
+  return { calls, failOnce: () => (failNext = true) };
+}
+
+const batch = (ids: string[]) => ({ batch_id: 'b1', event_count: ids.length, events: ids.map((id) => ({ trace_id: id, final_output: `out ${id}`, idempotency_key: `b1_${id}` })) });
+const post = (body: unknown) => ingress!.app.inject({ method: 'POST', url: '/v1/ingest/traces/batch', headers: { 'x-api-key': 'k1', 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+
+describe('batch ingest send path', () => {
+  it('claims in one call and sends the fresh traces in one batch whose values are their JSON', async () => {
+    const { calls } = setup();
+    await ingress!.ready();
+    const r = await post(batch(['t1', 't2', 't3']));
+    expect(r.statusCode).toBe(200);
+    expect(r.json()).toMatchObject({ accepted: 3, duplicates: 0 });
+    expect(calls).toMatchObject({ claimMany: 1, claim: 0, publish: 0 });
+    expect(calls.batches).toHaveLength(1);
+    expect(calls.batches[0].map((x) => x.trace.trace_id)).toEqual(['t1', 't2', 't3']);
+    for (const x of calls.batches[0]) expect(JSON.parse(x.json)).toEqual(x.trace);
+    expect(calls.batches[0][0].trace).toMatchObject({ agent_id: 'a1', content: 'out t1' });
+    // The retry: t1..t3 are duplicates, t4 is new; only t4 is sent.
+    const again = await post(batch(['t1', 't2', 't3', 't4']));
+    expect(again.json()).toMatchObject({ accepted: 1, duplicates: 3 });
+    expect(calls.batches[1].map((x) => x.trace.trace_id)).toEqual(['t4']);
+    // All duplicates: nothing is sent.
+    await post(batch(['t1', 't4']));
+    expect(calls.batches).toHaveLength(2);
+  });
+
+  it('a failed send is a 503 and releases every claim of the batch, so the retry sends them', async () => {
+    const { calls, failOnce } = setup();
+    await ingress!.ready();
+    failOnce();
+    const r = await post(batch(['u1', 'u2']));
+    expect(r.statusCode).toBe(503);
+    expect(r.headers['retry-after']).toBe('2');
+    expect(calls.released.sort()).toEqual(['a1:b1_u1', 'a1:b1_u2']);
+    const retry = await post(batch(['u1', 'u2']));
+    expect(retry.json()).toMatchObject({ accepted: 2, duplicates: 0 });
+    expect(calls.batches.at(-1)!.map((x) => x.trace.trace_id)).toEqual(['u1', 'u2']);
+  });
+});
