@@ -13,7 +13,7 @@ import type { RedisStateStore } from '../adapters/redis/state-store.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import type { AgentRegistry } from '../engine/blueprint/index.js';
 import type { RolloutState, RolloutTable } from '../engine/rollout/arm.js';
-import { rollbackEvent, rolloutLedgerDraft, ROLLOUT_LEDGER_AGENT } from '../engine/rollout/events.js';
+import { declaredRollout, rollbackEvent, rolloutLedgerDraft, ROLLOUT_LEDGER_AGENT, setEvent } from '../engine/rollout/events.js';
 import { ReviewQueueHook } from '../engine/rollout/review-queue.js';
 import { readOnlyTrustDebt, ShadowEvaluator } from '../engine/rollout/shadow.js';
 import { RolloutStageHook } from '../engine/rollout/stage-hook.js';
@@ -120,7 +120,38 @@ export async function openRollout(o: {
       });
       logger.info({ shadow: shadowId, dir: cfg.rollout.shadowBlueprints }, 'shadow evaluation on');
     }
-    hook = new RolloutStageHook({ recorder: monitor, shadow, shadowTopic: topics.shadowDiffs, maxMessageBytes: cfg.limits.maxMessageBytes, onDropped: (why) => logger.warn(why) });
+    hook = new RolloutStageHook({
+      recorder: monitor,
+      shadow,
+      shadowTopic: topics.shadowDiffs,
+      maxMessageBytes: cfg.limits.maxMessageBytes,
+      onDropped: (why) => logger.warn(why),
+      onDiff: (d) => m?.shadowDiffs.inc({ shadow_id: d.shadow_id, changed: String(d.changed) }),
+    });
+    // A blueprint's `migration` block starts its rollout at the first stage, once (docs/rollout.md): at start and
+    // on every reload; an existing rollout of the name (set by an operator, rolled back) is never overridden.
+    const h = hook;
+    const declare = async () => {
+      const set = o.holder.current();
+      for (const bp of set.blueprints) {
+        const d = declaredRollout(bp, (ref) => set.get(ref)?.version === ref.slice(ref.lastIndexOf('@') + 1));
+        if (!d) continue;
+        const started = await monitor.store.initIfAbsent(d.name, d, Date.now(), `declared by ${bp.id} (migration)`);
+        if (!started) continue;
+        const ev = setEvent(undefined, started, 'steward', started.reason ?? 'declared');
+        h.enqueue([
+          { topic: topics.rollouts, message: { key: d.name, value: JSON.stringify(ev) } },
+          { topic: topics.ledger, message: { key: ROLLOUT_LEDGER_AGENT, value: JSON.stringify(rolloutLedgerDraft(ev)) } },
+        ]);
+        logger.info({ rollout: ev }, `rollout of ${d.name}@${d.canaryVersion} started at ${d.percent}% (declared)`);
+      }
+      await monitor.refresh();
+    };
+    await declare();
+    const off = o.holder.onChange((ev) => {
+      if (ev.ok) void declare().catch((e: unknown) => logger.warn({ err: (e as Error).message }, 'declared rollouts not started (retried at the next reload)'));
+    });
+    closers.push(off);
   }
 
   let reviewHook: ReviewQueueHook | undefined;

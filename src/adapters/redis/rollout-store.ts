@@ -13,8 +13,10 @@ import type { RolloutState } from '../../engine/rollout/arm.js';
 import { EMPTY_COUNTS, type ArmCounts } from '../../engine/rollout/triggers.js';
 import { StewardError } from '../../errors.js';
 
-// KEYS[1] state hash, KEYS[2] names set; ARGV: name, stable, canary, percent, at, reason. Bumps gen.
+// KEYS[1] state hash, KEYS[2] names set; ARGV: name, stable, canary, percent, at, reason, only-if-absent.
+// Bumps gen; 0 when only-if-absent and the rollout exists.
 const SET_SCRIPT = `
+if ARGV[7] == '1' and redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local gen = redis.call('HINCRBY', KEYS[1], 'gen', 1)
 redis.call('HSET', KEYS[1], 'stable', ARGV[2], 'canary', ARGV[3], 'percent', ARGV[4], 'updated_at_ms', ARGV[5], 'reason', ARGV[6])
 redis.call('SADD', KEYS[2], ARGV[1])
@@ -30,7 +32,7 @@ local g2 = redis.call('HINCRBY', KEYS[1], 'gen', 1)
 return {1, g2, tostring(pct)}`;
 
 type Scripted = RedisClient & {
-  stewardRolloutSet(key: string, names: string, name: string, stable: string, canary: string, percent: string, at: number, reason: string): Promise<number>;
+  stewardRolloutSet(key: string, names: string, name: string, stable: string, canary: string, percent: string, at: number, reason: string, onlyIfAbsent: string): Promise<number>;
   stewardRolloutBack(key: string, gen: number, at: number, reason: string): Promise<[number, number, string]>;
 };
 
@@ -85,8 +87,15 @@ export class RedisRolloutStore {
 
   async set(name: string, v: { stableVersion: string; canaryVersion: string; percent: number }, atMs: number, reason: string): Promise<RolloutState> {
     if (!(v.percent >= 0 && v.percent <= 100)) throw new StewardError('STEWARD_ROLLOUT_PERCENT', `rollout percent must be 0..100, got ${v.percent}`);
-    const gen = await this.r.stewardRolloutSet(this.key(name), `${this.prefix}{rollout}:names`, name, v.stableVersion, v.canaryVersion, String(v.percent), atMs, reason);
+    const gen = await this.r.stewardRolloutSet(this.key(name), `${this.prefix}{rollout}:names`, name, v.stableVersion, v.canaryVersion, String(v.percent), atMs, reason, '0');
     return { name, ...v, generation: Number(gen), updatedAtMs: atMs, reason };
+  }
+
+  /** Starts a rollout unless one of that name exists (any instance, any state): a blueprint's declared first stage. */
+  async initIfAbsent(name: string, v: { stableVersion: string; canaryVersion: string; percent: number }, atMs: number, reason: string): Promise<RolloutState | undefined> {
+    if (!(v.percent >= 0 && v.percent <= 100)) throw new StewardError('STEWARD_ROLLOUT_PERCENT', `rollout percent must be 0..100, got ${v.percent}`);
+    const gen = Number(await this.r.stewardRolloutSet(this.key(name), `${this.prefix}{rollout}:names`, name, v.stableVersion, v.canaryVersion, String(v.percent), atMs, reason, '1'));
+    return gen === 0 ? undefined : { name, ...v, generation: gen, updatedAtMs: atMs, reason };
   }
 
   /** Canary to 0 % if the rollout is still at `generation` (exactly one concurrent caller wins). */

@@ -88,3 +88,14 @@ export function rolloutLedgerDraft(e: RolloutEvent): LedgerDraft {
     },
   };
 }
+
+/** A blueprint's declared rollout start (§13.5.1 `migration`): from_version → this version at the first stage. */
+export function declaredRollout(bp: { id: string; version: string; resolved: Record<string, unknown> }, has: (ref: string) => boolean): { name: string; stableVersion: string; canaryVersion: string; percent: number } | undefined {
+  const m = bp.resolved.migration as { blueprint_id?: unknown; from_version?: unknown; stages?: { percentage?: unknown }[] } | undefined;
+  const pct = m?.stages?.[0]?.percentage;
+  if (!m || typeof m.from_version !== 'string' || typeof pct !== 'number') return undefined;
+  const name = bp.id.slice(0, bp.id.lastIndexOf('@') < 0 ? undefined : bp.id.lastIndexOf('@'));
+  if (typeof m.blueprint_id === 'string' && m.blueprint_id.split('@')[0] !== name) return undefined;
+  if (!has(`${name}@${m.from_version}`)) return undefined;
+  return { name, stableVersion: m.from_version, canaryVersion: bp.version, percent: pct };
+}

@@ -8,6 +8,7 @@ import type { DecisionRecord } from '../records.js';
 import type { Trace } from '../types.js';
 import type { RolloutArm } from './arm.js';
 import type { ShadowEvaluator } from './shadow.js';
+import type { ShadowDiff } from './diff.js';
 import { countsOf, type ArmCounts } from './triggers.js';
 
 export interface RolloutRecorder {
@@ -29,6 +30,8 @@ export interface RolloutStageHookOptions {
   /** limits.max_message_bytes: a larger diff is dropped (and counted) rather than failing the trace. */
   maxMessageBytes?: number;
   onDropped?: (why: string) => void;
+  /** Every diff the shadow produced (metrics). */
+  onDiff?: (d: ShadowDiff) => void;
 }
 
 export class RolloutStageHook {
@@ -49,6 +52,7 @@ export class RolloutStageHook {
     const out = this.queued.length > 0 ? this.queued.splice(0) : [];
     if (!this.o.shadow) return out;
     const diff = await this.o.shadow.evaluate(trace, record, eventTimeMs);
+    if (diff) this.o.onDiff?.(diff);
     if (!diff || (!diff.changed && this.o.emitUnchanged === false)) return out;
     const value = JSON.stringify(diff);
     if (this.o.maxMessageBytes !== undefined && value.length + trace.agent_id.length > this.o.maxMessageBytes) {
