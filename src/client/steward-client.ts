@@ -16,6 +16,8 @@ import { assertWellFormedIds, createRegistry, encodeTrace, registerAvro } from '
 import { isMessageTooLarge } from '../adapters/kafka/kafka-error.js';
 import { rejectedDecision, type DecisionMessage, type GateReplyMessage, type VerdictMessage } from '../contracts/messages.js';
 import { gateAnswerOf, isDecision, type ClientGateAnswer } from './gate-answer.js';
+import { waitForApprovalOutcome, type ApprovalWaitOptions } from './approval-wait.js';
+import type { ApprovalOutcome } from '../engine/approvals/outcome.js';
 
 export type { ClientGateAnswer } from './gate-answer.js';
 import { parseTimestamp } from '../engine/time.js';
@@ -357,6 +359,14 @@ export class StewardClient {
       fallback: true,
       fallback_reason: why ?? 'timeout',
     };
+  }
+
+  /**
+   * After a decision `escalate` with `approval_id` (docs/approvals.md): the approval's one outcome (approved,
+   * denied or timed out with the tool's default action), or undefined after `timeoutMs`.
+   */
+  waitForApproval(approvalId: string, opts: ApprovalWaitOptions): Promise<ApprovalOutcome | undefined> {
+    return waitForApprovalOutcome(this.adapter, this.topics.approvals, approvalId, opts);
   }
 
   async close(): Promise<void> {

@@ -16,8 +16,9 @@ import type { LedgerDraft } from '../engine/ledger/index.js';
 import { policyDecisionDraft, type PolicyDecisionInput } from '../contracts/policy-decision.js';
 import { StewardError } from '../errors.js';
 import { reviewQueueRow, rolloutEventRow, shadowDiffRow } from '../adapters/clickhouse/rollout-rows.js';
+import { approvalRow } from '../adapters/clickhouse/approval-rows.js';
 
-type Kind = 'decisions' | 'verdicts' | 'ledger' | 'trustDebt' | 'gate' | 'dlq' | RolloutKind;
+type Kind = 'decisions' | 'verdicts' | 'ledger' | 'trustDebt' | 'gate' | 'dlq' | RolloutKind | 'approvals';
 // docs/rollout.md: parsed and mapped by rollout-rows.ts.
 type RolloutKind = 'rollouts' | 'shadowDiffs' | 'reviewQueue';
 const ROLLOUT_ROWS: Record<RolloutKind, [TableName, (v: unknown, now: number) => object]> = {
@@ -25,7 +26,7 @@ const ROLLOUT_ROWS: Record<RolloutKind, [TableName, (v: unknown, now: number) =>
   shadowDiffs: ['shadow_diffs', shadowDiffRow],
   reviewQueue: ['review_queue', reviewQueueRow],
 };
-const TABLE: Record<Exclude<Kind, 'ledger' | RolloutKind>, TableName> = {
+const TABLE: Record<Exclude<Kind, 'ledger' | RolloutKind | 'approvals'>, TableName> = {
   decisions: 'decisions',
   verdicts: 'verdicts',
   trustDebt: 'trust_debt_events',
@@ -75,7 +76,7 @@ export class SinkProcessor {
     private readonly runLedger?: LedgerWriter,
   ) {
     this.kindOf = new Map(
-      (['decisions', 'verdicts', 'ledger', 'trustDebt', 'gate', 'dlq', 'rollouts', 'shadowDiffs', 'reviewQueue'] as Kind[]).map((k) => [topics[k], k]),
+      (['decisions', 'verdicts', 'ledger', 'trustDebt', 'gate', 'dlq', 'rollouts', 'shadowDiffs', 'reviewQueue', 'approvals'] as Kind[]).map((k) => [topics[k], k]),
     );
   }
 
@@ -184,6 +185,10 @@ export class SinkProcessor {
         } else if (kind === 'rollouts' || kind === 'shadowDiffs' || kind === 'reviewQueue') {
           const [table, row] = ROLLOUT_ROWS[kind];
           push(table, { row: row(v, now), source: m });
+        } else if (kind === 'approvals') {
+          // docs/approvals.md: requests and outcomes (answers leave no row).
+          const row = approvalRow(m.value, now);
+          if (row) push('approvals', { row, source: m });
         } else {
           push(TABLE[kind], { row: verdictRow(v, now), source: m });
         }

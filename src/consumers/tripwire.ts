@@ -22,6 +22,7 @@ import { eventTimeMs, fitsIn, messageBytes } from './stage-runner.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../config/steward-config.js';
 import { rejectedDecision } from '../contracts/messages.js';
 import { decisionMessage } from '../contracts/engine-records.js';
+import { approvalRequestJson } from '../contracts/approvals.js';
 import type { DecideScoreEngine } from './stage-types.js';
 import type { DecisionRecord } from '../engine/steward-engine.js';
 import { scoringJson } from './scoring-message.js';
@@ -108,6 +109,8 @@ export class TripwireProcessor implements StageProcessor {
     // what a replay bundle holds; spec-decisions D30). Same key, so each chain keeps the event order.
     const acm = record.acm;
     if (acm) for (const chain of [undefined, 'run'] as const) for (const d of acm.drafts) outs.push({ topic: this.d.topics.ledger, message: { key: d.agent_id, value: JSON.stringify(chain ? { ...d, chain } : d) } });
+    // docs/approvals.md: a call that waits for a human approval; keyed by approval id, like its answers and outcome.
+    if (record.approval) outs.push({ topic: this.d.topics.approvals, message: { key: record.approval.approval_id, value: approvalRequestJson(record.approval) } });
     if (!decision.halted && this.d.scorerInput !== 'join') outs.push({ topic: this.d.topics.scoring, message: { key: trace.agent_id, value: scoringJson(traceJson ?? JSON.stringify(trace), evTime, acm ? { ...record, acm: undefined } : record, route) } });
     for (const o of outs) {
       if (!fitsIn(o.message, limit)) {

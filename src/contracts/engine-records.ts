@@ -51,6 +51,7 @@ export function decisionMessage(r: ScoreDecisionInput, trace: Trace, eventTimeMs
     ...(r.degraded ? { degraded: true } : {}),
     ...(r.blueprintVersion ? { blueprint_version: r.blueprintVersion } : {}),
     ...(r.rolloutArm ? { rollout_arm: r.rolloutArm } : {}),
+    ...(r.approval ? { approval_id: r.approval.approval_id, approval_deadline_ms: r.approval.deadline_ms } : {}),
   };
 }
 

@@ -21,7 +21,7 @@ export const DECISION_FIELDS = {
   trace_id: true, agent_id: true, tenant: true, blueprint: true, intervention: true, approved: true, stage: true, halted: true,
   reasons: true, severity: true, tripwires: true, rules: true, latency_ms: true, event_time_ms: true, decided_at_ms: true, hook: true,
   tool: true, session_id: true, engine_version: true, event_id: true, rejected: true, fallback: true, fallback_reason: true, degraded: true,
-  blueprint_version: true, rollout_arm: true,
+  blueprint_version: true, rollout_arm: true, approval_id: true, approval_deadline_ms: true,
 } as const satisfies FieldSet<DecisionMessage>;
 
 export const VERDICT_FIELDS = {

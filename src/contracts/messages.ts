@@ -64,6 +64,9 @@ export interface DecisionMessage {
   /** The selected blueprint's version and the agent's rollout arm (contracts C8, docs/rollout.md). */
   blueprint_version?: string;
   rollout_arm?: 'stable' | 'canary';
+  /** An escalation that waits for a human approval (contracts C9, docs/approvals.md): its id and deadline. */
+  approval_id?: string;
+  approval_deadline_ms?: number;
   [k: string]: unknown;
 }
 

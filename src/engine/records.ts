@@ -4,6 +4,7 @@
  */
 import type { LedgerDraft } from './ledger/types.js';
 import type { AclTier, Intervention, MetricOutcome, PvsVerdict, TripwireStageResult, TrustDebtLevel, TrustDebtSnapshot } from './types.js';
+import type { ApprovalRequest } from './approvals/policy.js';
 
 /** What run governance added to a decision (docs/acm.md "In the stream"): the stage publishes `drafts` to the ledger. */
 export interface AcmDecision {
@@ -33,6 +34,8 @@ export interface DecisionRecord extends TripwireStageResult {
   acm?: AcmDecision;
   /** The agent's arm when the blueprint's name is in a staged rollout (docs/rollout.md). */
   rolloutArm?: 'stable' | 'canary';
+  /** The tool call needs a human approval (`tools[].requires_approval`, docs/approvals.md): intervention escalate. */
+  approval?: ApprovalRequest;
 }
 
 /**

@@ -37,6 +37,7 @@ import { governRunEvent, type AcmRunStateStore } from './acm/state-store.js';
 import { raiseDecision } from './acm/stage.js';
 import { isAcmHook, runIdOf, type AcmEnv } from './acm/run-state.js';
 import { selectWithRollout, type RolloutTable } from './rollout/arm.js';
+import { approvalFor } from './approvals/policy.js';
 
 export interface StewardEngineOptions {
   blueprints: () => BlueprintSet;
@@ -108,6 +109,9 @@ export class StewardEngine {
     let res: TripwireStageResult;
     if (this.o.acm && (isAcmHook(trace.hook) || runIdOf(trace) !== undefined)) [res, acm] = await this.governRun(this.o.acm, trace, agent.tenant, nowMs, eventId, blueprintStage);
     else res = await blueprintStage();
+    // docs/approvals.md: an allowed call the blueprint's tools[].requires_approval matches waits for a human.
+    const approval = bp.approvals && trace.hook === 'tool_call' && severityRank(res.intervention) < severityRank('escalate') ? approvalFor(bp.approvals, ctx, eventId ?? trace.trace_id) : undefined;
+    if (approval) res = { ...res, intervention: 'escalate', reasons: [...res.reasons, `approval:${approval.approval_id}: ${approval.tool} requires approval${approval.role ? ` by ${approval.role}` : ''}`] };
     // Field by field, not `{ ...res, … }`: that spread plus the added fields took ~10 us per decision in
     // V8 (Node 20), about as much as the rest of decide() with the tripwires; this is ~0.1 us.
     return {
@@ -133,6 +137,7 @@ export class StewardEngine {
       eventId: eventId === undefined || eventId === trace.trace_id ? undefined : eventId,
       ...(acm ? { acm } : {}),
       ...(arm ? { rolloutArm: arm } : {}),
+      ...(approval ? { approval } : {}),
     };
   }
 

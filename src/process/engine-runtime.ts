@@ -18,6 +18,8 @@ import { RedisTrustDebtStore } from '../adapters/redis/trust-debt-store.js';
 import { RedisScoredMarks } from '../adapters/redis/scored-marks.js';
 import { RedisGateJobStore } from '../adapters/redis/gate-job-store.js';
 import { RedisAcmStateStore } from '../adapters/redis/acm-state-store.js';
+import { RedisApprovalStore } from '../adapters/redis/approval-store.js';
+import { parseApproverRegistry, type ApproverRegistry } from '../engine/approvals/approvers.js';
 import { findBlueprintFiles, isPolicyFile } from '../adapters/fs/blueprint-files.js';
 import { compileVerificationSheets, formatAcmProblem, schemaProblems, type AcmEnv, type AcmOptions } from '../engine/acm/index.js';
 import { dslOptionsFromConfig } from '../engine/dsl/index.js';
@@ -164,7 +166,7 @@ async function openEngine(
   };
   toolWarnings();
   holder.onChange((ev) => ev.ok && toolWarnings());
-  const needsRedis = stages.some((s) => s === 'tripwire' || s === 'scorer' || s === 'gate' || s === 'trust-debt');
+  const needsRedis = stages.some((s) => s === 'tripwire' || s === 'scorer' || s === 'gate' || s === 'trust-debt' || s === 'approvals');
   // maxRetriesPerRequest 1: during an outage commands fail fast (stateful tripwires fail closed, the
   // trust-debt stage backs off and retries) instead of hanging in ioredis' queue.
   const redis = needsRedis ? createRedisClient(cfg.redis.url, cfg.redis.clusterNodes, { maxRetriesPerRequest: 1 }) : undefined;
@@ -247,6 +249,7 @@ async function openEngine(
       trustDebtSweepStore: trustDebt,
       trustDebtConfigForAgent: (_tenant, agentId) => trustDebtConfigForAgent(holder.current(), registry, agentId).config,
       tenantOf: (agentId) => registry.lookup(agentId).tenant,
+      approvals: redis && stages.includes('approvals') ? { store: new RedisApprovalStore(redis, { prefix: cfg.redis.keyPrefix }), approvers: loadApprovers(cfg) } : undefined,
       scoredMarks: redis && stages.includes('scorer') && cfg.consumer.scorerDedupTtlSeconds > 0 ? new RedisScoredMarks(redis, { prefix: cfg.redis.keyPrefix, ttlSeconds: cfg.consumer.scorerDedupTtlSeconds }) : undefined,
     },
     async close() {
@@ -303,4 +306,11 @@ function verdictSigner(cfg: StewardConfig, stages: readonly StageName[], logger:
     if (stages.includes('scorer')) logger.warn({ kid: signer.kid }, 'STEWARD_SIGNING_KEY not set: verdicts signed with an ephemeral key');
   }
   return signer;
+}
+
+/** docs/approvals.md: the approver registry, read at start (a change needs a restart); unset: no answer is accepted. */
+function loadApprovers(cfg: StewardConfig): () => ApproverRegistry | undefined {
+  const file = cfg.approvals.approversFile;
+  const reg = file ? parseApproverRegistry(readFileSync(file, 'utf8'), file) : undefined;
+  return () => reg;
 }

@@ -25,8 +25,11 @@ import { trustDebtMaxRecordAgeMs, TrustDebtProcessor, startTrustDebtAuditSweep }
 import type { AuditSweep, SweepableStore } from '../consumers/audit-sweep.js';
 import type { TrustDebtConfig } from '../engine/types.js';
 import type { TrustDebtStore } from '../engine/trust-debt/index.js';
+import { ApprovalSweeper, ApprovalsProcessor } from '../consumers/approvals.js';
+import type { RedisApprovalStore } from '../adapters/redis/approval-store.js';
+import type { ApproverRegistry } from '../engine/approvals/approvers.js';
 
-export const STAGES = ['tripwire', 'scorer', 'gate', 'trust-debt', 'sink'] as const;
+export const STAGES = ['tripwire', 'scorer', 'gate', 'trust-debt', 'sink', 'approvals'] as const;
 export type StageName = (typeof STAGES)[number];
 
 export interface PipelineDeps {
@@ -47,6 +50,8 @@ export interface PipelineDeps {
   sweepNow?: () => number;
   /** Marks of scored traces, so the scorer skips scoring records the tripwire stage wrote twice (absent: it scores each). */
   scoredMarks?: ScoredMarks;
+  /** The approvals stage's Redis store and approver registry (docs/approvals.md). */
+  approvals?: { store: RedisApprovalStore; approvers: () => ApproverRegistry | undefined };
   /** Starts the sink stage (src/process/sink-stage.ts); absent → sink not available. */
   startSink?: () => Promise<{ stop(): Promise<void>; isReady?(): boolean }>;
 }
@@ -225,6 +230,9 @@ export async function startPipeline(
             maxRecordAgeMs: trustDebtMaxRecordAgeMs(cfg.trustDebt.dedupTtlSeconds),
           }),
         );
+      } else if (s === 'approvals') {
+        if (!deps.approvals) throw new Error('stage approvals needs Redis');
+        procs.push(new ApprovalsProcessor({ store: deps.approvals.store, approvers: deps.approvals.approvers, topics }));
       } else if (s === 'sink') {
         if (!deps.startSink) throw new Error('stage sink is not available in this build');
         extra.push(await deps.startSink());
@@ -261,6 +269,14 @@ export async function startPipeline(
     const started = await Promise.allSettled(runners.map((r) => r.start()));
     const notStarted = started.find((c): c is PromiseRejectedResult => c.status === 'rejected');
     if (notStarted) throw notStarted.reason;
+    // docs/approvals.md: every approvals instance sweeps due deadlines (Redis decides which one fires each).
+    const apIndex = procs.findIndex((p) => p.stage === 'approvals');
+    if (apIndex >= 0 && deps.approvals) {
+      const log = opts.logger.child({ stage: 'approvals', task: 'sweep' });
+      const sweeper = new ApprovalSweeper({ ...deps.approvals, topics, producer: producers[apIndex]! }, { intervalMs: cfg.approvals.sweepIntervalMs, onError: (e) => log.warn({ err: (e as Error).message }, 'approval sweep failed; retried next interval') });
+      sweeper.start();
+      extra.push({ stop: () => sweeper.stop() });
+    }
     // The good-behaviour audit sweep runs beside the trust-debt stage and publishes with its producer.
     const tdIndex = procs.findIndex((p) => p.stage === 'trust-debt');
     if (tdIndex >= 0 && deps.trustDebtSweepStore && deps.trustDebtConfigForAgent && cfg.trustDebt.auditSweepIntervalMs > 0) {
@@ -332,14 +348,16 @@ const STAGE_INPUTS: Record<StageName, TopicKey[]> = {
   gate: ['finalize'],
   'trust-debt': ['verdicts', 'decisions', 'reviews', 'gate'],
   sink: ['decisions', 'verdicts', 'ledger', 'trustDebt', 'gate', 'dlq'],
+  approvals: ['approvals'],
 };
 /** What each stage writes besides its inputs (replies are checked on their own: a missing one only warns). */
 const STAGE_OUTPUTS: Record<StageName, TopicKey[]> = {
-  tripwire: ['decisions', 'scoring', 'finalize', 'ledger', 'dlq'],
+  tripwire: ['decisions', 'scoring', 'finalize', 'ledger', 'dlq', 'approvals'],
   scorer: ['verdicts', 'dlq'],
   gate: ['gate', 'ledger', 'dlq'],
   'trust-debt': ['trustDebt', 'dlq'],
   sink: ['ledger'],
+  approvals: ['ledger', 'dlq'],
 };
 
 /**

@@ -340,6 +340,23 @@ export const MIGRATIONS: Migration[] = [
       ORDER BY (blueprint, ts_ms, event_id)`,
     ],
   },
+  {
+    version: 9,
+    name: 'approvals',
+    // docs/approvals.md (issue #25): one row per approval, pending when requested, replaced by its outcome
+    // (a later updated_ms). The ledger holds the same outcomes as POLICY_DECISION entries (ap:<id>).
+    statements: [
+      `CREATE TABLE IF NOT EXISTS {db}.approvals (
+        approval_id String, agent_id String, tenant String, agent_tier String, tool String, trace_id String,
+        job_id String, skill_id String, role String, status String, decision String, default_action String,
+        approver String, via String, reason String,
+        requested_ms UInt64, deadline_ms UInt64, decided_ms UInt64, updated_ms UInt64, ingested_at_ms UInt64
+      ) ENGINE = ReplacingMergeTree(updated_ms)
+      PARTITION BY ${MONTH('requested_ms')}
+      ORDER BY (tenant, agent_id, approval_id)`,
+      `CREATE VIEW IF NOT EXISTS {db}.v_approvals AS SELECT * FROM {db}.approvals FINAL`,
+    ],
+  },
 ];
 
 export function migrationChecksum(m: Migration): string {

@@ -93,7 +93,8 @@ export interface GateOutcomeRow {
 export type TableName =
   | 'decisions' | 'verdicts' | 'trust_debt_events' | 'ledger' | 'acm_ledger' | 'dlq_events' | 'gate_events'
   | 'gate_judge_results' | 'gate_outcomes'
-  | 'review_queue' | 'shadow_diffs' | 'rollout_events';
+  | 'review_queue' | 'shadow_diffs' | 'rollout_events'
+  | 'approvals';
 
 // ──────────────────────── columns (insert order and types) ────────────────────────
 // One spec per table, typed against its row interface (a missing or extra column fails to compile) and
@@ -217,6 +218,21 @@ export const ROLLOUT_EVENT_COLUMNS: Columns<RolloutEventRow> = {
   canary_value: 'Float64', stable_value: 'Float64', reason: 'String', actor: 'String', ts_ms: 'UInt64', ingested_at_ms: 'UInt64',
 };
 
+// docs/approvals.md (migration 9): rows built by approval-rows.ts.
+export interface ApprovalRow {
+  approval_id: string; agent_id: string; tenant: string; agent_tier: string; tool: string; trace_id: string;
+  job_id: string; skill_id: string; role: string; status: string; decision: string; default_action: string;
+  approver: string; via: string; reason: string;
+  requested_ms: number; deadline_ms: number; decided_ms: number; updated_ms: number; ingested_at_ms: number;
+}
+
+export const APPROVAL_COLUMNS: Columns<ApprovalRow> = {
+  approval_id: 'String', agent_id: 'String', tenant: 'String', agent_tier: 'String', tool: 'String', trace_id: 'String',
+  job_id: 'String', skill_id: 'String', role: 'String', status: 'String', decision: 'String', default_action: 'String',
+  approver: 'String', via: 'String', reason: 'String',
+  requested_ms: 'UInt64', deadline_ms: 'UInt64', decided_ms: 'UInt64', updated_ms: 'UInt64', ingested_at_ms: 'UInt64',
+};
+
 export const TABLE_COLUMNS: { readonly [T in TableName]: Columns<object> } = {
   decisions: DECISION_COLUMNS,
   verdicts: VERDICT_COLUMNS,
@@ -230,4 +246,5 @@ export const TABLE_COLUMNS: { readonly [T in TableName]: Columns<object> } = {
   review_queue: REVIEW_QUEUE_COLUMNS,
   shadow_diffs: SHADOW_DIFF_COLUMNS,
   rollout_events: ROLLOUT_EVENT_COLUMNS,
+  approvals: APPROVAL_COLUMNS,
 };

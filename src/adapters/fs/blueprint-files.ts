@@ -1,7 +1,8 @@
 /**
  * Reads blueprint files from disk for the pure engine: directories recurse (*.yaml, *.yml, *.json),
  * skipping blueprint unit tests (*.test.yaml), the agent registry (agents.yaml), ACM verification sheets
- * (*.verify.yaml) and ACM options (acm.yaml) that live beside them (docs/acm.md).
+ * (*.verify.yaml), ACM options (acm.yaml) and the approver registry (approvers.yaml, docs/approvals.md) that
+ * live beside them (docs/acm.md).
  *
  * Symlinks are followed, files and directories alike: Kubernetes ConfigMap mounts consist of nothing else
  * (`foo.yaml -> ..data/foo.yaml`, `..data -> ..2024_xx`), and ignoring them loaded zero blueprints, so the
@@ -16,7 +17,7 @@ import { StewardAggregateError, StewardError } from '../../errors.js';
 import { decodeUtf8 } from './text.js';
 
 const EXT = /\.(ya?ml|json)$/i;
-const SKIP = /(\.test\.ya?ml|\.test\.json|\.verify\.ya?ml)$|(^|[\\/])(agents|acm)\.ya?ml$/i;
+const SKIP = /(\.test\.ya?ml|\.test\.json|\.verify\.ya?ml)$|(^|[\\/])(agents|acm|approvers)\.ya?ml$/i;
 
 export function isBlueprintFile(path: string): boolean {
   return EXT.test(path) && !SKIP.test(path);

@@ -4,7 +4,7 @@
  */
 import type { StewardAdmin, TopicSpec } from './client.js';
 
-export const TOPIC_KEYS = ['traces', 'decisions', 'scoring', 'finalize', 'verdicts', 'reviews', 'trustDebt', 'ledger', 'gate', 'dlq', 'replies', 'rollouts', 'shadowDiffs', 'reviewQueue'] as const;
+export const TOPIC_KEYS = ['traces', 'decisions', 'scoring', 'finalize', 'verdicts', 'reviews', 'trustDebt', 'ledger', 'gate', 'dlq', 'replies', 'rollouts', 'shadowDiffs', 'reviewQueue', 'approvals'] as const;
 export type TopicKey = (typeof TOPIC_KEYS)[number];
 export type TopicNames = Record<TopicKey, string>;
 
@@ -24,6 +24,8 @@ const SUFFIX: Record<TopicKey, string> = {
   rollouts: 'rollouts',
   shadowDiffs: 'shadow-diffs',
   reviewQueue: 'review-queue',
+  // docs/approvals.md (contracts C9)
+  approvals: 'approvals',
 };
 
 /** `acgp` → acgp.traces, acgp.decisions, ... */

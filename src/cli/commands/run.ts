@@ -1,5 +1,5 @@
 /**
- * `steward run [--stages tripwire,scorer,gate,trust-debt,sink] [--config steward.yaml] [--metrics-port N]`
+ * `steward run [--stages tripwire,scorer,gate,trust-debt,sink,approvals] [--config steward.yaml] [--metrics-port N]`
  * Runs the selected stages in this process. Instances of the same stage share work through their
  * consumer group (`<group_prefix>-<stage>`). SIGTERM/SIGINT: stop consuming, drain, commit, disconnect.
  */
@@ -10,7 +10,7 @@ import { startStewardProcess } from '../../process/steward-process.js';
 import { StewardError } from '../../errors.js';
 import { createLogger } from '../../logger.js';
 
-export const USAGE = 'usage: steward run [--stages tripwire,scorer,gate,trust-debt,sink] [--config steward.yaml] [--metrics-port N]';
+export const USAGE = 'usage: steward run [--stages tripwire,scorer,gate,trust-debt,sink,approvals] [--config steward.yaml] [--metrics-port N]';
 
 export function parseStages(s: string | undefined): StageName[] {
   const list = (s ?? STAGES.join(',')).split(',').map((x) => x.trim()).filter(Boolean);

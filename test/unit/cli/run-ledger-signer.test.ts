@@ -40,7 +40,7 @@ describe('steward run ledger signer', () => {
 
 describe('steward run --stages', () => {
   it('names known stages, dedupes, and refuses an empty or unknown list', () => {
-    expect(parseStages(undefined)).toEqual(['tripwire', 'scorer', 'gate', 'trust-debt', 'sink']);
+    expect(parseStages(undefined)).toEqual(['tripwire', 'scorer', 'gate', 'trust-debt', 'sink', 'approvals']);
     expect(parseStages('scorer, tripwire,scorer')).toEqual(['scorer', 'tripwire']);
     expect(() => parseStages(',')).toThrow(/--stages names no stage/);
     expect(() => parseStages('tripwire,nope')).toThrow(/unknown stage 'nope'/);

@@ -1,0 +1,113 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { signedAnswer } from '../../../src/cli/commands/approve.js';
+import { approvalAnswerJson, approvalOutcomeJson, approvalRequestJson, parseApprovalMessage } from '../../../src/contracts/approvals.js';
+import { apiKeyHash, checkSignedAnswer, mayAnswer, parseApproverRegistry } from '../../../src/engine/approvals/approvers.js';
+import { answeredOutcome, approvalLedgerDraft, timeoutOutcome } from '../../../src/engine/approvals/outcome.js';
+import { approvalFor, approvalIdOf } from '../../../src/engine/approvals/policy.js';
+import { compileBlueprintSet } from '../../../src/engine/blueprint/index.js';
+import { defaultEngineConfig } from '../../../src/engine/config.js';
+import type { AgentInfo, Trace } from '../../../src/engine/types.js';
+
+const BP = `id: pay@1.0
+version: "1.0.0"
+description: t
+tools:
+  - id: process_refund
+    requires_approval: "args.amount > 500"
+    approval: { timeout: 30m, role: supervisor, skills: { vip: { timeout: 5m, default_action: approve, role: vip_desk } } }
+  - id: wire
+    requires_approval: true
+`;
+const agent: AgentInfo = { id: 'a1', tenant: 'acme', tier: 'ACL-2', tools: [], domains: [], registered: true, skills: ['vip'] };
+const call = (tool: string, amount: number, extra: Record<string, unknown> = {}): Trace => ({ trace_id: 't1', agent_id: 'a1', timestamp: 'x', hook: 'tool_call', tool, args: { amount }, ...extra }) as Trace;
+const ctx = (trace: Trace) => ({ trace, agent, trustDebt: 0, nowMs: 1_000_000, stateNamespace: 'acme:a1' });
+
+describe('requires_approval policies (gate spec §6)', () => {
+  const bp = compileBlueprintSet([{ file: 'pay.yaml', text: BP }], { config: defaultEngineConfig() }).set!.get('pay@1.0')!;
+
+  it('compiles per tool with defaults (1 h, deny) and per-skill overrides', () => {
+    expect(bp.approvals!.map((p) => [p.tool, p.timeoutMs, p.defaultAction, p.role])).toEqual([
+      ['process_refund', 1_800_000, 'deny', 'supervisor'],
+      ['wire', 3_600_000, 'deny', undefined],
+    ]);
+  });
+
+  it('a matching call gets a request with a deterministic id and deadline; others none', () => {
+    const r = approvalFor(bp.approvals, ctx(call('process_refund', 900)), 'ev-1')!;
+    expect(r).toMatchObject({ approval_id: approvalIdOf('ev-1'), tool: 'process_refund', tenant: 'acme', agent_tier: 'ACL-2', role: 'supervisor', default_action: 'deny', requested_ms: 1_000_000, deadline_ms: 2_800_000, args: { amount: 900 } });
+    expect(approvalIdOf('ev-1')).toMatch(/^ap-[0-9a-f]{24}$/);
+    expect(approvalIdOf('ev-2')).not.toBe(approvalIdOf('ev-1'));
+    expect(approvalFor(bp.approvals, ctx(call('process_refund', 100)), 'ev-1')).toBeUndefined();
+    expect(approvalFor(bp.approvals, ctx(call('lookup', 900)), 'ev-1')).toBeUndefined();
+    expect(approvalFor(bp.approvals, ctx({ ...call('process_refund', 900), hook: 'output' } as Trace), 'ev-1')).toBeUndefined();
+    expect(approvalFor(bp.approvals, ctx(call('wire', 1)), 'ev-1')).toMatchObject({ role: null, deadline_ms: 4_600_000 });
+  });
+
+  it('a registered skill takes its overrides; an unlisted skill does not', () => {
+    expect(approvalFor(bp.approvals, ctx(call('process_refund', 900, { skill_id: 'vip' })), 'e')).toMatchObject({ skill_id: 'vip', role: 'vip_desk', default_action: 'approve', deadline_ms: 1_300_000 });
+    expect(approvalFor(bp.approvals, ctx(call('process_refund', 900, { skill_id: 'other' })), 'e')).toMatchObject({ skill_id: null, role: 'supervisor' });
+  });
+
+  it('bad timeouts and stateful triggers are load errors with positions', () => {
+    const r = compileBlueprintSet([{ file: 'b.yaml', text: BP.replace('timeout: 30m', 'timeout: soon').replace('requires_approval: true', "requires_approval: \"exceeds_rate('w', 3, '1m')\"") }], { config: defaultEngineConfig() });
+    expect(r.errors.map((e) => e.format())).toEqual([
+      expect.stringMatching(/^b\.yaml:7:\d+: STEWARD_APPROVAL_CONFIG: tool 'process_refund': approval\.timeout must be a duration/),
+      expect.stringMatching(/^b\.yaml:9:\d+: STEWARD_APPROVAL_CONFIG: tool 'wire': requires_approval must be decided from the call alone/),
+    ]);
+  });
+});
+
+describe('approvers: registry, roles per tenant/tier, signed answers', () => {
+  const k1 = generateKeyPairSync('ed25519');
+  const k2 = generateKeyPairSync('ed25519');
+  const pem = (k: typeof k1) => JSON.stringify(k.publicKey.export({ type: 'spki', format: 'pem' }).toString());
+  const priv = (k: typeof k1) => k.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const reg = parseApproverRegistry(
+    `approvers:\n  - { id: alice, public_keys: [${pem(k1)}], api_keys: ["${apiKeyHash('k-alice')}"], roles: [{ role: supervisor, tenants: [acme], tiers: [ACL-2] }] }\n  - { id: carol, public_keys: [${pem(k2)}], roles: [supervisor] }\n`,
+    'approvers.yaml',
+  );
+  const req = approvalFor(compileBlueprintSet([{ file: 'pay.yaml', text: BP }], { config: defaultEngineConfig() }).set!.get('pay@1.0')!.approvals, ctx(call('process_refund', 900)), 'ev')!;
+
+  it('roles hold for their tenants and tiers only; a request without role takes any role', () => {
+    const alice = reg.approvers.get('alice')!;
+    expect(mayAnswer(alice, req)).toBe(true);
+    expect(mayAnswer(alice, { ...req, tenant: 'other' })).toBe(false);
+    expect(mayAnswer(alice, { ...req, agent_tier: 'ACL-4' })).toBe(false);
+    expect(mayAnswer(alice, { ...req, role: 'vip_desk' })).toBe(false);
+    expect(mayAnswer(alice, { ...req, role: null })).toBe(true);
+    expect(reg.byApiKey('k-alice')?.id).toBe('alice');
+    expect(reg.byApiKey('k-nobody')).toBeUndefined();
+  });
+
+  it('a signed answer is checked: the approver, the signature over every deciding field, the role', () => {
+    const a = signedAnswer({ approval_id: req.approval_id, decision: 'approve', approver: 'alice', ts_ms: 5 }, priv(k1));
+    expect(checkSignedAnswer(reg, a, req)).toMatchObject({ ok: true });
+    expect(checkSignedAnswer(reg, { ...a, decision: 'deny' }, req)).toMatchObject({ ok: false, code: 'STEWARD_APPROVAL_SIGNATURE' });
+    expect(checkSignedAnswer(reg, { ...a, approval_id: 'ap-other' }, { ...req, approval_id: 'ap-other' })).toMatchObject({ ok: false, code: 'STEWARD_APPROVAL_SIGNATURE' });
+    expect(checkSignedAnswer(reg, signedAnswer({ ...a, approver: 'alice' }, priv(k2)), req)).toMatchObject({ ok: false, code: 'STEWARD_APPROVAL_SIGNATURE' });
+    expect(checkSignedAnswer(reg, { ...a, signature: undefined }, req)).toMatchObject({ ok: false, code: 'STEWARD_APPROVAL_SIGNATURE' });
+    expect(checkSignedAnswer(reg, { ...a, approver: 'mallory' }, req)).toMatchObject({ ok: false, code: 'STEWARD_APPROVAL_UNKNOWN_APPROVER' });
+    expect(checkSignedAnswer(reg, a, { ...req, tenant: 'globex' })).toMatchObject({ ok: false, code: 'STEWARD_APPROVAL_FORBIDDEN' });
+  });
+
+  it('registry problems are errors', () => {
+    expect(() => parseApproverRegistry('approvers: [{ id: x, api_keys: [plain-text] }]', 'f')).toThrow(/stored hashed/);
+    expect(() => parseApproverRegistry('approvers: [{ id: x }, { id: x }]', 'f')).toThrow(/listed twice/);
+    expect(() => parseApproverRegistry('approvers: [{ id: x, public_keys: [nope] }]', 'f')).toThrow(/no Ed25519 public key/);
+  });
+
+  it('outcomes, ledger drafts and the acgp.approvals messages round-trip', () => {
+    const o = answeredOutcome(req, { decision: 'approve', approver: 'alice', reason: 'ok' }, 'kafka', 7);
+    expect(o).toMatchObject({ status: 'approved', decision: 'approve', via: 'kafka', decided_ms: 7 });
+    const t = timeoutOutcome(req, 9);
+    expect(t).toMatchObject({ status: 'timed_out', decision: 'deny', approver: null, via: 'timeout' });
+    expect(approvalLedgerDraft(t)).toMatchObject({ entry_id: `ap:${req.approval_id}`, type: 'POLICY_DECISION', agent_id: 'a1', tenant: 'acme', ts_ms: 9, payload: { source: 'approval', status: 'timed_out' } });
+    expect(parseApprovalMessage(approvalOutcomeJson(o))).toEqual({ kind: 'outcome', ...o });
+    expect(parseApprovalMessage(approvalRequestJson(req))).toEqual({ kind: 'request', ...req });
+    const a = signedAnswer({ approval_id: 'x', decision: 'deny', approver: 'alice', ts_ms: 1 }, priv(k1));
+    expect(parseApprovalMessage(approvalAnswerJson(a))).toEqual({ kind: 'answer', ...a });
+    for (const bad of ['nope', '{"kind":"answer","approval_id":"x","decision":"maybe","approver":"a","ts_ms":1}', '{"kind":"vote"}', '[]'])
+      expect(() => parseApprovalMessage(bad)).toThrow(expect.objectContaining({ code: 'STEWARD_APPROVAL_MESSAGE' }));
+  });
+});
