@@ -1,0 +1,68 @@
+/**
+ * Decisions and verdicts as JSON (what the stages write) vs Avro in the Confluent wire format
+ * (src/adapters/kafka/output-avro.ts, schemas/avro): bytes per record, CPU to encode (the stage's side: object →
+ * record value) and to decode (a reader's side), on the bench's real decisions and verdicts (repository
+ * blueprints, Redis state; no LLM). In-process, no Kafka: the produce path's cost per byte is what
+ * bench:pipeline and profile.ts measure. Prints `<what>_avro_vs_json=<ratio>` lines (below 1: Avro cheaper).
+ */
+import { benchProcessEnv } from '../sink/services-env.js';
+import { buildConfig } from '../../src/config/steward-config.js';
+import { decisionMessage, verdictMessage } from '../../src/contracts/engine-records.js';
+import { decisionCodec, verdictCodec } from '../../src/adapters/kafka/output-avro.js';
+import type { DecisionMessage, VerdictMessage } from '../../src/contracts/messages.js';
+import { demoTrace } from '../../src/demo/agents.js';
+import { benchEngineDeps, BENCH_AGENTS } from './engine.js';
+
+const N = Number(process.env.BENCH_AVRO_N ?? 200_000);
+const SAMPLE = 300;
+
+function timeUs(n: number, fn: (i: number) => unknown): number {
+  for (let i = 0; i < Math.min(n, 20_000); i++) fn(i);
+  const t0 = process.cpuUsage();
+  for (let i = 0; i < n; i++) fn(i);
+  const c = process.cpuUsage(t0);
+  return (c.user + c.system) / n;
+}
+
+async function main(): Promise<void> {
+  const cfg = buildConfig({ observability: { enabled: false } }, benchProcessEnv());
+  const { deps, close } = await benchEngineDeps(cfg);
+  const decisions: DecisionMessage[] = [];
+  const verdicts: VerdictMessage[] = [];
+  try {
+    for (let i = 0; i < SAMPLE; i++) {
+      const a = BENCH_AGENTS[i % BENCH_AGENTS.length];
+      const t = demoTrace(a.type, i, 3, Date.UTC(2026, 0, 1) + i * 60_000, 'avro', a.id);
+      const rec = await deps.engine!.decide(t, Date.parse(t.timestamp));
+      const d = decisionMessage(rec, t, Date.parse(t.timestamp), Date.now(), '0.1.0');
+      decisions.push(d);
+      if (!d.halted) verdicts.push(verdictMessage(await deps.engine!.score(t, rec, Date.parse(t.timestamp)), d, Date.now()));
+    }
+  } finally {
+    await close();
+  }
+  const report = (what: string, msgs: { length: number }, enc: { json: (i: number) => Buffer; avro: (i: number) => Buffer }, dec: { json: (b: Buffer) => unknown; avro: (b: Buffer) => unknown }) => {
+    const n = msgs.length;
+    const jsonBufs = Array.from({ length: n }, (_, i) => enc.json(i));
+    const avroBufs = Array.from({ length: n }, (_, i) => enc.avro(i));
+    const bytes = (bs: Buffer[]) => bs.reduce((a, b) => a + b.length, 0) / bs.length;
+    const jb = bytes(jsonBufs), ab = bytes(avroBufs);
+    const je = timeUs(N, (i) => enc.json(i % n)), ae = timeUs(N, (i) => enc.avro(i % n));
+    const jd = timeUs(N, (i) => dec.json(jsonBufs[i % n])), ad = timeUs(N, (i) => dec.avro(avroBufs[i % n]));
+    console.log(`${what}: bytes json=${jb.toFixed(0)} avro=${ab.toFixed(0)}; encode_us json=${je.toFixed(2)} avro=${ae.toFixed(2)}; decode_us json=${jd.toFixed(2)} avro=${ad.toFixed(2)} (${n} distinct records, ${N} rounds)`);
+    console.log(`${what}_bytes_avro_vs_json=${(ab / jb).toFixed(3)}`);
+    console.log(`${what}_encode_avro_vs_json=${(ae / je).toFixed(3)}`);
+    console.log(`${what}_decode_avro_vs_json=${(ad / jd).toFixed(3)}`);
+  };
+  const dc = decisionCodec(1), vc = verdictCodec(2);
+  report('decision', decisions, { json: (i) => Buffer.from(JSON.stringify(decisions[i])), avro: (i) => dc.encode(decisions[i]) }, { json: (b) => JSON.parse(b.toString('utf8')), avro: (b) => dc.decode(b) });
+  report('verdict', verdicts, { json: (i) => Buffer.from(JSON.stringify(verdicts[i])), avro: (i) => vc.encode(verdicts[i]) }, { json: (b) => JSON.parse(b.toString('utf8')), avro: (b) => vc.decode(b) });
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

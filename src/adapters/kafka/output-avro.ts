@@ -1,0 +1,139 @@
+/**
+ * The acgp.decisions and acgp.verdicts messages in Avro (schemas/avro/decision.avsc, verdict.avsc) and back,
+ * in the Confluent wire format (byte 0, 4-byte schema id, Avro body). Measured against JSON in
+ * bench/pipeline/avro-outputs.ts (docs/pipeline.md "Hot path"); the stages still write JSON: wiring these in
+ * per topic needs the readers (sink, trust-debt stage, the scorer join) to decode both first.
+ *
+ * The schemas carry the check lists (`tripwires`, `rules`, `metrics`) and the PVS-1 `verdict` as JSON text,
+ * optional fields as `null` unions and flags as booleans; the way back leaves absent what JSON leaves absent,
+ * so a reader sees the same message either way.
+ */
+import avro from 'avsc';
+import type { DecisionMessage, VerdictMessage } from '../../contracts/messages.js';
+import { readAvroSchema } from './serde.js';
+
+const DECISION_OPTIONAL = ['severity', 'event_id', 'tool', 'session_id', 'engine_version', 'fallback_reason', 'blueprint_version', 'rollout_arm', 'approval_id', 'approval_deadline_ms'] as const;
+const VERDICT_OPTIONAL = ['severity', 'event_id'] as const;
+
+type Rec = Record<string, unknown>;
+
+export function decisionToAvro(d: DecisionMessage): Rec {
+  const r: Rec = {
+    trace_id: d.trace_id,
+    agent_id: d.agent_id,
+    tenant: d.tenant,
+    blueprint: d.blueprint,
+    intervention: d.intervention,
+    approved: d.approved,
+    stage: d.stage,
+    halted: d.halted,
+    reasons: d.reasons,
+    tripwires: JSON.stringify(d.tripwires ?? []),
+    rules: JSON.stringify(d.rules ?? []),
+    latency_ms: d.latency_ms,
+    event_time_ms: d.event_time_ms,
+    decided_at_ms: d.decided_at_ms,
+    fallback: d.fallback === true,
+    hook: d.hook,
+    rejected: d.rejected ?? null,
+    degraded: d.degraded === true,
+  };
+  const o = d as unknown as Rec;
+  for (const f of DECISION_OPTIONAL) r[f] = o[f] ?? null;
+  return r;
+}
+
+export function decisionFromAvro(r: Rec): DecisionMessage {
+  const d: Rec = {
+    trace_id: r.trace_id,
+    agent_id: r.agent_id,
+    tenant: r.tenant,
+    blueprint: r.blueprint,
+    intervention: r.intervention,
+    approved: r.approved,
+    stage: r.stage,
+    halted: r.halted,
+    reasons: r.reasons,
+    tripwires: JSON.parse(String(r.tripwires)),
+    rules: JSON.parse(String(r.rules)),
+    latency_ms: r.latency_ms,
+    event_time_ms: r.event_time_ms,
+    decided_at_ms: r.decided_at_ms,
+    hook: r.hook,
+  };
+  for (const f of DECISION_OPTIONAL) if (r[f] !== null && r[f] !== undefined) d[f] = r[f];
+  if (r.rejected) d.rejected = r.rejected;
+  if (r.fallback === true) d.fallback = true;
+  if (r.degraded === true) d.degraded = true;
+  return d as unknown as DecisionMessage;
+}
+
+export function verdictToAvro(v: VerdictMessage): Rec {
+  const r: Rec = {
+    trace_id: v.trace_id,
+    agent_id: v.agent_id,
+    tenant: v.tenant,
+    blueprint: v.blueprint,
+    intervention: v.intervention,
+    approved: v.approved,
+    stage: v.stage,
+    ctq: v.ctq,
+    risk: v.risk,
+    metrics: JSON.stringify(v.metrics),
+    verdict: JSON.stringify(v.verdict),
+    event_time_ms: v.event_time_ms,
+    scored_at_ms: v.scored_at_ms,
+    degraded: v.degraded === true,
+  };
+  for (const f of VERDICT_OPTIONAL) r[f] = v[f] ?? null;
+  return r;
+}
+
+export function verdictFromAvro(r: Rec): VerdictMessage {
+  const v: Rec = {
+    trace_id: r.trace_id,
+    agent_id: r.agent_id,
+    tenant: r.tenant,
+    blueprint: r.blueprint,
+    intervention: r.intervention,
+    approved: r.approved,
+    stage: r.stage,
+    ctq: r.ctq,
+    risk: r.risk,
+    metrics: JSON.parse(String(r.metrics)),
+    verdict: JSON.parse(String(r.verdict)),
+    event_time_ms: r.event_time_ms,
+    scored_at_ms: r.scored_at_ms,
+  };
+  for (const f of VERDICT_OPTIONAL) if (r[f] !== null && r[f] !== undefined) v[f] = r[f];
+  if (r.degraded === true) v.degraded = true;
+  return v as unknown as VerdictMessage;
+}
+
+/** One output schema's codec in the Confluent wire format, under a schema id the registry gave it. */
+export class AvroOutputCodec<T> {
+  private readonly type: avro.Type;
+  private readonly header: Buffer;
+
+  constructor(
+    schema: 'decision' | 'verdict',
+    readonly schemaId: number,
+    private readonly to: (m: T) => Rec,
+    private readonly from: (r: Rec) => T,
+  ) {
+    this.type = avro.Type.forSchema(JSON.parse(readAvroSchema(schema)) as avro.Schema);
+    this.header = Buffer.alloc(5);
+    this.header.writeInt32BE(schemaId, 1);
+  }
+
+  encode(m: T): Buffer {
+    return Buffer.concat([this.header, this.type.toBuffer(this.to(m))]);
+  }
+
+  decode(b: Buffer): T {
+    return this.from(this.type.fromBuffer(b.subarray(5)) as Rec);
+  }
+}
+
+export const decisionCodec = (schemaId: number) => new AvroOutputCodec<DecisionMessage>('decision', schemaId, decisionToAvro, decisionFromAvro);
+export const verdictCodec = (schemaId: number) => new AvroOutputCodec<VerdictMessage>('verdict', schemaId, verdictToAvro, verdictFromAvro);
