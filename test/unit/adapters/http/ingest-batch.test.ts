@@ -17,7 +17,7 @@ function setup() {
   const claimed = new Set<string>();
   const calls = { claimMany: 0, claim: 0, publish: 0, batches: [] as { trace: Trace; json: string }[][], released: [] as string[] };
   let failNext = false;
-  const registry = createAgentRegistry([{ id: 'a1', tenant: 'acme', tier: 'ACL-2', tools: [], domains: [], apiKeys: [apiKeyHash('k1')] }]);
+  const registry = createAgentRegistry([{ id: 'a1', tenant: 'acme', tier: 'ACL-2', tools: [], domains: [], apiKeys: [apiKeyHash('k1')], registered: true }]);
   ingress = new HttpIngress(
     { host: '127.0.0.1', port: 0, maxBodyBytes: 1 << 20, ratePerSecond: 1000 },
     {
