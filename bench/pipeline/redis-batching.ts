@@ -42,6 +42,9 @@ function lanesOf(offset: number): Trace[][] {
 
 /** Operations per script call of the batched runs (the unbatched ones make one call per operation). */
 const opsPerCall: number[] = [];
+/** This process's CPU µs per decision (less disturbed by other load than the rate), batched / unbatched runs. */
+const cpuB: number[] = [];
+const cpuU: number[] = [];
 
 async function once(cluster: string[] | undefined, batch: boolean, run: number): Promise<number> {
   const env = benchProcessEnv();
@@ -61,8 +64,11 @@ async function once(cluster: string[] | undefined, batch: boolean, run: number):
     // warm-up: compile caches, script load
     await Promise.all(lanes.map((l) => rt.deps.engine!.decide(l[0]!, Date.parse(l[0]!.timestamp))));
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     await Promise.all(lanes.map(async (l) => { for (const t of l.slice(1)) await rt.deps.engine!.decide(t, Date.parse(t.timestamp)); }));
     const rate = (N - lanes.length) / ((performance.now() - t0) / 1000);
+    const c = process.cpuUsage(c0);
+    (batch ? cpuB : cpuU).push((c.user + c.system) / (N - lanes.length));
     const r = rt.stateRounds!;
     if (batch) opsPerCall.push(r.ops / Math.max(1, r.calls));
     return rate;
@@ -84,8 +90,12 @@ async function compare(label: string, cluster: string[] | undefined): Promise<vo
   const b: number[] = [];
   const u: number[] = [];
   opsPerCall.length = 0;
+  cpuB.length = 0;
+  cpuU.length = 0;
   // A discarded warm-up (JIT, connections, script cache), then B U U B ...: neither side always runs first.
   await once(cluster, true, 99);
+  opsPerCall.length = 0;
+  cpuB.length = 0;
   for (let i = 0; i < ROUNDS; i++) {
     if (i % 2 === 0) {
       b.push(await once(cluster, true, 2 * i));
@@ -97,7 +107,8 @@ async function compare(label: string, cluster: string[] | undefined): Promise<vo
   }
   const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / xs.length;
   console.log(`${label} engine_decide_per_s batched=${b.map((x) => x.toFixed(0)).join('/')} unbatched=${u.map((x) => x.toFixed(0)).join('/')} (${N} traces, ${BENCH_AGENTS.length} agents, batched: ${(opsPerCall.reduce((x, y) => x + y, 0) / Math.max(1, opsPerCall.length)).toFixed(1)} operations per script call, load ${(await import('node:os')).loadavg()[0]!.toFixed(1)})`);
-  console.log(`${label === 'redis' ? '' : `${label}_`}redis_batched_vs_unbatched=${(mean(b) / mean(u)).toFixed(3)}`);
+  console.log(`${label} cpu_us_per_decision batched=${cpuB.map((x) => x.toFixed(1)).join('/')} unbatched=${cpuU.map((x) => x.toFixed(1)).join('/')}`);
+  console.log(`${label === 'redis' ? '' : `${label}_`}redis_batched_vs_unbatched=${(mean(b) / mean(u)).toFixed(3)} ${label === 'redis' ? '' : `${label}_`}redis_batched_cpu_vs_unbatched=${(mean(cpuB) / mean(cpuU)).toFixed(3)}`);
 }
 
 await compare('redis', undefined);
