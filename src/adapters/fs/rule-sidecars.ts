@@ -21,7 +21,8 @@ async function readOptional(path: string): Promise<string | undefined> {
   }
 }
 
-const mentions = (text: string, key: string) => new RegExp(`^${key}\\s*:`, 'm').test(text);
+// A top-level YAML key, or the JSON key (JSON blueprints): a cheap look before any stat.
+const mentions = (text: string, key: string) => new RegExp(`^${key}\\s*:|"${key}"\\s*:`, 'm').test(text);
 
 export async function readSidecars(files: readonly { file: string; text: string }[]): Promise<{ sidecars: Sidecars; warnings: StewardError[] }> {
   const sidecars: Sidecars = new Map();

@@ -70,7 +70,8 @@ export interface Env {
 export async function setupEnv(name: string, opts: { partitions?: number; clickhouseUrl?: string } = {}): Promise<Env> {
   const prefix = uniqueName(`it-${name}`);
   const topics = topicNames(prefix);
-  const all = [topics.decisions, topics.verdicts, topics.ledger, topics.trustDebt, topics.gate, topics.dlq];
+  // Every topic the sink reads (sink-processor's kinds: the rollout topics and acgp.approvals too).
+  const all = [topics.decisions, topics.verdicts, topics.ledger, topics.trustDebt, topics.gate, topics.dlq, topics.rollouts, topics.shadowDiffs, topics.reviewQueue, topics.approvals];
   await createTopics(services().kafkaBrokers, all, opts.partitions ?? 3);
   const database = uniqueIdent(`steward_it_${name}`);
   const chUrl = opts.clickhouseUrl ?? services().clickhouseUrl;
