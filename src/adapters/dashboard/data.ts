@@ -90,13 +90,11 @@ export async function loadPanels(src: DashboardSources, r: DashboardRange, nowMs
     { label: 're_tiering_review', value: th.reTieringReview },
   ];
   // Independent reads: issued together, the server runs them side by side.
-  const [interventions, violations, debt, decLat, ctq, latency, dlqSeries, dlqReasons, restricted, gate, reviewQueue, retier] = await Promise.all([
+  const [interventions, decStats, verStats, debt, dlqSeries, dlqReasons, restricted, gate, reviewQueue, retier] = await Promise.all([
     store.query<{ t: string; dim: string; k: string; n: string }>(sql.outcomes(r)),
-    report('top-violations', 15),
+    store.query<StatRow>(sql.decisionStats(r)),
+    store.query<StatRow>(sql.verdictStats(r)),
     store.query<{ k: string; t: string; debt: number; level: string }>(sql.trustDebt(r)),
-    store.query<{ bin: string; n: string }>(sql.decisionLatency(r)),
-    store.query<{ bin: string; n: string }>(sql.ctq(r)),
-    report('latency'),
     store.query<{ t: string; k: string; n: string }>(sql.dlqSeries(r)),
     report('dlq-reasons'),
     report('restricted-agents'),
@@ -104,19 +102,21 @@ export async function loadPanels(src: DashboardSources, r: DashboardRange, nowMs
     reviewQueuePanel(store, sql),
     src.retierQueue ? src.retierQueue().catch((e: Error) => e) : Promise.resolve(undefined),
   ]);
+  const kind = (rows: StatRow[], k: string) => rows.filter((x) => x.kind === k);
+  const bins = (rows: StatRow[]) => rows.map((x) => ({ bin: x.k, n: x.n }));
   const byDim = (dim: string) => interventions.filter((x) => x.dim === dim);
   const panels: Panel[] = [
     { id: 'interventions-type', title: 'Interventions over time by type', kind: 'series', drill: 'interventions', dim: 'type', ...foldSeries(byDim('type'), max) },
     { id: 'interventions-blueprint', title: 'Interventions over time by blueprint', kind: 'series', drill: 'interventions', dim: 'blueprint', ...foldSeries(byDim('blueprint'), max) },
     { id: 'interventions-agent', title: 'Interventions over time by agent', kind: 'series', drill: 'interventions', dim: 'agent', ...foldSeries(byDim('agent'), max) },
     { id: 'traces', title: 'Decided traces', kind: 'series', ...foldSeries(byDim('all'), 1) },
-    { id: 'top-violations', title: 'Top violated tripwires, rules and metric checks', kind: 'table', rows: violations },
+    { id: 'top-violations', title: 'Top violated tripwires, rules and metric checks', kind: 'table', rows: topViolations([...kind(decStats, 'tripwire'), ...kind(decStats, 'rule'), ...kind(verStats, 'metric')], 15) },
     { id: 'trust-debt', title: 'Trust debt per agent (last value per bucket) with the §10.1 thresholds', kind: 'series', bands, ...debtSeries(debt, max) },
     { id: 'restricted-agents', title: 'Agents in restricted mode or re-tiering review', kind: 'table', rows: restricted },
-    { id: 'decision-latency', title: 'Decision latency (ms, tripwire stage)', kind: 'bars', rows: histogram(decLat, LATENCY_LABELS) },
+    { id: 'decision-latency', title: 'Decision latency (ms, tripwire stage)', kind: 'bars', rows: histogram(bins(kind(decStats, 'lat')), LATENCY_LABELS) },
     { id: 'verdict-latency', title: 'Verdict latency (ms, decision → CTQ verdict)', kind: 'bars', rows: histogram(byDim('vlat').map((x) => ({ bin: x.k, n: x.n })), LATENCY_LABELS) },
-    { id: 'latency-percentiles', title: 'Decision latency percentiles per stage (ms)', kind: 'table', rows: latency },
-    { id: 'ctq', title: 'CTQ distribution (scored verdicts)', kind: 'bars', rows: histogram(ctq, CTQ_LABELS) },
+    { id: 'latency-percentiles', title: 'Decision latency percentiles per stage (ms)', kind: 'table', rows: percentiles(kind(decStats, 'stage')) },
+    { id: 'ctq', title: 'CTQ distribution (scored verdicts)', kind: 'bars', rows: histogram(bins(kind(verStats, 'ctq')), CTQ_LABELS) },
     ...gate.panels.map((p) => ({ id: `gate-${p.name}`, title: `Gate: ${p.title}`, kind: 'table' as const, rows: p.rows })),
     { id: 'gate-alerts', title: `Gate alerts (last ${Math.round((src.gateWindowMs ?? 3_600_000) / 60_000)} min up to the range end)`, kind: 'table', rows: gate.alerts.map((a) => ({ ...a, state: a.firing ? 'FIRING' : 'ok' })) },
     reviewQueue,
@@ -129,6 +129,30 @@ export async function loadPanels(src: DashboardSources, r: DashboardRange, nowMs
     { id: 'dlq-reasons', title: 'Dead-letter reasons', kind: 'table', rows: dlqReasons },
   ];
   return { generated_at_ms: nowMs, range: r, panels, alerts: gate.alerts };
+}
+
+interface StatRow {
+  kind: string;
+  k: string;
+  n: string;
+  agents: string;
+  q?: number[];
+  mx?: number;
+}
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** As the report `top-violations`: kind, id, times, distinct agents; most frequent first, then kind and id. */
+export function topViolations(rows: StatRow[], limit: number): Panel['rows'] {
+  return rows
+    .map((x) => ({ kind: x.kind, id: x.k, times: num(x.n), agents: num(x.agents) }))
+    .sort((a, b) => b.times - a.times || (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .slice(0, limit);
+}
+
+/** As the report `latency`: per stage, decisions and quantileExact 0.5 / 0.95 / 0.99 and max, rounded to 3 places. */
+export function percentiles(rows: StatRow[]): Panel['rows'] {
+  return rows.map((x) => ({ stage: x.k, decisions: num(x.n), p50: round3(x.q![0]!), p95: round3(x.q![1]!), p99: round3(x.q![2]!), max: round3(num(x.mx)) }));
 }
 
 function debtSeries(rows: { k: string; t: string; debt: number }[], max: number): Pick<Panel, 'rows' | 'totals'> {

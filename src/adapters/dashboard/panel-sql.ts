@@ -53,16 +53,27 @@ export function sqlFor(db: string) {
       FROM ${t('v_trust_debt_events')}
       WHERE ${range('ts_ms', r)} GROUP BY k, t ORDER BY k, t`,
 
-    /** Decision latency (the tripwire stage's `latency_ms`) as a histogram over LATENCY_EDGES_MS. */
-    decisionLatency: (r: DashboardRange) => `
-      SELECT ${latencyBin('latency_ms')} AS bin, count() AS n
-      FROM ${t('v_decisions')} WHERE ${range('event_time_ms', r)} GROUP BY bin ORDER BY bin`,
+    /**
+     * One scan of the decisions for three panels: the latency histogram (kind `lat`, key = bin), the latency
+     * percentiles per stage (kind `stage`: the report `latency`'s quantileExact and max) and the fired tripwires and
+     * failed rules (kinds `tripwire`, `rule`: the report `top-violations`' counts and distinct agents). The report
+     * queries scan `v_decisions` three times for the same numbers.
+     */
+    decisionStats: (r: DashboardRange) => `
+      SELECT p.1 AS kind, p.2 AS k, count() AS n, uniqExact(agent_id) AS agents,
+             quantilesExact(0.5, 0.95, 0.99)(latency_ms) AS q, max(latency_ms) AS mx
+      FROM (SELECT agent_id, stage, latency_ms, tripwires_fired, rules_failed FROM ${t('decisions')} FINAL WHERE ${range('event_time_ms', r)})
+      ARRAY JOIN arrayConcat([('lat', toString(${latencyBin('latency_ms')})), ('stage', stage)],
+                             arrayMap(x -> ('tripwire', x), tripwires_fired), arrayMap(x -> ('rule', x), rules_failed)) AS p
+      GROUP BY kind, k ORDER BY kind, k`,
 
-    /** CTQ of scored verdicts, CTQ_BINS bins over [0, 1]. */
-    ctq: (r: DashboardRange) => `
-      SELECT toUInt32(least(${CTQ_BINS - 1}, floor(assumeNotNull(ctq) * ${CTQ_BINS}))) AS bin, count() AS n
-      FROM ${t('v_verdicts')} WHERE ${range('event_time_ms', r)} AND isNotNull(ctq)
-      GROUP BY bin ORDER BY bin`,
+    /** One scan of the verdicts: the CTQ histogram (kind `ctq`, CTQ_BINS bins over [0, 1], scored only) and the violated metric checks (kind `metric`). */
+    verdictStats: (r: DashboardRange) => `
+      SELECT p.1 AS kind, p.2 AS k, count() AS n, uniqExact(agent_id) AS agents
+      FROM (SELECT agent_id, ctq, policy_violations FROM ${t('verdicts')} FINAL WHERE ${range('event_time_ms', r)})
+      ARRAY JOIN arrayConcat(arrayFilter(x -> x.2 != '', [('ctq', if(isNull(ctq), '', toString(toUInt32(least(${CTQ_BINS - 1}, floor(assumeNotNull(ctq) * ${CTQ_BINS}))))))]),
+                             arrayMap(x -> ('metric', x), policy_violations)) AS p
+      GROUP BY kind, k ORDER BY kind, k`,
 
     /** Dead-lettered records per bucket and code. */
     dlqSeries: (r: DashboardRange) => `

@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import type { Browser, Page } from 'puppeteer-core';
 import { runDemo, type DemoResult } from '../../../src/demo/run-demo.js';
 import { ClickHouseStore } from '../../../src/adapters/clickhouse/client.js';
+import { runReport } from '../../../src/adapters/clickhouse/reports.js';
 import { READ_ONLY_SETTINGS, ReadOnlyClickHouseStore } from '../../../src/adapters/dashboard/read-only-store.js';
 import { DashboardServer } from '../../../src/adapters/dashboard/server.js';
 import { RedisTrustDebtStore } from '../../../src/adapters/redis/trust-debt-store.js';
@@ -117,10 +118,16 @@ describe('steward dashboard in headless Chromium over a real pipeline run', () =
          SELECT 'tripwire' AS kind, arrayJoin(tripwires_fired) AS id FROM ${database}.v_decisions WHERE event_time_ms >= ${range.from}
          UNION ALL SELECT 'rule' AS kind, arrayJoin(rules_failed) AS id FROM ${database}.v_decisions WHERE event_time_ms >= ${range.from}
          UNION ALL SELECT 'metric' AS kind, arrayJoin(policy_violations) AS id FROM ${database}.v_verdicts WHERE event_time_ms >= ${range.from})
-       GROUP BY kind, id`,
+       GROUP BY kind, id ORDER BY times DESC, kind, id`,
     );
     const shown = await tableRows('top-violations');
     expect(shown.map((r) => `${r.kind}|${r.id}|${r.times}`).sort()).toEqual(violations.slice(0, 15).map((r) => `${r.kind}|${r.id}|${r.times}`).sort());
+
+    // Latency percentiles per stage: the numbers `steward report latency` prints.
+    const perStage = await runReport(admin, 'latency', { sinceMs: range.from });
+    expect((await tableRows('latency-percentiles')).map((r) => [r.stage, Number(r.decisions), Number(r.p50), Number(r.p95), Number(r.p99), Number(r.max)])).toEqual(
+      perStage.map((r) => [r.stage, Number(r.decisions), Number(r.p50), Number(r.p95), Number(r.p99), Number(r.max)]),
+    );
 
     // Trust debt: each agent's peak of the per-bucket last value (bucket from the page's range).
     const bucket = await page.evaluate(() => (globalThis as unknown as { __dash: { charts: Record<string, { xs: number[] }> } }).__dash.charts['traces']!.xs);

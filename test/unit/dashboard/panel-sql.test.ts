@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CTQ_LABELS, LATENCY_LABELS, foldSeries, histogram } from '../../../src/adapters/dashboard/data.js';
+import { CTQ_LABELS, LATENCY_LABELS, foldSeries, histogram, percentiles, topViolations } from '../../../src/adapters/dashboard/data.js';
 import { CTQ_BINS, DIMENSION_NAMES, LATENCY_EDGES_MS, sqlFor } from '../../../src/adapters/dashboard/panel-sql.js';
 import type { DashboardRange } from '../../../src/adapters/dashboard/params.js';
 
@@ -14,7 +14,7 @@ describe('dashboard panel SQL', () => {
       expect(q).toMatch(/intDiv\(\w+, 60000\) \* 60000/);
       expect(q).toContain('steward_x.');
     }
-    for (const q of [sql.decisionLatency(R), sql.ctq(R)]) expect(q).toMatch(/>= 1000000 AND \w+ <= 4600000/);
+    for (const q of [sql.decisionStats(R), sql.verdictStats(R)]) expect(q).toMatch(/>= 1000000 AND \w+ <= 4600000/);
   });
 
   it('counts interventions, traces and verdict latency from one join, the range inside both FINAL subqueries', () => {
@@ -27,10 +27,21 @@ describe('dashboard panel SQL', () => {
   });
 
   it('bins latency with multiIf over the edges (no lambda, no roundDown on 18.16)', () => {
-    const q = sql.decisionLatency(R);
-    expect(q).toContain(`multiIf(latency_ms < 0.5, 0, latency_ms < 1, 1,`);
+    const q = sql.decisionStats(R);
+    expect(q).toContain(`toString(multiIf(latency_ms < 0.5, 0, latency_ms < 1, 1,`);
     expect(q).toContain(`latency_ms < 5000, ${LATENCY_EDGES_MS.length - 1}, ${LATENCY_EDGES_MS.length})`);
     expect(sql.outcomes(R)).toContain('multiIf(toFloat64(if(scored_at_ms > decided_at_ms, scored_at_ms - decided_at_ms, 0)) < 0.5, 0,');
+  });
+
+  it('reads latency bins, per-stage percentiles and fired tripwires / failed rules in one scan of the decisions', () => {
+    const q = sql.decisionStats(R);
+    expect(q.match(/FROM steward_x\.decisions FINAL/g)).toHaveLength(1);
+    expect(q).toContain("arrayMap(x -> ('tripwire', x), tripwires_fired), arrayMap(x -> ('rule', x), rules_failed)) AS p");
+    expect(q).toContain('quantilesExact(0.5, 0.95, 0.99)(latency_ms) AS q');
+    const v = sql.verdictStats(R);
+    expect(v.match(/FROM steward_x\.verdicts FINAL/g)).toHaveLength(1);
+    expect(v).toContain(`least(${CTQ_BINS - 1}, floor(assumeNotNull(ctq) * ${CTQ_BINS}))`);
+    expect(v).toContain("arrayMap(x -> ('metric', x), policy_violations)");
   });
 
   it('maps a drill-down dimension to its column and quotes the key', () => {
@@ -90,6 +101,26 @@ describe('dashboard panel shaping', () => {
       { label: 'x', n: 0 },
       { label: 'y', n: 0 },
       { label: 'z', n: 7 },
+    ]);
+  });
+
+  it('orders violations as the report does (times, then kind and id) and keeps the limit', () => {
+    const rows = [
+      { kind: 'rule', k: 'b', n: '2', agents: '1' },
+      { kind: 'tripwire', k: 'a', n: '5', agents: '2' },
+      { kind: 'metric', k: 'z', n: '2', agents: '2' },
+      { kind: 'rule', k: 'a', n: '2', agents: '1' },
+    ];
+    expect(topViolations(rows, 3)).toEqual([
+      { kind: 'tripwire', id: 'a', times: 5, agents: 2 },
+      { kind: 'metric', id: 'z', times: 2, agents: 2 },
+      { kind: 'rule', id: 'a', times: 2, agents: 1 },
+    ]);
+  });
+
+  it('rounds per-stage percentiles to 3 places as the latency report does', () => {
+    expect(percentiles([{ kind: 'stage', k: 'rule', n: '3', agents: '1', q: [0.12345, 1.0006, 2], mx: 2.00049 }])).toEqual([
+      { stage: 'rule', decisions: 3, p50: 0.123, p95: 1.001, p99: 2, max: 2 },
     ]);
   });
 });
