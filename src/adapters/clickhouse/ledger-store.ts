@@ -93,26 +93,6 @@ export async function* readLedgerPages(store: ClickHouseStore, agentId: string, 
   }
 }
 
-/** A run's chain of one agent in `acm_ledger` (spec-decisions D30). */
-export interface RunChainId {
-  tenant: string;
-  run_id: string;
-  agent_id: string;
-}
-
-export async function runChains(store: ClickHouseStore, runId?: string): Promise<RunChainId[]> {
-  const where = runId === undefined ? '' : ` WHERE run_id = ${sqlString(runId)}`;
-  return store.query<RunChainId>(`SELECT DISTINCT tenant, run_id, agent_id FROM ${store.table('acm_ledger')}${where} ORDER BY tenant, run_id, agent_id`);
-}
-
-/** One run chain's entries in seq order (runs are short next to an agent's whole chain: one read). */
-export async function readRunChain(store: ClickHouseStore, c: RunChainId): Promise<LedgerEntry[]> {
-  const rows = await store.query(
-    `SELECT ${LEDGER_COLUMNS} FROM ${store.table('acm_ledger')} WHERE tenant = ${sqlString(c.tenant)} AND run_id = ${sqlString(c.run_id)} AND agent_id = ${sqlString(c.agent_id)} ORDER BY seq`,
-  );
-  return rows.map(ledgerEntryFromRow);
-}
-
 export async function ledgerAgents(store: ClickHouseStore): Promise<string[]> {
   const rows = await store.query<{ agent_id: string }>(`SELECT DISTINCT agent_id FROM ${store.table('ledger')} ORDER BY agent_id`);
   return rows.map((r) => r.agent_id);
