@@ -120,9 +120,22 @@ function verifyChain(agent: string, stored: LedgerEntry[], keys: Map<string, Key
   const issue = (e: LedgerEntry, kind: LedgerIssueKind, message: string) =>
     issues.push({ agent_id: agent, seq: e.seq, entry_id: e.entry_id, kind, message });
 
-  // Exact duplicates are redelivery, not tampering: keep the first copy.
-  const seen = new Set<string>();
-  stored = stored.filter((e) => !seen.has(identity(e)) && seen.add(identity(e)) !== undefined);
+  // Exact duplicates are redelivery, not tampering: keep the first copy. Copies are found by seq, hash and
+  // signature, and only those are compared field by field: identity() of every entry, twice, was ~80 ms of CPU
+  // per 10,000 entries, 5–8 % of verifying bench:replay's bundle.
+  const bySig = new Map<string, LedgerEntry[]>();
+  stored = stored.filter((e) => {
+    const k = `${e.seq}\u0000${e.hash}\u0000${e.signature}`;
+    const kept = bySig.get(k);
+    if (!kept) {
+      bySig.set(k, [e]);
+      return true;
+    }
+    const id = identity(e);
+    if (kept.some((x) => identity(x) === id)) return false;
+    kept.push(e);
+    return true;
+  });
   // Out-of-order storage: report every displaced entry, then check the rest in seq order.
   const sorted = [...stored].sort((a, b) => a.seq - b.seq);
   const reported = new Set<LedgerEntry>();
