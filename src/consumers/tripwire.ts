@@ -49,6 +49,8 @@ export interface TripwireStageDeps {
   maxMessageBytes?: number;
   /** Binds the trace's agent_id to the record (key, registry, signature: docs/security.md); throws to dead-letter. */
   identity?: (trace: Trace, m: InMessage) => void;
+  /** docs/rollout.md: RolloutStageHook.afterDecision (never throws; its outputs join the chunk's send). */
+  afterDecision?: (trace: Trace, record: DecisionRecord, eventTimeMs: number) => Promise<StageOutput[]>;
   /** consumer.scorer_input: 'join' writes no acgp.scoring record (the scorer reads the trace itself, docs/pipeline.md "Hot path"). */
   scorerInput?: 'scoring' | 'join';
 }
@@ -117,6 +119,8 @@ export class TripwireProcessor implements StageProcessor {
         throw new StewardError('STEWARD_TRACE_TOO_LARGE', `its ${o.topic} message would be ${messageBytes(o.message)} bytes, over limits.max_message_bytes ${limit} (trace ${m.value?.length ?? 0} bytes)`);
       }
     }
+    // Rollout arm counts and shadow evaluation (docs/rollout.md): after the decision, never changing it.
+    if (this.d.afterDecision) outs.push(...(await this.d.afterDecision(trace, record, evTime)));
     this.d.metrics.interventions.inc({ stage: this.stage, intervention: decision.intervention });
     return outs;
   }

@@ -40,6 +40,7 @@ import type { StewardMetrics } from '../observability/metrics.js';
 import type { PipelineDeps, StageName } from './pipeline.js';
 import { describeHidden, redactUrl } from '../observability/redact.js';
 import { readUtf8FileSync } from '../adapters/fs/text.js';
+import { openRollout, type RolloutRuntime } from './rollout-runtime.js';
 
 export interface EngineRuntime {
   deps: PipelineDeps;
@@ -199,6 +200,7 @@ async function openEngine(
   const state = redis ? new RedisStateStore(redis, cfg.redis.keyPrefix, { maxEventTimeSkewMs: cfg.limits.maxEventTimeSkewMs, rounds }) : undefined;
   const llm = llmClientFor(cfg.llm);
   let engine: StewardEngine | undefined;
+  let rollout: RolloutRuntime | undefined;
   const engineVersion = process.env.npm_package_version ?? '0.1.0';
   // The finalization gate: the tripwire stage gates and records a job's tool calls, the gate stage answers its
   // final answers; both share the job state in Redis (docs/gate.md).
@@ -213,6 +215,12 @@ async function openEngine(
       : undefined;
   if (stages.includes('tripwire') || stages.includes('scorer') || stages.includes('gate')) {
     if (!trustDebt) throw new StewardError('STEWARD_CONFIG', 'the tripwire, scorer and gate stages need Redis (trust debt)');
+    // docs/rollout.md: shared rollouts (selection), rollback monitor and shadow (tripwire), review queue (scorer).
+    if (redis && (stages.includes('tripwire') || stages.includes('scorer'))) {
+      const r = await openRollout({ cfg, redis, holder, registry, state, trustDebt: readCache ? cachedTrustDebtReads(trustDebt, readCache) : trustDebt, tripwire: stages.includes('tripwire'), scorer: stages.includes('scorer'), engineVersion, logger, metrics });
+      opened.push(() => r.close());
+      rollout = r;
+    }
     engine = new StewardEngine({
       blueprints: () => holder.current(),
       registry,
@@ -230,8 +238,11 @@ async function openEngine(
       gate,
       // ACM run governance (docs/acm.md "In the stream"): on when acm.yaml sits next to the blueprints.
       acm: redis && stages.includes('tripwire') ? await acmRuntime(cfg.blueprints.dir, cfg.engine, redis, cfg.redis.keyPrefix) : undefined,
+      rollouts: rollout?.rollouts,
     });
   }
+  const rolloutHook = rollout?.tripwireHook;
+  const reviewHook = rollout?.reviewHook;
 
   return {
     holder,
@@ -251,8 +262,11 @@ async function openEngine(
       tenantOf: (agentId) => registry.lookup(agentId).tenant,
       approvals: redis && stages.includes('approvals') ? { store: new RedisApprovalStore(redis, { prefix: cfg.redis.keyPrefix }), approvers: loadApprovers(cfg) } : undefined,
       scoredMarks: redis && stages.includes('scorer') && cfg.consumer.scorerDedupTtlSeconds > 0 ? new RedisScoredMarks(redis, { prefix: cfg.redis.keyPrefix, ttlSeconds: cfg.consumer.scorerDedupTtlSeconds }) : undefined,
+      afterDecision: rolloutHook ? (trace, record, evTime) => rolloutHook.afterDecision(trace, record, evTime) : undefined,
+      afterVerdict: reviewHook ? (record, d) => reviewHook.afterVerdict(record, d) : undefined,
     },
     async close() {
+      await rollout?.close();
       holder.close();
       agentsHolder?.close();
       if (redis) await redis.quit().catch(() => redis.disconnect());

@@ -16,7 +16,8 @@ import type { DecideScoreEngine, FinalizeEngine } from '../consumers/stage-types
 import { GateProcessor } from '../consumers/gate.js';
 import type { Trace } from '../engine/types.js';
 import type { InMessage } from '../adapters/kafka/kafka-types.js';
-import { TripwireProcessor } from '../consumers/tripwire.js';
+import { TripwireProcessor, type TripwireStageDeps } from '../consumers/tripwire.js';
+import type { ScorerStageDeps } from '../consumers/scorer.js';
 import type { ReplyTarget } from '../adapters/kafka/request-reply.js';
 import { pipelineBacklogBefore } from '../adapters/kafka/backlog.js';
 import { checkCoPartitioned, scorerProcessor } from './scorer-stage.js';
@@ -52,6 +53,9 @@ export interface PipelineDeps {
   scoredMarks?: ScoredMarks;
   /** The approvals stage's Redis store and approver registry (docs/approvals.md). */
   approvals?: { store: RedisApprovalStore; approvers: () => ApproverRegistry | undefined };
+  /** docs/rollout.md: after a decision (rollout counts, shadow diff) and after a verdict (review queue). */
+  afterDecision?: TripwireStageDeps['afterDecision'];
+  afterVerdict?: ScorerStageDeps['afterVerdict'];
   /** Starts the sink stage (src/process/sink-stage.ts); absent → sink not available. */
   startSink?: () => Promise<{ stop(): Promise<void>; isReady?(): boolean }>;
 }
@@ -189,6 +193,7 @@ export async function startPipeline(
                 maxEventTimeSkewMs: cfg.limits.maxEventTimeSkewMs,
                 maxMessageBytes: cfg.limits.maxMessageBytes,
                 identity: deps.identity,
+                afterDecision: deps.afterDecision,
                 scorerInput: cfg.consumer.scorerInput,
                 replies: replies!,
                 onRejectedRoute: (m) => {
@@ -197,7 +202,7 @@ export async function startPipeline(
                 },
               })
             : (() => {
-                const sc = scorerProcessor(cfg, { engine: deps.engine, topics, metrics, marks: deps.scoredMarks, onMarksUnavailable: marksWarning(opts.logger.child({ stage: 'scorer' })) }, { adapter, topics, decoder, replies: replies!, logger: opts.logger, metrics });
+                const sc = scorerProcessor(cfg, { engine: deps.engine, topics, metrics, marks: deps.scoredMarks, afterVerdict: deps.afterVerdict, onMarksUnavailable: marksWarning(opts.logger.child({ stage: 'scorer' })) }, { adapter, topics, decoder, replies: replies!, logger: opts.logger, metrics });
                 extra.push({ stop: sc.stop });
                 return sc.proc;
               })(),
