@@ -57,11 +57,12 @@ export function sqlFor(db: string) {
      * One scan of the decisions for three panels: the latency histogram (kind `lat`, key = bin), the latency
      * percentiles per stage (kind `stage`: the report `latency`'s quantileExact and max) and the fired tripwires and
      * failed rules (kinds `tripwire`, `rule`: the report `top-violations`' counts and distinct agents). The report
-     * queries scan `v_decisions` three times for the same numbers.
+     * queries scan `v_decisions` three times for the same numbers. Distinct agents and quantiles are computed
+     * only for the kinds that show them (-If), the latency bins being one row per decision.
      */
     decisionStats: (r: DashboardRange) => `
-      SELECT p.1 AS kind, p.2 AS k, count() AS n, uniqExact(agent_id) AS agents,
-             quantilesExact(0.5, 0.95, 0.99)(latency_ms) AS q, max(latency_ms) AS mx
+      SELECT p.1 AS kind, p.2 AS k, count() AS n, uniqExactIf(agent_id, p.1 IN ('tripwire', 'rule')) AS agents,
+             quantilesExactIf(0.5, 0.95, 0.99)(latency_ms, p.1 = 'stage') AS q, maxIf(latency_ms, p.1 = 'stage') AS mx
       FROM (SELECT agent_id, stage, latency_ms, tripwires_fired, rules_failed FROM ${t('decisions')} FINAL WHERE ${range('event_time_ms', r)})
       ARRAY JOIN arrayConcat([('lat', toString(${latencyBin('latency_ms')})), ('stage', stage)],
                              arrayMap(x -> ('tripwire', x), tripwires_fired), arrayMap(x -> ('rule', x), rules_failed)) AS p

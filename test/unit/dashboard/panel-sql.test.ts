@@ -37,7 +37,7 @@ describe('dashboard panel SQL', () => {
     const q = sql.decisionStats(R);
     expect(q.match(/FROM steward_x\.decisions FINAL/g)).toHaveLength(1);
     expect(q).toContain("arrayMap(x -> ('tripwire', x), tripwires_fired), arrayMap(x -> ('rule', x), rules_failed)) AS p");
-    expect(q).toContain('quantilesExact(0.5, 0.95, 0.99)(latency_ms) AS q');
+    expect(q).toContain("quantilesExactIf(0.5, 0.95, 0.99)(latency_ms, p.1 = 'stage') AS q");
     const v = sql.verdictStats(R);
     expect(v.match(/FROM steward_x\.verdicts FINAL/g)).toHaveLength(1);
     expect(v).toContain(`least(${CTQ_BINS - 1}, floor(assumeNotNull(ctq) * ${CTQ_BINS}))`);
