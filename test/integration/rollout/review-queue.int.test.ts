@@ -18,6 +18,11 @@ import { startSinkFromConfig } from '../../../src/process/sink-stage.js';
 import { bootstrapEngine } from '../../../src/process/engine-runtime.js';
 import { pipelineConfig, quietLogger, withPipelineEnv } from '../pipeline/harness.js';
 import { deleteRedisPrefix, services, uniqueRedisPrefix, waitFor, withClickHouseDatabase } from '../setup/helpers.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { StewardClient } from '../../../src/client/steward-client.js';
+import { startLlmServer } from '../../support/llm-server.js';
 
 let out: string[] = [];
 beforeEach(() => {
@@ -100,4 +105,68 @@ describe('review queue round trip (real Kafka, Redis, ClickHouse)', () => {
       redis.disconnect();
     }
   });
+
+  it('the scorer stage queues a verdict below the confidence threshold (LLM judge without a stated confidence: 0.7) and not one above it', async () => {
+    const redisPrefix = uniqueRedisPrefix('rq-sc');
+    const redis = new Redis(services().redisUrl);
+    const llm = await startLlmServer({ kind: 'score', score: 0.9 });
+    const dir = mkdtempSync(join(tmpdir(), 'steward-rq-'));
+    writeFileSync(join(dir, 'judged.yaml'), `
+id: t/judged@1.0.0
+version: "1.0.0"
+description: judged answers
+checks:
+  - id: candour
+    when: { hook: output }
+    metric: { name: candour, weight: 1, check: { type: llm, args: { prompt_template: "Check the answer for candour" } } }
+  - id: size
+    when: { hook: tool_call }
+    rule: { condition: "args.n <= 5", on_fail: { decision: flag, reason: big } }
+scoring: { thresholds: { ok: 0.3, nudge: 0.45, escalate: 0.6, block: 0.75 } }
+`);
+    try {
+      await withClickHouseDatabase(async (db) => {
+        await withPipelineEnv('rq-sc', async ({ cfg: base, adapter }) => {
+          const cfg = pipelineConfig(base.topics.prefix, {
+            blueprints: { dir, watch: false }, redis: { key_prefix: redisPrefix }, clickhouse: { database: db.name }, consumer: { group_prefix: base.consumer.groupPrefix },
+            llm: { base_url: llm.url, model: 'judge-test', timeout_ms: 30_000 }, trust_debt: { audit_sweep_interval_ms: 0 }, signing: { allow_ephemeral: true },
+          });
+          const logger = quietLogger();
+          const signer = ledgerSignerFrom(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+          const rt = await bootstrapEngine(cfg, ['tripwire', 'scorer'], logger);
+          const pipe = await startPipeline(cfg, ['tripwire', 'scorer', 'sink'], { ...rt.deps, startSink: () => startSinkFromConfig(cfg, logger, signer) }, { logger });
+          const client = new StewardClient({ kafka: adapter, topicPrefix: cfg.topics.prefix });
+          const store = new ClickHouseStore({ url: services().clickhouseUrl, database: db.name });
+          try {
+            const now = new Date().toISOString();
+            const judged = await client.decide({ trace_id: `${cfg.topics.prefix}-out`, agent_id: 'rq-agent', timestamp: now, hook: 'output', content: 'an answer' }, { timeoutMs: 15_000 });
+            expect(judged.intervention).toBe('ok');
+            await client.decide({ trace_id: `${cfg.topics.prefix}-tool`, agent_id: 'rq-agent', timestamp: now, hook: 'tool_call', tool: 'x', args: { n: 1 } }, { timeoutMs: 15_000 });
+            const rows = await waitFor(async () => {
+              const r = await store.query<Record<string, any>>(`SELECT * FROM ${store.table('v_review_queue')}`);
+              const v = await store.query<{ n: string }>(`SELECT count() AS n FROM ${store.table('v_verdicts')}`);
+              return r.length >= 1 && Number(v[0].n) >= 2 ? r : undefined;
+            }, { timeoutMs: 45_000, message: 'the queued review and both verdicts' });
+            // Only the LLM-judged verdict (confidence 0.7) is queued; the deterministic one (confidence 1) is not.
+            expect(rows).toHaveLength(1);
+            expect(rows[0]).toMatchObject({ review_id: `rq:${cfg.topics.prefix}-out`, agent_id: 'rq-agent', status: 'queued', threshold: 0.9, blueprint: 't/judged@1.0.0', blueprint_version: '1.0.0' });
+            expect(rows[0].confidence).toBeLessThan(0.9);
+            const open = await new RedisReviewQueue(redis, redisPrefix).list();
+            expect(open.map((i) => i.review_id)).toEqual([`rq:${cfg.topics.prefix}-out`]);
+          } finally {
+            await client.close();
+            await store.close();
+            await pipe.stop();
+            await rt.close();
+          }
+        });
+      });
+    } finally {
+      await llm.close();
+      await deleteRedisPrefix(redis, redisPrefix);
+      redis.disconnect();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
+
