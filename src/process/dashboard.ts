@@ -19,6 +19,8 @@ export interface RunningDashboard {
 export async function startDashboard(cfg: StewardConfig): Promise<RunningDashboard> {
   const store = new ReadOnlyClickHouseStore(cfg.clickhouse);
   const redis = createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 });
+  // A Redis outage empties the re-tiering panel (its note says why); the client's error events are not crashes.
+  redis.on('error', () => undefined);
   const debt = new RedisTrustDebtStore(redis, { prefix: cfg.redis.keyPrefix, dedupTtlSeconds: cfg.trustDebt.dedupTtlSeconds });
   const key = (cfg.ledgerSigning ?? cfg.signing)?.key;
   let keys: Map<string, KeyObject> | undefined;

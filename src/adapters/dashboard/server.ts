@@ -48,7 +48,7 @@ export class DashboardServer {
   constructor(private readonly opts: DashboardServerOptions) {
     this.now = opts.now ?? Date.now;
     // Trace ids may be 256 characters (docs/security.md); Fastify's default caps a path parameter at 100.
-    this.app = Fastify({ logger: false, maxParamLength: 1024 });
+    this.app = Fastify({ logger: false, routerOptions: { maxParamLength: 1024 } });
     const uplot = uplotAssets();
     const html = PAGE_HTML.replace('__REFRESH_MS__', String(Math.max(1000, Math.trunc(opts.refreshMs ?? 10_000))));
     this.app.addHook('onSend', async (_req, reply, payload) => {

@@ -62,6 +62,8 @@ export async function run(argv: string[]): Promise<number> {
   const store = new ReadOnlyClickHouseStore({ ...cfg.clickhouse, url: values.url ?? cfg.clickhouse.url, database: values.database ?? cfg.clickhouse.database });
   const redisUrl = values['no-redis'] ? undefined : (values.redis ?? cfg.redis.url);
   const redis = redisUrl ? createRedis(redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
+  // A Redis outage empties the re-tiering panel (its note says why); the client's error events are not crashes.
+  redis?.on('error', () => undefined);
   const debtStore = redis ? new RedisTrustDebtStore(redis, { prefix: values.prefix ?? cfg.redis.keyPrefix, dedupTtlSeconds: cfg.trustDebt.dedupTtlSeconds }) : undefined;
   const server = new DashboardServer({
     store,
