@@ -10,7 +10,8 @@
  *   soak_lag_end=                messages the stages' groups were behind when the load stopped
  *   soak_dlq=                    DLQ records by stage and code (the ACM runs' malformed plans are expected)
  *   soak_throughput_end_vs_start=  tripwire messages/s in the last third vs the first third after warm-up
- *   soak_lost=                   tool calls produced − decisions stored in ClickHouse once drained (goal 0)
+ *   soak_lost=                   of the tool calls produced: decisions, verdicts and POLICY_DECISION ledger entries
+ *                                missing in ClickHouse once drained, plus ledger entries stored twice (goal 0)
  * SOAK_RATE (default 200) sets messages/s offered; SOAK_AGENTS (default 50) the tool-calling agents.
  */
 import { benchProcessEnv } from '../sink/services-env.js';
@@ -197,13 +198,19 @@ async function main(): Promise<void> {
     const loadEnd = elapsed();
     await sample(loadEnd);
     const lagEnd = await groupLag(cfg.kafka.brokers, prefix);
-    // Drain: every tool call decided and stored (or 60 s).
+    // Drain: every tool call's decision, verdict and ledger entry stored (or 60 s).
     const drainStart = performance.now();
-    let stored = 0;
+    const like = `'soak-tc-${RUN}-%'`;
+    const count = async (sql: string) => Number((await store.query<{ n: string }>(sql).catch(() => [{ n: '0' }]))[0]?.n ?? 0);
+    let stored = { decisions: 0, verdicts: 0, ledger: 0, ledgerRows: 0 };
     for (;;) {
-      const r = await store.query<{ n: string }>(`SELECT uniqExact(trace_id) AS n FROM ${store.table('v_decisions')} WHERE trace_id LIKE 'soak-tc-${RUN}-%'`).catch(() => [{ n: '0' }]);
-      stored = Number(r[0]?.n ?? 0);
-      if (stored >= toolCalls || performance.now() - drainStart > 60_000) break;
+      stored = {
+        decisions: await count(`SELECT uniqExact(trace_id) AS n FROM ${store.table('v_decisions')} WHERE trace_id LIKE ${like}`),
+        verdicts: await count(`SELECT uniqExact(trace_id) AS n FROM ${store.table('v_verdicts')} WHERE trace_id LIKE ${like}`),
+        ledger: await count(`SELECT uniqExact(entry_id) AS n FROM ${store.table('ledger')} WHERE entry_id LIKE 'pd:soak-tc-${RUN}-%'`),
+        ledgerRows: await count(`SELECT count() AS n FROM ${store.table('ledger')} WHERE entry_id LIKE 'pd:soak-tc-${RUN}-%'`),
+      };
+      if ((stored.decisions >= toolCalls && stored.verdicts >= toolCalls && stored.ledger >= toolCalls) || performance.now() - drainStart > 60_000) break;
       await new Promise((r) => setTimeout(r, 500));
     }
     const drainS = (performance.now() - drainStart) / 1000;
@@ -225,14 +232,15 @@ async function main(): Promise<void> {
     console.log(`soak_rss_mb=start ${warm.rss.toFixed(0)} (after ${WARM_S}s warm-up), middle ${mid.rss.toFixed(0)}, end ${end.rss.toFixed(0)}; live heap ${warm.heap.toFixed(1)} → ${end.heap.toFixed(1)} MB${gc ? '' : ' (no --expose-gc: heap not collected before sampling)'}`);
     const processed = await Promise.all(stages.map(async (st) => `${st} ${await counter(metrics, 'messages', st)}`));
     console.log(`soak_processed=${processed.join(', ')}`);
-    console.log(`soak_drain_s=${drainS.toFixed(1)} (tool calls stored ${stored}/${toolCalls})`);
+    console.log(`soak_drain_s=${drainS.toFixed(1)} (of ${toolCalls} tool calls: ${stored.decisions} decisions, ${stored.verdicts} verdicts, ${stored.ledger} POLICY_DECISION entries in ${stored.ledgerRows} ledger rows)`);
     console.log(`soak_rss_max_mb=${Math.max(...samples.map((s) => s.rss)).toFixed(0)}`);
     console.log(`soak_rss_slope_mb_per_min=${(slope(after.map((s) => s.t), after.map((s) => s.rss)) * 60).toFixed(2)}`);
     console.log(`soak_heap_end_vs_warm_mb=${(end.heap - warm.heap).toFixed(1)}`);
     console.log(`soak_lag_end=${lagEnd}`);
     console.log(`soak_dlq=${dlq.join(',') || 0}`);
     console.log(`soak_throughput_end_vs_start=${(last / first).toFixed(3)} (${first.toFixed(0)} → ${last.toFixed(0)} tripwire msg/s)`);
-    console.log(`soak_lost=${toolCalls - stored}`);
+    // Missing decisions, verdicts or ledger entries of the tool calls, plus ledger entries written twice.
+    console.log(`soak_lost=${3 * toolCalls - stored.decisions - stored.verdicts - stored.ledger + (stored.ledgerRows - stored.ledger)}`);
   } finally {
     await producer.disconnect();
     await pipe.stop();
