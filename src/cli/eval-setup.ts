@@ -107,7 +107,7 @@ export async function setupOffline(o: OfflineOptions): Promise<OfflineSetup> {
   const loaded = await loadBlueprintFiles([o.blueprints]);
   // Verification sheets and acm.yaml (run governance, docs/acm.md) sit next to the blueprints but are not blueprints.
   const files = loaded.files.filter((f) => !/^(?:agents|acm)\.ya?ml$/.test(basename(f.file)) && !/\.(?:test|verify)\.ya?ml$/.test(f.file));
-  const side = await readSidecars(files);
+  const side = await readSidecars(files, { registryFiles: agentsFile ? [agentsFile] : [] });
   for (const w of side.warnings) o.warn(`warning: ${w.format()}`);
   const res = compileBlueprintSet(files, { config, sidecars: side.sidecars });
   if (!res.set || loaded.errors.length) throw new SetupError(`invalid blueprints in ${o.blueprints}`, sortProblems([...loaded.errors, ...res.errors]).map((e) => e.format()));

@@ -5,7 +5,7 @@
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
-import { sep } from 'node:path';
+import { join, sep } from 'node:path';
 import type { StewardError } from '../../errors.js';
 import type { EngineConfig } from '../../engine/config.js';
 import { compileBlueprintSet, type BlueprintSet } from '../../engine/blueprint/index.js';
@@ -63,7 +63,8 @@ async function fingerprint(dir: string): Promise<string> {
 async function compileDir(dir: string, opts: WatchOptions) {
   const { files, errors: readErrors, realDirs } = await loadBlueprintFiles([dir], { base: dir });
   // Rules locks and MCP import caches beside the blueprints (docs/rules.md); their problems are warnings.
-  const side = await readSidecars(files);
+  // The registry beside the blueprints (blueprints/agents.yaml) may name MCP servers for all of them.
+  const side = await readSidecars(files, { registryFiles: [join(dir, 'agents.yaml'), join(dir, 'agents.yml')] });
   const compiled = compileBlueprintSet(files, { config: opts.config, includeBuiltinBaseline: opts.includeBuiltinBaseline, functions: opts.functions, sidecars: side.sidecars });
   const res = { ...compiled, warnings: [...side.warnings, ...compiled.warnings] };
   // A file that could not be read (dangling symlink, invalid UTF-8) rejects the set like a file with errors:

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { StewardError } from '../../errors.js';
 import { parseRuleLock, ruleLockPath } from '../../engine/rules/lock.js';
 import { mcpCachePath, parseMcpCache, toolSchemasOf } from '../../engine/rules/mcp-cache.js';
-import type { RuleLock, ToolSchemas } from '../../engine/rules/types.js';
+import type { JsonSchema, RuleLock, ToolSchemas } from '../../engine/rules/types.js';
 
 export type Sidecars = Map<string, { lock?: RuleLock; tools?: ToolSchemas }>;
 
@@ -24,16 +24,33 @@ async function readOptional(path: string): Promise<string | undefined> {
 // A top-level YAML key, or the JSON key (JSON blueprints): a cheap look before any stat.
 const mentions = (text: string, key: string) => new RegExp(`^${key}\\s*:|"${key}"\\s*:`, 'm').test(text);
 
-export async function readSidecars(files: readonly { file: string; text: string }[]): Promise<{ sidecars: Sidecars; warnings: StewardError[] }> {
+/**
+ * `registryFiles`: agent registries (agents.yaml) loaded with these blueprints; their MCP imports
+ * (`agents.mcp.lock`) hold for every blueprint, under the blueprint's own imports (a tool both name: the
+ * blueprint's schema).
+ */
+export async function readSidecars(files: readonly { file: string; text: string }[], opts: { registryFiles?: readonly string[] } = {}): Promise<{ sidecars: Sidecars; warnings: StewardError[] }> {
   const sidecars: Sidecars = new Map();
   const warnings: StewardError[] = [];
   const warn = (file: string, msg: string) => warnings.push(new StewardError('STEWARD_RULES_LOCK', msg, { position: { file, line: 1, col: 1 } }));
+  const shared = new Map<string, JsonSchema>();
+  for (const r of opts.registryFiles ?? []) {
+    const path = mcpCachePath(r);
+    const text = await readOptional(path).catch((e: Error) => void warn(path, `cannot read the MCP import cache: ${e.message}`));
+    if (text === undefined) continue;
+    const c = parseMcpCache(text);
+    if (!c) warn(path, 'the MCP import cache is not {"version": 1, "servers": {...}}: tool args are not type-checked');
+    else for (const [t, s] of toolSchemasOf(c)) if (!shared.has(t)) shared.set(t, s);
+  }
   for (const f of files) {
     // Only blueprints that use rules or MCP servers look for their files: no stat per blueprint otherwise.
     const wantsLock = mentions(f.text, 'rules');
     const wantsMcp = mentions(f.text, 'mcp_servers');
-    if (!wantsLock && !wantsMcp) continue;
-    const entry: { lock?: RuleLock; tools?: ToolSchemas } = {};
+    if (!wantsLock && !wantsMcp) {
+      if (shared.size) sidecars.set(f.file, { tools: shared });
+      continue;
+    }
+    const entry: { lock?: RuleLock; tools?: ToolSchemas } = shared.size ? { tools: shared } : {};
     if (wantsLock) {
       const path = ruleLockPath(f.file);
       try {
@@ -54,7 +71,7 @@ export async function readSidecars(files: readonly { file: string; text: string 
         if (text !== undefined) {
           const c = parseMcpCache(text);
           if (!c) warn(path, 'the MCP import cache is not {"version": 1, "servers": {...}}: tool args are not type-checked');
-          else entry.tools = toolSchemasOf(c);
+          else entry.tools = new Map([...shared, ...toolSchemasOf(c)]);
         }
       } catch (e) {
         warn(path, `cannot read the MCP import cache: ${(e as Error).message}`);

@@ -28,7 +28,7 @@ import { parseTestFile } from '../eval-blueprint-tests.js';
 
 export const USAGE = `usage: steward compile-rules [--force] [--model MODEL] [--mcp-timeout-ms N] PATH...
   PATH: blueprint files or directories; writes <blueprint>.rules.lock beside each blueprint with rules:
-  and <blueprint>.mcp.lock beside each blueprint with mcp_servers: (docs/rules.md)
+  and <blueprint>.mcp.lock beside each blueprint (agents.mcp.lock beside each agents.yaml) with mcp_servers: (docs/rules.md)
   --force           recompile every rule, not only missing or stale entries
   --model MODEL     the model to ask (default: STEWARD_LLM_MODEL)
   --mcp-timeout-ms  per MCP server (default 10000)`;
@@ -92,15 +92,18 @@ export async function run(argv: string[], deps: { llm?: LlmClient; out?: NodeJS.
   const loaded = await loadBlueprintFiles(positionals);
   for (const e of loaded.errors) err.write(`${e.format()}\n`);
   const files = loaded.files;
-  const refreshed = await refreshMcpImports(files, { timeoutMs: mcpTimeoutMs });
+  // Agent registries (agents.yaml) may name MCP servers for every blueprint loaded with them.
+  const registryFiles = await filesNamed(positionals, /^agents\.ya?ml$/);
+  const registries = await Promise.all(registryFiles.map(async (file) => ({ file, text: await readFile(file, 'utf8') })));
+  const refreshed = await refreshMcpImports([...registries, ...files], { timeoutMs: mcpTimeoutMs });
   for (const w of refreshed.warnings) err.write(`warning: ${w.format()}\n`);
   for (const f of refreshed.written) out.write(`${f}: MCP import updated\n`);
-  const { sidecars, warnings } = await readSidecars(files);
+  const { sidecars, warnings } = await readSidecars(files, { registryFiles });
   for (const w of warnings) err.write(`warning: ${w.format()}\n`);
 
   const agentTools = new Set<string>();
-  for (const r of await filesNamed(positionals, /^agents\.ya?ml$/)) {
-    const parsed = parseAgentRegistry(await readFile(r, 'utf8'), r);
+  for (const { file: r, text } of registries) {
+    const parsed = parseAgentRegistry(text, r);
     for (const a of parsed.registry?.agents.values() ?? []) for (const t of a.tools) agentTools.add(t);
   }
   const testFiles = await filesNamed(positionals, /\.test\.ya?ml$/);

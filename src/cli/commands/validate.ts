@@ -91,7 +91,7 @@ export async function run(argv: string[]): Promise<number> {
   const loaded = await loadBlueprintFiles(readable);
   problems.push(...loaded.errors);
   const files = loaded.files.filter((f) => !regFiles.includes(f.file));
-  const side = await readSidecars(files);
+  const side = await readSidecars(files, { registryFiles: regFiles });
   const res = compileBlueprintSet(files, { config: defaultEngineConfig(), sidecars: side.sidecars });
   problems.push(...res.errors);
   const agents: AgentInfo[] = [];

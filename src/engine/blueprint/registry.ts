@@ -16,7 +16,8 @@ export interface AgentRegistry {
 }
 
 const KEYS = ['id', 'tenant', 'tier', 'tools', 'domains', 'skills', 'public_keys', 'api_keys'];
-const ROOT_KEYS = ['agents'];
+// mcp_servers: tool schemas imported for every blueprint loaded with this registry (docs/rules.md).
+const ROOT_KEYS = ['agents', 'mcp_servers'];
 
 /** Unknown keys are errors at the key (x- extensions allowed): a typo like `agentz:` must not leave its agents silently unregistered. */
 function unknownKeys(map: { items: { key: unknown }[] }, allowed: string[], path: string, at: (n: YamlNode | null | undefined, path: string) => StewardError['position'], errors: StewardError[]): void {

@@ -3,7 +3,7 @@
  * the blueprint, `args.*` type-checked at load with positions, and a server that is down or answers invalid
  * schemas leaves the last good import in force with a warning (gate spec §10; docs/rules.md).
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSidecars } from '../../../src/adapters/fs/rule-sidecars.js';
 import { refreshMcpImports } from '../../../src/adapters/mcp/import-cache.js';
 import { listToolSchemas } from '../../../src/adapters/mcp/tool-import.js';
-import { compileBlueprintSet } from '../../../src/engine/blueprint/index.js';
+import { compileBlueprintSet, parseAgentRegistry } from '../../../src/engine/blueprint/index.js';
 import { defaultEngineConfig } from '../../../src/engine/config.js';
 import { mcpCachePath, parseMcpCache } from '../../../src/engine/rules/mcp-cache.js';
 import { REFUND_TOOLS, startHttpMcpServer, type HttpMcpServer } from './fixtures/mcp-server.js';
@@ -91,6 +91,24 @@ describe('MCP tool schema import', () => {
     const { res } = await load(file, text);
     expect(res.errors).toEqual([]);
     expect(res.set).toBeDefined();
+  });
+
+  it('an agents.yaml naming an MCP server: its import holds for every blueprint loaded with it (validate path)', async () => {
+    const sub = join(dir, 'registry');
+    await mkdir(sub);
+    const reg = join(sub, 'agents.yaml');
+    const regText = `mcp_servers:\n  - { name: payments, command: ${JSON.stringify(process.execPath)}, args: ["--import", "tsx", ${JSON.stringify(FIXTURE)}] }\nagents:\n  - { id: s1, tenant: acme, tier: ACL-2, tools: [process_refund] }\n`;
+    await writeFile(reg, regText);
+    expect(parseAgentRegistry(regText, reg).errors).toEqual([]);
+    const r = await refreshMcpImports([{ file: reg, text: regText }], { timeoutMs: 20_000 });
+    expect(r.warnings).toEqual([]);
+    expect(r.written).toEqual([join(sub, 'agents.mcp.lock')]);
+    const file = join(sub, 'plain@1.0.yaml');
+    const text = blueprint('  []').replace('support/refunds', 'support/plain').replace('mcp_servers:\n  []\n', '');
+    const files = [{ file, text }];
+    const side = await readSidecars(files, { registryFiles: [reg] });
+    const res = compileBlueprintSet(files, { config: defaultEngineConfig(), sidecars: side.sidecars });
+    expect(res.errors.map((e) => e.format())).toEqual([expect.stringMatching(/plain@1\.0\.yaml:7:25: STEWARD_DSL_TYPE: args\.amout: tool 'process_refund' has no input 'amout'/)]);
   });
 
   it('stdio: the same import from a server started as a child process', async () => {
