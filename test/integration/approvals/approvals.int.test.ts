@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { HttpIngress } from '../../../src/adapters/http/ingress-server.js';
 import { RedisApprovalStore } from '../../../src/adapters/redis/approval-store.js';
 import { signedAnswer } from '../../../src/cli/commands/approve.js';
+import { run as denyCli } from '../../../src/cli/commands/deny.js';
 import { StewardClient } from '../../../src/client/steward-client.js';
 import { answerOverHttp } from '../../../src/consumers/approvals.js';
 import { approvalAnswerJson } from '../../../src/contracts/approvals.js';
@@ -140,6 +141,24 @@ describe('approvals (real Kafka, Redis, ClickHouse)', () => {
           }
           expect(await client.waitForApproval(id2, { timeoutMs: 30_000 })).toMatchObject({ status: 'denied', via: 'http' });
 
+          // `steward deny ID --wait-ms`: the CLI signs, publishes and prints the outcome (exit 0: its own answer won).
+          const viaCli = await client.decide(call('process_refund', 800), { timeoutMs: 20_000 });
+          const id4 = viaCli.approval_id as string;
+          await waitFor(async () => (await store.status(id4))?.status === 'pending', { timeoutMs: 20_000, message: 'request 4 stored' });
+          const keyFile = join(dir, 'alice.pem');
+          writeFileSync(keyFile, alice.priv, { mode: 0o600 });
+          const printed: string[] = [];
+          const write = process.stdout.write.bind(process.stdout);
+          process.stdout.write = ((c: string | Uint8Array) => (printed.push(String(c)), true)) as typeof process.stdout.write;
+          let code: number;
+          try {
+            code = await denyCli([id4, '--approver', 'alice', '--key', keyFile, '--reason', 'duplicate refund', '--wait-ms', '30000', '--topic-prefix', cfg.topics.prefix]);
+          } finally {
+            process.stdout.write = write;
+          }
+          expect(code).toBe(0);
+          expect(JSON.parse(printed.at(-1)!)).toEqual({ approval_id: id4, status: 'denied', decision: 'deny', approver: 'alice', via: 'kafka' });
+
           // Timeout across a restart of every instance: stored, all stopped, deadline passes, two fresh instances race.
           const wire = await client.decide(call('wire_transfer', 50), { timeoutMs: 20_000 });
           const id3 = wire.approval_id as string;
@@ -159,6 +178,7 @@ describe('approvals (real Kafka, Redis, ClickHouse)', () => {
           expect(outcomes(id3)).toHaveLength(1);
           expect(outcomes(id1)).toHaveLength(1);
           expect(outcomes(id2)).toHaveLength(1);
+          expect(outcomes(id4)).toHaveLength(1);
 
           // ClickHouse: the approvals table (pending rows replaced by outcomes) and the ledger's POLICY_DECISION entries.
           const ch = clickhouseClient(db.name);
@@ -166,7 +186,7 @@ describe('approvals (real Kafka, Redis, ClickHouse)', () => {
             await waitFor(
               async () => {
                 const rs = await ch.query({ query: "SELECT approval_id, status, approver, via FROM v_approvals WHERE status != 'pending' ORDER BY approval_id", format: 'JSONEachRow' });
-                return ((await rs.json()) as unknown[]).length === 3;
+                return ((await rs.json()) as unknown[]).length === 4;
               },
               { timeoutMs: 60_000, message: 'approval rows in ClickHouse' },
             );
@@ -176,17 +196,18 @@ describe('approvals (real Kafka, Redis, ClickHouse)', () => {
               [id1]: ['approved', 'alice', 'kafka', 'process_refund', 'supervisor'],
               [id2]: ['denied', 'alice', 'http', 'process_refund', 'supervisor'],
               [id3]: ['timed_out', '', 'timeout', 'wire_transfer', 'supervisor'],
+              [id4]: ['denied', 'alice', 'kafka', 'process_refund', 'supervisor'],
             });
             await waitFor(
               async () => {
                 const l = await ch.query({ query: "SELECT entry_id FROM ledger WHERE entry_id LIKE 'ap:%'", format: 'JSONEachRow' });
-                return ((await l.json()) as unknown[]).length >= 3;
+                return ((await l.json()) as unknown[]).length >= 4;
               },
               { timeoutMs: 60_000, message: 'approval ledger entries' },
             );
             const l = await ch.query({ query: "SELECT entry_id, type, payload FROM ledger WHERE entry_id LIKE 'ap:%' ORDER BY entry_id", format: 'JSONEachRow' });
             const entries = (await l.json()) as { entry_id: string; type: string; payload: string }[];
-            expect(entries.map((e) => e.entry_id).sort()).toEqual([`ap:${id1}`, `ap:${id2}`, `ap:${id3}`].sort());
+            expect(entries.map((e) => e.entry_id).sort()).toEqual([`ap:${id1}`, `ap:${id2}`, `ap:${id3}`, `ap:${id4}`].sort());
             expect(entries.every((e) => e.type === 'POLICY_DECISION')).toBe(true);
             expect(JSON.parse(entries.find((e) => e.entry_id === `ap:${id3}`)!.payload)).toMatchObject({ source: 'approval', status: 'timed_out', decision: 'deny', via: 'timeout' });
           } finally {
