@@ -117,6 +117,18 @@ describe('scorer join (consumer.scorer_input: join)', () => {
     expect(s.scored).toEqual([]);
   });
 
+  it('malformed position headers count as none; a decision with an unknown intervention is dead-lettered', async () => {
+    const tr = traceRecord(shellTrace);
+    const s = scorer(new Map([['1@40', tr]]));
+    const d = decisionRecord(tr);
+    expect(await s.proc.process({ ...d, headers: { ...d.headers, [TRACE_POSITION_HEADERS.offset]: Buffer.from('-1') } })).toEqual([]);
+    expect(await s.proc.process({ ...d, headers: { ...d.headers, [TRACE_POSITION_HEADERS.partition]: Buffer.from('x') } })).toEqual([]);
+    expect(s.unpositioned).toHaveLength(2);
+    const bad = { ...JSON.parse(d.value!.toString()), intervention: 'allow' };
+    await expect(s.proc.process({ ...d, value: Buffer.from(JSON.stringify(bad)) })).rejects.toMatchObject({ code: 'STEWARD_TRACE_SCHEMA' });
+    expect(s.reads).toEqual([]);
+  });
+
   it('a trace the schema refuses is dead-lettered, not scored', async () => {
     const bad = { ...traceRecord(shellTrace), value: Buffer.from(JSON.stringify({ trace_id: 't-1', agent_id: 'a1' })) };
     const s = scorer(new Map([['1@40', bad]]));
