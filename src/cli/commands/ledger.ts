@@ -103,7 +103,8 @@ export async function run(argv: string[]): Promise<number> {
       for (const i of r.issues) process.stdout.write(`agent ${i.agent_id} seq ${i.seq} entry ${i.entry_id || '-'}: ${i.kind}: ${i.message}\n`);
       for (const i of runs.issues) process.stdout.write(`run ${i.run_id} (tenant ${i.tenant || '-'}) agent ${i.agent_id} seq ${i.seq} entry ${i.entry_id || '-'}: ${i.kind}: ${i.message}\n`);
       const problems = r.issues.length + runs.issues.length;
-      process.stdout.write(`ledger: ${r.entries} entries, ${r.agents} agent(s), ${runs.entries} run-chain entries in ${runs.chains} run chain(s), ${problems} problem(s)${ok ? ' — intact' : ' — TAMPERED'}\n`);
+      const runPart = runs.chains > 0 ? `, ${runs.entries} entries in ${runs.chains} run chain(s)` : '';
+      process.stdout.write(`ledger: ${r.entries} entries, ${r.agents} agent(s)${runPart}, ${problems} problem(s)${ok ? ' — intact' : ' — TAMPERED'}\n`);
     }
     if (values['write-anchors']) {
       if (!r.ok) process.stderr.write(`steward ledger: not writing anchors from a tampered ledger\n`);
