@@ -169,7 +169,8 @@ export class StewardEngine {
   async finalize(trace: Trace, nowMs: number, eventId: string = trace.trace_id, opts: { signal?: AbortSignal } = {}): Promise<GateOutcome> {
     if (!this.o.gate) throw new StewardError('STEWARD_INTERNAL', 'finalize: this engine has no finalization gate');
     const agent = this.o.registry.lookup(trace.agent_id);
-    const bp = this.o.blueprints().select(agent, trace);
+    // The agent's rollout arm applies here too: a canary agent's final answer is judged by the canary version.
+    const bp = selectWithRollout(this.o.blueprints(), agent, trace, this.o.rollouts?.()).blueprint;
     const td = await this.o.trustDebt.current(agent.tenant, agent.id, nowMs, bp.trustDebt);
     return this.o.gate.finalize(trace, agent, bp, nowMs, eventId, { signal: opts.signal, trustDebt: td.debt });
   }

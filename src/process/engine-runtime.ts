@@ -215,8 +215,8 @@ async function openEngine(
       : undefined;
   if (stages.includes('tripwire') || stages.includes('scorer') || stages.includes('gate')) {
     if (!trustDebt) throw new StewardError('STEWARD_CONFIG', 'the tripwire, scorer and gate stages need Redis (trust debt)');
-    // docs/rollout.md: shared rollouts (selection), rollback monitor and shadow (tripwire), review queue (scorer).
-    if (redis && (stages.includes('tripwire') || stages.includes('scorer'))) {
+    // docs/rollout.md: shared rollouts (selection, also the gate's), rollback monitor and shadow (tripwire), review queue (scorer).
+    if (redis && (stages.includes('tripwire') || stages.includes('scorer') || stages.includes('gate'))) {
       const r = await openRollout({ cfg, redis, holder, registry, state, trustDebt: readCache ? cachedTrustDebtReads(trustDebt, readCache) : trustDebt, tripwire: stages.includes('tripwire'), scorer: stages.includes('scorer'), engineVersion, logger, metrics });
       opened.push(() => r.close());
       rollout = r;

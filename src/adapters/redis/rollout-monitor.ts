@@ -85,10 +85,14 @@ export class RolloutMonitor {
       const key = this.store.counterKey(name, state.generation, windowMs, windowStart);
       let p = this.pending.get(key);
       if (!p) this.pending.set(key, (p = { name, generation: state.generation, windowMs, windowStart, byArm: new Map() }));
-      const have = p.byArm.get(arm);
-      if (!have) p.byArm.set(arm, { ...counts });
-      else for (const f of Object.keys(counts) as (keyof ArmCounts)[]) have[f] += counts[f];
+      this.merge(p, arm, counts);
     }
+  }
+
+  private merge(p: Pending, arm: RolloutArm, counts: ArmCounts): void {
+    const have = p.byArm.get(arm);
+    if (!have) p.byArm.set(arm, { ...counts });
+    else for (const f of Object.keys(counts) as (keyof ArmCounts)[]) have[f] += counts[f];
   }
 
   /** Sends the local counts and evaluates the triggers; concurrent calls share one run. */
@@ -108,7 +112,11 @@ export class RolloutMonitor {
     } catch (e) {
       // Not lost: merged back for the next flush (HINCRBY was not applied: the pipeline failed as a whole or
       // its error is reported for the counters; a partly applied one may count a few decisions twice).
-      for (const [k, p] of batch) if (!this.pending.has(k)) this.pending.set(k, p);
+      for (const [k, p] of batch) {
+        const now = this.pending.get(k);
+        if (!now) this.pending.set(k, p);
+        else for (const [arm, c] of p.byArm) this.merge(now, arm, c);
+      }
       throw e;
     }
     const fired = new Set<string>();
