@@ -13,7 +13,8 @@ import type { RedisStateStore } from '../adapters/redis/state-store.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import type { AgentRegistry } from '../engine/blueprint/index.js';
 import type { RolloutState, RolloutTable } from '../engine/rollout/arm.js';
-import { declaredRollout, rollbackEvent, rolloutLedgerDraft, ROLLOUT_LEDGER_AGENT, setEvent } from '../engine/rollout/events.js';
+import { declaredRollout, rollbackEvent, rolloutLedgerDraft, ROLLOUT_LEDGER_AGENT, setEvent, type RolloutEvent } from '../engine/rollout/events.js';
+import { KafkaAdapter, type StewardProducer } from '../adapters/kafka/client.js';
 import { ReviewQueueHook } from '../engine/rollout/review-queue.js';
 import { readOnlyTrustDebt, ShadowEvaluator } from '../engine/rollout/shadow.js';
 import { RolloutStageHook } from '../engine/rollout/stage-hook.js';
@@ -66,6 +67,34 @@ export async function openRollout(o: {
   const m = o.metrics ? new RolloutMetrics(o.metrics.registry) : undefined;
   const closers: (() => unknown)[] = [];
   let hook: RolloutStageHook | undefined;
+  // Rollout events and their ledger entries go out on a producer of their own, at once: a rollback must be
+  // reported even when no further trace arrives. Retried a few times; both are idempotent downstream
+  // (rollout_events by event_id, the ledger by entry_id), so a repeat is harmless.
+  let producer: Promise<StewardProducer> | undefined;
+  const publish = async (ev: RolloutEvent): Promise<void> => {
+    const batch = [
+      { topic: topics.rollouts, messages: [{ key: ev.blueprint, value: JSON.stringify(ev) }] },
+      { topic: topics.ledger, messages: [{ key: ROLLOUT_LEDGER_AGENT, value: JSON.stringify(rolloutLedgerDraft(ev)) }] },
+    ];
+    for (let attempt = 1; ; attempt++) {
+      try {
+        producer ??= new KafkaAdapter(cfg.kafka).producer();
+        await (await producer).send(batch);
+        return;
+      } catch (e) {
+        producer = undefined;
+        if (attempt >= 5) {
+          logger.error({ err: (e as Error).message, rollout: ev }, `rollout event ${ev.event_id} not published (the change itself is in effect)`);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 200 * attempt));
+      }
+    }
+  };
+  closers.push(async () => {
+    const p = await producer?.catch(() => undefined);
+    await p?.disconnect().catch(() => undefined);
+  });
   const canaryOf = (s: RolloutState) => o.holder.current().get(`${s.name}@${s.canaryVersion}`);
   const monitor = new RolloutMonitor(redis, {
     prefix: cfg.redis.keyPrefix,
@@ -77,10 +106,7 @@ export async function openRollout(o: {
       const ev = rollbackEvent(state, firing, generation, atMs);
       m?.rollbacks.inc({ blueprint: state.name, trigger: firing.trigger.source });
       logger.warn({ rollout: ev }, `rollout of ${state.name}@${state.canaryVersion} rolled back: ${ev.reason}`);
-      hook?.enqueue([
-        { topic: topics.rollouts, message: { key: state.name, value: JSON.stringify(ev) } },
-        { topic: topics.ledger, message: { key: ROLLOUT_LEDGER_AGENT, value: JSON.stringify(rolloutLedgerDraft(ev)) } },
-      ]);
+      return publish(ev);
     },
     onError: (e) => logger.warn({ err: (e as Error).message }, 'rollout state or counters unavailable (retried)'),
   });
@@ -130,7 +156,6 @@ export async function openRollout(o: {
     });
     // A blueprint's `migration` block starts its rollout at the first stage, once (docs/rollout.md): at start and
     // on every reload; an existing rollout of the name (set by an operator, rolled back) is never overridden.
-    const h = hook;
     const declare = async () => {
       const set = o.holder.current();
       for (const bp of set.blueprints) {
@@ -139,10 +164,7 @@ export async function openRollout(o: {
         const started = await monitor.store.initIfAbsent(d.name, d, Date.now(), `declared by ${bp.id} (migration)`);
         if (!started) continue;
         const ev = setEvent(undefined, started, 'steward', started.reason ?? 'declared');
-        h.enqueue([
-          { topic: topics.rollouts, message: { key: d.name, value: JSON.stringify(ev) } },
-          { topic: topics.ledger, message: { key: ROLLOUT_LEDGER_AGENT, value: JSON.stringify(rolloutLedgerDraft(ev)) } },
-        ]);
+        await publish(ev);
         logger.info({ rollout: ev }, `rollout of ${d.name}@${d.canaryVersion} started at ${d.percent}% (declared)`);
       }
       await monitor.refresh();
