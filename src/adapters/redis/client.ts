@@ -75,6 +75,17 @@ export function scanNodes(r: RedisClient): Redis[] {
  */
 export async function scanKeys(r: RedisClient, pattern: string, count = 1000): Promise<string[]> {
   const out = new Set<string>();
+  // A cluster client knows its masters only once it has loaded the slot map.
+  if (isCluster(r) && r.status !== 'ready') {
+    await new Promise<void>((resolve, reject) => {
+      const onEnd = () => reject(new StewardError('STEWARD_STATE_UNAVAILABLE', 'redis cluster connection ended before it was ready', { retryable: true }));
+      r.once('ready', () => {
+        r.off('end', onEnd);
+        resolve();
+      });
+      r.once('end', onEnd);
+    });
+  }
   for (const node of scanNodes(r)) {
     let cursor = '0';
     do {

@@ -10,7 +10,7 @@
  */
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createRedis } from '../../adapters/redis/client.js';
+import { createRedisClient } from '../../adapters/redis/client.js';
 import { RedisTrustDebtStore } from '../../adapters/redis/trust-debt-store.js';
 import { loadStewardConfig } from '../../config/steward-config.js';
 import { watchBlueprints } from '../../adapters/fs/blueprint-watcher.js';
@@ -50,10 +50,13 @@ export function parseTime(s: string | undefined, now: number): number {
 
 const iso = (ms: number | undefined) => (ms === undefined || !Number.isFinite(ms) ? '-' : new Date(ms).toISOString());
 
-/** Redis URL and key prefix: flags, then REDIS_URL/STEWARD_REDIS_PREFIX, then the steward config. */
-export function redisTarget(values: { config?: string; redis?: string; prefix?: string }): { url: string; prefix: string; dedupTtlSeconds: number } {
+/**
+ * Redis URL and key prefix: flags, then REDIS_URL/STEWARD_REDIS_PREFIX, then the steward config. The cluster seed
+ * nodes (redis.cluster_nodes / REDIS_CLUSTER_NODES) apply unless --redis names one server.
+ */
+export function redisTarget(values: { config?: string; redis?: string; prefix?: string }): { url: string; prefix: string; dedupTtlSeconds: number; clusterNodes: string[] } {
   const cfg = loadStewardConfig(values.config);
-  return { url: values.redis ?? cfg.redis.url, prefix: values.prefix ?? cfg.redis.keyPrefix, dedupTtlSeconds: cfg.trustDebt.dedupTtlSeconds };
+  return { url: values.redis ?? cfg.redis.url, prefix: values.prefix ?? cfg.redis.keyPrefix, dedupTtlSeconds: cfg.trustDebt.dedupTtlSeconds, clusterNodes: values.redis ? [] : cfg.redis.clusterNodes };
 }
 
 /** --tenant, else the agent's tenant from the registry (agents.yaml of the steward config), else 'default'. */
@@ -117,8 +120,8 @@ async function show(agent: string, values: Record<string, string | boolean | und
   const settings = await agentTrustDebtSettings(agent, values as { tenant?: string; config?: string; blueprints?: string; agents?: string });
   const tenant = settings.tenant;
   const at = parseTime(values.at as string | undefined, Date.now());
-  const { url, prefix, dedupTtlSeconds } = redisTarget(values as { config?: string; redis?: string; prefix?: string });
-  const redis = createRedis(url, { maxRetriesPerRequest: 1 });
+  const { url, prefix, dedupTtlSeconds, clusterNodes } = redisTarget(values as { config?: string; redis?: string; prefix?: string });
+  const redis = createRedisClient(url, clusterNodes, { maxRetriesPerRequest: 1 });
   try {
     const store = new RedisTrustDebtStore(redis, { prefix, dedupTtlSeconds });
     const cfg = settings.config;

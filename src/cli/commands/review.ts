@@ -22,7 +22,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { createRedis } from '../../adapters/redis/client.js';
+import { createRedisClient } from '../../adapters/redis/client.js';
 import { RedisTrustDebtStore } from '../../adapters/redis/trust-debt-store.js';
 import { KafkaAdapter } from '../../adapters/kafka/client.js';
 import type { ReviewMessage } from '../../contracts/messages.js';
@@ -121,8 +121,8 @@ export async function run(argv: string[]): Promise<number> {
   const now = Date.now();
   const at = parseTime(v.at, now);
   const credit = creditOf(v.credit);
-  const { url, prefix, dedupTtlSeconds } = redisTarget(v);
-  const redis = createRedis(url, { maxRetriesPerRequest: 1 });
+  const { url, prefix, dedupTtlSeconds, clusterNodes } = redisTarget(v);
+  const redis = createRedisClient(url, clusterNodes, { maxRetriesPerRequest: 1 });
   const store = new RedisTrustDebtStore(redis, { prefix, dedupTtlSeconds });
   try {
     if (sub === 'pending') {
@@ -181,8 +181,8 @@ async function retier(args: string[], v: Values): Promise<number> {
     if (v.decision !== 'keep' && v.decision !== 'retier') throw usage('retier resolve needs --decision keep|retier');
     if (typeof v.by !== 'string' || v.by.trim() === '') throw usage('retier resolve needs --by NAME (the reviewer)');
   } else throw usage();
-  const { url, prefix, dedupTtlSeconds } = redisTarget(v);
-  const redis = createRedis(url, { maxRetriesPerRequest: 1 });
+  const { url, prefix, dedupTtlSeconds, clusterNodes } = redisTarget(v);
+  const redis = createRedisClient(url, clusterNodes, { maxRetriesPerRequest: 1 });
   const store = new RedisTrustDebtStore(redis, { prefix, dedupTtlSeconds });
   try {
     if (action === 'list') {
