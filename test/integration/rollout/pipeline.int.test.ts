@@ -2,8 +2,9 @@
 //  1. a rollback trigger fires on live traffic: the canary (2.0.0 halts where 1.0.0 allows) goes to 0 %, a
 //     rollback event and its ledger entry are published, the alert metric counts it, and the canary agents
 //     are decided by the stable version from then on;
-//  2. shadow evaluation of a candidate set never changes the answers, and its diffs equal the offline
-//     `steward diff --traces` diffs of the same traces (the same diff function).
+//  2. shadow evaluation of a candidate set never changes the answers, its diffs equal the offline
+//     `steward diff --traces` diffs of the same traces (the same diff function), and the sink lands them in
+//     ClickHouse (real ClickHouse too).
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +19,11 @@ import { armOf } from '../../../src/engine/rollout/arm.js';
 import { comparableDiff, type ShadowDiff } from '../../../src/engine/rollout/diff.js';
 import { offlineDiffs } from '../../../src/cli/diff-traces.js';
 import { Collector, quietLogger, withPipelineEnv } from '../pipeline/harness.js';
-import { deleteRedisPrefix, services, uniqueRedisPrefix, waitFor } from '../setup/helpers.js';
+import { deleteRedisPrefix, services, uniqueRedisPrefix, waitFor, withClickHouseDatabase } from '../setup/helpers.js';
+import { generateKeyPairSync } from 'node:crypto';
+import { ClickHouseStore } from '../../../src/adapters/clickhouse/client.js';
+import { ledgerSignerFrom } from '../../../src/adapters/clickhouse/ledger-keys.js';
+import { startSinkFromConfig } from '../../../src/process/sink-stage.js';
 import { ROLL_V1, ROLL_V2, toolCall } from '../../unit/engine/rollout/fixtures.js';
 
 function dirWith(files: Record<string, string>): string {
@@ -99,12 +104,14 @@ describe('rollout on the live pipeline (real Kafka + Redis)', () => {
     mkdirSync(work, { recursive: true });
     const redis = new Redis(services().redisUrl);
     try {
-      await withPipelineEnv(
+      await withClickHouseDatabase((db) => withPipelineEnv(
         'rollout-shadow',
         async ({ cfg, topics, adapter }) => {
           const logger = quietLogger();
+          const signer = ledgerSignerFrom(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
           const rt = await bootstrapEngine(cfg, ['tripwire'], logger);
-          const pipe = await startPipeline(cfg, ['tripwire'], rt.deps, { logger });
+          const pipe = await startPipeline(cfg, ['tripwire', 'sink'], { ...rt.deps, startSink: () => startSinkFromConfig(cfg, logger, signer) }, { logger });
+          const store = new ClickHouseStore({ url: services().clickhouseUrl, database: db.name });
           const out = await new Collector(adapter, [topics.decisions, topics.shadowDiffs, topics.dlq]).start();
           const client = new StewardClient({ kafka: adapter, topicPrefix: cfg.topics.prefix });
           const t0 = Date.now();
@@ -125,16 +132,23 @@ describe('rollout on the live pipeline (real Kafka + Redis)', () => {
             for (const o of offline) expect(comparableDiff(live.get(o.trace_id)!), o.trace_id).toEqual(comparableDiff(o));
             expect(offline.filter((d) => d.changed).length).toBeGreaterThanOrEqual(6);
             expect(live.get(`${cfg.topics.prefix}-s2`)).toMatchObject({ shadow_id: 'candidate', active_intervention: 'ok', shadow_intervention: 'halt', change_kinds: ['intervention', 'stage', 'tripwires'] });
+            // The sink lands them in shadow_diffs: what `steward shadow report` reads.
+            const stored = await waitFor(async () => {
+              const r = await store.query<{ trace_id: string; changed: number; change_kinds: string[] }>(`SELECT trace_id, changed, change_kinds FROM ${store.table('v_shadow_diffs')} WHERE shadow_id = 'candidate' ORDER BY trace_id`);
+              return r.length === traces.length ? r : undefined;
+            }, { timeoutMs: 30_000, message: 'shadow_diffs rows' });
+            for (const r of stored) expect([Number(r.changed) === 1, r.change_kinds], r.trace_id).toEqual([live.get(r.trace_id)!.changed, live.get(r.trace_id)!.change_kinds]);
             expect(out.on(topics.dlq)).toHaveLength(0);
           } finally {
+            await store.close();
             await client.close();
             await out.stop();
             await pipe.stop();
             await rt.close();
           }
         },
-        { blueprints: { dir: active, watch: false }, redis: { key_prefix: redisPrefix }, rollout: { shadow_blueprints: candidate, shadow_id: 'candidate' } },
-      );
+        { blueprints: { dir: active, watch: false }, redis: { key_prefix: redisPrefix }, clickhouse: { database: db.name }, rollout: { shadow_blueprints: candidate, shadow_id: 'candidate' } },
+      ));
     } finally {
       await deleteRedisPrefix(redis, redisPrefix);
       redis.disconnect();
