@@ -73,6 +73,10 @@ describe('scanDecision: agrees with JSON.parse → decisionRow → TSV, or decli
     // The same key in sibling or nested objects of an outcome is no duplicate.
     expect(agrees(JSON.stringify({ ...minimal, rules: [{ id: 'r', passed: false, d: { a: { a: 1, b: [{ a: 2 }] }, b: { a: 3 } } }, { id: 'q', passed: true, a: 1 }] }))).toBe(true);
     expect(scanned(Buffer.from(JSON.stringify(plain)))?.line.split('\t')).toHaveLength(Object.keys(DECISION_COLUMNS).length);
+    // docs/rollout.md: the selected version and the rollout arm land in their columns on the fast path too.
+    const rolled = { ...plain, blueprint_version: '2.0.0', rollout_arm: 'canary' };
+    expect(agrees(JSON.stringify(rolled))).toBe(true);
+    expect(scanned(Buffer.from(JSON.stringify(rolled)))?.line.split('\t').slice(-3, -1)).toEqual(['2.0.0', 'canary']);
   });
 
   it('keys the POLICY_DECISION draft by the event id (a reused trace id with other bytes is its own entry), else by the trace id', () => {
