@@ -41,4 +41,4 @@ export { verifyReplayBundle, formatBundleProblem, type BundleProblem, type Verif
 export { createReevaluator, type Reevaluator } from './bundle/reevaluate.js';
 export { exportReplayBundle, type ReplaySource, type ReplayRun } from './bundle/source.js';
 export { governAcmEvent, MemoryAcmStateStore, raiseDecision, type AcmStageOutcome, type AcmStateStore, type BlueprintAnswer } from './stage.js';
-export { ANSWERS_KEPT, governRunEvent, MemoryAcmRunStateStore, type AcmAnswer, type AcmRunStateStore, type RunEventOutcome, type RunEventOptions, type StoredRun } from './state-store.js';
+export { ANSWERS_KEPT, governRunEvent, MemoryAcmRunStateStore, type AcmAnswer, type AcmRunStateStore, type RunEventOutcome, type RunEventOptions, type RunEventRecord, type StoredRun } from './state-store.js';

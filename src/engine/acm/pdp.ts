@@ -161,3 +161,15 @@ export class RecordedStateStore implements StateStore {
     }
   }
 }
+
+/** A policy response's ACM part: the check without the run id/hook (they are in the request). */
+export function acmSummary(check: AcmCheck | undefined): PolicyResponseRecord['acm'] {
+  if (!check) return undefined;
+  return {
+    intervention: check.intervention,
+    rejected: check.rejected,
+    problems: check.problems.map((p) => ({ code: p.code, path: p.path, message: p.message })),
+    violations: check.violations,
+    ...(check.verification ? { verification: check.verification } : {}),
+  };
+}

@@ -14,7 +14,8 @@
 import { StewardError } from '../../errors.js';
 import type { LedgerDraft } from '../ledger/types.js';
 import { isApproved, mostSevere, type Intervention, type Trace } from '../types.js';
-import { emptyContextState, type ContextState } from './context.js';
+import { emptyContextState, type ContextState, type ContextVersion } from './context.js';
+import { acmSummary, type PolicyResponseRecord } from './pdp.js';
 import type { AcmProblem } from './problems.js';
 import { isAcmHook, runIdOf, type AcmEnv, type RunState } from './run-state.js';
 import { checkAcmEvent, commitAcmEvent, type AcmCheck } from './run-step.js';
@@ -28,12 +29,29 @@ export interface AcmAnswer {
   violations: string[];
   /** POLICY_DECISION then the event's ACM entries, as first published. */
   drafts: LedgerDraft[];
+  /** What the event's replay-bundle records need (RunEventRecord), kept for a redelivery. */
+  record?: RunEventRecord;
+}
+
+/**
+ * What the run's replay-bundle records of one decided event need from the run's state (docs/acm.md "Export from
+ * the stream"): its place in the run, as `steward eval --bundles` numbers it (the PDP request's `seq` and
+ * `trace_line`: events of the run counted by compare-and-set, so events of several agents, such as an approver's,
+ * take their place), the policy response's ACM part, and the context versions the event recorded or bound.
+ */
+export interface RunEventRecord {
+  seq: number;
+  acm?: PolicyResponseRecord['acm'];
+  contexts: ContextVersion[];
 }
 
 export interface StoredRun {
-  run: RunState;
+  /** Absent until the run has a plan (events before it are still counted and answered). */
+  run?: RunState;
   /** The answers of the run's last events (at most ANSWERS_KEPT), oldest first. */
   answers: AcmAnswer[];
+  /** Decided events of the run so far (absent in values written before it was kept: counted from 0). */
+  seq?: number;
 }
 
 export const ANSWERS_KEPT = 256;
@@ -60,6 +78,8 @@ export type RunEventOutcome =
       drafts: LedgerDraft[];
       /** A redelivery: the first answer's drafts, nothing governed again. */
       replayed: boolean;
+      /** For an event of a run: its records' run-state part (the first answer's again for a redelivery). */
+      record?: RunEventRecord;
     };
 
 export interface RunEventOptions {
@@ -87,7 +107,7 @@ export async function governRunEvent(store: AcmRunStateStore, trace: Trace, o: R
   if (done) {
     const answer = await decide();
     const intervention = done.acm_intervention ? mostSevere(answer.intervention, done.acm_intervention) : answer.intervention;
-    return { kind: 'decided', run_id: runId, intervention, ...(done.acm_intervention ? { acm_intervention: done.acm_intervention } : {}), violations: done.violations.map((code) => ({ code, message: 'as first answered' })), drafts: done.drafts, replayed: true };
+    return { kind: 'decided', run_id: runId, intervention, ...(done.acm_intervention ? { acm_intervention: done.acm_intervention } : {}), violations: done.violations.map((code) => ({ code, message: 'as first answered' })), drafts: done.drafts, replayed: true, ...(done.record ? { record: done.record } : {}) };
   }
   const contextsRead = acmHook ? await store.getContexts(o.tenant, o.nowMs) : undefined;
   const contexts = contextsRead ?? emptyContextState();
@@ -98,10 +118,22 @@ export async function governRunEvent(store: AcmRunStateStore, trace: Trace, o: R
   const approved = isApproved(intervention);
   const drafts: LedgerDraft[] = runId === undefined ? [] : [runPolicyDecisionDraft(trace, runId, { ...o, eventId }, answer, intervention, approved, check)];
   let run: RunState | undefined = stored?.run;
+  const contextsOut: ContextVersion[] = [];
   if (check) {
     const c = commitAcmEvent({ run: stored?.run, contexts }, trace, check, { decision: { intervention, approved }, nowMs: o.nowMs, tenant: o.tenant, eventId }, o.env);
     drafts.push(...c.drafts);
     run = c.run;
+    // As AcmGovernor.commit: a packet the event recorded (or, redelivered, its newest version), a context a plan bound.
+    if (c.context) contextsOut.push(c.context);
+    else if (trace.hook === 'context.packet' && approved) {
+      const v = c.contexts.contexts[(trace.context as { id: string }).id];
+      if (v) contextsOut.push(v);
+    }
+    const bound = c.run?.plan?.context;
+    if (bound && bound.digest !== stored?.run?.plan?.context.digest) {
+      const v = c.contexts.contexts[bound.id];
+      if (v && v.version === bound.version) contextsOut.push(v);
+    }
     // Contexts first: a context version is idempotent (the same content is the same version), so a run
     // update that then fails and is retried records nothing twice.
     if (c.contexts !== contexts) {
@@ -113,12 +145,16 @@ export async function governRunEvent(store: AcmRunStateStore, trace: Trace, o: R
     run = { ...run, events: run.events + 1 };
   }
   const violations = check?.violations.map((v) => ({ code: v.code, message: v.message })) ?? [];
-  if (runId !== undefined && run) {
-    const answerRec: AcmAnswer = { event_id: eventId, ...(check ? { acm_intervention: check.intervention } : {}), violations: violations.map((v) => v.code), drafts };
-    const next: StoredRun = { run, answers: [...(stored?.answers ?? []), answerRec].slice(-ANSWERS_KEPT) };
+  let record: RunEventRecord | undefined;
+  if (runId !== undefined) {
+    const summary = acmSummary(check);
+    record = { seq: (stored?.seq ?? 0) + 1, ...(summary ? { acm: summary } : {}), contexts: contextsOut };
+    const answerRec: AcmAnswer = { event_id: eventId, ...(check ? { acm_intervention: check.intervention } : {}), violations: violations.map((v) => v.code), drafts, record };
+    // Written for every decided event of the run, before its plan too: the count is the events' place in the run.
+    const next: StoredRun = { ...(run ? { run } : {}), answers: [...(stored?.answers ?? []), answerRec].slice(-ANSWERS_KEPT), seq: record.seq };
     await store.updateRun(o.tenant, runId, o.nowMs, (prev) => (JSON.stringify(prev ?? null) === seenRun ? next : conflict(`run ${runId}`)));
   }
-  return { kind: 'decided', run_id: runId, intervention, ...(check ? { acm_intervention: check.intervention } : {}), violations, drafts, replayed: false };
+  return { kind: 'decided', run_id: runId, intervention, ...(check ? { acm_intervention: check.intervention } : {}), violations, drafts, replayed: false, ...(record ? { record } : {}) };
 }
 
 /** In-memory AcmRunStateStore (tests, single-process tools): the same compare-and-set contract, no expiry. */

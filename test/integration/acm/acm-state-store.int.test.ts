@@ -84,15 +84,15 @@ describe('RedisAcmStateStore (real Redis)', () => {
       const before = await redis.get(store.runKey('acme', runId));
       const err = await governRunEvent(store, t3, { env: e, tenant: 'acme', nowMs: nowOf(t3) }, async () => {
         // another instance commits an event of the run while this one decides
-        await store.updateRun('acme', runId, nowOf(t3), (p) => ({ ...p!, run: { ...p!.run, events: p!.run.events + 100 } }));
+        await store.updateRun('acme', runId, nowOf(t3), (p) => ({ ...p!, run: { ...p!.run!, events: p!.run!.events + 100 } }));
         return allow();
       }).catch((x: unknown) => x);
       expect(isStewardError(err) && err.retryable).toBe(true);
       const changed = await store.getRun('acme', runId, nowOf(t3));
-      expect(changed?.run.events).toBe(JSON.parse(before!).value.run.events + 100);
+      expect(changed?.run?.events).toBe(JSON.parse(before!).value.run.events + 100);
       const again = await governRunEvent(store, t3, { env: e, tenant: 'acme', nowMs: nowOf(t3) }, allow);
       expect(again).toMatchObject({ kind: 'decided', replayed: false });
-      expect((await store.getRun('acme', runId, nowOf(t3)))?.run.events).toBe(changed!.run.events + 1);
+      expect((await store.getRun('acme', runId, nowOf(t3)))?.run?.events).toBe(changed!.run!.events + 1);
     });
   });
 
@@ -101,7 +101,7 @@ describe('RedisAcmStateStore (real Redis)', () => {
       const store = new RedisAcmStateStore(redis, { prefix, runTtlMs: 60_000 });
       const t0 = 1_800_000_000_000;
       await store.updateRun('acme', 'r1', t0, () => ({ run: { run_id: 'r1', agent_id: 'a', tasks: {}, edges: {}, reached: {}, approvals: {}, branches: [], selections: 0, events: 1 }, answers: [] }));
-      expect((await store.getRun('acme', 'r1', t0 + 60_000))?.run.events).toBe(1);
+      expect((await store.getRun('acme', 'r1', t0 + 60_000))?.run?.events).toBe(1);
       expect(await store.getRun('acme', 'r1', t0 + 60_001)).toBeUndefined();
       expect(await store.getRun('other', 'r1', t0)).toBeUndefined();
     });

@@ -12,7 +12,7 @@ import type { EvalRecord } from '../../steward-engine.js';
 import { isApproved, mostSevere, type Trace } from '../../types.js';
 import { sha256Hex } from '../canonical.js';
 import type { ContextVersion } from '../context.js';
-import { taskPolicyInput, type PolicyRequestRecord, type PolicyResponseRecord, type StateRead } from '../pdp.js';
+import { acmSummary, taskPolicyInput, type PolicyRequestRecord, type PolicyResponseRecord, type StateRead } from '../pdp.js';
 import type { AcmCheck } from '../run-step.js';
 import { recordDigest, type RunRecord } from './layout.js';
 
@@ -31,17 +31,7 @@ export interface CollectedEvent {
   contexts?: ContextVersion[];
 }
 
-/** The response's ACM part: the check without the run id/hook (they are in the request). */
-export function acmSummary(check: AcmCheck | undefined): PolicyResponseRecord['acm'] {
-  if (!check) return undefined;
-  return {
-    intervention: check.intervention,
-    rejected: check.rejected,
-    problems: check.problems.map((p) => ({ code: p.code, path: p.path, message: p.message })),
-    violations: check.violations,
-    ...(check.verification ? { verification: check.verification } : {}),
-  };
-}
+export { acmSummary } from '../pdp.js';
 
 export function responseOf(seq: number, trace: Trace, rec: EvalRecord, check: AcmCheck | undefined): PolicyResponseRecord {
   const s = rec.score;

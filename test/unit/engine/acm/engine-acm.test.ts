@@ -70,7 +70,7 @@ describe('StewardEngine acm option', () => {
     const first = await e.decide(traces[1]!, nowOf(traces[1]!));
     const again = await e.decide(traces[1]!, nowOf(traces[1]!));
     expect(again.acm!.drafts).toEqual(first.acm!.drafts);
-    expect((await store.getRun('acme', first.acm!.run_id!))!.run.selections).toBe(1);
+    expect((await store.getRun('acme', first.acm!.run_id!))!.run!.selections).toBe(1);
   });
 
   it('without the option ACM events are decided by their blueprint only', async () => {
