@@ -6,7 +6,8 @@
  * forced GC) every 5 s and prints, last:
  *   soak_rss_max_mb=             largest RSS of the process (all stages together)
  *   soak_rss_slope_mb_per_min=   least-squares RSS slope after the warm-up (goal: within noise, ≤ 1)
- *   soak_heap_end_vs_warm_mb=    live heap at the end minus after the warm-up (a leak grows it)
+ *   soak_heap_end_vs_warm_mb=    live heap at the end minus after the warm-up (a leak grows it; so do bounded caches
+ *                                while they fill: soak_heap_slope_last_half_mb_per_min= tells them apart on long runs)
  *   soak_lag_end=                messages the stages' groups were behind when the load stopped
  *   soak_dlq=                    DLQ records by stage and code (the ACM runs' malformed plans are expected)
  *   soak_throughput_end_vs_start=  tripwire messages/s in the last third vs the first third after warm-up
@@ -158,7 +159,22 @@ async function main(): Promise<void> {
   let finals = 0;
   let acmEvents = 0;
   try {
+    // SOAK_HEAP_SNAPSHOTS=<dir>: heap snapshots at SOAK_SNAPSHOT_AT seconds (default: after the warm-up) and at
+    // the end of the load, to diff what grew (a leak hunt; each takes seconds and pauses the stages).
+    const snapDir = process.env.SOAK_HEAP_SNAPSHOTS;
+    const snapAt = Number(process.env.SOAK_SNAPSHOT_AT ?? WARM_S);
+    let snapped = false;
+    const snapshot = async (tag: string) => {
+      if (!snapDir) return;
+      gc?.();
+      const { writeHeapSnapshot } = await import('node:v8');
+      console.error(`heap snapshot ${writeHeapSnapshot(join(snapDir, `soak-${RUN}-${tag}.heapsnapshot`))}`);
+    };
     const sample = async (t: number) => {
+      if (!snapped && t >= snapAt) {
+        snapped = true;
+        await snapshot('a');
+      }
       gc?.();
       const m = process.memoryUsage();
       samples.push({ t, rss: m.rss / 2 ** 20, heap: m.heapUsed / 2 ** 20, tw: await counter(metrics, 'messages', 'tripwire') });
@@ -197,6 +213,7 @@ async function main(): Promise<void> {
     }
     const loadEnd = elapsed();
     await sample(loadEnd);
+    await snapshot('b');
     const lagEnd = await groupLag(cfg.kafka.brokers, prefix);
     // Drain: every tool call's decision, verdict and ledger entry stored (or 60 s).
     const drainStart = performance.now();
@@ -236,6 +253,9 @@ async function main(): Promise<void> {
     console.log(`soak_rss_max_mb=${Math.max(...samples.map((s) => s.rss)).toFixed(0)}`);
     console.log(`soak_rss_slope_mb_per_min=${(slope(after.map((s) => s.t), after.map((s) => s.rss)) * 60).toFixed(2)}`);
     console.log(`soak_heap_end_vs_warm_mb=${(end.heap - warm.heap).toFixed(1)}`);
+    // Bounded caches (the gate's last-read job states: 10 000) fill during the first minutes; a leak keeps growing.
+    const late = after.filter((x) => x.t >= WARM_S + (loadEnd - WARM_S) / 2);
+    console.log(`soak_heap_slope_last_half_mb_per_min=${(slope(late.map((x) => x.t), late.map((x) => x.heap)) * 60).toFixed(2)} (all after warm-up: ${(slope(after.map((x) => x.t), after.map((x) => x.heap)) * 60).toFixed(2)})`);
     console.log(`soak_lag_end=${lagEnd}`);
     console.log(`soak_dlq=${dlq.join(',') || 0}`);
     console.log(`soak_throughput_end_vs_start=${(last / first).toFixed(3)} (${first.toFixed(0)} → ${last.toFixed(0)} tripwire msg/s)`);
