@@ -8,6 +8,21 @@ import { startPipeline } from '../../../src/process/pipeline.js';
 import { pipelineConfig, quietLogger, withPipelineEnv } from '../pipeline/harness.js';
 import { deleteRedisPrefix, redisClient, uniqueRedisPrefix } from '../setup/helpers.js';
 
+type Admin = ReturnType<Kafka['admin']>;
+
+// A topic config change reaches the broker's metadata cache asynchronously (KRaft): the broker may still
+// describe the old value right after alterConfigs returns, so wait until it describes the new one.
+async function setTimestampType(admin: Admin, topic: string, value: 'CreateTime' | 'LogAppendTime'): Promise<void> {
+  await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries: [{ name: 'message.timestamp.type', value }] }] });
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const r = await admin.describeConfigs({ resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['message.timestamp.type'] }], includeSynonyms: false });
+    if (r.resources[0]?.configEntries.find((e) => e.configName === 'message.timestamp.type')?.configValue === value) return;
+    if (Date.now() > deadline) throw new Error(`topic ${topic}: message.timestamp.type is not ${value} 15 s after alterConfigs`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 describe('traces topic timestamps (real Kafka)', () => {
   it('refuses to start the tripwire stage on a CreateTime traces topic unless kafka.require_log_append_time is false', async () => {
     const redisPrefix = uniqueRedisPrefix('lat');
@@ -17,7 +32,7 @@ describe('traces topic timestamps (real Kafka)', () => {
       await admin.connect();
       const redis = redisClient();
       try {
-        await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topics.traces, configEntries: [{ name: 'message.timestamp.type', value: 'CreateTime' }] }] });
+        await setTimestampType(admin, topics.traces, 'CreateTime');
         const logger = quietLogger();
         const raw = { redis: { key_prefix: redisPrefix }, consumer: { group_prefix: base.consumer.groupPrefix }, limits: { max_event_time_skew_ms: 300_000 } };
         const strict = pipelineConfig(base.topics.prefix, raw);
@@ -29,7 +44,7 @@ describe('traces topic timestamps (real Kafka)', () => {
           const pipe = await startPipeline(lenient, ['tripwire'], rt.deps, { logger });
           await pipe.stop();
           // and back to LogAppendTime: the strict configuration starts
-          await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topics.traces, configEntries: [{ name: 'message.timestamp.type', value: 'LogAppendTime' }] }] });
+          await setTimestampType(admin, topics.traces, 'LogAppendTime');
           const ok = await startPipeline(strict, ['tripwire'], rt.deps, { logger });
           await ok.stop();
         } finally {
