@@ -18,11 +18,13 @@ export interface RolloutEvent {
   canary_version: string;
   from_percent: number;
   to_percent: number;
+  /** The rollback trigger that fired ('' for set, `manual_trigger` for a manual rollback). */
   trigger_id: string;
   metric: string;
   canary_value: number;
   stable_value: number;
   reason: string;
+  /** `steward` (a trigger) or the operator (`--by`). */
   actor: string;
   ts_ms: number;
 }
