@@ -9,6 +9,7 @@ import type { ClickHouseStore } from '../clickhouse/client.js';
 import { DEFAULT_TRUST_DEBT_CONFIG, type RetierRequest } from '../../engine/trust-debt/index.js';
 import { CTQ_BINS, LATENCY_EDGES_MS, sqlFor } from './panel-sql.js';
 import type { DashboardRange } from './params.js';
+import { dataFingerprint, type PanelCache } from './panel-cache.js';
 
 export type PanelKind = 'series' | 'bars' | 'table';
 
@@ -43,6 +44,15 @@ export interface DashboardSources {
   gateWindowMs?: number;
   /** Series with more keys keep the largest this many (by total) and fold the rest into "(other)". */
   maxSeries?: number;
+  /** Keeps the ClickHouse panels per (request, data fingerprint) (panel-cache.ts); the Redis queue is always read. */
+  cache?: PanelCache<ClickHousePanels>;
+}
+
+/** The panels read from ClickHouse, in page order around the re-tiering queue (read from Redis on every load). */
+export interface ClickHousePanels {
+  before: Panel[];
+  after: Panel[];
+  alerts: PanelsAnswer['alerts'];
 }
 
 const num = (v: unknown) => Number(v);
@@ -78,6 +88,23 @@ export const LATENCY_LABELS = LATENCY_EDGES_MS.map((e, i) => (i === 0 ? `<${e}` 
 export const CTQ_LABELS = Array.from({ length: CTQ_BINS }, (_, i) => `${(i / CTQ_BINS).toFixed(2)}–${((i + 1) / CTQ_BINS).toFixed(2)}`);
 
 export async function loadPanels(src: DashboardSources, r: DashboardRange, nowMs: number): Promise<PanelsAnswer> {
+  const retierP = src.retierQueue ? src.retierQueue().catch((e: Error) => e) : Promise.resolve(undefined);
+  const key = JSON.stringify([r.fromMs, r.toMs, r.bucketMs, src.gateWindowMs ?? null, src.maxSeries ?? null]);
+  const chP = src.cache
+    ? dataFingerprint(src.store).then((f) => src.cache!.get(`${key}|${f}`, () => clickHousePanels(src, r)))
+    : clickHousePanels(src, r);
+  const [ch, retier] = await Promise.all([chP, retierP]);
+  const retierPanel: Panel =
+    retier instanceof Error
+      ? { id: 'retier-queue', title: 'Re-tiering queue (§10.6)', kind: 'table', rows: [], note: `re-tiering queue unavailable (Redis): ${retier.message}` }
+      : retier === undefined
+      ? { id: 'retier-queue', title: 'Re-tiering queue (§10.6)', kind: 'table', rows: [], note: 'no Redis configured for the dashboard: the re-tiering queue lives in Redis (steward review retier list)' }
+      : { id: 'retier-queue', title: 'Re-tiering queue (§10.6)', kind: 'table', rows: retier.map((q) => ({ tenant: q.tenant, agent_id: q.agentId, at_ms: q.atMs, debt: q.debt, event_id: q.eventId })) };
+  return { generated_at_ms: nowMs, range: r, panels: [...ch.before, retierPanel, ...ch.after], alerts: ch.alerts };
+}
+
+/** Every panel ClickHouse answers: a function of the range and the stored data only (what the cache relies on). */
+async function clickHousePanels(src: DashboardSources, r: DashboardRange): Promise<ClickHousePanels> {
   const { store } = src;
   const db = store.database;
   const sql = sqlFor(db);
@@ -90,7 +117,7 @@ export async function loadPanels(src: DashboardSources, r: DashboardRange, nowMs
     { label: 're_tiering_review', value: th.reTieringReview },
   ];
   // Independent reads: issued together, the server runs them side by side.
-  const [interventions, decStats, verStats, debt, dlqSeries, dlqReasons, restricted, gate, reviewQueue, retier] = await Promise.all([
+  const [interventions, decStats, verStats, debt, dlqSeries, dlqReasons, restricted, gate, reviewQueue] = await Promise.all([
     store.query<{ t: string; dim: string; k: string; n: string }>(sql.outcomes(r)),
     store.query<StatRow>(sql.decisionStats(r)),
     store.query<StatRow>(sql.verdictStats(r)),
@@ -100,12 +127,11 @@ export async function loadPanels(src: DashboardSources, r: DashboardRange, nowMs
     report('restricted-agents'),
     gateReport(store, { nowMs: r.toMs, sinceMs: r.fromMs, windowMs: src.gateWindowMs ?? 3_600_000, limit: 50, ...DEFAULT_GATE_THRESHOLDS }),
     reviewQueuePanel(store, sql),
-    src.retierQueue ? src.retierQueue().catch((e: Error) => e) : Promise.resolve(undefined),
   ]);
   const kind = (rows: StatRow[], k: string) => rows.filter((x) => x.kind === k);
   const bins = (rows: StatRow[]) => rows.map((x) => ({ bin: x.k, n: x.n }));
   const byDim = (dim: string) => interventions.filter((x) => x.dim === dim);
-  const panels: Panel[] = [
+  const before: Panel[] = [
     { id: 'interventions-type', title: 'Interventions over time by type', kind: 'series', drill: 'interventions', dim: 'type', ...foldSeries(byDim('type'), max) },
     { id: 'interventions-blueprint', title: 'Interventions over time by blueprint', kind: 'series', drill: 'interventions', dim: 'blueprint', ...foldSeries(byDim('blueprint'), max) },
     { id: 'interventions-agent', title: 'Interventions over time by agent', kind: 'series', drill: 'interventions', dim: 'agent', ...foldSeries(byDim('agent'), max) },
@@ -120,15 +146,12 @@ export async function loadPanels(src: DashboardSources, r: DashboardRange, nowMs
     ...gate.panels.map((p) => ({ id: `gate-${p.name}`, title: `Gate: ${p.title}`, kind: 'table' as const, rows: p.rows })),
     { id: 'gate-alerts', title: `Gate alerts (last ${Math.round((src.gateWindowMs ?? 3_600_000) / 60_000)} min up to the range end)`, kind: 'table', rows: gate.alerts.map((a) => ({ ...a, state: a.firing ? 'FIRING' : 'ok' })) },
     reviewQueue,
-    retier instanceof Error
-      ? { id: 'retier-queue', title: 'Re-tiering queue (§10.6)', kind: 'table', rows: [], note: `re-tiering queue unavailable (Redis): ${retier.message}` }
-      : retier === undefined
-      ? { id: 'retier-queue', title: 'Re-tiering queue (§10.6)', kind: 'table', rows: [], note: 'no Redis configured for the dashboard: the re-tiering queue lives in Redis (steward review retier list)' }
-      : { id: 'retier-queue', title: 'Re-tiering queue (§10.6)', kind: 'table', rows: retier.map((q) => ({ tenant: q.tenant, agent_id: q.agentId, at_ms: q.atMs, debt: q.debt, event_id: q.eventId })) },
+  ];
+  const after: Panel[] = [
     { id: 'dlq-volume', title: 'Dead-lettered records over time by reason', kind: 'series', ...foldSeries(dlqSeries, max) },
     { id: 'dlq-reasons', title: 'Dead-letter reasons', kind: 'table', rows: dlqReasons },
   ];
-  return { generated_at_ms: nowMs, range: r, panels, alerts: gate.alerts };
+  return { before, after, alerts: gate.alerts };
 }
 
 interface StatRow {
