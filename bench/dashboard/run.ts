@@ -7,6 +7,9 @@
  * run: the same page on an empty database (page, API and browser cost without data). Also printed: the last 24 h
  * of the 7 days (`dashboard_load_24h_ms=`, the page's default range).
  * One unmeasured warm-up load each, then 3 loads, median. Prints `dashboard_load_ms=` last, the goal is ≤ 2000.
+ * These loads run with the server's panel cache off (every load reads the raw rows: the first load of a range
+ * after new data). Then the same with the cache on (`dashboard_load_cached_ms=`: a reload, a second viewer or a
+ * poll over unchanged data; the warm-up load fills it) — docs/dashboard.md "Performance".
  */
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { ClickHouseStore } from '../../src/adapters/clickhouse/client.js';
@@ -69,10 +72,11 @@ async function timeLoads(browser: Browser, base: string, from = T0): Promise<num
   return times;
 }
 
-async function measure(browser: Browser, database: string, rows: number): Promise<{ all: number[]; day: number[] }> {
+async function measure(browser: Browser, database: string, rows: number): Promise<{ all: number[]; day: number[]; cached: number[] }> {
   const admin = new ClickHouseStore({ url: servicesEnv().clickhouse, database, requestTimeoutMs: 600_000 });
   const ro = new ReadOnlyClickHouseStore({ url: servicesEnv().clickhouse, database, requestTimeoutMs: 120_000 });
-  const server = new DashboardServer({ store: ro, refreshMs: 600_000 });
+  const server = new DashboardServer({ store: ro, refreshMs: 600_000, panelCache: false });
+  const cachedServer = new DashboardServer({ store: ro, refreshMs: 600_000 });
   try {
     await migrate(admin);
     if (rows > 0) {
@@ -83,9 +87,15 @@ async function measure(browser: Browser, database: string, rows: number): Promis
     const port = await server.listen();
     const base = `http://127.0.0.1:${port}`;
     // All 7 days (the goal's measure), then the last 24 h of them (what the page shows by default).
-    return { all: await timeLoads(browser, base), day: await timeLoads(browser, base, T0 + SPAN - 86_400_000) };
+    const all = await timeLoads(browser, base);
+    const day = await timeLoads(browser, base, T0 + SPAN - 86_400_000);
+    const cached = await timeLoads(browser, `http://127.0.0.1:${await cachedServer.listen()}`);
+    const c = cachedServer.panelCache!;
+    if (c.computed !== 1) throw new Error(`the cached loads computed the panels ${c.computed} times (expected once, by the warm-up)`);
+    return { all, day, cached };
   } finally {
     await server.close();
+    await cachedServer.close();
     await ro.close();
     if (!process.env.BENCH_DASHBOARD_KEEP) await admin.command(`DROP DATABASE IF EXISTS ${database}`).catch(() => undefined);
     await admin.close();
@@ -100,9 +110,10 @@ async function main(): Promise<void> {
     const full = await measure(browser, `bench_dash_${id}`, ROWS);
     const ms = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(', ');
     process.stdout.write(`empty database loads (ms): ${ms(empty.all)}\n`);
-    process.stdout.write(`${ROWS} decisions, 7 days, loads (ms): ${ms(full.all)}; last 24 h of them: ${ms(full.day)}\n`);
+    process.stdout.write(`${ROWS} decisions, 7 days, loads (ms): ${ms(full.all)}; last 24 h of them: ${ms(full.day)}; 7 days from the panel cache: ${ms(full.cached)} (empty: ${ms(empty.cached)})\n`);
     process.stdout.write(`dashboard_empty_load_ms=${median(empty.all).toFixed(0)}\n`);
     process.stdout.write(`dashboard_load_24h_ms=${median(full.day).toFixed(0)}\n`);
+    process.stdout.write(`dashboard_load_cached_ms=${median(full.cached).toFixed(0)}\n`);
     process.stdout.write(`dashboard_load_vs_empty=${(median(full.all) / median(empty.all)).toFixed(2)}\n`);
     process.stdout.write(`dashboard_load_ms=${median(full.all).toFixed(0)}\n`);
   } finally {

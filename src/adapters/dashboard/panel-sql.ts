@@ -34,11 +34,13 @@ export function sqlFor(db: string) {
      * from v_outcomes so the range filters run inside the FINAL subqueries (18.16 does not push a WHERE into the
      * view's joined subqueries: a 1-hour range cost as much as all data) and so one join serves both panels.
      * Verdict latency is `scored_at_ms − decided_at_ms` (Steward's clock at both ends), a verdict stored before its
-     * decision counting as 0.
+     * decision counting as 0. Blueprint and agent are only read for interventions (the WHERE drops them for `ok`),
+     * so `ok` traces group without them: the first GROUP BY then has a group per (bucket, type, blueprint, agent)
+     * of the interventions only, not of every trace (1M bench decisions: 0.45–0.48 s against 0.64–0.73 s, same rows).
      */
     outcomes: (r: DashboardRange) => `
       SELECT t, d.1 AS dim, d.2 AS k, sum(c) AS n
-      FROM (SELECT ${bucket('event_time_ms', r)} AS t, if(v_intervention = '', intervention, v_intervention) AS f, blueprint AS b, agent_id AS a,
+      FROM (SELECT ${bucket('event_time_ms', r)} AS t, if(v_intervention = '', intervention, v_intervention) AS f, if(f = 'ok', '', blueprint) AS b, if(f = 'ok', '', agent_id) AS a,
                    if(v_intervention = '', -1, ${latencyBin('toFloat64(if(scored_at_ms > decided_at_ms, scored_at_ms - decided_at_ms, 0))')}) AS vb, count() AS c
             FROM (SELECT trace_id, agent_id, blueprint, event_time_ms, intervention, decided_at_ms FROM ${t('decisions')} FINAL WHERE ${range('event_time_ms', r)})
             ANY LEFT JOIN (SELECT trace_id, intervention AS v_intervention, scored_at_ms FROM ${t('verdicts')} FINAL WHERE ${range('event_time_ms', r)}) USING trace_id
