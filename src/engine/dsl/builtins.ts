@@ -3,7 +3,7 @@ import { StewardError } from '../../errors.js';
 import type { EvalContext } from '../types.js';
 import type { CallNode } from './ast.js';
 import { andThen, problem, type CNode, type CompileArg, type CompileEnv, type Fn, type ListMatcher } from './compile-types.js';
-import { FactParseError, isSqlDialect, shellFacts, sqlFacts, SQL_DIALECTS, urlFacts, type SqlFacts } from './facts.js';
+import { FactParseError, isSqlDialect, preloadSqlDialect, shellFacts, sqlFacts, SQL_DIALECTS, urlFacts, type SqlFacts } from './facts.js';
 import { ENTITY_DETECTORS, ENTITY_TYPES, isEntityType } from './entities.js';
 import { BUILTIN_FUNCTIONS, suggestFunction, type DslFunction, type DslParam, type DslType } from './functions.js';
 import { parseDuration } from './literals.js';
@@ -124,6 +124,7 @@ function compileBuiltin(node: CallNode, args: CNode[], env: CompileEnv, neg: boo
     case 'sql_tables_written':
     case 'sql_tables_dropped':
     case 'sql_functions':
+    case 'sql_table_functions':
     case 'sql_unbounded_write': {
       const d = a1?.literal?.value ?? 'postgresql';
       if (!isSqlDialect(d)) {
@@ -131,6 +132,8 @@ function compileBuiltin(node: CallNode, args: CNode[], env: CompileEnv, neg: boo
         return undefined;
       }
       const pick = SQL_PICK[node.name]!;
+      // Load the dialect's grammar now, not on the first evaluation in the hot path.
+      preloadSqlDialect(d);
       return unaryCall(a0, node, (v) => pick(sqlFacts(v, d)), node.name === 'sql_unbounded_write' ? 'boolean' : 'array');
     }
     case 'shell_commands':
@@ -183,6 +186,7 @@ const SQL_PICK: Record<string, (f: SqlFacts) => unknown> = {
   sql_tables_written: (f) => f.written,
   sql_tables_dropped: (f) => f.dropped,
   sql_functions: (f) => f.functions,
+  sql_table_functions: (f) => f.tableFunctions,
   sql_unbounded_write: (f) => f.unboundedWrite,
 };
 

@@ -6,37 +6,26 @@
  * STEWARD_DSL_EVAL: the condition cannot be evaluated and the stage fails closed) unless the author
  * wraps the call in if_unparsed(call, default) (parse errors only, never limits). Parses are cached per text (bounded LRU).
  */
-import sqlParser from 'node-sql-parser';
 import sh from 'mvdan-sh';
 import { parse as parseDomain } from 'tldts';
-import { StewardError } from '../../errors.js';
+import { FACT_LIMITS, FactLimitError, FactParseError } from './fact-errors.js';
+import { analyse, astify, isObj, type Grammar, type SqlFacts } from './sql-ast.js';
 
-/** An unparseable or oversized input: the only error if_unparsed() turns into its default. */
-export class FactParseError extends StewardError {
-  constructor(message: string) {
-    super('STEWARD_DSL_EVAL', `${message}: cannot evaluate`);
-  }
-}
+type Obj = Record<string, unknown>;
+import { clickhouseFacts } from './clickhouse-sql.js';
 
-/** Input beyond the size/nesting limits: cannot evaluate, and if_unparsed() does not recover it (padding must not buy an opt-out). */
-export class FactLimitError extends StewardError {
-  constructor(message: string) {
-    super('STEWARD_DSL_EVAL', `${message}: cannot evaluate`);
-  }
-}
-
-export const FACT_LIMITS = { sqlChars: 20_000, shellChars: 10_000, urlChars: 4_096, nesting: 64, shellDepth: 4, cacheEntries: 512 } as const;
+export { FACT_LIMITS, FactLimitError, FactParseError } from './fact-errors.js';
+export type { SqlFacts } from './sql-ast.js';
 
 export const SQL_DIALECTS = ['postgresql', 'mysql', 'sqlite', 'clickhouse'] as const;
 export type SqlDialect = (typeof SQL_DIALECTS)[number];
 
-// node-sql-parser has no ClickHouse grammar: ClickHouse text is read with the MySQL grammar (closest
-// syntax: backquoted identifiers, db.table), then the others (spec-decisions, protocol-aware facts).
-const GRAMMARS: Record<SqlDialect, string[]> = {
+// Grammars tried in order; the first that parses decides. ClickHouse has its own front end
+// (clickhouse-sql.ts: lexer, statement classifier, normalised bodies for these grammars).
+const GRAMMARS: Record<Exclude<SqlDialect, 'clickhouse'>, Grammar[]> = {
   postgresql: ['postgresql', 'mysql', 'sqlite'],
   mysql: ['mysql', 'postgresql', 'sqlite'],
   sqlite: ['sqlite', 'postgresql', 'mysql'],
-  clickhouse: ['mysql', 'postgresql', 'sqlite'],
 };
 
 class Lru<V> {
@@ -71,20 +60,16 @@ function text(v: unknown, what: string, max: number): string {
 
 // ---------------------------------------------------------------------------------------------- SQL
 
-export interface SqlFacts {
-  statements: string[];
-  read: string[];
-  written: string[];
-  dropped: string[];
-  functions: string[];
-  unboundedWrite: boolean;
-}
-
 const sqlCache = new Lru<SqlFacts>(FACT_LIMITS.cacheEntries);
-const parser = new sqlParser.Parser();
 
 export function isSqlDialect(s: unknown): s is SqlDialect {
   return typeof s === 'string' && (SQL_DIALECTS as readonly string[]).includes(s);
+}
+
+/** Load the first grammar a dialect reads with, so the first evaluation does not pay for it (compile time). */
+export function preloadSqlDialect(dialect: SqlDialect): void {
+  if (dialect === 'clickhouse') clickhouseFacts('SELECT 1');
+  else astify('SELECT 1', GRAMMARS[dialect][0]!);
 }
 
 export function sqlFacts(v: unknown, dialect: SqlDialect = 'postgresql'): SqlFacts {
@@ -92,125 +77,26 @@ export function sqlFacts(v: unknown, dialect: SqlDialect = 'postgresql'): SqlFac
   const key = `${dialect}\u0000${q}`;
   const hit = sqlCache.get(key);
   if (hit) return hit;
+  if (dialect === 'clickhouse') {
+    const facts = clickhouseFacts(q);
+    sqlCache.set(key, facts);
+    return facts;
+  }
   let lastErr = '';
   for (const db of GRAMMARS[dialect]) {
-    let ast: unknown;
+    let stmts: unknown[];
     try {
-      ast = parser.astify(q, { database: db });
+      stmts = astify(q, db);
     } catch (e) {
       lastErr = e instanceof Error ? e.message : String(e);
       continue;
     }
-    const stmts = Array.isArray(ast) ? ast : [ast];
     if (stmts.length === 0) throw new FactParseError('SQL: no statement');
     const facts = analyse(stmts);
     sqlCache.set(key, facts);
     return facts;
   }
   throw new FactParseError(`SQL does not parse (${dialect}): ${lastErr.slice(0, 200)}`);
-}
-
-type Obj = Record<string, unknown>;
-const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null;
-
-function tableName(t: Obj): string | undefined {
-  const name = typeof t.table === 'string' ? t.table : undefined;
-  if (!name) return undefined;
-  const db = typeof t.db === 'string' && t.db !== '' ? t.db : typeof t.schema === 'string' && t.schema !== '' ? t.schema : undefined;
-  return (db ? `${db}.${name}` : name).toLowerCase();
-}
-
-function tablesOf(x: unknown): string[] {
-  const out: string[] = [];
-  for (const t of Array.isArray(x) ? x : [x]) {
-    if (isObj(t)) {
-      const n = tableName(t);
-      if (n) out.push(n);
-      else if (Array.isArray(t.table)) out.push(...tablesOf(t.table));
-    }
-  }
-  return out;
-}
-
-const WRITE_KINDS = new Set(['insert', 'replace', 'update', 'delete', 'truncate', 'drop', 'alter', 'create', 'rename']);
-
-function analyse(stmts: unknown[]): SqlFacts {
-  const statements: string[] = [];
-  const read = new Set<string>();
-  const written = new Set<string>();
-  const dropped = new Set<string>();
-  const functions = new Set<string>();
-  let unboundedWrite = false;
-  const cteNames = new Set<string>();
-  const visit = (node: unknown, depth: number): void => {
-    if (depth > 200) throw new FactLimitError('SQL: the statement tree nests too deep');
-    if (Array.isArray(node)) {
-      for (const n of node) visit(n, depth + 1);
-      return;
-    }
-    if (!isObj(node)) return;
-    if (node.type === 'function' || node.type === 'aggr_func') {
-      const fname = funcName(node.name);
-      if (fname) functions.add(fname.toLowerCase());
-    }
-    const kind = typeof node.type === 'string' ? node.type.toLowerCase() : undefined;
-    if (kind && (kind === 'select' || WRITE_KINDS.has(kind)) && ('from' in node || 'table' in node || kind === 'select')) statement(node, kind, depth);
-    else for (const k of Object.keys(node)) visit(node[k], depth + 1);
-  };
-  const statement = (s: Obj, kind: string, depth: number): void => {
-    if (depth === 0) statements.push(kind);
-    if (Array.isArray(s.with)) {
-      for (const w of s.with as Obj[]) {
-        const n = isObj(w.name) ? (w.name as Obj).value : w.name;
-        if (typeof n === 'string') cteNames.add(n.toLowerCase());
-        visit(w.stmt, depth + 1);
-      }
-    }
-    const targets = kind === 'select' || kind === 'rename' ? [] : tablesOf(s.table);
-    // DROP/TRUNCATE name its objects under `name` (a list of {db, table}, or a string for DROP DATABASE).
-    if (kind === 'drop' || kind === 'truncate') targets.push(...(typeof s.name === 'string' ? [s.name.toLowerCase()] : tablesOf(s.name)));
-    if (kind === 'delete' && targets.length === 0) targets.push(...tablesOf(s.from));
-    if (kind === 'select') for (const t of tablesOf(s.from)) read.add(t);
-    else if (kind === 'update' || kind === 'delete') for (const t of tablesOf(s.from)) if (!targets.includes(t)) read.add(t);
-    for (const t of targets) written.add(t);
-    if (kind === 'drop' || kind === 'truncate') for (const t of targets) dropped.add(t);
-    if (kind === 'truncate') unboundedWrite = true;
-    if ((kind === 'delete' || kind === 'update') && (s.where === null || s.where === undefined)) unboundedWrite = true;
-    if (kind === 'alter' && Array.isArray(s.expr)) {
-      for (const e of s.expr as Obj[]) {
-        const action = typeof e.action === 'string' ? e.action.toLowerCase() : '';
-        // Renaming a table away or dropping a column destroys what readers of that name relied on.
-        if (action === 'rename' && e.resource === 'table') for (const t of targets) dropped.add(t);
-        if (action === 'drop') for (const t of targets) dropped.add(t);
-      }
-    }
-    // MySQL RENAME TABLE a TO b[, c TO d]: pairs; the old names are gone, both are written.
-    if (kind === 'rename' && Array.isArray(s.table)) {
-      for (const pair of s.table as unknown[]) {
-        const [from, to] = Array.isArray(pair) ? tablesOf(pair) : [];
-        if (from) {
-          dropped.add(from);
-          written.add(from);
-        }
-        if (to) written.add(to);
-      }
-    }
-    for (const k of Object.keys(s)) if (k !== 'table' && k !== 'with' && k !== 'type') visit(s[k], depth + 1);
-  };
-  for (const s of stmts) {
-    const kind = isObj(s) && typeof s.type === 'string' ? s.type.toLowerCase() : 'unknown';
-    if (isObj(s)) statement(s, kind, 0);
-  }
-  for (const c of cteNames) read.delete(c);
-  return { statements, read: [...read].sort(), written: [...written].sort(), dropped: [...dropped].sort(), functions: [...functions].sort(), unboundedWrite };
-}
-
-function funcName(n: unknown): string | undefined {
-  if (typeof n === 'string') return n;
-  if (isObj(n) && Array.isArray(n.name)) {
-    return (n.name as Obj[]).map((p) => (isObj(p) ? String(p.value) : String(p))).join('.');
-  }
-  return undefined;
 }
 
 // -------------------------------------------------------------------------------------------- shell

@@ -60,6 +60,7 @@ export const BUILTIN_FUNCTIONS: Readonly<Record<string, { params: DslParam[]; re
   sql_tables_written: { params: [SQL_ARG, DIALECT], returns: 'array' },
   sql_tables_dropped: { params: [SQL_ARG, DIALECT], returns: 'array' },
   sql_functions: { params: [SQL_ARG, DIALECT], returns: 'array' },
+  sql_table_functions: { params: [SQL_ARG, DIALECT], returns: 'array' },
   sql_unbounded_write: { params: [SQL_ARG, DIALECT], returns: 'boolean' },
   shell_commands: { params: [{ name: 'command', type: 'any' }], returns: 'array' },
   shell_uses: { params: [{ name: 'command', type: 'any' }, { name: 'program', type: 'string', literal: true }], returns: 'boolean' },
