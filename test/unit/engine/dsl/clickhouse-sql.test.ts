@@ -1,0 +1,91 @@
+/** The ClickHouse SQL dialect (issue #28): lexer, classifier edges, fail closed on random text, lazy grammars. */
+import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
+import { lexClickHouse } from '../../../../src/engine/dsl/clickhouse-lexer.js';
+import { sqlFacts } from '../../../../src/engine/dsl/facts.js';
+
+const ch = (q: string) => sqlFacts(q, 'clickhouse');
+const code = (f: () => unknown): string | undefined => {
+  try {
+    f();
+    return undefined;
+  } catch (e) {
+    return (e as { code?: string }).code ?? String(e);
+  }
+};
+
+describe('ClickHouse lexer', () => {
+  it('reads strings, quoted identifiers and heredocs as ClickHouse does', () => {
+    const t = lexClickHouse(`SELECT 'a\\'b''c\\x41', "q""x", \`b\\\`t\`, $$x;y$$, $tag$ ; $tag$, {id:UInt32}, 0x1F, 1e-3`);
+    expect(t.map((x) => [x.kind, x.text]).filter(([k]) => k !== 'op')).toEqual([
+      ['word', 'SELECT'],
+      ['string', "a'b'cA"],
+      ['qident', 'q"x'],
+      ['qident', 'b`t'],
+      ['string', 'x;y'],
+      ['string', ' ; '],
+      ['param', '{id:UInt32}'],
+      ['number', '0x1F'],
+      ['number', '1e-3'],
+    ]);
+  });
+
+  it('drops --, # and nested /* */ comments; an unterminated one fails', () => {
+    expect(lexClickHouse('a -- x;\n# y; z\nb /* 1 /* 2 */ ; still */ c').map((x) => x.text)).toEqual(['a', 'b', 'c']);
+    expect(code(() => lexClickHouse('a /* /* */ b'))).toBe('STEWARD_DSL_EVAL');
+    expect(code(() => lexClickHouse("a 'b"))).toBe('STEWARD_DSL_EVAL');
+    expect(code(() => lexClickHouse('a \\ b'))).toBe('STEWARD_DSL_EVAL');
+  });
+
+  it('cuts INSERT … FORMAT data at the end of its line; Values rows are SQL', () => {
+    expect(ch("INSERT INTO t FORMAT TSV a\t'b;DROP TABLE x\nSELECT 1").statements).toEqual(['insert', 'select']);
+    expect(ch("INSERT INTO t FORMAT Values ('a;b', now())").functions).toEqual(['now']);
+  });
+});
+
+describe('ClickHouse statements', () => {
+  it('MODIFY SETTING lists continue; a known command after them is its own', () => {
+    expect(ch('ALTER TABLE t MODIFY SETTING a = 1, b = 2')).toMatchObject({ statements: ['alter'], dropped: [] });
+    expect(ch('ALTER TABLE t MODIFY SETTING a = 1, DROP COLUMN c')).toMatchObject({ statements: ['alter', 'alter'], dropped: ['t'] });
+  });
+
+  it('access-entity DDL keeps its kind and names no table', () => {
+    expect(ch('DROP USER IF EXISTS bob')).toMatchObject({ statements: ['drop'], dropped: [] });
+    expect(ch('ALTER USER bob IDENTIFIED BY $$x$$')).toMatchObject({ statements: ['alter'], written: [] });
+  });
+
+  it('SELECT … INTO OUTFILE writes outfile()', () => {
+    expect(ch("SELECT * FROM customers INTO OUTFILE '/tmp/x.csv' FORMAT CSV")).toMatchObject({ read: ['customers'], written: ['outfile()'] });
+  });
+
+  it('CREATE OR REPLACE drops the old table; a materialized view writes its TO table', () => {
+    expect(ch('CREATE OR REPLACE TABLE t ENGINE = Memory AS SELECT 1')).toMatchObject({ statements: ['create'], dropped: ['t'] });
+    expect(ch('CREATE MATERIALIZED VIEW IF NOT EXISTS mv ON CLUSTER c TO db.dst AS SELECT a FROM src')).toMatchObject({ written: ['db.dst', 'mv'], read: ['src'] });
+    expect(ch("CREATE TABLE t AS s3('https://b/x.csv')")).toMatchObject({ read: ['s3()'], tableFunctions: ['s3'] });
+  });
+
+  it('random token soups either parse or cannot be evaluated; nothing else escapes', () => {
+    const words = ['SELECT', 'ALTER', 'TABLE', 't', 'DELETE', 'WHERE', '1', ';', ',', '(', ')', 'FROM', 'INSERT', 'INTO', 'FUNCTION', 'url', "'x'", 'DROP', 'ON', 'CLUSTER', 'FINAL', 'SETTINGS', '=', 'ARRAY', 'JOIN', 'LIMIT', 'BY', 'WITH', 'AS', 'UPDATE', '/*', '*/', '--', '\n', '`a`', '"b"', 'TRUNCATE', 'PREWHERE', 'GLOBAL', 'IN'];
+    let seed = 42;
+    const rnd = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    let parsed = 0;
+    for (let i = 0; i < 3000; i++) {
+      const q = Array.from({ length: 1 + rnd(12) }, () => words[rnd(words.length)]).join(' ');
+      const c = code(() => ch(q));
+      if (c === undefined) parsed++;
+      else expect(c, q).toBe('STEWARD_DSL_EVAL');
+    }
+    expect(parsed).toBeGreaterThan(0);
+  });
+});
+
+describe('grammar loading', () => {
+  it('loads per-dialect builds on first use, never the all-dialects index', () => {
+    ch('SELECT 1');
+    sqlFacts('SELECT 1', 'mysql');
+    const loaded = Object.keys(createRequire(import.meta.url).cache).filter((k) => k.includes('node-sql-parser'));
+    expect(loaded.some((k) => /build[\\/]postgresql\.js$/.test(k))).toBe(true);
+    expect(loaded.some((k) => /build[\\/]mysql\.js$/.test(k))).toBe(true);
+    expect(loaded.some((k) => /node-sql-parser[\\/]index\.js$/.test(k))).toBe(false);
+  });
+});
