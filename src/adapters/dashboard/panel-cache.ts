@@ -5,7 +5,7 @@
  * a poll over data that did not change reads no raw row.
  *
  * The key is the request (range, bucket, options) plus the data's fingerprint: the database's active parts
- * (name and row count) from system.parts. Every INSERT makes a new part (a new block number in its name),
+ * (name, row count, modification time) from system.parts. Every INSERT makes a new part (a new block number in its name),
  * merges and mutations rename parts, DROP PARTITION removes them — so a row that landed before a poll changes
  * the fingerprint and that poll recomputes: live refresh shows it on the next poll, as without the cache. A
  * stale answer is impossible for data in this database; the TTL (the refresh interval) only bounds memory and
@@ -27,9 +27,13 @@ interface Entry<T> {
   value: Promise<T>;
 }
 
-/** The fingerprint query: one row, a hash over the database's active parts (sorted) and their count. */
+/**
+ * The fingerprint query: one row, a hash over the database's active parts (sorted) and their count. The part's
+ * modification time is in it because part names restart when a table is dropped and created again.
+ */
 export function fingerprintSql(db: string): string {
-  return `SELECT toString(cityHash64(arrayStringConcat(arraySort(groupArray(concat(table, '/', name, '/', toString(rows)))), ','))) AS f, count() AS parts
+  return `SELECT toString(cityHash64(arrayStringConcat(arraySort(groupArray(concat(table, '/', name, '/', toString(rows), '/', toString(toUInt32(modification_time))))), ','))) AS f,
+      count() AS parts
     FROM system.parts WHERE database = ${sqlString(assertIdentifier(db))} AND active`;
 }
 
