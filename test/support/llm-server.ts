@@ -69,7 +69,7 @@ export async function startLlmServer(initial: Behaviour = { kind: 'score', score
         });
         return;
       }
-      setTimeout(() => {
+      const answer = () => {
         finish();
         if (res.destroyed) return;
         if (b.kind === 'status') {
@@ -93,7 +93,10 @@ export async function startLlmServer(initial: Behaviour = { kind: 'score', score
               usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
             };
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
-      }, b.delayMs ?? 0);
+      };
+      // No delay: answered at once (a 0 ms timer still waits for the next timers phase, ~1 ms).
+      if (b.delayMs) setTimeout(answer, b.delayMs);
+      else answer();
     });
   });
   // Node clients keep a socket only while the server's Keep-Alive timeout is more than a second away: with 1 s

@@ -1,45 +1,84 @@
 /**
- * Shared HTTP plumbing for the LLM adapters: node:http(s) with keep-alive agents (measurably less
- * per-call overhead than fetch when hundreds of judge calls are in flight, see bench/scoring), a
+ * Shared HTTP plumbing for the LLM adapters: one undici Agent (a keep-alive connection pool per origin), a
  * timeout via AbortSignal, and retryable classification (429/5xx/timeouts/network yes, other 4xx no).
+ *
+ * undici rather than node:http: measured per judge call against the stand-in server (bench/gate, docs/pipeline.md
+ * "Gate stage"), node:http's ClientRequest/IncomingMessage streams and agent bookkeeping cost about half again as
+ * much client CPU per call; fetch (undici under WHATWG streams) costs several times more. No pipelining: an LLM
+ * answers in 0.2–30 s, and a call queued behind a slow one on the same connection would time out for nothing.
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { StewardError } from '../../errors.js';
 
-const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: Infinity });
 /** The most of a response body read (a judge answer is a few KB): a provider streaming without end must not exhaust memory. */
 export const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
-const httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: Infinity });
 
-function send(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<{ status: number; text: string }> {
+// Timeouts are the caller's (timeoutMs, its AbortSignal): undici's own header/body timeouts (300 s) are off so a
+// longer llm.timeout_ms is honoured. Idle connections are kept like node:http's keep-alive agent did.
+const agent = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000 });
+
+/** An adapter posts to one or two fixed URLs: parsed once. */
+const targets = new Map<string, { origin: string; path: string }>();
+function target(url: string): { origin: string; path: string } {
+  let t = targets.get(url);
+  if (!t) {
+    const u = new URL(url);
+    t = { origin: u.origin, path: `${u.pathname}${u.search}` };
+    if (targets.size < 100) targets.set(url, t);
+  }
+  return t;
+}
+
+/**
+ * One POST through the Agent's dispatch handler: the body is collected straight from the parser's chunks (no
+ * Readable stream and async iterator per call, a measurable share of undici's request() at thousands of calls).
+ */
+function send(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<{ status: number; text: string }> {
+  const { origin, path } = target(url);
   return new Promise((resolve, reject) => {
-    const https = url.protocol === 'https:';
-    const req = (https ? httpsRequest : httpRequest)(
-      url,
+    let ctl: Dispatcher.DispatchController | undefined;
+    let status = 0;
+    let size = 0;
+    let settled = false;
+    const chunks: Buffer[] = [];
+    const settle = (err: unknown, v?: { status: number; text: string }) => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      if (v) resolve(v);
+      else reject(err);
+    };
+    const onAbort = () => {
+      if (ctl) ctl.abort(signal.reason as Error);
+      else settle(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    agent.dispatch(
+      { origin, path, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body },
       {
-        method: 'POST',
-        agent: https ? httpsAgent : httpAgent,
-        headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers },
-        signal,
-      },
-      (res: IncomingMessage) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
+        onRequestStart(c) {
+          ctl = c;
+          if (signal.aborted) c.abort(signal.reason as Error);
+        },
+        onResponseStart(_c, statusCode) {
+          status = statusCode;
+        },
+        onResponseData(c, chunk) {
+          size += chunk.length;
           if (size > MAX_RESPONSE_BYTES) {
-            req.destroy(new StewardError('STEWARD_LLM_RESPONSE', `LLM response larger than ${MAX_RESPONSE_BYTES} bytes: not read`, { retryable: false }));
+            c.abort(new StewardError('STEWARD_LLM_RESPONSE', `LLM response larger than ${MAX_RESPONSE_BYTES} bytes: not read`, { retryable: false }));
             return;
           }
-          chunks.push(c);
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
+          chunks.push(chunk);
+        },
+        onResponseEnd() {
+          settle(undefined, { status, text: chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8') });
+        },
+        onResponseError(_c, err) {
+          settle(err);
+        },
       },
     );
-    req.on('error', reject);
-    req.end(body);
   });
 }
 
@@ -50,16 +89,29 @@ export async function postJson(
   timeoutMs: number,
   signal?: AbortSignal,
 ): Promise<unknown> {
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+  // One controller for the timeout and the caller's signal (cheaper than AbortSignal.timeout + AbortSignal.any per call).
+  const ac = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    ac.abort(new StewardError('STEWARD_LLM_TIMEOUT', `LLM call timed out after ${timeoutMs} ms`, { retryable: true }));
+  }, timeoutMs);
+  const onAbort = () => ac.abort(signal?.reason);
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener('abort', onAbort, { once: true });
   let res: { status: number; text: string };
   try {
-    res = await send(new URL(url), headers, JSON.stringify(body), combined);
+    res = await send(url, headers, JSON.stringify(body), ac.signal);
   } catch (e) {
-    if (e instanceof StewardError) throw e;
-    if (timeout.aborted) throw new StewardError('STEWARD_LLM_TIMEOUT', `LLM call timed out after ${timeoutMs} ms`, { retryable: true, cause: e });
+    if (e instanceof StewardError && !ac.signal.aborted) throw e;
+    if (timedOut) throw new StewardError('STEWARD_LLM_TIMEOUT', `LLM call timed out after ${timeoutMs} ms`, { retryable: true, cause: e });
     if (signal?.aborted) throw new StewardError('STEWARD_LLM_TIMEOUT', 'LLM call aborted', { retryable: false, cause: e });
-    throw new StewardError('STEWARD_LLM_HTTP', `LLM request failed: ${(e as Error).message}`, { retryable: true, cause: e });
+    if (e instanceof StewardError) throw e;
+    const why = e instanceof undiciErrors.UndiciError && (e as Error & { cause?: Error }).cause ? `${(e as Error).message} (${(e as Error & { cause?: Error }).cause!.message})` : (e as Error).message;
+    throw new StewardError('STEWARD_LLM_HTTP', `LLM request failed: ${why}`, { retryable: true, cause: e });
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
   }
   if (res.status < 200 || res.status >= 300) {
     const retryable = res.status === 429 || res.status >= 500;

@@ -106,6 +106,8 @@ export class GateJudge {
     maxInFlight: number,
   ) {
     this.semaphore = new Semaphore(Math.max(1, maxInFlight));
+    // Compiled now, not by the first final answer (a few ms of ajv code generation on an agent's wait).
+    validate();
   }
 
   async judge(r: JudgeRequest): Promise<JudgeResult> {
