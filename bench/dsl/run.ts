@@ -7,10 +7,18 @@
  * Issue #28: the SQL-aware rule of code/assistant@1.0 (parsed with node-sql-parser, parse cache keyed
  * by the text) against the keyword-regex rule and the plain `contains` rule over the same two database
  * traces: `sql_rule_vs_regex_rule=` and `sql_rule_vs_contains_rule=` (time ratios, goal <= 20).
+ * The same rule with the ClickHouse dialect over two ClickHouse traces (FINAL/PREWHERE/SETTINGS read,
+ * TRUNCATE … ON CLUSTER): `sql_rule_clickhouse_vs_regex_rule=`; cold parses (cache missed):
+ * `sql_parse_cold_us=` and `clickhouse_parse_cold_us=`; the start-up cost of the SQL grammars in fresh
+ * processes: `sql_grammars_load_ms_all_dialects=` (the package index, as before) against
+ * `sql_grammars_load_ms_postgresql=` / `_clickhouse=` (the per-dialect builds facts.ts now loads).
  */
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { parse as celParse } from '@marcbachmann/cel-js';
 import { Engine } from 'json-rules-engine';
 import { compileCondition, type DslCompileOptions } from '../../src/engine/dsl/index.js';
+import { sqlFacts } from '../../src/engine/dsl/facts.js';
 import type { EvalContext, Trace } from '../../src/engine/types.js';
 
 const opts: DslCompileOptions = { lists: { deletable_tables: ['tmp_scratch', 'staging_events'] }, internalDomains: [], internalCidrs: [], namedPatterns: {} };
@@ -32,6 +40,8 @@ const SQL_RULE = {
     { any: ['NOT (sql_statements(action.query) contains "delete" OR sql_unbounded_write(action.query))', 'in_allowlist(sql_tables_written(action.query), "deletable_tables")'] },
   ],
 };
+const chRule = (q: string): string => q.replace(/action\.query\)/g, 'action.query, "clickhouse")');
+const SQL_RULE_CH = { all: SQL_RULE.all.map((x) => ({ any: x.any.map(chRule) })) };
 const REGEX_RULE = {
   NOT: {
     all: [
@@ -46,6 +56,16 @@ const traces: Trace[] = [
   { ...base, trace_id: 't-select', tool: 'database_query', action: { query: 'SELECT id, name FROM customers WHERE region = $1', table: 'customers' }, args: {} },
   { ...base, trace_id: 't-drop', tool: 'database_query', action: { query: 'DROP TABLE customers', table: 'customers' }, args: {} },
   { ...base, trace_id: 't-trade', tool: 'execute_trade', args: { trade_value: 200_000, symbol: 'ACME' }, action: {} },
+];
+const chTraces: Trace[] = [
+  {
+    ...base,
+    trace_id: 't-ch-select',
+    tool: 'database_query',
+    action: { query: "SELECT toStartOfHour(ts) AS h, uniqExact(uid) FROM events FINAL PREWHERE ts > now() - INTERVAL 1 DAY WHERE kind == 'click' GROUP BY h SETTINGS max_threads = 2", table: 'events' },
+    args: {},
+  },
+  { ...base, trace_id: 't-ch-truncate', tool: 'database_query', action: { query: 'TRUNCATE TABLE shop.customers ON CLUSTER main SYNC', table: 'customers' }, args: {} },
 ];
 // Per trace: [dangerous_db_ops holds, trade limit holds]
 const EXPECTED = [
@@ -65,6 +85,11 @@ const cRegex = compileCondition(REGEX_RULE, opts).condition!;
 const cContains = c1;
 const ruleEval = (c: typeof c1) => (i: number): number => ((c.evaluate(ctxs[i % 2]!) as boolean) ? 1 : 0);
 const sqlRule = ruleEval(cSql);
+const cSqlCh = compileCondition(SQL_RULE_CH, opts).condition!;
+const chCtxs: EvalContext[] = chTraces.map((trace) => ({ trace, agent, trustDebt: 0, nowMs: 0, stateNamespace: 'acme:trader-1' }));
+const chEval = (c: typeof c1) => (i: number): number => ((c.evaluate(chCtxs[i % 2]!) as boolean) ? 1 : 0);
+const sqlRuleCh = chEval(cSqlCh);
+const regexRuleCh = chEval(cRegex);
 const regexRule = ruleEval(cRegex);
 const containsRule = ruleEval(cContains);
 const dsl = (i: number): number => ((c1.evaluate(ctxs[i]!) as boolean) ? 1 : 0) + ((c2.evaluate(ctxs[i]!) as boolean) ? 2 : 0);
@@ -129,6 +154,8 @@ async function verify(): Promise<void> {
   for (const i of [0, 1]) {
     const want = EXPECTED[i]![0] ? 1 : 0;
     for (const [k, f] of Object.entries({ sqlRule, regexRule, containsRule })) if (f(i) !== want) throw new Error(`${k} disagrees on ${traces[i]!.trace_id}`);
+    // The ClickHouse pair: the read holds, TRUNCATE … ON CLUSTER fails, for both rules.
+    for (const [k, f] of Object.entries({ sqlRuleCh, regexRuleCh })) if (f(i) !== 1 - i) throw new Error(`${k} disagrees on ${chTraces[i]!.trace_id}`);
   }
 }
 
@@ -155,6 +182,30 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
+/** Median µs of a parse the cache cannot answer (a new text each time). */
+function coldParseUs(dialect: 'postgresql' | 'clickhouse', text: (k: number) => string): number {
+  const xs: number[] = [];
+  for (let k = 0; k < 400; k++) {
+    const q = text(1_000_000 + k + (dialect === 'clickhouse' ? 10_000 : 0));
+    const t0 = performance.now();
+    sqlFacts(q, dialect);
+    xs.push((performance.now() - t0) * 1000);
+  }
+  return median(xs.slice(50));
+}
+
+// Modules a process loads for SQL facts: the package index (every grammar, as facts.ts did before) or the
+// per-dialect builds (postgresql; clickhouse reads through postgresql, then mysql on a miss).
+const LOADS: Record<string, string[]> = { all_dialects: ['node-sql-parser'], postgresql: ['node-sql-parser/build/postgresql.js'], pg_mysql_sqlite: ['node-sql-parser/build/postgresql.js', 'node-sql-parser/build/mysql.js', 'node-sql-parser/build/sqlite.js'] };
+
+/** Median ms to require the modules and make a Parser, in 5 fresh node processes. */
+function loadMs(mods: string[]): number {
+  const paths = mods.map((m) => createRequire(import.meta.url).resolve(m));
+  const code = `const t=process.hrtime.bigint();for(const p of ${JSON.stringify(paths)}){new (require(p).Parser)()}console.log(Number(process.hrtime.bigint()-t)/1e6)`;
+  const xs = Array.from({ length: 5 }, () => Number(execFileSync(process.execPath, ['-e', code], { encoding: 'utf8' }).trim()));
+  return median(xs);
+}
+
 async function main(): Promise<void> {
   await verify();
   const N = 3_000_000;
@@ -175,6 +226,10 @@ async function main(): Promise<void> {
     db.regex!.push(timeSync(regexRule, N / 10));
     db.sql!.push(timeSync(sqlRule, N / 10));
   }
+  for (let round = 0; round < 7; round++) {
+    db.regex_clickhouse = [...(db.regex_clickhouse ?? []), timeSync(regexRuleCh, N / 10)];
+    db.sql_clickhouse = [...(db.sql_clickhouse ?? []), timeSync(sqlRuleCh, N / 10)];
+  }
   for (let round = 0; round < 3; round++) r['json-rules-engine']!.push(await timeAsync(jreEval, 6_000));
   const m = Object.fromEntries(Object.entries(r).map(([k, v]) => [k, median(v)]));
   for (const [k, v] of Object.entries(m)) console.log(`${k.padEnd(18)} ${Math.round(v).toLocaleString('en-US').padStart(14)} evaluations/s (2 conditions each)`);
@@ -184,6 +239,12 @@ async function main(): Promise<void> {
   for (const [k, v] of Object.entries(dm)) console.log(`${(k + ' db rule').padEnd(18)} ${Math.round(v).toLocaleString('en-US').padStart(14)} evaluations/s`);
   console.log(`sql_rule_vs_regex_rule=${(dm.regex! / dm.sql!).toFixed(2)}`);
   console.log(`sql_rule_vs_contains_rule=${(dm.contains! / dm.sql!).toFixed(2)}`);
+  console.log(`sql_rule_clickhouse_vs_regex_rule=${(dm.regex_clickhouse! / dm.sql_clickhouse!).toFixed(2)}`);
+  console.log(`sql_parse_cold_us=${coldParseUs('postgresql', (k) => `SELECT id, name FROM customers WHERE region = ${k}`).toFixed(0)}`);
+  console.log(
+    `clickhouse_parse_cold_us=${coldParseUs('clickhouse', (k) => `SELECT toStartOfHour(ts) AS h, uniqExact(uid) FROM events FINAL PREWHERE ts > now() - INTERVAL ${k} DAY WHERE kind == 'click' GROUP BY h SETTINGS max_threads = 2`).toFixed(0)}`,
+  );
+  for (const [name, mods] of Object.entries(LOADS)) console.log(`sql_grammars_load_ms_${name}=${loadMs(mods).toFixed(0)}`);
   console.log(`dsl_vs_handwritten=${(m.handwritten! / m.dsl!).toFixed(2)}`);
 }
 
