@@ -50,7 +50,7 @@ export function createRedisClient(url: string, clusterNodes: readonly string[] |
     // ioredis' cluster auto-pipelining files a script of a variable key count under the wrong node ("All keys in
     // the pipeline should belong to the same slots allocation group"); those calls are still sent without
     // waiting for each other's replies, one write each.
-    autoPipeliningIgnoredCommands: ['stewardStateRound'],
+    autoPipeliningIgnoredCommands: ['stewardStateRound', 'stewardCasRound'],
     redisOptions: { maxRetriesPerRequest: opts.maxRetriesPerRequest ?? 3, password, username },
     // Slot moves (resharding) are followed; a script's keys always share one slot, so MOVED/ASK apply to the whole call.
     maxRedirections: 16,

@@ -16,6 +16,8 @@ export interface RedisGateJobStoreOptions {
   ttlMs?: number;
   /** Compare-and-set attempts before the update fails as retryable (default 16). */
   maxAttempts?: number;
+  /** Reads and writes of one event-loop iteration in one script call per slot (default true). */
+  batch?: boolean;
 }
 
 export class RedisGateJobStore implements GateJobStore {
@@ -28,8 +30,14 @@ export class RedisGateJobStore implements GateJobStore {
     redis: RedisClient,
     private readonly o: RedisGateJobStoreOptions,
   ) {
-    this.cas = new CasJsonStore(redis, { ttlMs: o.ttlMs ?? 24 * 3_600_000, what: 'gate job state' });
+    // Batched: the gate stage's lanes read and write their jobs in the same turns (docs/pipeline.md "Gate stage").
+    this.cas = new CasJsonStore(redis, { ttlMs: o.ttlMs ?? 24 * 3_600_000, what: 'gate job state', batch: o.batch ?? true });
     this.maxAttempts = o.maxAttempts ?? 16;
+  }
+
+  /** Script calls the batched store sent and the reads and writes they carried (tests, the bench). */
+  get rounds(): { calls: number; ops: number } {
+    return { calls: this.cas.rounds, ops: this.cas.roundOps };
   }
 
   key(k: GateJobKey): string {

@@ -28,6 +28,43 @@ describe('RedisGateJobStore (real Redis)', () => {
     });
   });
 
+  it('the reads and writes of one turn leave as one script call; each gets its own answer, as unbatched', async () => {
+    await withRedis(async (redis, prefix) => {
+      const batched = new RedisGateJobStore(redis, { prefix: `${prefix}b:` });
+      const single = new RedisGateJobStore(redis, { prefix: `${prefix}s:`, batch: false });
+      const keys = Array.from({ length: 40 }, (_, i): GateJobKey => ({ tenant: 'acme', agentId: `coder-${i % 7}`, jobId: `job-${i}` }));
+      // as the gate stage's lanes do: read every job in one turn, then record on each
+      const run = async (store: RedisGateJobStore) => {
+        await store.update(keys[3]!, T0, (p) => recordToolCall(p, keys[3]!, call(0), T0, 10));
+        const before = await Promise.all(keys.map((k) => store.get(k, T0 + 1)));
+        const after = await Promise.all(keys.map((k, i) => store.update(k, T0 + 2, (p) => recordToolCall(p, k, call(i + 1, i % 5 === 0), T0 + 2, 10))));
+        return { before, after, again: await Promise.all(keys.map((k) => store.get(k, T0 + 3))) };
+      };
+      const a = await run(batched);
+      const b = await run(single);
+      expect(a).toEqual(b);
+      expect(a.before.filter(Boolean)).toHaveLength(1);
+      expect(a.again[3]?.tool_calls.map((c) => c.event_id)).toEqual(['e-0', 'e-4']);
+      // the first update's read and write (2 calls), then 40 reads in one call, 40 compare-and-sets (starting from
+      // the remembered reads) in one call, 40 reads in one call
+      expect(batched.rounds).toEqual({ calls: 5, ops: 122 });
+      expect(single.rounds).toEqual({ calls: 0, ops: 0 });
+    });
+  });
+
+  it('an operation that fails in a round fails alone: the other jobs of the round are answered', async () => {
+    await withRedis(async (redis, prefix) => {
+      const store = new RedisGateJobStore(redis, { prefix });
+      const bad: GateJobKey = { ...key, jobId: 'not-a-string-key' };
+      await redis.hset(store.key(bad), 'x', '1');
+      const [a, b, c] = await Promise.allSettled([store.get(key, T0), store.get(bad, T0), store.update(key, T0, (p) => recordToolCall(p, key, call(1), T0, 10))]);
+      expect(a).toMatchObject({ status: 'fulfilled', value: undefined });
+      expect(b).toMatchObject({ status: 'rejected', reason: { code: 'STEWARD_STATE_UNAVAILABLE' } });
+      expect(c).toMatchObject({ status: 'fulfilled', value: { evidence_count: 1 } });
+      expect(store.rounds.calls).toBeLessThanOrEqual(3);
+    });
+  });
+
   it('an update that changes nothing writes nothing; a recorded event id is not recorded twice', async () => {
     await withRedis(async (redis, prefix) => {
       const store = new RedisGateJobStore(redis, { prefix });
