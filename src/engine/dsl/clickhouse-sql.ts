@@ -1,6 +1,6 @@
 /**
  * The ClickHouse SQL dialect of the SQL facts (issue #28, docs/dsl.md "SQL dialects", spec-decisions
- * D-ClickHouse). No well-kept ClickHouse parser exists for Node, so: a real lexer (clickhouse-lexer.ts),
+ * D34). No well-kept ClickHouse parser exists for Node, so: a real lexer (clickhouse-lexer.ts),
  * statements split at `;`, and a classifier for ClickHouse's own statements (ALTER … DELETE/UPDATE
  * mutations, partition commands, TRUNCATE/DROP/DETACH … ON CLUSTER, RENAME, EXCHANGE, OPTIMIZE, SYSTEM,
  * KILL, INSERT INTO [FUNCTION]); query bodies and mutation expressions go to node-sql-parser after
