@@ -33,6 +33,8 @@ export type StewardErrorCode =
   | 'STEWARD_CONFIG'
   | 'STEWARD_STATE_UNAVAILABLE'
   | 'STEWARD_STATE_TIMEOUT'
+  // Redis refused a write at maxmemory (noeviction): retried for redis.oom_retry_ms, then dead-lettered (D32)
+  | 'STEWARD_STATE_OOM'
   | 'STEWARD_SCORER_UNAVAILABLE'
   | 'STEWARD_LLM_HTTP'
   | 'STEWARD_LLM_TIMEOUT'

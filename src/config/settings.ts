@@ -40,6 +40,7 @@ export const SETTINGS = {
   'redis.url': s('redis.url', 'redis://127.0.0.1:16379', 'Redis (trust debt, rate windows, scorer marks)', { env: 'REDIS_URL' }),
   'redis.key_prefix': s('redis.key_prefix', 'steward:', 'prefix of every Redis key', { env: 'STEWARD_REDIS_PREFIX' }),
   'redis.cluster_nodes': s('redis.cluster_nodes', [] as string[], 'Redis Cluster seed nodes host:port (env: comma separated); set: a Cluster client is used and redis.url only lends its password', { env: 'REDIS_CLUSTER_NODES', kind: 'list' }),
+  'redis.oom_retry_ms': s('redis.oom_retry_ms', 60_000, 'a write Redis refuses at maxmemory (OOM) is retried this long, then the input is dead-lettered as STEWARD_STATE_OOM; 0 = retried until memory is added'),
   'redis.trust_debt_read_cache_ms': s('redis.trust_debt_read_cache_ms', 250, 'decisions reuse an agent\'s stored debt state this long; 0 = read every time'),
   'clickhouse.url': s('clickhouse.url', 'http://127.0.0.1:18123', 'ClickHouse HTTP endpoint', { env: 'CLICKHOUSE_URL' }),
   'clickhouse.database': s('clickhouse.database', 'steward', 'ClickHouse database', { env: 'CLICKHOUSE_DATABASE' }),

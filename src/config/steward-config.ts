@@ -31,7 +31,7 @@ export interface StewardConfig {
    * trustDebtReadCacheMs: how long the decision path reuses an agent's raw trust-debt state read from
    * Redis (decay is still computed at each event's time); 0 reads Redis for every decision.
    */
-  redis: { url: string; keyPrefix: string; trustDebtReadCacheMs: number; clusterNodes: string[] };
+  redis: { url: string; keyPrefix: string; trustDebtReadCacheMs: number; clusterNodes: string[]; oomRetryMs: number };
   clickhouse: { url: string; database: string; username?: string; password?: string };
   blueprints: { dir: string; agents?: string; watch: boolean };
   /** Certified Source Registry file for source-match metrics (ACGP-1004 §7.2.3, §8); the file `steward eval --sources` reads. */
@@ -301,7 +301,7 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
       replicationFactor: v(raw, 'topics.replication_factor'),
       replyPartitions: v(raw, 'topics.reply_partitions'),
     },
-    redis: { url: v(raw, 'redis.url'), keyPrefix: v(raw, 'redis.key_prefix'), trustDebtReadCacheMs: v(raw, 'redis.trust_debt_read_cache_ms'), clusterNodes: v(raw, 'redis.cluster_nodes') },
+    redis: { url: v(raw, 'redis.url'), keyPrefix: v(raw, 'redis.key_prefix'), trustDebtReadCacheMs: v(raw, 'redis.trust_debt_read_cache_ms'), clusterNodes: v(raw, 'redis.cluster_nodes'), oomRetryMs: v(raw, 'redis.oom_retry_ms') },
     clickhouse: { url: v(raw, 'clickhouse.url'), database: v(raw, 'clickhouse.database'), username: v(raw, 'clickhouse.username'), password: v(raw, 'clickhouse.password') },
     blueprints: {
       dir: bpDir,

@@ -363,9 +363,17 @@ export class StageRunner {
     return [...extra, { topic: this.opts.dlqTopic, message: this.dlqRecord(m, err, dlqLimit) }];
   }
 
+  /** The retry bound of `e`'s code (opts.retryLimitsMs; 0 or absent: retried without bound). */
+  private retryLimitMs(e: unknown): number | undefined {
+    const code = (e as { code?: unknown } | null)?.code;
+    const limit = typeof code === 'string' ? this.opts.retryLimitsMs?.[code] : undefined;
+    return limit !== undefined && limit > 0 ? limit : undefined;
+  }
+
   private async processOne(m: InMessage, ctl: BatchControl): Promise<StageOutput[] | 'stopped'> {
     const retry = this.opts.retry ?? { initialMs: 100, maxMs: 5000 };
     let delay = retry.initialMs;
+    let firstFailureMs: number | undefined;
     for (;;) {
       const t0 = performance.now();
       try {
@@ -374,7 +382,10 @@ export class StageRunner {
         this.opts.metrics.messages.inc({ stage: this.stage, outcome: 'ok' });
         return outs;
       } catch (e) {
-        if (isRetryable(e)) {
+        const limitMs = this.retryLimitMs(e);
+        firstFailureMs ??= performance.now();
+        const gaveUp = limitMs !== undefined && performance.now() - firstFailureMs >= limitMs;
+        if (isRetryable(e) && !gaveUp) {
           this.opts.metrics.messages.inc({ stage: this.stage, outcome: 'retry' });
           this.opts.logger.warn({ err: e, stage: this.stage, topic: m.topic, partition: m.partition, offset: m.offset }, 'retryable failure, backing off');
           if (!this.running || !ctl.isRunning()) return 'stopped';
@@ -386,6 +397,7 @@ export class StageRunner {
           continue;
         }
         const se = e instanceof StewardError ? e : new StewardError('STEWARD_EVAL', e instanceof Error ? e.message : String(e), { cause: e });
+        if (gaveUp) this.opts.logger.error({ code: se.code, err: se.message, ...this.stageField(), topic: m.topic, partition: m.partition, offset: m.offset, retried_ms: Math.round(performance.now() - firstFailureMs) }, 'retry limit reached: dead-lettering the input');
         this.opts.metrics.dlq.inc({ stage: this.stage, code: se.code });
         this.opts.metrics.messages.inc({ stage: this.stage, outcome: 'dlq' });
         // One `msg` (pino's message key) and one `stage` (bound by the stage's child logger): the error text is `err`.

@@ -56,6 +56,13 @@ export interface StageRunnerOptions {
   autoCommitIntervalMs?: number;
   sessionTimeoutMs?: number;
   retry?: { initialMs: number; maxMs: number };
+  /**
+   * Error codes whose retries are bounded (spec-decisions D32): a retryable error with one of these codes is
+   * retried while the input's first failure is less than this many ms ago, then the input is dead-lettered with
+   * the error's code. For causes that rarely pass by themselves (Redis out of memory): the partition moves on and
+   * the refused inputs are visible in the DLQ instead of hiding behind consumer lag. Other codes: no bound.
+   */
+  retryLimitsMs?: Readonly<Record<string, number>>;
   /** Wall clock for DLQ timestamps (injectable for tests). */
   nowMs?: () => number;
   /** limits.max_message_bytes: DLQ records are cut to fit (default 1 000 000). */

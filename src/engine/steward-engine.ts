@@ -13,7 +13,7 @@ import type { EngineConfig } from './config.js';
 import { decideCtq, fallbackPolicy } from './ctq/index.js';
 import { createDefaultScorerRegistry, isSkipped, LruCache, type LlmJudgeOptions, type ScorerContext, type ScorerRegistry, type SourceRegistry } from './scorers/index.js';
 import { isDegraded, runTripwireStage } from './tripwires/index.js';
-import { levelActions, type TrustDebtStore } from './trust-debt/index.js';
+import { levelActions, maxLevel, type TrustDebtStore } from './trust-debt/index.js';
 import {
   isApproved,
   mostSevere,
@@ -205,8 +205,7 @@ export class StewardEngine {
   async score(trace: Trace, decisionIn: ScoreDecisionInput, nowMs: number): Promise<ScoreRecord> {
     const t0 = performance.now();
     const agent = this.o.registry.lookup(trace.agent_id);
-    const decision = await this.normalizeDecision(decisionIn, agent, trace, nowMs);
-    const bp = this.blueprintFor(decision, agent, trace);
+    const { decision, bp } = await this.scoringDecision(decisionIn, agent, trace, nowMs);
     const th = effectiveThresholds(bp, agent.tier, { restricted: decision.restricted, config: this.o.config });
 
     let metrics: MetricOutcome[] = [];
@@ -284,26 +283,32 @@ export class StewardEngine {
   }
 
   /**
-   * A decision that crossed acgp.scoring may lack what decide() derived from state (a record of the earlier
-   * scoring form, converted at the edge): fill it rather than scoring with the wrong thresholds.
+   * The decision as scoring uses it (#22 item 10, spec-decisions D33): what selects the scoring is re-derived here,
+   * not taken from the record handed over (acgp.scoring, or acgp.decisions for the join: whoever can write those
+   * topics writes it). The blueprint is selected again from the agent registry and the rollouts, tenant and tier
+   * come from the registry, and restricted mode / full scoring are the stricter of the record's and the agent's
+   * trust debt read now. A forged record can make scoring stricter, never lighter; after a hot reload the current
+   * selection applies (as it did when the decided version was gone).
    */
-  private async normalizeDecision(d: ScoreDecisionInput, agent: AgentInfo, trace: Trace, nowMs: number): Promise<DecisionRecord> {
-    if (isComplete(d)) return d;
-    let trustDebt = d.trustDebt;
-    if (!trustDebt) {
-      const bp = this.blueprintFor(d, agent, trace);
-      trustDebt = await this.o.trustDebt.current(agent.tenant, agent.id, nowMs, bp.trustDebt);
-    }
+  private async scoringDecision(d: ScoreDecisionInput, agent: AgentInfo, trace: Trace, nowMs: number): Promise<{ decision: DecisionRecord; bp: CompiledBlueprint }> {
+    const bp = selectWithRollout(this.o.blueprints(), agent, trace, this.o.rollouts?.()).blueprint;
+    const td = await this.o.trustDebt.current(agent.tenant, agent.id, nowMs, bp.trustDebt);
+    const claimed = isComplete(d) ? d.trustDebt : undefined;
+    const trustDebt = claimed && maxLevel(claimed.level, td.level) !== td.level ? claimed : td;
     const actions = levelActions(trustDebt.level);
     return {
-      ...d,
-      blueprintVersion: d.blueprintVersion ?? '',
-      tenant: d.tenant ?? agent.tenant,
-      tier: d.tier ?? agent.tier,
-      nowMs: d.nowMs ?? nowMs,
-      restricted: d.restricted ?? actions.restricted,
-      fullScoring: d.fullScoring ?? actions.fullScoring,
-      trustDebt,
+      bp,
+      decision: {
+        ...d,
+        blueprint: bp.id,
+        blueprintVersion: bp.version,
+        tenant: agent.tenant,
+        tier: agent.tier,
+        nowMs: d.nowMs ?? nowMs,
+        restricted: actions.restricted || d.restricted === true,
+        fullScoring: actions.fullScoring || d.fullScoring === true,
+        trustDebt,
+      },
     };
   }
 

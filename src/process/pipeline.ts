@@ -265,6 +265,8 @@ export async function startPipeline(
           chunkSize: cfg.limits.chunkSize,
           maxMessageBytes: cfg.limits.maxMessageBytes,
           partitionsConcurrently: cfg.limits.partitionsConcurrently,
+          // spec-decisions D32: a write Redis refuses at maxmemory does not hold the partition for ever.
+          retryLimitsMs: { STEWARD_STATE_OOM: cfg.redis.oomRetryMs },
           autoCommitIntervalMs: cfg.consumer.autoCommitIntervalMs,
           sessionTimeoutMs: cfg.consumer.sessionTimeoutMs,
           lagRefreshMs: opts.lagRefreshMs,

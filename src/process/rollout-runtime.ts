@@ -186,6 +186,7 @@ export async function openRollout(o: {
       slaMs: cfg.rollout.reviewSlaMs,
       nowMs: Date.now,
       onEnqueued: (i) => m?.reviewEnqueued.inc({ tenant: i.tenant }),
+      onNotQueued: (i, err) => logger.error({ stage: 'scorer', review_id: i.review_id, err: (err as Error).message }, 'review not queued: Redis is out of memory (published to the review-queue topic only)'),
     });
     if (m) {
       const t = setInterval(() => {

@@ -11,10 +11,9 @@
  * lease ran out (the same message, idempotent for every consumer: keyed by approval id).
  * The `{ap}` hash tag keeps every key in one Redis Cluster slot (the scripts touch several).
  */
-import { StewardError } from '../../errors.js';
 import type { ApprovalOutcome } from '../../engine/approvals/outcome.js';
 import type { ApprovalRequest } from '../../engine/approvals/policy.js';
-import { redisFailureKind, type RedisClient } from './client.js';
+import { redisAdapterError, type RedisClient } from './client.js';
 
 /** KEYS: rec, deadlines. ARGV: id, request, deadline, ttl ms. 1 = stored, 0 = already known. */
 const CREATE = `
@@ -115,8 +114,7 @@ export class RedisApprovalStore {
     try {
       return await f();
     } catch (e) {
-      const kind = redisFailureKind(e);
-      throw new StewardError('STEWARD_STATE_UNAVAILABLE', `approval store (${what}): ${(e as Error).message}`, { retryable: kind !== 'script', cause: e });
+      throw redisAdapterError(e, `approval store (${what})`);
     }
   }
 

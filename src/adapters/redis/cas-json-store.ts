@@ -11,7 +11,7 @@
  * the jobs of a chunk's lanes together and writes whatever judge answers arrived in the same poll phase together
  * (docs/pipeline.md "Gate stage"). Each operation still gets its own answer, in the order it was issued.
  */
-import { isCluster, type RedisClient } from './client.js';
+import { isCluster, redisAdapterError, type RedisClient } from './client.js';
 import { keySlot } from './slots.js';
 import { StewardError } from '../../errors.js';
 
@@ -98,7 +98,7 @@ export class CasJsonStore<T> {
     try {
       text = this.o.batch ? (((await this.queue(key, 'g', '', '')) as string | null) ?? '') : ((await this.redis.get(key)) ?? '');
     } catch (e) {
-      throw new StewardError('STEWARD_STATE_UNAVAILABLE', `${this.o.what} unavailable: ${(e as Error).message}`, { retryable: true, cause: e });
+      throw redisAdapterError(e, this.o.what);
     }
     return { text, value: this.live(text, nowMs) };
   }
@@ -113,7 +113,7 @@ export class CasJsonStore<T> {
       if (this.o.batch) return (await this.queue(key, 'c', expected, JSON.stringify(env))) === 1;
       return (await (this.redis as unknown as CasRedis).stewardCasJson(key, expected, JSON.stringify(env), String(this.o.ttlMs))) === 1;
     } catch (e) {
-      throw new StewardError('STEWARD_STATE_UNAVAILABLE', `${this.o.what} unavailable: ${(e as Error).message}`, { retryable: true, cause: e });
+      throw redisAdapterError(e, this.o.what);
     }
   }
 

@@ -116,3 +116,32 @@ export function redisFailureKind(e: unknown): 'script' | 'oom' | 'transient' {
   if (/^WRONGTYPE\b/.test(msg) || /\buser_script:\d+:/.test(msg) || /^ERR (Error running script|user_script)/.test(msg)) return 'script';
   return 'transient';
 }
+
+/**
+ * A Redis adapter's failure as a StewardError (issue #22 items 10 and the scorer's raw ioredis errors): every
+ * Redis call of a stage goes through this, so no raw ioredis error (MaxRetriesPerRequestError, a closed
+ * connection) reaches the stage runner, which would take it for a bug and dead-letter the input.
+ * - script / wrong type: fails the same way on every retry → STEWARD_STATE_UNAVAILABLE, not retryable (DLQ).
+ * - out of memory: STEWARD_STATE_OOM, retryable; the stage runner retries it at most redis.oom_retry_ms, then
+ *   dead-letters the input with that code (spec-decisions D32): memory rarely comes back by itself, and a
+ *   partition waiting for ever hides the outage behind consumer lag.
+ * - anything else (connection lost, timeouts, cluster moves): STEWARD_STATE_UNAVAILABLE, retryable.
+ * A StewardError passes through unchanged.
+ */
+export function redisAdapterError(e: unknown, what: string): StewardError {
+  if (e instanceof StewardError) return e;
+  const text = e instanceof Error ? e.message : String(e);
+  const kind = redisFailureKind(e);
+  if (kind === 'script') return new StewardError('STEWARD_STATE_UNAVAILABLE', `redis ${what} (fails on every retry, not retried): ${text}`, { cause: e });
+  if (kind === 'oom') return new StewardError('STEWARD_STATE_OOM', `redis ${what}: out of memory (maxmemory reached with noeviction): ${text}`, { retryable: true, cause: e });
+  return new StewardError('STEWARD_STATE_UNAVAILABLE', `redis ${what}: ${text}`, { retryable: true, cause: e });
+}
+
+/** `f()` with its failure as redisAdapterError(e, what). */
+export async function redisCall<T>(what: string, f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (e) {
+    throw redisAdapterError(e, what);
+  }
+}

@@ -6,7 +6,7 @@
  * same item, and a resolved item is never reopened by a redelivered verdict. Resolved items expire after
  * `resolvedTtlSeconds` (ClickHouse keeps the history).
  */
-import type { RedisClient } from './client.js';
+import { redisCall, type RedisClient } from './client.js';
 import type { ReviewItem, ReviewQueueStore } from '../../engine/rollout/review-queue.js';
 import { StewardError } from '../../errors.js';
 
@@ -98,39 +98,40 @@ export class RedisReviewQueue implements ReviewQueueStore {
   }
 
   async enqueue(item: ReviewItem): Promise<boolean> {
-    return Number(await this.r.stewardRqEnqueue(this.itemKey(item.review_id), this.openKey, JSON.stringify(item), item.review_id, item.enqueued_at_ms)) === 1;
+    // Through redisCall: a raw ioredis error here (Redis down) was taken for a bug and dead-lettered the verdict.
+    return Number(await redisCall('review queue (enqueue)', () => this.r.stewardRqEnqueue(this.itemKey(item.review_id), this.openKey, JSON.stringify(item), item.review_id, item.enqueued_at_ms))) === 1;
   }
 
   async get(id: string): Promise<ReviewItem | undefined> {
-    const raw = await this.r.get(this.itemKey(id));
+    const raw = await redisCall('review queue (get)', () => this.r.get(this.itemKey(id)));
     return raw === null ? undefined : itemOf(raw);
   }
 
   /** Open items (queued or taken), oldest first. */
   async list(limit = 1000): Promise<ReviewItem[]> {
-    const ids = await this.r.zrange(this.openKey, 0, limit - 1);
+    const ids = await redisCall('review queue (list)', () => this.r.zrange(this.openKey, 0, limit - 1));
     if (ids.length === 0) return [];
-    const raws = await this.r.mget(ids.map((id) => this.itemKey(id)));
+    const raws = await redisCall('review queue (list)', () => this.r.mget(ids.map((id) => this.itemKey(id))));
     return raws.filter((x): x is string => x !== null).map(itemOf);
   }
 
   async take(id: string, reviewer: string, atMs: number): Promise<ReviewItem> {
-    const [ok, text] = await this.r.stewardRqTake(this.itemKey(id), reviewer, atMs);
+    const [ok, text] = await redisCall('review queue (take)', () => this.r.stewardRqTake(this.itemKey(id), reviewer, atMs));
     if (Number(ok) !== 1) throw new StewardError('STEWARD_REVIEW_QUEUE_STATE', `review ${id}: ${text}`, { details: { reviewId: id } });
     return itemOf(text);
   }
 
   async resolve(id: string, reviewer: string, outcome: 'approved' | 'denied', note: string, atMs: number): Promise<ReviewItem> {
-    const [ok, text] = await this.r.stewardRqResolve(this.itemKey(id), this.openKey, id, reviewer, outcome, note, atMs, this.resolvedTtlSeconds);
+    const [ok, text] = await redisCall('review queue (resolve)', () => this.r.stewardRqResolve(this.itemKey(id), this.openKey, id, reviewer, outcome, note, atMs, this.resolvedTtlSeconds));
     if (Number(ok) !== 1) throw new StewardError('STEWARD_REVIEW_QUEUE_STATE', `review ${id}: ${text}`, { details: { reviewId: id } });
     return itemOf(text);
   }
 
   /** Aging and SLA: open items, the oldest one's enqueue time, and how many are past their SLA at `nowMs`. */
   async stats(nowMs: number): Promise<ReviewQueueStats> {
-    const open = await this.r.zcard(this.openKey);
+    const open = await redisCall('review queue (stats)', () => this.r.zcard(this.openKey));
     if (open === 0) return { open: 0, overdue: 0 };
-    const oldest = await this.r.zrange(this.openKey, 0, 0, 'WITHSCORES');
+    const oldest = await redisCall('review queue (stats)', () => this.r.zrange(this.openKey, 0, 0, 'WITHSCORES'));
     const items = await this.list(10_000);
     return { open, oldestEnqueuedAtMs: Number(oldest[1]), overdue: items.filter((i) => i.sla_due_ms < nowMs).length };
   }

@@ -12,8 +12,7 @@
  * duplicate, later in the partition, is skipped either way. A mark on another topic or partition (the scoring
  * topic was re-partitioned) proves nothing and is overwritten; so is one that expired.
  */
-import type { RedisClient } from './client.js';
-import { StewardError } from '../../errors.js';
+import { redisAdapterError, type RedisClient } from './client.js';
 
 /** What to do with a scoring record: score it, skip it, or answer only its own client (see ScoredMarks). */
 export type ScoringTurn = 'first' | 'duplicate' | 'reply-only';
@@ -47,7 +46,7 @@ export class RedisScoredMarks implements ScoredMarks {
       if (cur !== mine) await this.redis.set(key, mine, 'EX', this.o.ttlSeconds);
       return 'first';
     } catch (e) {
-      throw new StewardError('STEWARD_STATE_UNAVAILABLE', `redis scored marks: ${e instanceof Error ? e.message : String(e)}`, { retryable: true, cause: e });
+      throw redisAdapterError(e, 'scored marks');
     }
   }
 }

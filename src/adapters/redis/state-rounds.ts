@@ -20,6 +20,10 @@ import { keySlot } from './slots.js';
 // 'h' is exactly the single-window script of RedisStateStore (prune, add once, count, keep alive) and answers
 // the count; 'r' answers HMGET d t w lv la n of the agent's trust-debt hash. A failing operation answers
 // 'ERR <message>' in its place instead of failing the others.
+// ZADD comes before the prune (same result: a hit id always comes with the same event time, so the prune never
+// removes the hit just added) because Redis checks maxmemory only up to a script's first write: after a prune
+// (a write that never needs memory) a full Redis let the ZADD through, and rate windows grew past maxmemory
+// while every other write was refused (#22 item 10, spec-decisions D32).
 export const ROUND_LUA = `
 local out = {}
 for i = 1, #KEYS do
@@ -30,8 +34,8 @@ for i = 1, #KEYS do
     local now = tonumber(ARGV[b + 2])
     local win = tonumber(ARGV[b + 3])
     local keep = tonumber(ARGV[b + 5])
-    redis.call('ZREMRANGEBYSCORE', k, '-inf', now - keep)
     redis.call('ZADD', k, 'NX', now, ARGV[b + 4])
+    redis.call('ZREMRANGEBYSCORE', k, '-inf', now - keep)
     local c = redis.call('ZCOUNT', k, '(' .. (now - win), '+inf')
     local ttl = redis.call('PTTL', k)
     if ttl < keep then redis.call('PEXPIRE', k, keep) end
@@ -178,9 +182,10 @@ export class RedisStateRounds {
 
 export function stateUnavailable(e: unknown): StewardError {
   // A script error or a write refused at maxmemory (OOM) is not retried for ever: it repeats until an operator
-  // acts, so the check that needed the state fails closed as a dependency failure (spec-decisions D20).
+  // acts, so the check that needed the state fails closed as a dependency failure (spec-decisions D20, D32).
   const kind = redisFailureKind(e);
-  if (kind !== 'transient')
-    return new StewardError('STEWARD_STATE_UNAVAILABLE', `redis state store (${kind === 'oom' ? 'out of memory' : 'fails on every retry'}, not retried): ${e instanceof Error ? e.message : String(e)}`, { cause: e });
-  return new StewardError('STEWARD_STATE_UNAVAILABLE', `redis state store: ${e instanceof Error ? e.message : String(e)}`, { retryable: true, cause: e });
+  const text = e instanceof Error ? e.message : String(e);
+  if (kind === 'oom') return new StewardError('STEWARD_STATE_OOM', `redis state store (out of memory, not retried): ${text}`, { cause: e });
+  if (kind === 'script') return new StewardError('STEWARD_STATE_UNAVAILABLE', `redis state store (fails on every retry, not retried): ${text}`, { cause: e });
+  return new StewardError('STEWARD_STATE_UNAVAILABLE', `redis state store: ${text}`, { retryable: true, cause: e });
 }

@@ -4,7 +4,7 @@
  * the store's own event path (idempotent by event id).
  */
 import { StewardError } from '../../errors.js';
-import { redisFailureKind, scanKeys, type RedisClient } from './client.js';
+import { redisAdapterError, scanKeys, type RedisClient } from './client.js';
 import { DEFAULT_TRUST_DEBT_CONFIG, assertRemediationAllowed, remediationError, remediationEventId, type RemediationDecision, type RemediationRequest, type RetierRequest, type TrustDebtChange, type TrustDebtEvent } from '../../engine/trust-debt/index.js';
 import type { TrustDebtConfig } from '../../engine/types.js';
 import { parseRequest, parseRetier } from './trust-debt-replies.js';
@@ -19,11 +19,9 @@ interface Scripts {
 export function redisError(e: unknown, what: string): StewardError {
   // A key that cannot be built (encodeURIComponent on a lone surrogate) fails the same way on every retry.
   if (e instanceof URIError) return new StewardError('STEWARD_TRACE_SCHEMA', `redis ${what}: id not encodable: ${e.message}`, { cause: e });
-  // A script or wrong-type error repeats on every retry (a bug or a corrupt key): dead-lettered with the reason.
-  // Out of memory stays retryable here: a debt event dead-lettered is debt lost (the DLQ does not replay the
-  // trust-debt stage's inputs), so the partition waits for memory (docs/trust-debt.md, Redis settings).
-  if (redisFailureKind(e) === 'script') return new StewardError('STEWARD_STATE_UNAVAILABLE', `redis ${what} (fails on every retry, not retried): ${e instanceof Error ? e.message : String(e)}`, { cause: e });
-  return new StewardError('STEWARD_STATE_UNAVAILABLE', `redis ${what}: ${e instanceof Error ? e.message : String(e)}`, { retryable: true, cause: e });
+  // Script / wrong-type errors are dead-lettered with the reason; out of memory is STEWARD_STATE_OOM, retried by
+  // the stage at most redis.oom_retry_ms and then dead-lettered (spec-decisions D32, docs/trust-debt.md).
+  return redisAdapterError(e, what);
 }
 
 export class TrustDebtRequests {

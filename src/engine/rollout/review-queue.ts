@@ -87,7 +87,12 @@ export interface ReviewHookOptions {
   slaMs: number;
   nowMs: () => number;
   onEnqueued?: (item: ReviewItem) => void;
+  /** Told when the shared store refused the item for lack of memory (the record is published all the same). */
+  onNotQueued?: (item: ReviewItem, err: unknown) => void;
 }
+
+/** The reason a review carries when the shared store could not take it (spec-decisions D32). */
+export const NOT_QUEUED_OOM = 'not_queued: the shared review queue (Redis) is out of memory';
 
 /** The scorer stage's hook: queue a low-confidence verdict once, and emit its `queued` state. */
 export class ReviewQueueHook {
@@ -96,8 +101,19 @@ export class ReviewQueueHook {
   async afterVerdict(score: ScoreRecord, d: { blueprintVersion?: string; rolloutArm?: string; eventTimeMs: number }): Promise<{ topic: string; message: { key: string; value: string } }[]> {
     if (!needsReview(score, this.o.threshold)) return [];
     const item = queuedItem(score, d, { threshold: this.o.threshold, slaMs: this.o.slaMs, nowMs: this.o.nowMs() });
+    let added: boolean;
+    try {
+      added = await this.o.store.enqueue(item);
+    } catch (e) {
+      // spec-decisions D32: a full Redis must not cost the verdict (and the debt it carries) for the sake of its
+      // review. The review is still published (review_queue in ClickHouse keeps it, with the reason); only the
+      // shared queue reviewers take items from lacks it. Any other failure is the store's to classify (retried).
+      if ((e as { code?: unknown }).code !== 'STEWARD_STATE_OOM') throw e;
+      this.o.onNotQueued?.(item, e);
+      return [{ topic: this.o.topic, message: { key: item.agent_id, value: JSON.stringify({ ...item, reasons: [...item.reasons, NOT_QUEUED_OOM] }) } }];
+    }
     // A redelivered verdict finds its review already queued (or taken): nothing new to say.
-    if (!(await this.o.store.enqueue(item))) return [];
+    if (!added) return [];
     this.o.onEnqueued?.(item);
     return [{ topic: this.o.topic, message: { key: item.agent_id, value: JSON.stringify(item) } }];
   }

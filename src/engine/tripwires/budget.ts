@@ -61,7 +61,7 @@ export function withBudget(p: Promise<boolean>, ms: number, timer: StageTimer, o
 }
 
 /** Error codes of a dependency that was unavailable or too slow (not of the trace or the policy). */
-const DEPENDENCY_CODES: ReadonlySet<string> = new Set(['STEWARD_STATE_UNAVAILABLE', 'STEWARD_STATE_TIMEOUT', 'STEWARD_SCORER_UNAVAILABLE', 'STEWARD_LLM_TIMEOUT', 'STEWARD_LLM_HTTP']);
+const DEPENDENCY_CODES: ReadonlySet<string> = new Set(['STEWARD_STATE_UNAVAILABLE', 'STEWARD_STATE_OOM', 'STEWARD_STATE_TIMEOUT', 'STEWARD_SCORER_UNAVAILABLE', 'STEWARD_LLM_TIMEOUT', 'STEWARD_LLM_HTTP']);
 
 export function isDependencyFailure(error: { code: string } | undefined): boolean {
   return error !== undefined && DEPENDENCY_CODES.has(error.code);

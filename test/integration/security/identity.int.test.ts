@@ -40,9 +40,14 @@ describe('agent identity (real Kafka, Redis)', () => {
         expect((await unsigned.decide(t('p-ok', 'plain-1'), { timeoutMs: 20_000 })).intervention).toBe('ok');
         // Someone writing plain-1's trace under another agent's key (to land in its partition, or charge it).
         await producer.send([{ topic: topics.traces, messages: [{ key: 'signer-1', value: JSON.stringify(t('p-foreign', 'plain-1')) }] }]);
-        await waitFor(() => out.on(topics.dlq).length === 3, { timeoutMs: 20_000, message: 'three dead-lettered traces' });
+        // Without a key (the partitioner spreads one agent's events: no ordering, no per-agent partition).
+        await producer.send([{ topic: topics.traces, messages: [{ key: null, value: JSON.stringify(t('p-nokey', 'plain-1')) }] }]);
+        await waitFor(() => out.on(topics.dlq).length === 4, { timeoutMs: 20_000, message: 'four dead-lettered traces' });
         const codes = out.on(topics.dlq).map((m) => m.headers['x-steward-error-code']?.toString()).sort();
-        expect(codes).toEqual(['STEWARD_AGENT_KEY', 'STEWARD_AGENT_SIGNATURE', 'STEWARD_AGENT_UNKNOWN']);
+        expect(codes).toEqual(['STEWARD_AGENT_KEY', 'STEWARD_AGENT_KEY', 'STEWARD_AGENT_SIGNATURE', 'STEWARD_AGENT_UNKNOWN']);
+        const why = (id: string) => out.on(topics.dlq).find((m) => m.value?.toString('utf8').includes(id))?.headers['x-steward-error-message']?.toString();
+        expect(why('p-foreign')).toMatch(/record key is not the agent id/);
+        expect(why('p-nokey')).toMatch(/record has no key/);
         expect([...out.byId(topics.decisions).keys()].sort()).toEqual(['p-ok', 's-ok']);
       } finally {
         await producer.disconnect();
