@@ -53,8 +53,9 @@ export class JoinedScorerProcessor implements StageProcessor {
 
   async process(m: InMessage): Promise<StageOutput[]> {
     const decision = parseDecision(m);
-    // Halted traces are never scored: their decision is final (the trust-debt stage reads it).
-    if (decision.halted === true) return [];
+    // Halted traces are never scored: their decision is final (the trust-debt stage reads it). With run governance,
+    // a halted event of a run still gets its replay answer (scoreOne: no verdict).
+    if (decision.halted === true && !this.d.runRecords) return [];
     const pos = tracePosition(m);
     if (!pos) {
       this.d.onUnpositioned?.(m);

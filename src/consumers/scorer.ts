@@ -14,6 +14,8 @@ import type { ScoreDecisionInput, ScoreRecord } from '../engine/steward-engine.j
 import type { Trace } from '../engine/types.js';
 import type { DecisionMessage, ReplyRoute } from '../contracts/messages.js';
 import { parseScoring } from './scoring-message.js';
+import { runEventAnswer } from '../engine/acm/bundle/stream-record.js';
+import { runIdOf } from '../engine/acm/run-state.js';
 import type { ScoredMarks, ScoringTurn } from '../adapters/redis/scored-marks.js';
 
 export interface ScorerStageDeps {
@@ -27,6 +29,12 @@ export interface ScorerStageDeps {
   onMarksUnavailable?: (e: unknown) => void;
   /** docs/rollout.md: the review queue (ReviewQueueHook.afterVerdict); its outputs join the verdict's send. */
   afterVerdict?: (record: ScoreRecord, d: { blueprintVersion?: string; rolloutArm?: string; eventTimeMs: number }) => Promise<StageOutput[]>;
+  /**
+   * ACM run governance is on (acm.yaml next to the blueprints, as the tripwire stage reads it): a scored event of a
+   * run also gets its answer record on acgp.ledger, which the sink joins with the tripwire stage's pending record
+   * (docs/acm.md "In the stream").
+   */
+  runRecords?: boolean;
 }
 
 export class ScorerProcessor implements StageProcessor {
@@ -57,6 +65,10 @@ export async function scoreOne(
   eventTimeMs: number,
   reply: ReplyRoute | undefined,
 ): Promise<StageOutput[]> {
+  // A halted event of a run comes here for its replay answer only (docs/acm.md "In the stream"): a halt is final, no verdict.
+  const answerOnly = decision.halted === true;
+  const runId = d.runRecords ? runIdOf(trace) : undefined;
+  if (answerOnly && runId === undefined) return [];
   const eventId = decision.event_id;
   const turn = d.marks && eventId ? await markTurn(d, eventId, m, reply?.correlation_id) : 'first';
   if (turn === 'duplicate') {
@@ -70,11 +82,19 @@ export async function scoreOne(
     if (isRetryable(e)) throw e;
     throw e instanceof StewardError ? e : new StewardError('STEWARD_EVAL', `score failed: ${(e as Error).message}`, { cause: e });
   }
+  // Same topic and key as the pending record the tripwire stage wrote before this trace could be scored: the sink
+  // joins the two. Only the first scoring answers (a reply-only turn was answered already).
+  const answer: StageOutput[] =
+    runId !== undefined && turn === 'first'
+      ? [{ topic: d.topics.ledger, message: { key: trace.agent_id, value: JSON.stringify(runEventAnswer({ tenant: record.tenant, run_id: runId, agent_id: trace.agent_id, trace_id: trace.trace_id, event_id: eventId ?? trace.trace_id }, record)) } }]
+      : [];
+  if (answerOnly) return answer;
   const verdict = verdictMessage(record, decision, (d.nowMs ?? Date.now)());
   if (turn !== 'reply-only') d.metrics.interventions.inc({ stage, intervention: verdict.intervention });
   const json = JSON.stringify(verdict);
   const outs: StageOutput[] = turn === 'reply-only' ? [] : [{ topic: d.topics.verdicts, message: { key: trace.agent_id, value: json } }];
   if (reply) outs.push(replyMessage(reply, 'verdict', trace.agent_id, json));
+  outs.push(...answer);
   if (d.afterVerdict && turn !== 'reply-only') outs.push(...(await d.afterVerdict(record, { blueprintVersion: decision.blueprint_version, rolloutArm: decision.rollout_arm, eventTimeMs })));
   if (turn === 'reply-only') d.metrics.duplicates.inc({ stage });
   return outs;

@@ -17,6 +17,7 @@ import { policyDecisionDraft, type PolicyDecisionInput } from '../contracts/poli
 import { StewardError } from '../errors.js';
 import { reviewQueueRow, rolloutEventRow, shadowDiffRow } from '../adapters/clickhouse/rollout-rows.js';
 import { approvalRow } from '../adapters/clickhouse/approval-rows.js';
+import { runEventRows, runRecordPart, type RunRecordJoin, type RunRecordPart } from './run-record-join.js';
 
 type Kind = 'decisions' | 'verdicts' | 'ledger' | 'trustDebt' | 'gate' | 'dlq' | RolloutKind | 'approvals';
 // docs/rollout.md: parsed and mapped by rollout-rows.ts.
@@ -74,6 +75,8 @@ export class SinkProcessor {
     private readonly onIndexError?: (e: unknown) => void,
     /** Chains acgp.ledger records marked `chain: "run"` per ACM run (acm_ledger, spec-decisions D30); without it they are dead-lettered. */
     private readonly runLedger?: LedgerWriter,
+    /** Joins ACM runs' replay-record halves (run-record-join.ts); without it they are dead-lettered. */
+    private readonly runRecords?: RunRecordJoin,
   ) {
     this.kindOf = new Map(
       (['decisions', 'verdicts', 'ledger', 'trustDebt', 'gate', 'dlq', 'rollouts', 'shadowDiffs', 'reviewQueue', 'approvals'] as Kind[]).map((k) => [topics[k], k]),
@@ -97,6 +100,7 @@ export class SinkProcessor {
     const draftSources: InMessage[] = [];
     const runDrafts: LedgerDraft[] = [];
     const runDraftSources: InMessage[] = [];
+    const runParts: { part: RunRecordPart; source: InMessage }[] = [];
     // In batch order, so one agent's entries chain in the order of its decisions.
     const decisionDrafts: LedgerDraftMessage[] = [];
     const rejected: Promise<void>[] = [];
@@ -161,7 +165,11 @@ export class SinkProcessor {
           draft.ts_ms = Number.isSafeInteger(row.event_time_ms) ? row.event_time_ms : 0;
           decisionDrafts.push({ key: draft.agent_id, value: JSON.stringify(draft) });
         } else if (kind === 'ledger') {
-          if (isRunChainRecord(v)) {
+          const part = runRecordPart(v);
+          if (part) {
+            if (!this.runRecords) throw new StewardError('STEWARD_SINK_RECORD', 'run record half, but this sink keeps no run records');
+            runParts.push({ part, source: m });
+          } else if (isRunChainRecord(v)) {
             if (!this.runLedger) throw new StewardError('STEWARD_SINK_RECORD', 'ledger record for a run chain, but this sink keeps no run chains');
             runDrafts.push(ledgerDraftFrom(v));
             runDraftSources.push(m);
@@ -198,6 +206,9 @@ export class SinkProcessor {
         rejected.push(this.deadLetter(m, err));
       }
     }
+    // Joined before the first await, so joins run in batch order (run-record-join.ts).
+    const runJoin = runParts.length > 0 ? this.runRecords!.join(runParts) : undefined;
+    runJoin?.catch(() => undefined); // awaited below; a failure before that must not be an unhandled rejection
     // Drafts are on the ledger topic before this batch's offsets can be committed (a redelivered decision
     // publishes its draft again; the chain skips an entry_id it already holds).
     if (decisionDrafts.length > 0) await this.publishInOrder(messages[0], decisionDrafts);
@@ -208,10 +219,31 @@ export class SinkProcessor {
       for (const row of ledgerRows) push('ledger', { row, source: sourceOf.get(`${row.agent_id}\u0000${row.entry_id}`) });
     }
     const runLedger = this.runLedger;
+    // A joined run event: its POLICY_DECISION (with the record digests) and ACM entries go into the run's chain.
+    const joinedRuns = runJoin ? await runJoin : undefined;
+    if (joinedRuns) {
+      if (!runLedger) throw new StewardError('STEWARD_SINK_RECORD', 'run records, but this sink keeps no run chains');
+      for (const j of joinedRuns.joined) {
+        for (const d of j.completed.drafts) {
+          runDrafts.push(d);
+          runDraftSources.push(j.source);
+        }
+      }
+      for (const s of joinedRuns.staged) push('acm_run_records', s);
+    }
     const runRows = runLedger && runDrafts.length > 0 ? await this.sink.withRetry('acm_ledger', () => runLedger.append(runDrafts)) : [];
     if (runRows.length > 0) {
       const sourceOf = new Map(runDrafts.map((d, i) => [runDraftKey(d.tenant, d.payload.run_id, d.agent_id, d.entry_id), runDraftSources[i]]));
       for (const row of runRows as AcmLedgerRow[]) push('acm_ledger', { row, source: sourceOf.get(runDraftKey(row.tenant, row.run_id, row.agent_id, row.entry_id)) });
+    }
+    if (joinedRuns && joinedRuns.joined.length > 0) {
+      // Records only with a POLICY_DECISION chained now: an event already in the chain (a redelivery, a second
+      // scoring) keeps the records its signed digests name.
+      const fresh = new Set((runRows as AcmLedgerRow[]).map((r) => runDraftKey(r.tenant, r.run_id, r.agent_id, r.entry_id)));
+      for (const j of joinedRuns.joined) {
+        const pd = j.completed.drafts[0]!;
+        if (fresh.has(runDraftKey(pd.tenant, pd.payload.run_id, pd.agent_id, pd.entry_id))) for (const row of runEventRows(j, now)) push('acm_run_records', { row, source: j.source });
+      }
     }
     let expedited = false;
     const writes: Promise<void>[] = [...rejected];

@@ -31,6 +31,7 @@ import { parseFinalAnswer } from '../engine/gate/finalization-gate.js';
 import type { Trace } from '../engine/types.js';
 import { finalizeJson, GATE_HOOKS } from './finalize-message.js';
 import { tracePositionHeaders } from '../adapters/kafka/trace-position.js';
+import { pendingRequest, responseChecks, type PendingRunEvent } from '../engine/acm/bundle/stream-record.js';
 
 export interface TripwireStageDeps {
   engine: Pick<DecideScoreEngine, 'decide'>;
@@ -105,15 +106,18 @@ export class TripwireProcessor implements StageProcessor {
     // Where the trace is, for the scorer's join (contracts C10); written in both modes, so a switch to the join finds them.
     outs.push({ topic: this.d.topics.decisions, message: { key: trace.agent_id, value: json, headers: tracePositionHeaders(m) } });
     // An event of an ACM run (docs/acm.md "In the stream"): its POLICY_DECISION (with the run) and ACM entries go
-    // to the ledger here, ahead of the plain POLICY_DECISION the sink derives from the decision, which the
-    // ledger then skips (same entry id pd:<event id>, same partition: one POLICY_DECISION per event).
-    // The same drafts again, marked for the run's own chain (acm_ledger: one chain per run and agent from genesis,
-    // what a replay bundle holds; spec-decisions D30). Same key, so each chain keeps the event order.
+    // to the agent's chain here, ahead of the plain POLICY_DECISION the sink derives from the decision, which the
+    // ledger then skips (same entry id pd:<event id>, same partition: one POLICY_DECISION per event). The run's
+    // own chain (acm_ledger) is the sink's join of this stage's pending record and the scorer's answer.
     const acm = record.acm;
-    if (acm) for (const chain of [undefined, 'run'] as const) for (const d of acm.drafts) outs.push({ topic: this.d.topics.ledger, message: { key: d.agent_id, value: JSON.stringify(chain ? { ...d, chain } : d) } });
+    if (acm) for (const d of acm.drafts) outs.push({ topic: this.d.topics.ledger, message: { key: d.agent_id, value: JSON.stringify(d) } });
+    const runEvent = acm?.record !== undefined && acm.run_id !== undefined;
+    if (runEvent) outs.push({ topic: this.d.topics.ledger, message: { key: trace.agent_id, value: JSON.stringify(this.pendingRecord(trace, traceJson ?? JSON.stringify(trace), record, acm.run_id!)) } });
     // docs/approvals.md: a call that waits for a human approval; keyed by approval id, like its answers and outcome.
     if (record.approval) outs.push({ topic: this.d.topics.approvals, message: { key: record.approval.approval_id, value: approvalRequestJson(record.approval) } });
-    if (!decision.halted && this.d.scorerInput !== 'join') outs.push({ topic: this.d.topics.scoring, message: { key: trace.agent_id, value: scoringJson(traceJson ?? JSON.stringify(trace), evTime, acm ? { ...record, acm: undefined } : record, route) } });
+    // A halted event of a run goes to the scorer too, for its answer record only (no verdict: a halt is final): the
+    // scorer answers one agent's events in order, so the sink chains them in event order (docs/acm.md "In the stream").
+    if ((!decision.halted || runEvent) && this.d.scorerInput !== 'join') outs.push({ topic: this.d.topics.scoring, message: { key: trace.agent_id, value: scoringJson(traceJson ?? JSON.stringify(trace), evTime, acm ? { ...record, acm: undefined } : record, route) } });
     for (const o of outs) {
       if (!fitsIn(o.message, limit)) {
         throw new StewardError('STEWARD_TRACE_TOO_LARGE', `its ${o.topic} message would be ${messageBytes(o.message)} bytes, over limits.max_message_bytes ${limit} (trace ${m.value?.length ?? 0} bytes)`);
@@ -123,6 +127,35 @@ export class TripwireProcessor implements StageProcessor {
     if (this.d.afterDecision) outs.push(...(await this.d.afterDecision(trace, record, evTime)));
     this.d.metrics.interventions.inc({ stage: this.stage, intervention: decision.intervention });
     return outs;
+  }
+
+  /**
+   * The run event's pending replay record (stream-record.ts): the trace as received, the request without the
+   * scorers' answers, the blueprint's checks, the ACM part and entries. The scorer's answer completes it in the sink.
+   */
+  private pendingRecord(trace: Trace, line: string, record: DecisionRecord, runId: string): PendingRunEvent {
+    const acm = record.acm!;
+    const rec = acm.record!;
+    const eventId = record.eventId ?? trace.trace_id;
+    const task = (trace.task as { id?: unknown } | undefined)?.id;
+    return {
+      run_record: 'pending',
+      tenant: record.tenant,
+      run_id: runId,
+      agent_id: trace.agent_id,
+      trace_id: trace.trace_id,
+      event_id: eventId,
+      seq: rec.seq,
+      now_ms: record.nowMs,
+      line,
+      request: pendingRequest({ seq: rec.seq, trace, traceLine: rec.seq, line, nowMs: record.nowMs, eventId, decision: record, reads: acm.reads ?? [] }),
+      checks: responseChecks(record),
+      ...(rec.acm ? { acm: rec.acm } : {}),
+      contexts: rec.contexts,
+      drafts: acm.drafts.slice(1),
+      ...(this.d.engineVersion ? { engine_version: this.d.engineVersion } : {}),
+      ...(typeof task === 'string' ? { task_id: task } : {}),
+    };
   }
 
   /**

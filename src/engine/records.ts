@@ -5,6 +5,8 @@
 import type { LedgerDraft } from './ledger/types.js';
 import type { AclTier, Intervention, MetricOutcome, PvsVerdict, TripwireStageResult, TrustDebtLevel, TrustDebtSnapshot } from './types.js';
 import type { ApprovalRequest } from './approvals/policy.js';
+import type { RunEventRecord } from './acm/state-store.js';
+import type { StateRead } from './acm/pdp.js';
 
 /** What run governance added to a decision (docs/acm.md "In the stream"): the stage publishes `drafts` to the ledger. */
 export interface AcmDecision {
@@ -14,6 +16,10 @@ export interface AcmDecision {
   violations: string[];
   /** POLICY_DECISION (entry id pd:<event id>, with the run) then the event's ACM entries, in chain order. */
   drafts: LedgerDraft[];
+  /** An event of a run: its replay records' run-state part (seq, ACM summary, context versions; docs/acm.md "In the stream"). */
+  record?: RunEventRecord;
+  /** The state the decision read (storage.get values, rate-window counts), in order: the PDP request's `reads`. */
+  reads?: StateRead[];
 }
 
 export type FinalStage = 'tripwire' | 'rule' | 'ctq';

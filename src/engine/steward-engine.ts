@@ -38,6 +38,7 @@ import { raiseDecision } from './acm/stage.js';
 import { isAcmHook, runIdOf, type AcmEnv } from './acm/run-state.js';
 import { selectWithRollout, type RolloutTable } from './rollout/arm.js';
 import { approvalFor } from './approvals/policy.js';
+import { RecordingStateStore } from './acm/pdp.js';
 
 export interface StewardEngineOptions {
   blueprints: () => BlueprintSet;
@@ -78,9 +79,15 @@ export class StewardEngine {
   private readonly warned = new Set<string>();
   /** Last CTQ intervention per agent+blueprint, for the `cached_decision` fallback (spec-decisions D5). */
   private readonly lastCtq = new LruCache<Intervention>(50_000);
+  /**
+   * With run governance, the state reads of each decision are recorded for its PDP request (docs/acm.md "In the
+   * stream"), per agent namespace: one agent's traces are decided one at a time (the stage's per-key order).
+   */
+  private readonly recorder?: RecordingStateStore;
 
   constructor(private readonly o: StewardEngineOptions) {
     this.scorers = o.scorers ?? createDefaultScorerRegistry(o.llmJudge);
+    if (o.acm && o.state) this.recorder = new RecordingStateStore(o.state);
   }
 
   /** `eventId`: idempotency id of the trace's state effects (EvalContext.eventId); trace_id by default. */
@@ -97,9 +104,11 @@ export class StewardEngine {
       // `%` and `:` escaped in each part: tenant `a` + agent `b:c` must not share state with tenant `a:b` +
       // agent `c`. Nothing else is escaped, so ids without those two characters keep their keys.
       stateNamespace: `${nsPart(agent.tenant)}:${nsPart(agent.id)}`,
-      state: this.o.state,
+      state: this.recorder ?? this.o.state,
       eventId,
     };
+    // Reads left by an earlier attempt that failed (a retried conflict) are not this decision's.
+    this.recorder?.take(ctx.stateNamespace);
     const blueprintStage = async (): Promise<TripwireStageResult> => {
       const r = await runTripwireStage(bp, ctx, { fallbackOnTimeout: bp.fallbackOnTimeout ?? this.o.config.fallbackOnTimeout, tiers: this.o.config.tiers });
       if (this.o.gate && trace.hook === 'tool_call' && (bp.gate !== undefined || typeof trace.job_id === 'string')) return this.gateToolCall(this.o.gate, trace, agent, bp, td.debt, nowMs, eventId ?? trace.trace_id, r);
@@ -112,6 +121,9 @@ export class StewardEngine {
     // docs/approvals.md: an allowed call the blueprint's tools[].requires_approval matches waits for a human.
     const approval = bp.approvals && trace.hook === 'tool_call' && severityRank(res.intervention) < severityRank('escalate') ? approvalFor(bp.approvals, ctx, eventId ?? trace.trace_id) : undefined;
     if (approval) res = { ...res, intervention: 'escalate', reasons: [...res.reasons, `approval:${approval.approval_id}: ${approval.tool} requires approval${approval.role ? ` by ${approval.role}` : ''}`] };
+    // Taken for every trace (else the namespace's list grows); kept for an event of a run only.
+    const reads = this.recorder?.take(ctx.stateNamespace);
+    if (acm?.record && reads) acm = { ...acm, reads };
     // Field by field, not `{ ...res, … }`: that spread plus the added fields took ~10 us per decision in
     // V8 (Node 20), about as much as the rest of decide() with the tripwires; this is ~0.1 us.
     return {
@@ -159,7 +171,7 @@ export class StewardEngine {
     let res = bpRes ?? (await blueprintStage());
     if (out.kind === 'not_governed') return [res, { violations: [], drafts: [] }];
     res = raiseDecision(res, out.intervention, out.violations);
-    return [res, { run_id: out.run_id, ...(out.acm_intervention ? { intervention: out.acm_intervention } : {}), violations: out.violations.map((v) => v.code), drafts: out.drafts }];
+    return [res, { run_id: out.run_id, ...(out.acm_intervention ? { intervention: out.acm_intervention } : {}), violations: out.violations.map((v) => v.code), drafts: out.drafts, ...(out.record ? { record: out.record } : {}) }];
   }
 
   /**

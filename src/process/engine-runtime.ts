@@ -261,6 +261,8 @@ async function openEngine(
       trustDebtConfigForAgent: (_tenant, agentId) => trustDebtConfigForAgent(holder.current(), registry, agentId).config,
       tenantOf: (agentId) => registry.lookup(agentId).tenant,
       approvals: redis && stages.includes('approvals') ? { store: new RedisApprovalStore(redis, { prefix: cfg.redis.keyPrefix }), approvers: loadApprovers(cfg) } : undefined,
+      // The scorer reads the same blueprint directory as the tripwire stage: run governance is on for both or neither.
+      runRecords: stages.includes('scorer') ? (await loadAcmEnv(cfg.blueprints.dir, cfg.engine)) !== undefined : undefined,
       scoredMarks: redis && stages.includes('scorer') && cfg.consumer.scorerDedupTtlSeconds > 0 ? new RedisScoredMarks(redis, { prefix: cfg.redis.keyPrefix, ttlSeconds: cfg.consumer.scorerDedupTtlSeconds }) : undefined,
       afterDecision: rolloutHook ? (trace, record, evTime) => rolloutHook.afterDecision(trace, record, evTime) : undefined,
       afterVerdict: reviewHook ? (record, d) => reviewHook.afterVerdict(record, d) : undefined,

@@ -51,6 +51,8 @@ export interface PipelineDeps {
   sweepNow?: () => number;
   /** Marks of scored traces, so the scorer skips scoring records the tripwire stage wrote twice (absent: it scores each). */
   scoredMarks?: ScoredMarks;
+  /** ACM run governance is on (acm.yaml next to the blueprints): the scorer answers run events for the sink's join (docs/acm.md). */
+  runRecords?: boolean;
   /** The approvals stage's Redis store and approver registry (docs/approvals.md). */
   approvals?: { store: RedisApprovalStore; approvers: () => ApproverRegistry | undefined };
   /** docs/rollout.md: after a decision (rollout counts, shadow diff) and after a verdict (review queue). */
@@ -202,7 +204,7 @@ export async function startPipeline(
                 },
               })
             : (() => {
-                const sc = scorerProcessor(cfg, { engine: deps.engine, topics, metrics, marks: deps.scoredMarks, afterVerdict: deps.afterVerdict, onMarksUnavailable: marksWarning(opts.logger.child({ stage: 'scorer' })) }, { adapter, topics, decoder, replies: replies!, logger: opts.logger, metrics });
+                const sc = scorerProcessor(cfg, { engine: deps.engine, topics, metrics, marks: deps.scoredMarks, afterVerdict: deps.afterVerdict, runRecords: deps.runRecords, onMarksUnavailable: marksWarning(opts.logger.child({ stage: 'scorer' })) }, { adapter, topics, decoder, replies: replies!, logger: opts.logger, metrics });
                 extra.push({ stop: sc.stop });
                 return sc.proc;
               })(),
@@ -360,7 +362,7 @@ const STAGE_INPUTS: Record<StageName, TopicKey[]> = {
 /** What each stage writes besides its inputs (replies are checked on their own: a missing one only warns). */
 const STAGE_OUTPUTS: Record<StageName, TopicKey[]> = {
   tripwire: ['decisions', 'scoring', 'finalize', 'ledger', 'dlq', 'approvals'],
-  scorer: ['verdicts', 'dlq'],
+  scorer: ['verdicts', 'ledger', 'dlq'],
   gate: ['gate', 'ledger', 'dlq'],
   'trust-debt': ['trustDebt', 'dlq'],
   sink: ['ledger'],

@@ -14,6 +14,8 @@ import { topicNames } from '../adapters/kafka/topics.js';
 import { ClickHouseStore, type ClickHouseSettings } from '../adapters/clickhouse/client.js';
 import { migrate } from '../adapters/clickhouse/migrations.js';
 import { LedgerWriter, RUN_CHAINS } from '../adapters/clickhouse/ledger-store.js';
+import { stagedRunParts } from '../adapters/clickhouse/replay-source.js';
+import { RunRecordJoin, runRecordPart, type RunRecordPart } from '../consumers/run-record-join.js';
 import type { PoolableLedgerSigner } from '../adapters/clickhouse/ledger-keys.js';
 import { ClickHouseSink, type PoisonRow } from '../adapters/clickhouse/sink.js';
 import type { LedgerDraftMessage } from '../adapters/clickhouse/decision-writer.js';
@@ -74,6 +76,16 @@ export async function startSinkStage(opts: SinkStageOptions): Promise<RunningSin
   } catch (e) {
     for (const close of opened.reverse()) await close().catch(() => undefined);
     throw e;
+  }
+}
+
+/** A staged half read back (it was checked when it arrived; a row that no longer parses is left out, not fatal). */
+function stagedPart(v: unknown): RunRecordPart[] {
+  try {
+    const p = runRecordPart(v);
+    return p ? [p] : [];
+  } catch {
+    return [];
   }
 }
 
@@ -146,6 +158,8 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
     now,
     (e) => log.warn({ err: (e as Error).message }, 'sink: ledger id-index write failed; the next head load repairs it'),
     runLedger,
+    // ACM runs' replay records (docs/acm.md "In the stream"): the tripwire stage's and the scorer's halves, joined.
+    new RunRecordJoin(async (keys) => (await stagedRunParts(store, keys)).flatMap((v) => stagedPart(v)), { nowMs: now }),
   );
 
   let consumer: StewardConsumer | undefined;

@@ -57,6 +57,19 @@ export async function storeRunRecord(store: ClickHouseStore, r: RunRecord, inges
   if (r.ledger.length > 0) await store.insert('acm_ledger', r.ledger.map((e) => RUN_CHAINS.row(e, canonicalize(e.payload) ?? '{}', ingestedAtMs)));
 }
 
+/**
+ * The run-record halves the sink's join put aside (kinds `pending`/`answer`) for these events; the caller matches
+ * them by event id (consumers/run-record-join.ts).
+ */
+export async function stagedRunParts(store: ClickHouseStore, keys: { tenant: string; run_id: string; trace_id: string }[]): Promise<unknown[]> {
+  if (keys.length === 0) return [];
+  const list = (f: (k: (typeof keys)[number]) => string) => [...new Set(keys.map(f))].map(sqlString).join(',');
+  const rows = await store.query<{ line: string }>(
+    `SELECT line FROM ${store.table('acm_run_records')} FINAL WHERE kind IN ('pending', 'answer') AND tenant IN (${list((k) => k.tenant)}) AND run_id IN (${list((k) => k.run_id)}) AND trace_id IN (${list((k) => k.trace_id)})`,
+  );
+  return rows.map((r) => JSON.parse(r.line) as unknown);
+}
+
 export interface ClickHouseReplaySourceOptions {
   policy: PolicyFiles;
   keys: BundleKey[];
@@ -84,7 +97,11 @@ export class ClickHouseReplaySource implements ReplaySource {
     const traces = of('trace').map((r) => ({ line: r.line, trace: JSON.parse(r.line) as Trace, now_ms: Number(r.ts_ms) }));
     const requests = of('request').map((r) => JSON.parse(r.line) as PolicyRequestRecord);
     const responses = of('response').map((r) => JSON.parse(r.line) as PolicyResponseRecord);
-    const contexts = of('context').map((r) => JSON.parse(r.line) as ContextVersion);
+    // The stream writes a context version with every event that recorded or bound it: the first row counts.
+    const seenContexts = new Set<string>();
+    const contexts = of('context')
+      .map((r) => JSON.parse(r.line) as ContextVersion)
+      .filter((c) => !seenContexts.has(`${c.id}@${c.version}`) && seenContexts.add(`${c.id}@${c.version}`) !== undefined);
     const all = (
       await this.store.query(
         `SELECT ${LEDGER_COLUMNS} FROM ${this.store.table('acm_ledger')} WHERE tenant = ${sqlString(tenant)} AND run_id = ${sqlString(runId)} ORDER BY agent_id, seq`,

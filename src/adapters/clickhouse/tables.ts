@@ -91,7 +91,7 @@ export interface GateOutcomeRow {
 }
 
 export type TableName =
-  | 'decisions' | 'verdicts' | 'trust_debt_events' | 'ledger' | 'acm_ledger' | 'dlq_events' | 'gate_events'
+  | 'decisions' | 'verdicts' | 'trust_debt_events' | 'ledger' | 'acm_ledger' | 'acm_run_records' | 'dlq_events' | 'gate_events'
   | 'gate_judge_results' | 'gate_outcomes'
   | 'review_queue' | 'shadow_diffs' | 'rollout_events'
   | 'approvals';
@@ -138,6 +138,21 @@ export interface AcmLedgerRow extends LedgerRow {
 }
 
 export const ACM_LEDGER_COLUMNS: Columns<AcmLedgerRow> = { ...LEDGER_COLUMNS, run_id: 'String' };
+
+/**
+ * A replay record of an ACM run (docs/acm.md "Replay bundles"): `trace`, `request`, `response` (seq: the event's place
+ * in the run), `context` (a context version); and the halves the sink's join keeps until their other half arrives:
+ * `pending` (the tripwire stage's, seq: the event's) and `answer` (the scorer's, seq: from its event id).
+ */
+export interface AcmRunRecordRow {
+  tenant: string; run_id: string; kind: string; seq: number; agent_id: string; trace_id: string; line: string;
+  ts_ms: number; ingested_at_ms: number;
+}
+
+export const ACM_RUN_RECORD_COLUMNS: Columns<AcmRunRecordRow> = {
+  tenant: 'String', run_id: 'String', kind: 'String', seq: 'UInt64', agent_id: 'String', trace_id: 'String', line: 'String',
+  ts_ms: 'UInt64', ingested_at_ms: 'UInt64',
+};
 
 export const DLQ_COLUMNS: Columns<DlqRow> = {
   dlq_topic: 'String', dlq_partition: 'UInt32', dlq_offset: 'UInt64',
@@ -239,6 +254,7 @@ export const TABLE_COLUMNS: { readonly [T in TableName]: Columns<object> } = {
   trust_debt_events: TRUST_DEBT_COLUMNS,
   ledger: LEDGER_COLUMNS,
   acm_ledger: ACM_LEDGER_COLUMNS,
+  acm_run_records: ACM_RUN_RECORD_COLUMNS,
   dlq_events: DLQ_COLUMNS,
   gate_events: GATE_COLUMNS,
   gate_judge_results: GATE_JUDGE_RESULT_COLUMNS,

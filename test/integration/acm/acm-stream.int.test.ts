@@ -3,8 +3,9 @@
 // the sink. Every answer equals what `steward eval --bundles` answers offline for the same events (the forbidden
 // branch is block); a malformed plan is dead-lettered with its problems as the reason and the waiting client gets
 // the fail-closed rejection; the run's ACM ledger entries land in ClickHouse with exactly one POLICY_DECISION
-// per decided event (the one carrying the run), keyed by event id; the run's own chain (acm_ledger) from genesis,
-// intact; a redelivered trace adds no entry and a reused trace id with other bytes adds its own.
+// per decided event (the one carrying the run), keyed by event id; the run's own chain (acm_ledger: the sink's join
+// of the tripwire stage's pending records and the scorer's answers) from genesis, intact; a redelivered trace adds
+// no entry and a reused trace id with other bytes adds its own.
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -71,8 +72,8 @@ describe('ACM run governance in the stream (real Kafka, Redis, ClickHouse)', () 
         const keyPair = generateKeyPairSync('ed25519');
         const signer = ledgerSignerFrom(keyPair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
         const publicPem = keyPair.publicKey.export({ type: 'spki', format: 'pem' }).toString();
-        const rt = await bootstrapEngine(cfg, ['tripwire'], logger);
-        const pipe = await startPipeline(cfg, ['tripwire', 'sink'], { ...rt.deps, startSink: () => startSinkFromConfig(cfg, logger, signer) }, { logger });
+        const rt = await bootstrapEngine(cfg, ['tripwire', 'scorer'], logger);
+        const pipe = await startPipeline(cfg, ['tripwire', 'scorer', 'sink'], { ...rt.deps, startSink: () => startSinkFromConfig(cfg, logger, signer) }, { logger });
         const out = await new Collector(adapter, [topics.dlq]).start();
         const client = new StewardClient({ kafka: adapter, topicPrefix: cfg.topics.prefix });
         const redis = redisClient();

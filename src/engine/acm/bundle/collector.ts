@@ -9,10 +9,10 @@ import type { LedgerSigner } from '../../ledger/crypto.js';
 import { acmPolicyDecisionDraft } from '../../ledger/acm-entries.js';
 import type { LedgerDraft } from '../../ledger/types.js';
 import type { EvalRecord } from '../../steward-engine.js';
-import { isApproved, mostSevere, type Trace } from '../../types.js';
-import { sha256Hex } from '../canonical.js';
+import type { Trace } from '../../types.js';
 import type { ContextVersion } from '../context.js';
-import { acmSummary, taskPolicyInput, type PolicyRequestRecord, type PolicyResponseRecord, type StateRead } from '../pdp.js';
+import { acmSummary, type PolicyRequestRecord, type PolicyResponseRecord, type StateRead } from '../pdp.js';
+import { pendingRequest, responseChecks, responseRecord } from './stream-record.js';
 import type { AcmCheck } from '../run-step.js';
 import { recordDigest, type RunRecord } from './layout.js';
 
@@ -35,43 +35,13 @@ export { acmSummary } from '../pdp.js';
 
 export function responseOf(seq: number, trace: Trace, rec: EvalRecord, check: AcmCheck | undefined): PolicyResponseRecord {
   const s = rec.score;
-  const final = check ? mostSevere(s.intervention, check.intervention) : s.intervention;
-  const acm = acmSummary(check);
-  return {
-    seq,
-    trace_id: trace.trace_id,
-    blueprint: {
-      intervention: s.intervention,
-      stage: s.stage,
-      tripwires: rec.decision.tripwires.map((t) => ({ id: t.id, fired: t.fired, ...(t.fired && t.decision ? { decision: t.decision } : {}) })),
-      rules: rec.decision.rules.map((r) => ({ id: r.id, passed: r.passed, ...(!r.passed && r.decision ? { decision: r.decision } : {}) })),
-      ctq: s.ctq,
-      risk: s.risk,
-    },
-    ...(acm ? { acm } : {}),
-    intervention: final,
-    approved: isApproved(final),
-    verdict: s.verdict as unknown as Record<string, unknown>,
-  };
+  return responseRecord(seq, trace.trace_id, responseChecks(rec.decision), { intervention: s.intervention, stage: s.stage, ctq: s.ctq, risk: s.risk, verdict: s.verdict as unknown as Record<string, unknown> }, acmSummary(check));
 }
 
 /** The PDP request record of a decided event (what a stage records next to the response). */
 export function requestOf(i: { seq: number; trace: Trace; traceLine: number; line: string; nowMs: number; eventId?: string; rec: EvalRecord; reads: StateRead[] }): PolicyRequestRecord {
-  const input = taskPolicyInput(i.trace);
-  return {
-    seq: i.seq,
-    trace_id: i.trace.trace_id,
-    ...(i.eventId && i.eventId !== i.trace.trace_id ? { event_id: i.eventId } : {}),
-    hook: i.trace.hook,
-    trace_line: i.traceLine,
-    trace_digest: sha256Hex(i.line),
-    now_ms: i.nowMs,
-    ...(input ? { input } : {}),
-    blueprint: { id: i.rec.decision.blueprint, version: i.rec.decision.blueprintVersion },
-    reads: i.reads,
-    trust_debt: i.rec.decision.trustDebt,
-    scorer_answers: i.rec.score.metrics,
-  };
+  // The stream builds the same record in two halves (stream-record.ts): the scorers' answers come last.
+  return { ...pendingRequest({ ...i, decision: i.rec.decision }), scorer_answers: i.rec.score.metrics };
 }
 
 export class RunCollector {
