@@ -7,6 +7,7 @@
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { StewardError } from '../../errors.js';
+import { jsonAnswerBody } from '../json-fence.js';
 import { Semaphore } from '../scorers/concurrency.js';
 import type { LlmClient } from '../types.js';
 import { FIX_MODES, VERDICTS, type FixMode, type GateVerdict } from './codes.js';
@@ -49,10 +50,9 @@ const cap = (xs: string[]): string[] => xs.slice(0, MAX_ITEMS).map((s) => (s.len
 
 /** Parses and validates one answer. Throws STEWARD_GATE_JUDGE with what was wrong. */
 export function parseJudgeOutput(text: string, allowedCodes: ReadonlySet<string>): JudgeAnswer {
-  const fenced = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/.exec(text);
   let obj: unknown;
   try {
-    obj = JSON.parse((fenced ? fenced[1]! : text).trim());
+    obj = JSON.parse(jsonAnswerBody(text));
   } catch {
     throw new StewardError('STEWARD_GATE_JUDGE', `judge answer is not JSON: ${JSON.stringify(text.slice(0, 80))}`);
   }

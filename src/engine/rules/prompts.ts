@@ -3,6 +3,7 @@
  * The model is asked for Steward's condition DSL — never code: an answer is only ever parsed and compiled
  * by the DSL compiler, so the worst a bad answer can do is fail to compile or fail its tests.
  */
+import { jsonAnswerBody } from '../json-fence.js';
 import type { AuthoredRule, JsonSchema, RuleTest } from './types.js';
 
 export const RULES_SYSTEM =
@@ -57,9 +58,8 @@ export function testsPrompt(rule: AuthoredRule, translation: string): string {
 
 /** Bare JSON or one ```json fence; undefined for anything else. */
 export function parseJsonAnswer(text: string): Record<string, unknown> | undefined {
-  const fenced = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/.exec(text);
   try {
-    const v: unknown = JSON.parse((fenced ? fenced[1]! : text).trim());
+    const v: unknown = JSON.parse(jsonAnswerBody(text));
     return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
   } catch {
     return undefined;

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { StewardError, isRetryable } from '../../errors.js';
+import { jsonAnswerBody } from '../json-fence.js';
 import type { LlmClient, LlmRequest, ScorerResult, Trace } from '../types.js';
 import { LruCache, Semaphore, sleep } from './concurrency.js';
 import { renderJudgePrompt, resolveTemplate } from './prompts.js';
@@ -34,8 +35,7 @@ const SYSTEM =
 
 /** Accepts a bare JSON object or one wrapped in a ```json fence; anything else is invalid. */
 export function parseJudgeAnswer(text: string): Judged {
-  const fenced = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/.exec(text);
-  const body = (fenced ? fenced[1] : text).trim();
+  const body = jsonAnswerBody(text);
   let obj: unknown;
   try {
     obj = JSON.parse(body);
