@@ -1,19 +1,23 @@
 /**
  * bench:soak — a steady mixed load through every stage (tripwire, scorer, trust-debt, gate, sink) on the real
- * Kafka, Redis and ClickHouse of scripts/services.sh, in this one process, for SOAK_SECONDS (default 60):
- * tool calls of many agents, final answers (the gate, judged by a local OpenAI-protocol server in its own
- * process), and ACM runs (the refund example, one malformed plan each). Samples RSS and the live heap (after a
- * forced GC) every 5 s and prints, last:
- *   soak_rss_max_mb=             largest RSS of the process (all stages together)
- *   soak_rss_slope_mb_per_min=   least-squares RSS slope after the warm-up (goal: within noise, ≤ 1)
- *   soak_heap_end_vs_warm_mb=    live heap at the end minus after the warm-up (a leak grows it; so do bounded caches
- *                                while they fill: soak_heap_slope_last_half_mb_per_min= tells them apart on long runs)
+ * Kafka, Redis and ClickHouse of scripts/services.sh, each stage in a process of its own (stage-main.ts, as
+ * `steward run --stages X` deploys them), for SOAK_SECONDS (default 60): tool calls of many agents, final answers
+ * (the gate, judged by a local OpenAI-protocol server in its own process), and ACM runs (the refund example, one
+ * malformed plan each). Every 5 s each stage process reports its RSS and live heap after a forced GC; printed last:
+ *   soak_stage_<stage>=          per process: RSS at start (after the warm-up), middle, end and max, its RSS slope,
+ *                                live heap start → end and its last-half slope (bounded caches fill early, a leak
+ *                                keeps growing), messages processed
+ *   soak_rss_max_mb=             the largest RSS of any stage process (goal ≤ 256), and which
+ *   soak_rss_slope_mb_per_min=   the steepest stage's least-squares RSS slope after the warm-up (goal: within noise, ≤ 1)
  *   soak_lag_end=                messages the stages' groups were behind when the load stopped
  *   soak_dlq=                    DLQ records by stage and code (the ACM runs' malformed plans are expected)
  *   soak_throughput_end_vs_start=  tripwire messages/s in the last third vs the first third after warm-up
- *   soak_lost=                   of the tool calls produced: decisions, verdicts and POLICY_DECISION ledger entries
- *                                missing in ClickHouse once drained, plus ledger entries stored twice (goal 0)
- * SOAK_RATE (default 200) sets messages/s offered; SOAK_AGENTS (default 50) the tool-calling agents.
+ *   soak_kafka=                  of the tool calls: distinct decisions, verdicts and debt events on Kafka, and records twice
+ *   soak_lost=                   of the tool calls produced (goal 0): decisions, verdicts and debt events missing on
+ *                                Kafka or written there twice, decisions, verdicts, debt events and POLICY_DECISION
+ *                                entries missing in ClickHouse once drained, and ledger entries stored twice
+ * SOAK_RATE (default 200) sets messages/s offered; SOAK_AGENTS (default 50) the tool-calling agents;
+ * SOAK_HEAP_SNAPSHOTS=<dir> (SOAK_SNAPSHOT_AT) writes heap snapshots of every stage process.
  */
 import { benchProcessEnv } from '../sink/services-env.js';
 import { spawn } from 'node:child_process';
@@ -29,12 +33,8 @@ import { ClickHouseStore } from '../../src/adapters/clickhouse/client.js';
 import { buildConfig } from '../../src/config/steward-config.js';
 import { acmDemoTraces } from '../../src/demo/acm-run.js';
 import type { Trace } from '../../src/engine/types.js';
-import { createLogger } from '../../src/logger.js';
-import { StewardMetrics } from '../../src/observability/metrics.js';
-import { bootstrapEngine } from '../../src/process/engine-runtime.js';
-import { startPipeline, type StageName } from '../../src/process/pipeline.js';
-import { startSinkFromConfig } from '../../src/process/sink-stage.js';
-import { ledgerSignerFor } from '../../src/process/steward-process.js';
+import { StageProcess } from './children.js';
+import { countTraceRecords } from './count.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
@@ -44,7 +44,6 @@ const WARM_S = Math.min(15, Math.max(5, SECONDS / 6));
 const RUN = Date.now().toString(36);
 const EXAMPLE = fileURLToPath(new URL('../../examples/refund-run/', import.meta.url));
 const JUDGE = JSON.stringify({ quality_score: 0.9, verdict: 'PASS', reason_codes: [], fix_mode: 'REWRITE_ONLY', missing_requirements: [] });
-const gc = (globalThis as { gc?: () => void }).gc;
 
 function blueprintDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'steward-soak-'));
@@ -118,9 +117,12 @@ function slope(xs: number[], ys: number[]): number {
   return den === 0 ? 0 : num / den;
 }
 
-async function counter(metrics: StewardMetrics, name: 'messages' | 'dlq', stage?: string): Promise<number> {
-  const v = (await metrics[name].get()).values;
-  return v.filter((x) => stage === undefined || x.labels.stage === stage).reduce((a, x) => a + x.value, 0);
+
+interface Sample {
+  t: number;
+  rss: number;
+  heap: number;
+  processed: number;
 }
 
 async function main(): Promise<void> {
@@ -128,56 +130,54 @@ async function main(): Promise<void> {
   const judge = await judgeServer();
   const prefix = `bench-soak-${RUN}`;
   const database = `bench_soak_${RUN}`;
-  const cfg = buildConfig(
-    {
-      topics: { prefix, partitions: 3, reply_partitions: 4 },
-      consumer: { group_prefix: prefix },
-      limits: { partitions_concurrently: 3, chunk_size: 500, max_event_time_skew_ms: null },
-      observability: { enabled: false },
-      blueprints: { dir: blueprintDir(), watch: false },
-      redis: { key_prefix: `${prefix}:` },
-      clickhouse: { database },
-      trust_debt: { audit_sweep_interval_ms: 0 },
-      llm: { base_url: judge.url, model: 'soak-judge', max_in_flight: 16, timeout_ms: 30_000 },
-      signing: { allow_ephemeral: true },
-    },
-    env,
-  );
+  const raw = {
+    topics: { prefix, partitions: 3, reply_partitions: 4 },
+    consumer: { group_prefix: prefix },
+    limits: { partitions_concurrently: 3, chunk_size: 500, max_event_time_skew_ms: null },
+    observability: { enabled: false },
+    blueprints: { dir: blueprintDir(), watch: false },
+    redis: { key_prefix: `${prefix}:` },
+    clickhouse: { database },
+    trust_debt: { audit_sweep_interval_ms: 0 },
+    llm: { base_url: judge.url, model: 'soak-judge', max_in_flight: 16, timeout_ms: 30_000 },
+    signing: { allow_ephemeral: true },
+  };
+  const cfg = buildConfig(raw, env);
   const topics = topicNames(prefix);
   const adapter = new KafkaAdapter(cfg.kafka);
   const admin = await adapter.admin();
   await createTopics(admin, topics, { partitions: 3, replicationFactor: 1, replyPartitions: 4, replyRetentionMs: 600_000 });
-  const logger = createLogger({ level: process.env.SOAK_LOG ?? 'silent' });
-  const stages: StageName[] = ['tripwire', 'scorer', 'trust-debt', 'gate', 'sink'];
-  const metrics = new StewardMetrics();
-  const rt = await bootstrapEngine(cfg, stages, logger, metrics);
-  const pipe = await startPipeline(cfg, stages, { ...rt.deps, startSink: () => startSinkFromConfig(cfg, logger, ledgerSignerFor(cfg, logger), metrics) }, { logger, metrics });
+  // One process per stage, as deployed (`steward run --stages X` each): RSS is measured per process.
+  const stages = ['tripwire', 'scorer', 'trust-debt', 'gate', 'sink'] as const;
+  const procs: StageProcess[] = [];
   const producer = await adapter.producer();
   const store = new ClickHouseStore({ url: cfg.clickhouse.url, database });
-  const samples: { t: number; rss: number; heap: number; tw: number }[] = [];
+  const samples = new Map<string, Sample[]>(stages.map((st) => [st, []]));
   let toolCalls = 0;
   let finals = 0;
   let acmEvents = 0;
   try {
-    // SOAK_HEAP_SNAPSHOTS=<dir>: heap snapshots at SOAK_SNAPSHOT_AT seconds (default: after the warm-up) and at
-    // the end of the load, to diff what grew (a leak hunt; each takes seconds and pauses the stages).
-    const snapDir = process.env.SOAK_HEAP_SNAPSHOTS;
-    const snapAt = Number(process.env.SOAK_SNAPSHOT_AT ?? WARM_S);
+    // The sink first: it creates the database and tables the others' outputs land in.
+    for (const st of ['sink', 'tripwire', 'scorer', 'trust-debt', 'gate'] as const) procs.push(await StageProcess.start(st, raw, env));
+    let lastDlq: string[] = [];
+    // SOAK_HEAP_SNAPSHOTS=<dir>: heap snapshots of every stage process at SOAK_SNAPSHOT_AT seconds (default: after
+    // the warm-up) and at the end of the load, to diff what grew (a leak hunt; each pauses its stage for seconds).
+    const snapAt = process.env.SOAK_HEAP_SNAPSHOTS ? Number(process.env.SOAK_SNAPSHOT_AT ?? WARM_S) : Infinity;
     let snapped = false;
     const snapshot = async (tag: string) => {
-      if (!snapDir) return;
-      gc?.();
-      const { writeHeapSnapshot } = await import('node:v8');
-      console.error(`heap snapshot ${writeHeapSnapshot(join(snapDir, `soak-${RUN}-${tag}.heapsnapshot`))}`);
+      for (const p of procs) console.error(`heap snapshot ${await p.snapshot(tag)}`);
     };
     const sample = async (t: number) => {
       if (!snapped && t >= snapAt) {
         snapped = true;
         await snapshot('a');
       }
-      gc?.();
-      const m = process.memoryUsage();
-      samples.push({ t, rss: m.rss / 2 ** 20, heap: m.heapUsed / 2 ** 20, tw: await counter(metrics, 'messages', 'tripwire') });
+      for (const p of procs) {
+        const s = await p.sample();
+        samples.get(p.stage)!.push({ t, rss: s.rssMb, heap: s.heapMb, processed: s.processed });
+        if (p.stage === 'sink') lastDlq = [];
+        lastDlq.push(...s.dlq);
+      }
     };
     const start = performance.now();
     const elapsed = () => (performance.now() - start) / 1000;
@@ -213,58 +213,74 @@ async function main(): Promise<void> {
     }
     const loadEnd = elapsed();
     await sample(loadEnd);
-    await snapshot('b');
+    if (snapped) await snapshot('b');
     const lagEnd = await groupLag(cfg.kafka.brokers, prefix);
-    // Drain: every tool call's decision, verdict and ledger entry stored (or 60 s).
+    // Drain: every tool call's decision, verdict, debt event and ledger entry stored (or 120 s).
     const drainStart = performance.now();
     const like = `'soak-tc-${RUN}-%'`;
     const count = async (sql: string) => Number((await store.query<{ n: string }>(sql).catch(() => [{ n: '0' }]))[0]?.n ?? 0);
-    let stored = { decisions: 0, verdicts: 0, ledger: 0, ledgerRows: 0 };
+    let stored = { decisions: 0, verdicts: 0, debt: 0, ledger: 0, ledgerRows: 0 };
     for (;;) {
       stored = {
         decisions: await count(`SELECT uniqExact(trace_id) AS n FROM ${store.table('v_decisions')} WHERE trace_id LIKE ${like}`),
         verdicts: await count(`SELECT uniqExact(trace_id) AS n FROM ${store.table('v_verdicts')} WHERE trace_id LIKE ${like}`),
+        debt: await count(`SELECT uniqExact(trace_id) AS n FROM ${store.table('trust_debt_events')} WHERE trace_id LIKE ${like}`),
         ledger: await count(`SELECT uniqExact(entry_id) AS n FROM ${store.table('ledger')} WHERE entry_id LIKE 'pd:soak-tc-${RUN}-%'`),
         ledgerRows: await count(`SELECT count() AS n FROM ${store.table('ledger')} WHERE entry_id LIKE 'pd:soak-tc-${RUN}-%'`),
       };
-      if ((stored.decisions >= toolCalls && stored.verdicts >= toolCalls && stored.ledger >= toolCalls) || performance.now() - drainStart > 60_000) break;
-      await new Promise((r) => setTimeout(r, 500));
+      if ((stored.decisions >= toolCalls && stored.verdicts >= toolCalls && stored.debt >= toolCalls && stored.ledger >= toolCalls) || performance.now() - drainStart > 120_000) break;
+      await new Promise((r) => setTimeout(r, 1000));
     }
     const drainS = (performance.now() - drainStart) / 1000;
     await sample(elapsed());
+    // What the stages produced on Kafka for the tool calls: one decision, one verdict and one debt event each.
+    const kafkaCounts = await countTraceRecords(cfg.kafka.brokers, [topics.decisions, topics.verdicts, topics.trustDebt], `soak-tc-${RUN}-`);
+    const k = (t: string) => kafkaCounts.get(t) ?? { distinct: 0, twice: 0 };
 
-    const after = samples.filter((s) => s.t >= WARM_S && s.t <= loadEnd);
-    const warm = after[0] ?? samples[0];
-    const end = samples[samples.length - 1];
+    const tw = samples.get('tripwire')!;
     const third = (loadEnd - WARM_S) / 3;
     const rateIn = (a: number, b: number) => {
-      const s = samples.filter((x) => x.t >= a && x.t <= b);
-      return s.length < 2 ? NaN : (s[s.length - 1].tw - s[0].tw) / (s[s.length - 1].t - s[0].t);
+      const s = tw.filter((x) => x.t >= a && x.t <= b);
+      return s.length < 2 ? NaN : (s[s.length - 1].processed - s[0].processed) / (s[s.length - 1].t - s[0].t);
     };
     const first = rateIn(WARM_S, WARM_S + third);
     const last = rateIn(loadEnd - third, loadEnd);
-    const dlq = (await metrics.dlq.get()).values.filter((v) => v.value > 0).map((v) => `${v.labels.stage}/${v.labels.code}:${v.value}`);
-    const mid = after[Math.floor(after.length / 2)] ?? end;
-    console.log(`soak_load=${SECONDS}s at ${RATE} msg/s offered: ${toolCalls} tool calls (${AGENTS} agents), ${finals} final answers, ${acmEvents} ACM events (${acmRuns} runs); one process, stages ${stages.join(', ')}`);
-    console.log(`soak_rss_mb=start ${warm.rss.toFixed(0)} (after ${WARM_S}s warm-up), middle ${mid.rss.toFixed(0)}, end ${end.rss.toFixed(0)}; live heap ${warm.heap.toFixed(1)} → ${end.heap.toFixed(1)} MB${gc ? '' : ' (no --expose-gc: heap not collected before sampling)'}`);
-    const processed = await Promise.all(stages.map(async (st) => `${st} ${await counter(metrics, 'messages', st)}`));
-    console.log(`soak_processed=${processed.join(', ')}`);
-    console.log(`soak_drain_s=${drainS.toFixed(1)} (of ${toolCalls} tool calls: ${stored.decisions} decisions, ${stored.verdicts} verdicts, ${stored.ledger} POLICY_DECISION entries in ${stored.ledgerRows} ledger rows)`);
-    console.log(`soak_rss_max_mb=${Math.max(...samples.map((s) => s.rss)).toFixed(0)}`);
-    console.log(`soak_rss_slope_mb_per_min=${(slope(after.map((s) => s.t), after.map((s) => s.rss)) * 60).toFixed(2)}`);
-    console.log(`soak_heap_end_vs_warm_mb=${(end.heap - warm.heap).toFixed(1)}`);
-    // Bounded caches (the gate's last-read job states: 10 000) fill during the first minutes; a leak keeps growing.
-    const late = after.filter((x) => x.t >= WARM_S + (loadEnd - WARM_S) / 2);
-    console.log(`soak_heap_slope_last_half_mb_per_min=${(slope(late.map((x) => x.t), late.map((x) => x.heap)) * 60).toFixed(2)} (all after warm-up: ${(slope(after.map((x) => x.t), after.map((x) => x.heap)) * 60).toFixed(2)})`);
+    console.log(`soak_load=${SECONDS}s at ${RATE} msg/s offered: ${toolCalls} tool calls (${AGENTS} agents), ${finals} final answers, ${acmEvents} ACM events (${acmRuns} runs); one process per stage (${stages.join(', ')})`);
+    let rssMax = { mb: 0, stage: '' };
+    let slopeMax = { v: -Infinity, stage: '' };
+    for (const st of stages) {
+      const all = samples.get(st)!;
+      const after = all.filter((s) => s.t >= WARM_S && s.t <= loadEnd);
+      const warm = after[0] ?? all[0];
+      const end = all[all.length - 1];
+      const mid = after[Math.floor(after.length / 2)] ?? end;
+      const sl = slope(after.map((s) => s.t), after.map((s) => s.rss)) * 60;
+      const late = after.filter((x) => x.t >= WARM_S + (loadEnd - WARM_S) / 2);
+      const heapLate = slope(late.map((x) => x.t), late.map((x) => x.heap)) * 60;
+      const mx = Math.max(...all.map((s) => s.rss));
+      if (mx > rssMax.mb) rssMax = { mb: mx, stage: st };
+      if (sl > slopeMax.v) slopeMax = { v: sl, stage: st };
+      console.log(
+        `soak_stage_${st.replace('-', '_')}=rss_mb start ${warm.rss.toFixed(0)} (after ${WARM_S}s warm-up), middle ${mid.rss.toFixed(0)}, end ${end.rss.toFixed(0)}, max ${mx.toFixed(0)}; rss slope ${sl.toFixed(2)} MB/min; live heap ${warm.heap.toFixed(1)} → ${end.heap.toFixed(1)} MB (last-half slope ${heapLate.toFixed(2)} MB/min); processed ${end.processed}`,
+      );
+    }
+    console.log(`soak_drain_s=${drainS.toFixed(1)} (of ${toolCalls} tool calls in ClickHouse: ${stored.decisions} decisions, ${stored.verdicts} verdicts, ${stored.debt} debt events, ${stored.ledger} POLICY_DECISION entries in ${stored.ledgerRows} ledger rows)`);
+    console.log(`soak_kafka=decisions ${k(topics.decisions).distinct} (+${k(topics.decisions).twice} twice), verdicts ${k(topics.verdicts).distinct} (+${k(topics.verdicts).twice} twice), debt events ${k(topics.trustDebt).distinct} (+${k(topics.trustDebt).twice} twice)`);
+    console.log(`soak_rss_max_mb=${rssMax.mb.toFixed(0)} (${rssMax.stage})`);
+    console.log(`soak_rss_slope_mb_per_min=${slopeMax.v.toFixed(2)} (${slopeMax.stage}, the steepest stage after warm-up)`);
     console.log(`soak_lag_end=${lagEnd}`);
-    console.log(`soak_dlq=${dlq.join(',') || 0}`);
+    console.log(`soak_dlq=${lastDlq.join(',') || 0}`);
     console.log(`soak_throughput_end_vs_start=${(last / first).toFixed(3)} (${first.toFixed(0)} → ${last.toFixed(0)} tripwire msg/s)`);
-    // Missing decisions, verdicts or ledger entries of the tool calls, plus ledger entries written twice.
-    console.log(`soak_lost=${3 * toolCalls - stored.decisions - stored.verdicts - stored.ledger + (stored.ledgerRows - stored.ledger)}`);
+    // Of the tool calls produced: decisions, verdicts and debt events missing on Kafka or written twice there,
+    // and decisions, verdicts, debt events and POLICY_DECISION entries missing in ClickHouse, plus ledger rows twice.
+    const kafkaMissing = [topics.decisions, topics.verdicts, topics.trustDebt].reduce((a, t) => a + (toolCalls - k(t).distinct), 0);
+    const kafkaTwice = [topics.decisions, topics.verdicts, topics.trustDebt].reduce((a, t) => a + k(t).twice, 0);
+    const chMissing = 4 * toolCalls - stored.decisions - stored.verdicts - stored.debt - stored.ledger;
+    const chTwice = stored.ledgerRows - stored.ledger;
+    console.log(`soak_lost=${kafkaMissing + kafkaTwice + chMissing + chTwice} (kafka missing ${kafkaMissing}, twice ${kafkaTwice}; clickhouse missing ${chMissing}, ledger twice ${chTwice})`);
   } finally {
     await producer.disconnect();
-    await pipe.stop();
-    await rt.close();
+    for (const p of procs.reverse()) await p.stop().catch(() => undefined);
     await store.command(`DROP DATABASE IF EXISTS ${database}`).catch(() => undefined);
     await store.close();
     await admin.deleteTopics(Object.values(topics)).catch(() => undefined);
