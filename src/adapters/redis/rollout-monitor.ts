@@ -120,6 +120,7 @@ export class RolloutMonitor {
       throw e;
     }
     const fired = new Set<string>();
+    let lost = false;
     for (const [key, p] of batch) {
       const state = this.current.get(p.name);
       if (!state || state.generation !== p.generation || fired.has(p.name)) continue;
@@ -131,8 +132,15 @@ export class RolloutMonitor {
       fired.add(p.name);
       const atMs = (this.o.nowMs ?? Date.now)();
       const res = await this.store.rollback(p.name, p.generation, atMs, `rollback: ${firing.trigger.source}`);
+      if (!res.won) {
+        // Someone moved the rollout first (another instance's rollback, or an operator's new versions or
+        // percent): what it is now is in Redis, not "ours at 0 %" — re-read it below rather than guess.
+        lost = true;
+        continue;
+      }
       this.current.set(p.name, { ...state, percent: 0, generation: res.generation, updatedAtMs: atMs, reason: `rollback: ${firing.trigger.source}` });
-      if (res.won) await this.o.onRollback?.({ state, firing, generation: res.generation, atMs });
+      await this.o.onRollback?.({ state, firing, generation: res.generation, atMs });
     }
+    if (lost) await this.refresh();
   }
 }

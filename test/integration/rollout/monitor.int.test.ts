@@ -53,6 +53,32 @@ describe('rollback monitor across two instances (real Redis)', () => {
     }
   });
 
+  it('a rollback CAS lost to an operator change leaves the operator\'s rollout in the local table, not 0 % over the old versions', async () => {
+    const store = new RedisRolloutStore(redis, prefix);
+    await store.set('t/op', { stableVersion: '1.0.0', canaryVersion: '2.0.0', percent: 10 }, 1, 'test');
+    const rollbacks: number[] = [];
+    const conn = new Redis(services().redisUrl);
+    const m = new RolloutMonitor(conn, { prefix, windowMs: 60_000, minSamples: 5, refreshMs: 60_000, flushMs: 60_000, triggersFor: () => [trigger], onRollback: (r) => void rollbacks.push(r.generation), nowMs: () => 7 });
+    try {
+      await m.start();
+      const at = 1_767_225_600_000;
+      for (let k = 0; k < 6; k++) {
+        m.record('t/op', 'canary', at, halt);
+        m.record('t/op', 'stable', at, ok);
+      }
+      // The operator ships a new canary at 20 % before this instance's flush: its trigger fires on the old
+      // generation and its compare-and-set loses.
+      const op = await store.set('t/op', { stableVersion: '1.0.0', canaryVersion: '3.0.0', percent: 20 }, 2, 'operator');
+      await m.flush();
+      expect(rollbacks).toEqual([]);
+      expect(await store.get('t/op')).toMatchObject({ canaryVersion: '3.0.0', percent: 20 });
+      expect(m.table().get('t/op')).toMatchObject({ stableVersion: '1.0.0', canaryVersion: '3.0.0', percent: 20, generation: op.generation, reason: 'operator' });
+    } finally {
+      await m.stop();
+      conn.disconnect();
+    }
+  });
+
   it('a declared rollout starts once, never over an existing one', async () => {
     const store = new RedisRolloutStore(redis, prefix);
     const v = { stableVersion: '1.0.0', canaryVersion: '3.0.0', percent: 5 };
