@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DECISION_FIELDS, LEDGER_ENTRY_FIELDS, TRACE_FIELDS, TRUST_DEBT_FIELDS, VERDICT_FIELDS } from '../../../src/contracts/index.js';
+import { DECISION_FIELDS, LEDGER_ENTRY_FIELDS, RUN_ANSWER_FIELDS, RUN_PENDING_FIELDS, TRACE_FIELDS, TRUST_DEBT_FIELDS, VERDICT_FIELDS } from '../../../src/contracts/index.js';
 
 const avroFields = (name: string): string[] => (JSON.parse(readFileSync(`schemas/avro/${name}.avsc`, 'utf8')) as { fields: { name: string }[] }).fields.map((f) => f.name);
 const jsonSchemaFields = (name: string): string[] => Object.keys((JSON.parse(readFileSync(`schemas/${name}.schema.json`, 'utf8')) as { properties: object }).properties);
@@ -24,6 +24,9 @@ describe('wire contracts: one definition, schema files agree with it', () => {
   it.each([
     ['trace', TRACE_FIELDS],
     ['ledger-entry', LEDGER_ENTRY_FIELDS],
+    // contracts C12: an ACM run event's replay-record halves on acgp.ledger.
+    ['run-record-pending', RUN_PENDING_FIELDS],
+    ['run-record-answer', RUN_ANSWER_FIELDS],
   ])('schemas/%s.schema.json has the fields of its type', (name, fields) => {
     expect(sorted(jsonSchemaFields(name))).toEqual(sorted(Object.keys(fields)));
   });
