@@ -26,7 +26,7 @@ export default tseslint.config(
             { name: 'node:fs/promises', message: 'The engine is pure: files are read by src/adapters/fs and passed in.' },
             { name: 'fs', message: 'The engine is pure: files are read by src/adapters/fs and passed in.' },
           ],
-          patterns: ['kafkajs', 'ioredis', '@clickhouse/*', 'node:http', 'node:https', '**/adapters/**', '**/consumers/**', '**/process/**', '**/config/**', '**/contracts/**', '**/cli/**'],
+          patterns: ['kafkajs', 'ioredis', '@clickhouse/*', 'node:http', 'node:https', 'undici', '**/adapters/**', '**/consumers/**', '**/process/**', '**/config/**', '**/contracts/**', '**/cli/**'],
         },
       ],
       'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'Pass a Clock into the engine.' }],
@@ -43,7 +43,7 @@ export default tseslint.config(
     // Wire contracts depend on the engine's types only.
     files: ['src/contracts/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: ['kafkajs', 'ioredis', '@clickhouse/*', '**/adapters/**', '**/consumers/**', '**/process/**', '**/config/**', '**/cli/**'] }],
+      'no-restricted-imports': ['error', { patterns: ['kafkajs', 'ioredis', 'undici', '@clickhouse/*', '**/adapters/**', '**/consumers/**', '**/process/**', '**/config/**', '**/cli/**'] }],
     },
   },
 );
