@@ -22,9 +22,12 @@ export interface Tok {
 }
 
 const isDigit = (c: string): boolean => c >= '0' && c <= '9';
-const isWordStart = (c: string): boolean => (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c === '_' || c > '\x7f';
+
 const isWord = (c: string): boolean => isWordStart(c) || isDigit(c) || c === '$';
-const WS = new Set([' ', '\t', '\n', '\r', '\f', '\v']);
+// ASCII and Unicode white space (ClickHouse skips UTF-8 spaces such as U+00A0 too): reading one as
+// white space where ClickHouse would not only makes a statement ClickHouse rejects look valid here.
+const isSpace = (c: string): boolean => c === ' ' || c === '\n' || c === '\t' || c === '\r' || (c > '\x7f' || c === '\f' || c === '\v' ? /\s/u.test(c) : false);
+const isWordStart = (c: string): boolean => (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c === '_' || (c > '\x7f' && !isSpace(c));
 
 // Longest first: the lexer takes the longest operator at each position, as ClickHouse's does.
 const OPS = ['<=>', '->', '::', '||', '==', '!=', '<>', '<=', '>=', '(', ')', '[', ']', '{', '}', ',', ';', '.', '+', '-', '*', '/', '%', '=', '<', '>', '?', ':', '^', '@'];
@@ -95,11 +98,13 @@ export function lexClickHouse(s: string): Tok[] {
   let depth = 0;
   while (i < s.length) {
     const c = s[i]!;
-    if (WS.has(c)) {
+    if (isSpace(c)) {
       i++;
       continue;
     }
-    // Comments: `--` and `#` run to the end of the line; `/* */` nests, as in ClickHouse.
+    // Comments: `--`, `# ` and `#!` run to the end of the line; `/* */` nests, as in ClickHouse
+    // (another `#` is an error there, and here).
+    if (c === '#' && s[i + 1] !== ' ' && s[i + 1] !== '!') throw new FactParseError(`SQL (clickhouse): unexpected '#' at ${i}`);
     if ((c === '-' && s[i + 1] === '-') || c === '#') {
       while (i < s.length && s[i] !== '\n') i++;
       continue;

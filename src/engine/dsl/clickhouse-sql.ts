@@ -146,11 +146,18 @@ function statement(t: Tok[]): SqlFacts {
   }
 }
 
+const DDL_CLAUSES = new Set(['SOURCE', 'LAYOUT', 'LIFETIME', 'RANGE', 'SETTINGS', 'STRUCTURE']);
+
 /** Functions of a command's tokens; a subquery there is not expected and fails closed. */
 function noQuery(t: Tok[], what: string): SqlFacts {
   if (t.some((x) => kw(x, 'SELECT'))) fail(`a query inside ${what} is not understood`);
   const fns = new Set<string>();
-  for (let i = 0; i + 1 < t.length; i++) if (t[i]!.kind === 'word' && op(t[i + 1], '(')) fns.add(t[i]!.text.toLowerCase());
+  for (let i = 0; i + 1 < t.length; i++) {
+    if (t[i]!.kind !== 'word' || !op(t[i + 1], '(')) continue;
+    // Engines and dictionary clauses are not function calls (storage() reads them).
+    if (DDL_CLAUSES.has(t[i]!.kw)) i = matching(t, i + 1);
+    else if (!(op(t[i - 1], '=') && kw(t[i - 2], 'ENGINE'))) fns.add(t[i]!.text.toLowerCase());
+  }
   return facts({ statements: [], functions: [...fns].sort() });
 }
 
@@ -343,7 +350,37 @@ function create(c: Cur, replace: boolean): SqlFacts {
       j = close;
     }
   }
-  parts.push(noQuery(query >= 0 ? t.slice(0, query) : t, 'CREATE'));
+  parts.push(noQuery(query >= 0 ? t.slice(0, query) : t, 'CREATE'), storage(query >= 0 ? t.slice(0, query) : t));
   if (query >= 0) parts.push({ ...delegate(t.slice(query), 'CREATE … AS SELECT'), statements: [] });
   return mergeFacts(parts);
+}
+
+// Table engines whose data stays in this server; any other engine (URL, S3, MySQL, Kafka, File,
+// Distributed, an engine this list does not know) moves data in or out of it, like a table function.
+const LOCAL_ENGINE = /^(?:(?:replicated|shared)?(?:replacing|summing|aggregating|collapsing|versionedcollapsing|graphite|coalescing)?mergetree|(?:tiny|stripe)?log|memory|null|set|join|buffer|view|materializedview|merge|generaterandom|keepermap|embeddedrocksdb|liveview|windowview)$/;
+
+/** `ENGINE = URL(…)` and a dictionary's `SOURCE(HTTP(…))`: external storage, as table functions (`url()`). */
+function storage(t: Tok[]): SqlFacts {
+  const written = new Set<string>();
+  const read = new Set<string>();
+  const names = new Set<string>();
+  let depth = 0;
+  for (let j = 0; j < t.length; j++) {
+    if (op(t[j], '(')) depth++;
+    else if (op(t[j], ')')) depth--;
+    else if (depth === 0 && kw(t[j], 'ENGINE') && op(t[j + 1], '=') && t[j + 2]?.kind === 'word') {
+      const e = t[j + 2]!.text.toLowerCase();
+      if (LOCAL_ENGINE.test(e)) continue;
+      names.add(e);
+      written.add(`${e}()`);
+      // Distributed(cluster, db, table): rows go to db.table on the cluster, this server included.
+      const a = op(t[j + 3], '(') ? t.slice(j + 4, matching(t, j + 3)).filter((x) => !op(x, ',')) : [];
+      if (e === 'distributed' && a.length >= 3) written.add(`${a[1]!.text}.${a[2]!.text}`.toLowerCase());
+    } else if (depth === 0 && kw(t[j], 'SOURCE') && op(t[j + 1], '(') && t[j + 2]?.kind === 'word') {
+      const src = t[j + 2]!.text.toLowerCase();
+      names.add(src);
+      read.add(`${src}()`);
+    }
+  }
+  return facts({ statements: [], written: [...written], read: [...read], tableFunctions: [...names] });
 }

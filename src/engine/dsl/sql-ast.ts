@@ -99,13 +99,15 @@ function tableFunction(item: Obj): { name: string; tables: string[] } | undefine
   return { name, tables };
 }
 
-/** A WHERE that limits rows: some branch of every OR references a column (`WHERE 1`, `WHERE 1=1`, `WHERE id = 1 OR 1` do not). */
+/** A WHERE that limits rows: every OR branch references a column, not only itself (`WHERE 1`, `WHERE 1=1`, `WHERE id = id`, `WHERE id = 1 OR 1` do not). */
 function limits(e: unknown): boolean {
   if (!isObj(e)) return false;
   if (e.type === 'binary_expr' && typeof e.operator === 'string') {
     const op = e.operator.toUpperCase();
     if (op === 'AND' || op === '&&') return limits(e.left) || limits(e.right);
     if (op === 'OR' || op === '||') return limits(e.left) && limits(e.right);
+    // `id = id`, `x >= x`: a column compared with itself limits nothing (NULLs aside).
+    if (['=', '==', '>=', '<=', 'IS', 'LIKE'].includes(op) && JSON.stringify(e.left) === JSON.stringify(e.right)) return false;
   }
   return hasColumn(e, 0);
 }
