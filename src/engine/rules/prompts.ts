@@ -17,9 +17,15 @@ const DSL_SUMMARY = [
   '- a missing field compares false; write the condition so that it is true for actions the rule does not concern (e.g. tool != "refund" OR args.amount <= 500)',
 ].join('\n');
 
-function toolLines(tools: ReadonlyMap<string, JsonSchema> | undefined): string {
-  if (!tools || tools.size === 0) return 'Tool input schemas: none known.';
-  return ['Tool input schemas (JSON Schema):', ...[...tools].map(([name, s]) => `- ${name}: ${JSON.stringify(s)}`)].join('\n');
+/**
+ * Only the schema of the tool the rule governs: a blueprint may import hundreds of tools, and every rule's
+ * prompt carrying all of them multiplied the prompt size (and cost) by the tool count for nothing — the
+ * type check only ever holds a rule's `args.*` to its own tool.
+ */
+function toolLines(tool: string | undefined, tools: ReadonlyMap<string, JsonSchema> | undefined): string {
+  const schema = tool === undefined ? undefined : tools?.get(tool);
+  if (!schema) return 'Tool input schema: none known.';
+  return `Input schema of the tool ${JSON.stringify(tool)} (JSON Schema): ${JSON.stringify(schema)}`;
 }
 
 export function translationPrompt(rule: AuthoredRule, tools: ReadonlyMap<string, JsonSchema> | undefined, agentTools: readonly string[]): string {
@@ -34,7 +40,7 @@ export function translationPrompt(rule: AuthoredRule, tools: ReadonlyMap<string,
   }
   return [
     DSL_SUMMARY,
-    toolLines(tools),
+    toolLines(rule.tool, tools),
     ...(rule.tool ? [`The rule governs calls of the tool ${JSON.stringify(rule.tool)}.`] : []),
     `Rule: ${JSON.stringify(rule.text)}`,
     'Answer: {"condition": "<the condition>"}',

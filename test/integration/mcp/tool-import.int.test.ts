@@ -73,6 +73,15 @@ describe('MCP tool schema import', () => {
     expect(invalid.warnings[0]!.message).toMatch(/using the last good import of .* \(3 tools\)/);
     expect(await readFile(mcpCachePath(file), 'utf8')).toBe(before);
 
+    // a schema over the depth cap (review finding 8): STEWARD_MCP_SCHEMA inside, the last good import stays
+    let deep: Record<string, unknown> = { type: 'number' };
+    for (let i = 0; i < 40; i++) deep = { type: 'object', properties: { amount: deep } };
+    http.setTools([{ name: 'process_refund', inputSchema: deep }]);
+    const tooDeep = await refreshMcpImports([{ file, text }], { timeoutMs: 10_000 });
+    expect(tooDeep.written).toEqual([]);
+    expect(tooDeep.warnings.map((w) => w.message)).toEqual([expect.stringMatching(/tool 'process_refund': inputSchema nested deeper than 32 levels; using the last good import of .* \(3 tools\)/)]);
+    expect(await readFile(mcpCachePath(file), 'utf8')).toBe(before);
+
     // server down: same, and the load still type-checks against the cache
     http.setTools(REFUND_TOOLS);
     await http.close();

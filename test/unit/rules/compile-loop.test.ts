@@ -47,6 +47,18 @@ describe('compileRule (gate spec §7)', () => {
     expect(llm.prompts[0]!.system).toMatch(/Never write JavaScript/);
   });
 
+  it("the translation prompt carries only the rule's own tool's schema (review finding 8)", async () => {
+    const many = new Map<string, Record<string, unknown>>([...tools, ['wire_transfer', { type: 'object', properties: { iban_secret_marker: { type: 'string' } } }]]);
+    const llm = scripted(JSON.stringify({ condition: 'tool != "process_refund" OR args.amount <= 500' }), tests);
+    await compileRule(refund, { ...deps(llm), tools: many });
+    expect(llm.prompts[0]!.prompt).toContain('Input schema of the tool "process_refund"');
+    expect(llm.prompts[0]!.prompt).not.toContain('iban_secret_marker');
+    const untooled = scripted(JSON.stringify({ condition: 'true' }), tests);
+    await compileRule({ id: 'any', text: 'Be nice' }, { ...deps(untooled), tools: many });
+    expect(untooled.prompts[0]!.prompt).toContain('Tool input schema: none known.');
+    expect(untooled.prompts[0]!.prompt).not.toMatch(/"amount":\{|iban_secret_marker/);
+  });
+
   it('a wrong translation (compiles, but a test fails) stays text and names the failed tests', async () => {
     const e = await compileRule(refund, deps(scripted(JSON.stringify({ condition: 'tool != "process_refund" OR args.amount <= 1000' }), tests)));
     expect(e.outcome).toBe('text');
