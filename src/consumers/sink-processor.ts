@@ -252,7 +252,16 @@ export class SinkProcessor {
       expedited ||= caughtUp && this.sink.expedites(table, rows);
       writes.push(send());
     };
-    for (const [t, items] of byTable) write(t, items.length, () => this.sink.write(t, items, caughtUp));
+    // A run event's records are stored before its chain entries: a failed insert between the two then leaves
+    // records without entries, which the retried batch chains (a chained event's records are never written again).
+    const records = byTable.get('acm_run_records');
+    let recordsStored: Promise<void> | undefined;
+    if (records) write('acm_run_records', records.length, () => (recordsStored = this.sink.write('acm_run_records', records, caughtUp)));
+    for (const [t, items] of byTable) {
+      if (t === 'acm_run_records') continue;
+      const stored = t === 'acm_ledger' ? recordsStored : undefined;
+      write(t, items.length, () => (stored ? stored.then(() => this.sink.write(t, items, caughtUp)) : this.sink.write(t, items, caughtUp)));
+    }
     if (scanned) write('decisions', scannedSources.length, () => this.sink.writeEncoded('decisions', scanned.bytes(), scannedSources, caughtUp));
     if (scannedVerdicts) write('verdicts', verdictSources.length, () => this.sink.writeEncoded('verdicts', scannedVerdicts.bytes(), verdictSources, caughtUp));
     if (ledgerRows.length === 0 && runRows.length === 0) {

@@ -1,7 +1,7 @@
 // `steward replay export` from ClickHouse (docs/acm.md "Replay bundles"): the refund example's runs, as
 // `steward eval --bundles` collects them, stored in a real ClickHouse (acm_run_records, acm_ledger: what the
 // stream writes), exported by the CLI, are the eval bundles byte for byte, verify (exit 0), and a tampered,
-// resealed file is named. The stream writing these rows itself is docs/acm.md "Export from the stream: what is left".
+// resealed file is named. The stream writing these rows itself: stream-export.int.test.ts (docs/acm.md "Export from the stream").
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
