@@ -35,8 +35,8 @@ export const COMMANDS: Record<string, string> = {
   shadow: 'Report the differences of a shadow blueprint set on live traffic (from ClickHouse)',
   dashboard: 'Serve the analyst dashboard: a live page over ClickHouse (read-only, loopback by default)',
   'compile-rules': 'Compile plain-language rules to tested DSL conditions or workflows (asks the LLM; writes the .rules.lock)',
-  approve: 'Approve a pending tool call (a signed answer on acgp.approvals)',
-  deny: 'Deny a pending tool call (a signed answer on acgp.approvals)',
+  approve: 'Approve a pending tool call (a signed answer on acgp.approval-answers)',
+  deny: 'Deny a pending tool call (a signed answer on acgp.approval-answers)',
 };
 
 /** What every command module exports. */

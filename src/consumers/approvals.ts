@@ -1,8 +1,11 @@
 /**
- * Approvals stage (docs/approvals.md, contracts C9): consumes acgp.approvals —
+ * Approvals stage (docs/approvals.md, contracts C9): consumes acgp.approvals (written by Steward only) —
  *   request → stored in Redis with its deadline (RedisApprovalStore);
- *   answer  → checked (approver registry: signature, role for the tenant and tier) and resolved;
- *   outcome → its publication confirmed (the store's outbox entry removed).
+ *   outcome → its publication confirmed (the store's outbox entry removed);
+ * and acgp.approval-answers (written by approvers; spec-decisions D35) —
+ *   answer  → checked (approver registry: signature, signing time, role for the tenant and tier) and resolved.
+ * An answer on acgp.approvals, or a request/outcome on the answers topic, is dead-lettered: with the split, broker
+ * ACLs decide who can write requests and outcomes, and the stage keeps to it.
  * Timeouts: `ApprovalSweeper` claims due deadlines from Redis on every instance and resolves them with the
  * tool's default action; whoever resolves an approval first (answer, sweep, HTTP route) publishes its one
  * outcome to acgp.approvals (for waiting clients and the sink's approvals table) and a POLICY_DECISION draft
@@ -11,9 +14,10 @@
 import type { InMessage, StewardProducer } from '../adapters/kafka/client.js';
 import type { TopicNames } from '../adapters/kafka/topics.js';
 import type { RedisApprovalStore } from '../adapters/redis/approval-store.js';
-import { approvalOutcomeJson, parseApprovalMessage } from '../contracts/approvals.js';
-import { checkSignedAnswer, mayAnswer, type ApprovalDecision, type ApproverRegistry } from '../engine/approvals/approvers.js';
+import { approvalOutcomeJson, parseApprovalAnswerMessage, parseApprovalMessage } from '../contracts/approvals.js';
+import { checkAnswerSignature, checkSignedAnswer, mayAnswer, type ApprovalDecision, type ApproverRegistry } from '../engine/approvals/approvers.js';
 import { answeredOutcome, approvalLedgerDraft, timeoutOutcome, type ApprovalOutcome } from '../engine/approvals/outcome.js';
+import type { ApprovalRequest } from '../engine/approvals/policy.js';
 import { StewardError } from '../errors.js';
 import type { StageOutput, StageProcessor } from './stage-types.js';
 
@@ -23,6 +27,11 @@ export interface ApprovalsDeps {
   /** The current approver registry (approvals.approvers_file); undefined: no answer is accepted. */
   approvers: () => ApproverRegistry | undefined;
   nowMs?: () => number;
+  /**
+   * How long an authenticated answer waits for its request to be stored (default 10 s): the two travel on
+   * different topics now, so an answer may be read before the request it answers.
+   */
+  answerWaitMs?: number;
 }
 
 /** The outcome message and its ledger draft: what the resolver of an approval publishes. */
@@ -39,30 +48,46 @@ export class ApprovalsProcessor implements StageProcessor {
   readonly inputTopics: string[];
 
   constructor(private readonly d: ApprovalsDeps) {
-    this.inputTopics = [d.topics.approvals];
+    this.inputTopics = [d.topics.approvals, d.topics.approvalAnswers];
   }
 
   async process(m: InMessage): Promise<StageOutput[]> {
-    const msg = parseApprovalMessage(m.value);
     const now = (this.d.nowMs ?? Date.now)();
+    if (m.topic === this.d.topics.approvalAnswers) return this.answer(m, now);
+    const msg = parseApprovalMessage(m.value);
+    if (msg.kind === 'answer') throw new StewardError('STEWARD_APPROVAL_MESSAGE', `an answer on ${this.d.topics.approvals}: approvers answer on ${this.d.topics.approvalAnswers}`);
     if (msg.kind === 'request') {
       const { kind: _k, ...req } = msg;
       await this.d.store.create(req, now);
       return [];
     }
-    if (msg.kind === 'outcome') {
-      await this.d.store.published(msg.approval_id);
-      return [];
-    }
-    const req = await this.d.store.request(msg.approval_id);
-    if (!req) throw new StewardError('STEWARD_APPROVAL_UNKNOWN', `no pending or recent approval ${msg.approval_id}`);
+    await this.d.store.published(msg.approval_id);
+    return [];
+  }
+
+  private async answer(m: InMessage, now: number): Promise<StageOutput[]> {
+    const msg = parseApprovalAnswerMessage(m.value);
     const reg = this.d.approvers();
     if (!reg) throw new StewardError('STEWARD_APPROVAL_UNKNOWN_APPROVER', 'no approver registry is configured (approvals.approvers_file): answers cannot be authenticated');
+    // Authenticated first: only a registry approver's answer may hold its partition while its request arrives.
+    const sig = checkAnswerSignature(reg, msg);
+    if (!sig.ok) throw new StewardError(sig.code as `STEWARD_APPROVAL_${string}`, sig.message);
+    const req = await this.requestFor(msg.approval_id);
+    if (!req) throw new StewardError('STEWARD_APPROVAL_UNKNOWN', `no pending or recent approval ${msg.approval_id}`);
     const check = checkSignedAnswer(reg, msg, req);
     if (!check.ok) throw new StewardError(check.code as `STEWARD_APPROVAL_${string}`, check.message);
     const res = await this.d.store.resolve(answeredOutcome(req, msg, 'kafka', now), now);
     // A late answer (already answered or timed out) changes nothing: the first outcome stands.
     return res.kind === 'won' ? outcomeOutputs(this.d.topics, res.outcome) : [];
+  }
+
+  private async requestFor(id: string): Promise<ApprovalRequest | undefined> {
+    const until = performance.now() + (this.d.answerWaitMs ?? 10_000);
+    for (;;) {
+      const req = await this.d.store.request(id);
+      if (req || performance.now() >= until) return req;
+      await new Promise((r) => setTimeout(r, 200));
+    }
   }
 }
 

@@ -23,6 +23,7 @@ import { DEFAULT_MAX_MESSAGE_BYTES } from '../config/steward-config.js';
 import { rejectedDecision } from '../contracts/messages.js';
 import { decisionMessage } from '../contracts/engine-records.js';
 import { approvalRequestJson } from '../contracts/approvals.js';
+import { anchoredApproval } from '../engine/approvals/policy.js';
 import type { DecideScoreEngine } from './stage-types.js';
 import type { DecisionRecord } from '../engine/steward-engine.js';
 import { scoringJson } from './scoring-message.js';
@@ -97,6 +98,9 @@ export class TripwireProcessor implements StageProcessor {
       if (isRetryable(e)) throw e;
       throw e instanceof StewardError ? e : new StewardError('STEWARD_EVAL', `decide failed: ${(e as Error).message}`, { cause: e });
     }
+    // docs/approvals.md: an approval's deadline counts from the broker's time of the trace (acgp.traces is
+    // LogAppendTime), not from the timestamp the agent wrote (spec-decisions D35).
+    if (record.approval) record = { ...record, approval: anchoredApproval(record.approval, m.timestampMs) };
     const decision = decisionMessage(record, trace, evTime, (this.d.nowMs ?? Date.now)(), this.d.engineVersion);
     const json = JSON.stringify(decision);
     const outs: StageOutput[] = [];

@@ -1,9 +1,11 @@
 /**
- * acgp.approvals (contracts C9, docs/approvals.md): one topic, keyed by approval id (so a request, its answers
- * and its outcome share a partition and keep their order), three kinds of JSON message:
- *   request  — the tripwire stage, for a tool call a `requires_approval` condition matched (decision escalate);
- *   answer   — an approver's signed approve/deny (`steward approve|deny`, or any system holding an approver key);
- *   outcome  — the one result (approved, denied, timed_out), from whichever instance resolved it.
+ * Approval messages (contracts C9, docs/approvals.md), JSON keyed by approval id, on two topics so that broker
+ * ACLs can tell their writers apart (spec-decisions D35):
+ *   acgp.approvals        — written by Steward's principal only:
+ *     request  — the tripwire stage, for a tool call a `requires_approval` condition matched (decision escalate);
+ *     outcome  — the one result (approved, denied, timed_out), from whichever instance resolved it;
+ *   acgp.approval-answers — written by approvers:
+ *     answer   — an approver's signed approve/deny (`steward approve|deny`, or any system holding an approver key).
  */
 import { StewardError } from '../errors.js';
 import type { ApprovalAnswer } from '../engine/approvals/approvers.js';
@@ -87,6 +89,13 @@ export function parseApprovalMessage(value: Buffer | string | null): ApprovalMes
     };
   }
   throw bad("'kind' must be request, answer or outcome");
+}
+
+/** A message of acgp.approval-answers: an answer and nothing else (a request or outcome there is refused). */
+export function parseApprovalAnswerMessage(value: Buffer | string | null): { kind: 'answer' } & ApprovalAnswer {
+  const m = parseApprovalMessage(value);
+  if (m.kind !== 'answer') throw bad(`a '${m.kind}' on the answers topic: only Steward writes requests and outcomes (to acgp.approvals)`);
+  return m;
 }
 
 export const approvalRequestJson = (r: ApprovalRequest): string => JSON.stringify({ kind: 'request', ...r });

@@ -357,7 +357,8 @@ const STAGE_INPUTS: Record<StageName, TopicKey[]> = {
   gate: ['finalize'],
   'trust-debt': ['verdicts', 'decisions', 'reviews', 'gate'],
   sink: ['decisions', 'verdicts', 'ledger', 'trustDebt', 'gate', 'dlq'],
-  approvals: ['approvals'],
+  // docs/approvals.md: requests and outcomes on acgp.approvals, approvers' answers on acgp.approval-answers.
+  approvals: ['approvals', 'approvalAnswers'],
 };
 /** What each stage writes besides its inputs (replies are checked on their own: a missing one only warns). */
 const STAGE_OUTPUTS: Record<StageName, TopicKey[]> = {

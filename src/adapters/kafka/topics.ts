@@ -4,7 +4,7 @@
  */
 import type { StewardAdmin, TopicSpec } from './client.js';
 
-export const TOPIC_KEYS = ['traces', 'decisions', 'scoring', 'finalize', 'verdicts', 'reviews', 'trustDebt', 'ledger', 'gate', 'dlq', 'replies', 'rollouts', 'shadowDiffs', 'reviewQueue', 'approvals'] as const;
+export const TOPIC_KEYS = ['traces', 'decisions', 'scoring', 'finalize', 'verdicts', 'reviews', 'trustDebt', 'ledger', 'gate', 'dlq', 'replies', 'rollouts', 'shadowDiffs', 'reviewQueue', 'approvals', 'approvalAnswers'] as const;
 export type TopicKey = (typeof TOPIC_KEYS)[number];
 export type TopicNames = Record<TopicKey, string>;
 
@@ -24,8 +24,10 @@ const SUFFIX: Record<TopicKey, string> = {
   rollouts: 'rollouts',
   shadowDiffs: 'shadow-diffs',
   reviewQueue: 'review-queue',
-  // docs/approvals.md (contracts C9)
+  // docs/approvals.md (contracts C9): requests and outcomes (Steward's principal writes) apart from approvers'
+  // answers, so broker ACLs can keep an approver from writing a request or an outcome.
   approvals: 'approvals',
+  approvalAnswers: 'approval-answers',
 };
 
 /** `acgp` → acgp.traces, acgp.decisions, ... */

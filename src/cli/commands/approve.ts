@@ -1,6 +1,7 @@
 /**
  * `steward approve ID` / `steward deny ID` (docs/approvals.md "Answering"): an approver's signed answer to a
- * pending approval, published to acgp.approvals (key: the approval id). The approvals stage checks the
+ * pending approval, published to acgp.approval-answers (key: the approval id; approvers' principals write only
+ * there, spec-decisions D35). The approvals stage checks the
  * signature and the approver's role against the approver registry; the first answer (or the timeout) decides.
  * With --wait-ms the command waits for the outcome and prints it (exit 0 when the outcome is this answer's
  * decision, 1 when the approval was decided otherwise or no outcome came in time).
@@ -45,7 +46,7 @@ export async function answer(decision: ApprovalDecision, argv: string[]): Promis
   const adapter = new KafkaAdapter(cfg.kafka);
   const producer = await adapter.producer();
   try {
-    await producer.send([{ topic: topics.approvals, messages: [{ key: id, value: approvalAnswerJson(a) }] }]);
+    await producer.send([{ topic: topics.approvalAnswers, messages: [{ key: id, value: approvalAnswerJson(a) }] }]);
   } finally {
     await producer.disconnect();
   }

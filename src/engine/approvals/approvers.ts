@@ -104,11 +104,28 @@ export function signatureValid(ap: Approver, a: ApprovalAnswer): boolean {
 
 export type AnswerCheck = { ok: true; approver: Approver } | { ok: false; code: string; message: string };
 
-/** A signed answer (Kafka, CLI): the approver exists, the signature is theirs, and they may answer this request. */
-export function checkSignedAnswer(reg: ApproverRegistry, a: ApprovalAnswer, req: ApprovalRequest): AnswerCheck {
+/** How far an approver's clock may be behind the broker's when it signs (docs/approvals.md "Answering"). */
+export const ANSWER_CLOCK_SKEW_MS = 5 * 60_000;
+
+/** The approver exists and the signature is one of its keys' (no request needed: checked before looking it up). */
+export function checkAnswerSignature(reg: ApproverRegistry, a: ApprovalAnswer): AnswerCheck {
   const ap = reg.approvers.get(a.approver);
   if (!ap) return { ok: false, code: 'STEWARD_APPROVAL_UNKNOWN_APPROVER', message: `approver '${a.approver}' is not in the approver registry` };
   if (!signatureValid(ap, a)) return { ok: false, code: 'STEWARD_APPROVAL_SIGNATURE', message: `answer to ${a.approval_id} is not signed by a key of approver '${a.approver}'` };
-  if (!mayAnswer(ap, req)) return { ok: false, code: 'STEWARD_APPROVAL_FORBIDDEN', message: `approver '${ap.id}' holds no role ${req.role ?? '(any)'} for tenant ${req.tenant}, tier ${req.agent_tier}` };
   return { ok: true, approver: ap };
+}
+
+/**
+ * A signed answer (Kafka, CLI): the approver exists, the signature is theirs, it was signed while the request was
+ * open (requested_ms - skew ≤ ts_ms ≤ deadline_ms: a captured answer cannot be replayed for ever), and they may
+ * answer this request.
+ */
+export function checkSignedAnswer(reg: ApproverRegistry, a: ApprovalAnswer, req: ApprovalRequest): AnswerCheck {
+  const sig = checkAnswerSignature(reg, a);
+  if (!sig.ok) return sig;
+  if (a.ts_ms < req.requested_ms - ANSWER_CLOCK_SKEW_MS || a.ts_ms > req.deadline_ms) {
+    return { ok: false, code: 'STEWARD_APPROVAL_STALE', message: `answer to ${a.approval_id} was signed at ${a.ts_ms}, outside the request's window [${req.requested_ms - ANSWER_CLOCK_SKEW_MS}, ${req.deadline_ms}]` };
+  }
+  if (!mayAnswer(sig.approver, req)) return { ok: false, code: 'STEWARD_APPROVAL_FORBIDDEN', message: `approver '${sig.approver.id}' holds no role ${req.role ?? '(any)'} for tenant ${req.tenant}, tier ${req.agent_tier}` };
+  return sig;
 }

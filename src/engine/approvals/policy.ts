@@ -122,3 +122,13 @@ export function approvalFor(policies: readonly ApprovalPolicy[] | undefined, ctx
   }
   return undefined;
 }
+
+/**
+ * The request counted from `brokerMs` (the broker's append time of the trace record) instead of the event time
+ * the agent stamped (clamped only to ±limits.max_event_time_skew): an agent writing its trace minutes in the past
+ * must not shorten its own approval timeout (spec-decisions D35). The timeout itself is kept.
+ */
+export function anchoredApproval(req: ApprovalRequest, brokerMs: number): ApprovalRequest {
+  if (!Number.isFinite(brokerMs) || brokerMs === req.requested_ms) return req;
+  return { ...req, requested_ms: brokerMs, deadline_ms: brokerMs + (req.deadline_ms - req.requested_ms) };
+}

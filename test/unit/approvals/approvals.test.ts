@@ -1,10 +1,10 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { signedAnswer } from '../../../src/cli/commands/approve.js';
-import { approvalAnswerJson, approvalOutcomeJson, approvalRequestJson, parseApprovalMessage } from '../../../src/contracts/approvals.js';
-import { apiKeyHash, checkSignedAnswer, mayAnswer, parseApproverRegistry } from '../../../src/engine/approvals/approvers.js';
+import { approvalAnswerJson, approvalOutcomeJson, approvalRequestJson, parseApprovalAnswerMessage, parseApprovalMessage } from '../../../src/contracts/approvals.js';
+import { ANSWER_CLOCK_SKEW_MS, apiKeyHash, checkSignedAnswer, mayAnswer, parseApproverRegistry } from '../../../src/engine/approvals/approvers.js';
 import { answeredOutcome, approvalLedgerDraft, timeoutOutcome } from '../../../src/engine/approvals/outcome.js';
-import { approvalFor, approvalIdOf } from '../../../src/engine/approvals/policy.js';
+import { anchoredApproval, approvalFor, approvalIdOf } from '../../../src/engine/approvals/policy.js';
 import { compileBlueprintSet } from '../../../src/engine/blueprint/index.js';
 import { defaultEngineConfig } from '../../../src/engine/config.js';
 import type { AgentInfo, Trace } from '../../../src/engine/types.js';
@@ -49,6 +49,15 @@ describe('requires_approval policies (gate spec §6)', () => {
     expect(approvalFor(bp.approvals, ctx(call('process_refund', 900, { skill_id: 'other' })), 'e')).toMatchObject({ skill_id: null, role: 'supervisor' });
   });
 
+  it('the deadline counts from the broker time of the trace, not the event time the agent stamped', () => {
+    // the agent stamped its trace 5 min in the past (within the clamp): the engine's request starts then
+    const r = approvalFor(bp.approvals, { ...ctx(call('process_refund', 900)), nowMs: 1_000_000 - 300_000 }, 'e')!;
+    expect(r.deadline_ms - r.requested_ms).toBe(1_800_000);
+    const a = anchoredApproval(r, 1_000_000);
+    expect(a).toMatchObject({ requested_ms: 1_000_000, deadline_ms: 2_800_000, approval_id: r.approval_id });
+    expect(anchoredApproval(r, Number.NaN)).toBe(r);
+  });
+
   it('bad timeouts and stateful triggers are load errors with positions', () => {
     const r = compileBlueprintSet([{ file: 'b.yaml', text: BP.replace('timeout: 30m', 'timeout: soon').replace('requires_approval: true', "requires_approval: \"exceeds_rate('w', 3, '1m')\"") }], { config: defaultEngineConfig() });
     expect(r.errors.map((e) => e.format())).toEqual([
@@ -81,7 +90,7 @@ describe('approvers: registry, roles per tenant/tier, signed answers', () => {
   });
 
   it('a signed answer is checked: the approver, the signature over every deciding field, the role', () => {
-    const a = signedAnswer({ approval_id: req.approval_id, decision: 'approve', approver: 'alice', ts_ms: 5 }, priv(k1));
+    const a = signedAnswer({ approval_id: req.approval_id, decision: 'approve', approver: 'alice', ts_ms: req.requested_ms + 5 }, priv(k1));
     expect(checkSignedAnswer(reg, a, req)).toMatchObject({ ok: true });
     expect(checkSignedAnswer(reg, { ...a, decision: 'deny' }, req)).toMatchObject({ ok: false, code: 'STEWARD_APPROVAL_SIGNATURE' });
     expect(checkSignedAnswer(reg, { ...a, approval_id: 'ap-other' }, { ...req, approval_id: 'ap-other' })).toMatchObject({ ok: false, code: 'STEWARD_APPROVAL_SIGNATURE' });
@@ -89,6 +98,16 @@ describe('approvers: registry, roles per tenant/tier, signed answers', () => {
     expect(checkSignedAnswer(reg, { ...a, signature: undefined }, req)).toMatchObject({ ok: false, code: 'STEWARD_APPROVAL_SIGNATURE' });
     expect(checkSignedAnswer(reg, { ...a, approver: 'mallory' }, req)).toMatchObject({ ok: false, code: 'STEWARD_APPROVAL_UNKNOWN_APPROVER' });
     expect(checkSignedAnswer(reg, a, { ...req, tenant: 'globex' })).toMatchObject({ ok: false, code: 'STEWARD_APPROVAL_FORBIDDEN' });
+  });
+
+  it('a signed answer counts only while its request is open: signed before it (beyond the clock skew) or after its deadline is stale', () => {
+    const at = (ts: number) => signedAnswer({ approval_id: req.approval_id, decision: 'approve', approver: 'alice', ts_ms: ts }, priv(k1));
+    expect(checkSignedAnswer(reg, at(req.requested_ms - ANSWER_CLOCK_SKEW_MS), req)).toMatchObject({ ok: true });
+    expect(checkSignedAnswer(reg, at(req.deadline_ms), req)).toMatchObject({ ok: true });
+    expect(checkSignedAnswer(reg, at(req.requested_ms - ANSWER_CLOCK_SKEW_MS - 1), req)).toMatchObject({ ok: false, code: 'STEWARD_APPROVAL_STALE' });
+    expect(checkSignedAnswer(reg, at(req.deadline_ms + 1), req)).toMatchObject({ ok: false, code: 'STEWARD_APPROVAL_STALE' });
+    // a year-old captured answer replayed against a new request with the same id
+    expect(checkSignedAnswer(reg, at(5), req)).toMatchObject({ ok: false, code: 'STEWARD_APPROVAL_STALE' });
   });
 
   it('registry problems are errors', () => {
@@ -107,6 +126,9 @@ describe('approvers: registry, roles per tenant/tier, signed answers', () => {
     expect(parseApprovalMessage(approvalRequestJson(req))).toEqual({ kind: 'request', ...req });
     const a = signedAnswer({ approval_id: 'x', decision: 'deny', approver: 'alice', ts_ms: 1 }, priv(k1));
     expect(parseApprovalMessage(approvalAnswerJson(a))).toEqual({ kind: 'answer', ...a });
+    // the answers topic carries answers only: a request or an outcome there is refused
+    expect(parseApprovalAnswerMessage(approvalAnswerJson(a))).toEqual({ kind: 'answer', ...a });
+    for (const other of [approvalOutcomeJson(o), approvalRequestJson(req)]) expect(() => parseApprovalAnswerMessage(other)).toThrow(expect.objectContaining({ code: 'STEWARD_APPROVAL_MESSAGE' }));
     for (const bad of ['nope', '{"kind":"answer","approval_id":"x","decision":"maybe","approver":"a","ts_ms":1}', '{"kind":"vote"}', '[]'])
       expect(() => parseApprovalMessage(bad)).toThrow(expect.objectContaining({ code: 'STEWARD_APPROVAL_MESSAGE' }));
   });

@@ -110,3 +110,31 @@ describe('tripwire stage: dead-lettered inputs answer their waiting client', () 
     expect(p.onDeadLetter(msg('{', { ...route, [REPLY_HEADERS.partition]: Buffer.from('4') }), { code: 'STEWARD_TRACE_JSON', message: 'x' })).toEqual([]);
   });
 });
+
+describe('tripwire stage: approval requests', () => {
+  it('the deadline counts from the broker time of the trace record, not from the timestamp the agent wrote (review finding 4)', async () => {
+    const broker = 1_767_225_600_000;
+    // The agent stamped its trace 5 minutes in the past (inside the ±skew clamp): the engine's request starts there.
+    const stamped = broker - 300_000;
+    const approval = {
+      approval_id: 'ap-000000000000000000000001', tool: 'shell', agent_id: 'a1', tenant: 'acme', agent_tier: 'ACL-2', trace_id: 't-1', event_id: 'e', job_id: null,
+      skill_id: null, role: 'supervisor', default_action: 'approve' as const, requested_ms: stamped, deadline_ms: stamped + 120_000, args: null,
+    };
+    const p = new TripwireProcessor({
+      engine: { decide: async () => blockedRecord({ intervention: 'escalate', rules: [], reasons: [], approval }) },
+      decoder: new TraceDecoder({ maxBytes: 2_000_000 }),
+      topics,
+      metrics: new StewardMetrics(),
+      replies: { topic: topics.replies, partitions: 4 },
+      maxEventTimeSkewMs: 300_000,
+      maxMessageBytes: 1_000_000,
+      nowMs: () => broker,
+    });
+    const outs = await p.process(msg(JSON.stringify({ ...shellTrace, timestamp: new Date(stamped).toISOString() })));
+    const req = JSON.parse(String(outs.find((o) => o.topic === topics.approvals)!.message.value)) as { requested_ms: number; deadline_ms: number };
+    expect(req).toMatchObject({ requested_ms: broker, deadline_ms: broker + 120_000 });
+    const decision = JSON.parse(String(outs.find((o) => o.topic === topics.decisions)!.message.value)) as { approval_deadline_ms: number; event_time_ms: number };
+    expect(decision.approval_deadline_ms).toBe(broker + 120_000);
+    expect(decision.event_time_ms).toBe(stamped);
+  });
+});
