@@ -8,7 +8,7 @@ import { HttpIngress } from '../adapters/http/ingress-server.js';
 import { StewardClient } from '../client/steward-client.js';
 import { watchAgentRegistry } from '../adapters/fs/agent-registry-watcher.js';
 import { createAgentRegistry } from '../engine/blueprint/registry.js';
-import { createRedis } from '../adapters/redis/client.js';
+import { createRedis, createRedisClient, type RedisClient } from '../adapters/redis/client.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import type { Logger } from '../logger.js';
 import { AgentEventFeed } from './http-stream.js';
@@ -30,6 +30,15 @@ for i, k in ipairs(KEYS) do
   if redis.call('SET', k, '1', 'EX', ARGV[1], 'NX') then out[i] = 1 else out[i] = 0 end
 end
 return out`;
+
+/**
+ * The approval store's Redis: the same deployment the approvals stage and its sweeper use (a Cluster when
+ * redis.cluster_nodes is set), not the ingress's own single connection — on a Cluster that one would be told
+ * MOVED for the `{ap}` slot whenever redis.url names another master.
+ */
+export function approvalRedis(cfg: Pick<StewardConfig, 'redis'>): RedisClient {
+  return createRedisClient(cfg.redis.url, cfg.redis.clusterNodes, { maxRetriesPerRequest: 1 });
+}
 
 export interface RunningIngress {
   ingress: HttpIngress;
@@ -82,8 +91,10 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     // docs/approvals.md: approvers answer over this route when an approver registry is configured.
     const approvers = cfg.approvals.approversFile ? parseApproverRegistry(readFileSync(cfg.approvals.approversFile, 'utf8'), cfg.approvals.approversFile) : undefined;
     let apProducer: Promise<StewardProducer> | undefined;
-    const approvalDeps = approvers && {
-      store: new RedisApprovalStore(redis, { prefix: cfg.redis.keyPrefix }),
+    const apRedis = approvers ? approvalRedis(cfg) : undefined;
+    if (apRedis) closers.push(() => apRedis.disconnect());
+    const approvalDeps = approvers && apRedis && {
+      store: new RedisApprovalStore(apRedis, { prefix: cfg.redis.keyPrefix }),
       topics: topicNames(cfg.topics.prefix),
       approvers: () => approvers,
     };
