@@ -1,7 +1,7 @@
 /**
  * ClickHouse SQL lexer (issue #28, docs/dsl.md "SQL dialects"): a real tokenizer following ClickHouse's
  * own Lexer.cpp rules, so the statement classifier (clickhouse-sql.ts) works on tokens, never on regex
- * matches over the text. Comments (`--`, `#`, nested `/* *\/`) and whitespace are dropped; strings
+ * matches over the text. Comments (`--`, `# `, `/* *\/`) and whitespace are dropped; strings
  * keep their decoded value; identifiers keep whether they were quoted (a quoted name is never a keyword).
  * Anything ClickHouse's lexer would reject, or that this one does not know, throws FactParseError
  * (cannot evaluate: the condition fails closed).
@@ -110,19 +110,13 @@ export function lexClickHouse(s: string): Tok[] {
       continue;
     }
     if (c === '/' && s[i + 1] === '*') {
-      let depth = 1;
-      let j = i + 2;
-      while (j < s.length && depth > 0) {
-        if (s[j] === '/' && s[j + 1] === '*') {
-          depth++;
-          j += 2;
-        } else if (s[j] === '*' && s[j + 1] === '/') {
-          depth--;
-          j += 2;
-        } else j++;
-      }
-      if (depth > 0) throw new FactParseError(`SQL (clickhouse): unterminated comment at ${i}`);
-      i = j;
+      // Recent ClickHouse nests block comments, older releases (18.16 here) end one at the first */:
+      // `/* /* */ ; DROP TABLE t; /* */ -- */` is one comment to the first and a DROP to the second.
+      // A `/*` inside a comment is read both ways by no one here: it cannot be evaluated.
+      const close = s.indexOf('*/', i + 2);
+      if (close < 0) throw new FactParseError(`SQL (clickhouse): unterminated comment at ${i}`);
+      if (s.slice(i + 2, close).includes('/*')) throw new FactParseError(`SQL (clickhouse): a comment inside a comment at ${i} (ClickHouse releases read it differently)`);
+      i = close + 2;
       continue;
     }
     const start = i;
