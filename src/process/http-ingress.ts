@@ -134,9 +134,12 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
         decide: (t, agent, timeoutMs) => tierClient(agent.tier).decide(t, { timeoutMs }),
         finalize: (t, agent, timeoutMs) => tierClient(agent.tier).finalize(t, { timeoutMs }),
         ...(approvalDeps && {
-          approve: async (key: string, id: string, decision: 'approve' | 'deny', reason: string | undefined) => {
-            apProducer ??= new KafkaAdapter(cfg.kafka, logger).producer();
-            return answerOverHttp({ ...approvalDeps, producer: await apProducer }, key, id, decision, reason);
+          approvals: {
+            approverOf: (key: string) => approvers?.byApiKey(key)?.id,
+            answer: async (key: string, id: string, decision: 'approve' | 'deny', reason: string | undefined) => {
+              apProducer ??= new KafkaAdapter(cfg.kafka, logger).producer();
+              return answerOverHttp({ ...approvalDeps, producer: await apProducer }, key, id, decision, reason);
+            },
           },
         }),
         idempotency: {

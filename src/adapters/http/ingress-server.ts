@@ -14,7 +14,7 @@ import type { AgentInfo, Trace } from '../../engine/types.js';
 import { validateTrace } from '../kafka/serde.js';
 import { acgpEventToTrace, type AcgpEvent } from './acgp-mapping.js';
 import { agentForKey, KeyRateLimiter, type KeyedRegistry } from './ingress-auth.js';
-import { registerApprovalRoutes, type ApprovalAnswerFn } from './approval-routes.js';
+import { registerApprovalRoutes, type ApprovalRouteDeps } from './approval-routes.js';
 
 export interface HttpIngressOptions {
   host: string;
@@ -68,7 +68,7 @@ export interface IngressDeps {
   /** What the pipeline stored about one of the agent's traces (ClickHouse, read-only); undefined: not (yet) stored. */
   query?(kind: 'scores' | 'feedback' | 'oversight', agentId: string, traceId: string): Promise<Record<string, unknown> | undefined>;
   /** Approvers answering pending approvals (docs/approvals.md), authenticated by their own API keys. */
-  approve?: ApprovalAnswerFn;
+  approvals?: ApprovalRouteDeps;
   now?: () => Date;
 }
 
@@ -118,6 +118,8 @@ export class HttpIngress {
 
   private inFlightBytes = 0;
   private readonly limiter: KeyRateLimiter;
+  /** Approvers' requests, by approver id (authenticated first): apart from the agents' buckets. */
+  private readonly approverLimiter: KeyRateLimiter;
   private streams = 0;
 
   /** SSE streams being served now. */
@@ -134,6 +136,7 @@ export class HttpIngress {
     private readonly deps?: IngressDeps,
   ) {
     this.limiter = new KeyRateLimiter(opts.ratePerSecond ?? 50);
+    this.approverLimiter = new KeyRateLimiter(opts.ratePerSecond ?? 50);
     const timeout = this.clientTimeoutMs;
     // Node checks requestTimeout only every connectionsCheckingInterval (default 30 s): at a quarter of the
     // timeout, a trickling request is closed within 1.25 × the timeout.
@@ -184,7 +187,7 @@ export class HttpIngress {
     });
     this.app.get('/v1/health', { schema: { ...healthSchema, security: [] } }, async () => ({ status: 'ok' as const }));
     this.app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => this.app.swagger());
-    if (this.deps?.approve) registerApprovalRoutes(this.app, this.deps.approve, (k) => this.limiter.take(k));
+    if (this.deps?.approvals) registerApprovalRoutes(this.app, this.deps.approvals, (id) => this.approverLimiter.take(id));
     if (this.deps) await this.app.register(async (scoped) => this.routes(scoped, this.deps!));
     await this.app.ready();
   }

@@ -124,7 +124,7 @@ describe('approvals (real Kafka, Redis, ClickHouse)', () => {
             {
               registry: () => createAgentRegistry([], 'ACL-2'),
               publish: async () => undefined,
-              approve: (key, id, decision, reason) => answerOverHttp({ store, topics, approvers: () => approvers, producer }, key, id, decision, reason),
+              approvals: { approverOf: (key) => approvers.byApiKey(key)?.id, answer: (key, id, decision, reason) => answerOverHttp({ store, topics, approvers: () => approvers, producer }, key, id, decision, reason) },
             },
           );
           await ingress.ready();
