@@ -1,8 +1,8 @@
 /**
  * The demo's ACM part (docs/acm.md "In the stream"): the refund example run (examples/refund-run, plan-A /
  * plan-B, a forbidden branch, a replan, a compensation) and one malformed plan, played through a
- * StewardClient into a tripwire stage (and the sink) governing runs with the example's blueprints,
- * acm.yaml and verification sheets. Trace and run ids get the demo's id, so repeated demos land new ledger
+ * StewardClient into a tripwire stage (and the scorer and sink, which store the runs' replay records for
+ * `steward replay export`) governing runs with the example's blueprints, acm.yaml and verification sheets. Trace and run ids get the demo's id, so repeated demos land new ledger
  * entries. Prints the answers and, with the sink, each run's row of v_acm_runs.
  */
 import { readFileSync } from 'node:fs';
@@ -48,7 +48,9 @@ export async function playAcmExample(cfg0: StewardConfig, o: { demoId: string; w
   const adapter = new KafkaAdapter(cfg.kafka, logger);
   const admin = await adapter.admin();
   await createTopics(admin, names, { partitions: cfg.topics.partitions, replicationFactor: cfg.topics.replicationFactor, replyPartitions: cfg.topics.replyPartitions, replyRetentionMs: 3_600_000 });
-  const stages: StageName[] = ['tripwire', ...(o.withSink ? (['sink'] as const) : [])];
+  // With the sink, the scorer too: the sink joins each run event's pending record and the scorer's answer into the
+  // run's replay records (docs/acm.md "In the stream"), which `steward replay export` reads.
+  const stages: StageName[] = ['tripwire', ...(o.withSink ? (['scorer', 'sink'] as const) : [])];
   const proc = await startStewardProcess(cfg, stages, logger);
   const client = new StewardClient({ kafka: adapter, topicPrefix: cfg.topics.prefix, logger });
   const answers = Object.fromEntries(INTERVENTIONS.map((i) => [i, 0])) as Record<Intervention, number>;
