@@ -86,6 +86,28 @@ export function approvalIdOf(eventId: string): string {
   return 'ap-' + createHash('sha256').update(eventId, 'utf8').digest('hex').slice(0, 24);
 }
 
+type Settings = { timeoutMs: number; defaultAction: 'approve' | 'deny'; role: string | undefined };
+
+/**
+ * The policy's settings for an agent: the strictest over the agent's registered skills (each its override over
+ * the base, a skill without one the base), never the skill the trace claims — an agent registered for two skills
+ * would otherwise pick the laxer override call by call (spec-decisions D35). Strictest: deny if any says deny;
+ * the longest timeout (a human gets the most time); the one role they agree on, else the base policy's role.
+ */
+function skillSettings(p: ApprovalPolicy, registered: readonly string[] | undefined): Settings {
+  const base: Settings = { timeoutMs: p.timeoutMs, defaultAction: p.defaultAction, role: p.role };
+  const all = (registered?.length ? registered : [undefined]).map((s): Settings => {
+    const o = s === undefined ? undefined : p.skills?.[s];
+    return o ? { timeoutMs: o.timeoutMs ?? base.timeoutMs, defaultAction: o.defaultAction ?? base.defaultAction, role: o.role ?? base.role } : base;
+  });
+  const roles = new Set(all.map((x) => x.role));
+  return {
+    timeoutMs: Math.max(...all.map((x) => x.timeoutMs)),
+    defaultAction: all.some((x) => x.defaultAction === 'deny') ? 'deny' : 'approve',
+    role: roles.size === 1 ? all[0]!.role : base.role,
+  };
+}
+
 /** The first policy of `policies` (parent first) that matches the call, as a request; undefined: no approval needed. */
 export function approvalFor(policies: readonly ApprovalPolicy[] | undefined, ctx: EvalContext, eventId: string): ApprovalRequest | undefined {
   const trace: Trace = ctx.trace;
@@ -100,9 +122,7 @@ export function approvalFor(policies: readonly ApprovalPolicy[] | undefined, ctx
     }
     if (!hit) continue;
     const skill = typeof trace.skill_id === 'string' && ctx.agent.skills?.includes(trace.skill_id) ? trace.skill_id : null;
-    const o = skill ? p.skills?.[skill] : undefined;
-    const timeoutMs = o?.timeoutMs ?? p.timeoutMs;
-    const role = o?.role ?? p.role;
+    const { timeoutMs, defaultAction, role } = skillSettings(p, ctx.agent.skills);
     return {
       approval_id: approvalIdOf(eventId),
       tool: trace.tool,
@@ -114,7 +134,7 @@ export function approvalFor(policies: readonly ApprovalPolicy[] | undefined, ctx
       job_id: typeof trace.job_id === 'string' ? trace.job_id : null,
       skill_id: skill,
       role: role ?? null,
-      default_action: o?.defaultAction ?? p.defaultAction,
+      default_action: defaultAction,
       requested_ms: ctx.nowMs,
       deadline_ms: ctx.nowMs + timeoutMs,
       args: trace.args ?? null,

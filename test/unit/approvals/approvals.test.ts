@@ -19,12 +19,14 @@ tools:
   - id: wire
     requires_approval: true
 `;
-const agent: AgentInfo = { id: 'a1', tenant: 'acme', tier: 'ACL-2', tools: [], domains: [], registered: true, skills: ['vip'] };
+const agent: AgentInfo = { id: 'a1', tenant: 'acme', tier: 'ACL-2', tools: [], domains: [], registered: true };
 const call = (tool: string, amount: number, extra: Record<string, unknown> = {}): Trace => ({ trace_id: 't1', agent_id: 'a1', timestamp: 'x', hook: 'tool_call', tool, args: { amount }, ...extra }) as Trace;
 const ctx = (trace: Trace) => ({ trace, agent, trustDebt: 0, nowMs: 1_000_000, stateNamespace: 'acme:a1' });
 
 describe('requires_approval policies (gate spec §6)', () => {
   const bp = compileBlueprintSet([{ file: 'pay.yaml', text: BP }], { config: defaultEngineConfig() }).set!.get('pay@1.0')!;
+  const BP2 = BP.replace('skills: { vip: { timeout: 5m, default_action: approve, role: vip_desk } }', 'skills: { vip: { timeout: 5m, default_action: approve, role: vip_desk }, gold: { timeout: 10m, default_action: approve, role: vip_desk } }');
+  const bp2 = compileBlueprintSet([{ file: 'pay.yaml', text: BP2 }], { config: defaultEngineConfig() }).set!.get('pay@1.0')!;
 
   it('compiles per tool with defaults (1 h, deny) and per-skill overrides', () => {
     expect(bp.approvals!.map((p) => [p.tool, p.timeoutMs, p.defaultAction, p.role])).toEqual([
@@ -44,9 +46,20 @@ describe('requires_approval policies (gate spec §6)', () => {
     expect(approvalFor(bp.approvals, ctx(call('wire', 1)), 'ev-1')).toMatchObject({ role: null, deadline_ms: 4_600_000 });
   });
 
-  it('a registered skill takes its overrides; an unlisted skill does not', () => {
-    expect(approvalFor(bp.approvals, ctx(call('process_refund', 900, { skill_id: 'vip' })), 'e')).toMatchObject({ skill_id: 'vip', role: 'vip_desk', default_action: 'approve', deadline_ms: 1_300_000 });
-    expect(approvalFor(bp.approvals, ctx(call('process_refund', 900, { skill_id: 'other' })), 'e')).toMatchObject({ skill_id: null, role: 'supervisor' });
+  it("skill overrides follow the agent's registered skills, not the skill the trace claims (review finding 11)", () => {
+    const as = (skills: string[] | undefined, skill_id?: string) => approvalFor(bp2.approvals, { ...ctx(call('process_refund', 900, skill_id ? { skill_id } : {})), agent: { ...agent, skills } }, 'e')!;
+    // registered for vip only: vip's settings whatever the trace claims (an unlisted skill_id is not recorded)
+    for (const claim of ['vip', 'other', undefined]) expect(as(['vip'], claim)).toMatchObject({ role: 'vip_desk', default_action: 'approve', deadline_ms: 1_300_000 });
+    expect(as(['vip'], 'other')).toMatchObject({ skill_id: null });
+    expect(as(['vip'], 'vip')).toMatchObject({ skill_id: 'vip' });
+    // registered for vip and plain (no override: the base): claiming vip no longer picks the laxer one —
+    // deny wins, the longest timeout, the roles disagree so the base role
+    expect(as(['vip', 'plain'], 'vip')).toMatchObject({ skill_id: 'vip', role: 'supervisor', default_action: 'deny', deadline_ms: 1_000_000 + 1_800_000 });
+    expect(as(['vip', 'plain'], 'plain')).toMatchObject({ skill_id: 'plain', role: 'supervisor', default_action: 'deny', deadline_ms: 1_000_000 + 1_800_000 });
+    // two overrides that agree on the role and the default: that role, approve, the longer timeout
+    expect(as(['vip', 'gold'], 'vip')).toMatchObject({ role: 'vip_desk', default_action: 'approve', deadline_ms: 1_000_000 + 600_000 });
+    // no registered skills: the base policy
+    expect(as(undefined, 'vip')).toMatchObject({ skill_id: null, role: 'supervisor', default_action: 'deny', deadline_ms: 2_800_000 });
   });
 
   it('the deadline counts from the broker time of the trace, not the event time the agent stamped', () => {
