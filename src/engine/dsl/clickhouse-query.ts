@@ -181,6 +181,31 @@ function normalise(t: Tok[]): Normalised {
       i += 2;
       continue;
     }
+    // `* EXCEPT (a, b)`, `* REPLACE (expr AS a)`, `* APPLY (f)`: column transformers; REPLACE's expressions count.
+    if (x.kind === 'word' && kw(x, 'EXCEPT', 'REPLACE', 'APPLY') && op(prev, '*')) {
+      const close = op(next, '(') ? matching(t, i + 1) : i + 1;
+      if (x.kw === 'REPLACE' && op(next, '(')) fragments.push(t.slice(i + 2, close));
+      else if (t.slice(i + 1, close).some((y) => kw(y, 'SELECT'))) throw new FactParseError(`SQL (clickhouse): a query inside * ${x.kw} is not understood`);
+      i = close + 1;
+      continue;
+    }
+    // Map literal {'a': 1, 'b': 2} → map('a', 1, 'b', 2).
+    if (op(x, '{')) {
+      const close = matching(t, i);
+      const inner: Tok[] = [];
+      for (let j = i + 1, d = 0; j < close; j++) {
+        const y = t[j]!;
+        if (op(y, '(') || op(y, '[') || op(y, '{')) d++;
+        else if (op(y, ')') || op(y, ']') || op(y, '}')) d--;
+        inner.push(d === 0 && op(y, ':') ? syn('op', ',') : y);
+      }
+      const n = normalise(inner);
+      fragments.push(...n.fragments);
+      outfile ||= n.outfile;
+      out.push(syn('word', 'map'), syn('op', '('), ...n.toks, syn('op', ')'));
+      i = close + 1;
+      continue;
+    }
     if (x.kind === 'op') {
       if (x.text === '==') {
         out.push(syn('op', '='));
