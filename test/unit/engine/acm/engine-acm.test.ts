@@ -17,9 +17,16 @@ const DIR = 'examples/refund-run';
 const traces = readFileSync(`${DIR}/trace.jsonl`, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Trace);
 const nowOf = (t: Trace) => Date.parse(String(t.timestamp));
 
-function engine(withAcm: boolean): { engine: StewardEngine; store: MemoryAcmRunStateStore } {
+/** The example's blueprint with a stateful tripwire over task.pre (a rate window read for every task.pre). */
+const WITH_RATE = readFileSync(`${DIR}/blueprints/refund_run@1.0.yaml`, 'utf8').replace(
+  'checks:\n',
+  'tripwires:\n  - id: task_rate\n    severity: standard\n    when:\n      hook: "task.pre"\n    condition: NOT exceeds_rate(agent_id, 100, "1h")\n    eval_tier: 1\n    requires_state: true\n    on_fail:\n      decision: block\n      reason: "too many tasks"\n\nchecks:\n',
+);
+
+/** `text`: another blueprint, selected for the agent (it lists the blueprint's tool, as examples/refund-run/blueprints/agents.yaml does). */
+function engine(withAcm: boolean, text?: string): { engine: StewardEngine; store: MemoryAcmRunStateStore } {
   const config = defaultEngineConfig();
-  const res = compileBlueprintSet([{ file: 'refund.yaml', text: readFileSync(`${DIR}/blueprints/refund_run@1.0.yaml`, 'utf8') }], { config });
+  const res = compileBlueprintSet([{ file: 'refund.yaml', text: text ?? readFileSync(`${DIR}/blueprints/refund_run@1.0.yaml`, 'utf8') }], { config });
   if (!res.set) throw new Error(res.errors.map((e) => e.format()).join('\n'));
   const set = res.set;
   const dsl = dslOptionsFromConfig(config);
@@ -31,7 +38,7 @@ function engine(withAcm: boolean): { engine: StewardEngine; store: MemoryAcmRunS
     engine: new StewardEngine({
       blueprints: () => set,
       registry: createAgentRegistry([
-        { id: 'refund-agent-1', tenant: 'acme', tier: 'ACL-2', tools: [], domains: [], registered: true },
+        { id: 'refund-agent-1', tenant: 'acme', tier: 'ACL-2', tools: text ? ['create_refund_txn'] : [], domains: [], registered: true },
         { id: 'alice@example.com', tenant: 'acme', tier: 'ACL-1', tools: [], domains: [], registered: true },
       ]),
       config,
@@ -71,6 +78,17 @@ describe('StewardEngine acm option', () => {
     const again = await e.decide(traces[1]!, nowOf(traces[1]!));
     expect(again.acm!.drafts).toEqual(first.acm!.drafts);
     expect((await store.getRun('acme', first.acm!.run_id!))!.run!.selections).toBe(1);
+  });
+
+  it('an event of a run carries its replay record and the state reads of its own decision only (docs/acm.md "In the stream")', async () => {
+    const { engine: e } = engine(true, WITH_RATE);
+    const recs: DecisionRecord[] = [];
+    for (const t of traces.slice(0, 5)) recs.push(await e.decide(t, nowOf(t), `${t.trace_id}#e`));
+    // refund-03 and refund-05 are task.pre: one rate-window read each, counting that run's task.pre events so far.
+    expect(recs.map((r) => r.acm?.record?.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(recs.map((r) => (r.acm?.reads ?? []).map((x) => (x.op === 'hit' ? x.count : -1)))).toEqual([[], [], [1], [], [2]]);
+    expect(recs[2]!.acm!.reads![0]).toMatchObject({ op: 'hit', ns: 'acme:refund-agent-1', hit_id: 'refund-03#e:refund-agent-1' });
+    expect(recs[1]!.acm!.record!.acm).toMatchObject({ intervention: 'ok', violations: [] });
   });
 
   it('without the option ACM events are decided by their blueprint only', async () => {
