@@ -6,7 +6,7 @@
  *                                      (a quarter of the calls need approval: their request id is hashed);
  *   approval_check_no_hit_vs_tripwire_stage=  the same over calls none of which needs approval;
  *   locked_rules_compile_vs_checks=    compiling a blueprint whose rules come from a .rules.lock over the same
- *                                      conditions written as checks (the lock's hash check and re-compile; both
+ *                                      conditions written as checks (the lock's hash check, re-compile and re-run of its tests; both
  *                                      sides also compile the built-in baseline they inherit).
  */
 import { performance } from 'node:perf_hooks';
@@ -55,7 +55,13 @@ function round(n: number, withApproval: boolean, traces: Trace[], expectHits: nu
 const RULES = Array.from({ length: 20 }, (_, i) => ({ id: `r${i}`, text: `Refunds over ${i * 100} need approval`, dsl: `args.amount <= ${i * 100}` }));
 const ruleText = `id: bench/r@1.0\n${HEAD}${CHECKS}rules:\n${RULES.map((r) => `  - { id: ${r.id}, text: "${r.text}", when: { tool: process_refund } }`).join('\n')}\n`;
 const checkText = `id: bench/r@1.0\n${HEAD}${CHECKS}${RULES.map((r) => `  - { id: ${r.id}, when: { tool: process_refund }, rule: { condition: "${r.dsl}", on_fail: { decision: block, reason: x } } }`).join('\n')}\n`;
-const lock = { version: 1 as const, blueprint: 'bench/r@1.0', rules: RULES.map((r): RuleLockEntry => ({ id: r.id, text_sha256: ruleTextHash(r.text), model: 'm', kind: 'condition', dsl: r.dsl, tests: [], outcome: 'mechanical' })) };
+// Each entry carries one failing and one passing case: the loader re-runs them (review finding 5), so the
+// locked side's cost includes that re-verification, as in production.
+const lockTests = (i: number): RuleLockEntry['tests'] => [
+  { source: 'llm', trace: { tool: 'process_refund', args: { amount: i * 100 + 1 } }, expect: 'fail' },
+  { source: 'llm', trace: { tool: 'process_refund', args: { amount: i * 100 } }, expect: 'pass' },
+];
+const lock = { version: 1 as const, blueprint: 'bench/r@1.0', rules: RULES.map((r, i): RuleLockEntry => ({ id: r.id, text_sha256: ruleTextHash(r.text), model: 'm', kind: 'condition', dsl: r.dsl, tests: lockTests(i), outcome: 'mechanical' })) };
 function compileRound(n: number, rules: boolean): number {
   const t0 = performance.now();
   for (let i = 0; i < n; i++) {

@@ -1,7 +1,8 @@
 /**
  * `steward compile-rules PATH...` (gate spec §7, §8, §10; docs/rules.md): the one command that asks the LLM.
  * Refreshes the MCP import caches of blueprints that name `mcp_servers`, then runs the compile loop for
- * every rule whose lock entry is missing or stale (or all with --force) and writes `<blueprint>.rules.lock`.
+ * every rule whose lock entry is missing or stale, or is mechanical but fails re-verification (its DSL no longer
+ * compiles, its recorded tests do not hold, it was edited by hand), or all with --force, and writes `<blueprint>.rules.lock`.
  * The LLM is the configured one (STEWARD_LLM_BASE_URL, _API_KEY, _MODEL, _PROVIDER).
  * Exit 0: every tier-1 rule is mechanical; 1: a tier-1 rule stayed text (the blueprint will not load);
  * 2: usage, or no LLM configured.
@@ -18,7 +19,7 @@ import { dslOptions } from '../../engine/blueprint/conditions.js';
 import { parseAgentRegistry } from '../../engine/blueprint/index.js';
 import { defaultEngineConfig } from '../../engine/config.js';
 import { compileWhen } from '../../engine/dsl/index.js';
-import { compileRule } from '../../engine/rules/compile-loop.js';
+import { compileRule, verifyLockedEntry } from '../../engine/rules/compile-loop.js';
 import { authoredRules } from '../../engine/rules/load.js';
 import { renderRuleLock, ruleLockPath, ruleTextHash } from '../../engine/rules/lock.js';
 import type { AuthoredRule, RuleLockEntry, RuleTest } from '../../engine/rules/types.js';
@@ -136,11 +137,17 @@ export async function run(argv: string[], deps: { llm?: LlmClient; out?: NodeJS.
       const old = prev.get(rule.id);
       const current = old && old.text_sha256 === ruleTextHash(rule.text) && old.kind === (rule.tier === 2 ? 'workflow' : 'condition');
       const raw = (v.rules as unknown[]).find((r) => isObj(r) && r.id === rule.id) as Obj;
-      const entry = current && !values.force ? old : await compileRule(rule, { llm, ...(model && { model }), dsl, ...(tools && { tools }), agentTools: [...known].sort(), examples: authorExamples(rule, raw.when, tests, blueprintId) });
+      // An unchanged mechanical entry is re-verified as the loader does (compile + its recorded tests, and the
+      // dsl_sha256 it was written with): a hand-edited or no longer holding entry is compiled again, not kept.
+      const check = current && !values.force && old.outcome === 'mechanical' ? verifyLockedEntry(old, rule, { dsl, ...(tools && { tools }) }) : undefined;
+      const recheck = check?.problem ?? (check?.edited ? 'the locked form is not what compile-rules wrote (dsl_sha256 differs)' : undefined);
+      const keep = current && !values.force && recheck === undefined;
+      const entry = keep ? old : await compileRule(rule, { llm, ...(model && { model }), dsl, ...(tools && { tools }), agentTools: [...known].sort(), examples: authorExamples(rule, raw.when, tests, blueprintId) });
       entries.push(entry);
       if (rule.tier === 1 && entry.outcome !== 'mechanical') tier1Text++;
       const what = entry.outcome === 'mechanical' ? (entry.dsl ?? entry.workflow?.steps.join(' → ')) : entry.reason;
-      out.write(`${f.file}: rule ${rule.id}: ${entry.outcome}${current && !values.force ? ' (unchanged)' : ''}: ${what}\n`);
+      const note = keep ? ' (unchanged)' : recheck ? ` (the lock entry failed re-verification: ${recheck}; compiled again)` : '';
+      out.write(`${f.file}: rule ${rule.id}: ${entry.outcome}${note}: ${what}\n`);
     }
     const lockPath = ruleLockPath(f.file);
     await writeFile(lockPath, renderRuleLock({ version: 1, blueprint: blueprintId, rules: entries }));

@@ -8,7 +8,7 @@
 import { compileCondition, type DslCompileOptions } from '../dsl/index.js';
 import type { AgentInfo, CompiledCondition, LlmClient, Trace } from '../types.js';
 import { checkArgTypes } from './arg-types.js';
-import { ruleTextHash } from './lock.js';
+import { compiledFormHash, ruleTextHash } from './lock.js';
 import { parseJsonAnswer, parseTests, RULES_SYSTEM, testsPrompt, translationPrompt } from './prompts.js';
 import type { AuthoredRule, RuleLockEntry, RuleTest, ToolSchemas } from './types.js';
 
@@ -59,6 +59,44 @@ export function runConditionTest(condition: CompiledCondition, t: RuleTest): boo
   }
 }
 
+/** A rule's tests must show it can both allow and refuse: a condition like `true` passes any set of pass-only tests. */
+function bothOutcomesProblem(tests: readonly RuleTest[]): string | undefined {
+  if (tests.some((t) => t.expect === 'fail') && tests.some((t) => t.expect === 'pass')) return undefined;
+  return `do not include both a complying (pass) and a violating (fail) case (${tests.length} test(s))`;
+}
+
+/**
+ * Re-verifies a `mechanical` lock entry without an LLM (docs/rules.md "Loading"): the locked DSL compiles here
+ * (lists and tool schemas of this load), the recorded tests hold at least one pass and one fail case, and every
+ * one of them still gives its expected answer against the locked DSL or workflow. Pure and cheap (a compile
+ * and a few evaluations), so every loader runs it: the lock is reviewed text, and a hand edit of its `dsl` (to
+ * `true`, say) must not be trusted on the strength of a text hash that never covered it. `edited`: the entry
+ * carries a dsl_sha256 that its compiled form does not match.
+ */
+export function verifyLockedEntry(entry: RuleLockEntry, rule: AuthoredRule, deps: Pick<CompileRuleDeps, 'dsl' | 'tools'>): { condition?: CompiledCondition; problem?: string; edited: boolean } {
+  const edited = entry.dsl_sha256 !== undefined && entry.dsl_sha256 !== compiledFormHash(entry);
+  let evaluate: (t: RuleTest) => boolean;
+  let tests: RuleTest[];
+  let condition: CompiledCondition | undefined;
+  if (entry.kind === 'workflow') {
+    const steps = entry.workflow?.steps ?? [];
+    if (steps.length < 2) return { problem: 'the locked workflow has fewer than two steps', edited };
+    tests = entry.tests.filter((t) => t.calls !== undefined);
+    evaluate = (t) => workflowHolds(steps, t.calls ?? []) === (t.expect === 'pass');
+  } else {
+    const c = compileRuleCondition(entry.dsl ?? '', rule, deps);
+    if (!c.condition) return { problem: `the locked condition no longer compiles (${c.problem})`, edited };
+    condition = c.condition;
+    tests = entry.tests.filter((t) => t.trace !== undefined);
+    evaluate = (t) => runConditionTest(c.condition!, t);
+  }
+  const one = bothOutcomesProblem(tests);
+  if (one) return { problem: `the recorded tests ${one}`, edited };
+  const failed = tests.filter((t) => !evaluate(t));
+  if (failed.length) return { problem: `${failed.length} of ${tests.length} recorded test(s) fail against the locked ${entry.kind === 'workflow' ? 'workflow' : 'DSL'} (${failed.map((t) => t.name ?? `${t.source} ${t.expect}`).join(', ')})`, edited };
+  return { ...(condition && { condition }), edited };
+}
+
 async function ask(deps: CompileRuleDeps, prompt: string): Promise<{ text?: string; model: string | null; error?: string }> {
   try {
     const r = await deps.llm.complete({ ...(deps.model && { model: deps.model }), system: RULES_SYSTEM, prompt, temperature: 0, maxTokens: 1024, timeoutMs: deps.timeoutMs ?? 30_000 }, deps.signal);
@@ -105,5 +143,8 @@ export async function compileRule(rule: AuthoredRule, deps: CompileRuleDeps): Pr
   const tests = [...llmTests, ...authorTests].map((t) => ({ ...t, passed: evaluate(t) }));
   const failed = tests.filter((t) => !t.passed);
   if (failed.length) return asText(tr.model, `${failed.length} of ${tests.length} test(s) failed (${failed.map((t) => t.name ?? `${t.source} ${t.expect}`).join(', ')})`, { ...compiled, tests });
-  return { ...base, model: tr.model, ...compiled, tests, outcome: 'mechanical' };
+  // The loader refuses a mechanical entry without both kinds of case (verifyLockedEntry), so never write one.
+  const one = bothOutcomesProblem(tests);
+  if (one) return asText(tr.model, `the tests ${one}`, { ...compiled, tests });
+  return { ...base, model: tr.model, ...compiled, dsl_sha256: compiledFormHash({ kind, ...compiled }), tests, outcome: 'mechanical' };
 }

@@ -12,7 +12,7 @@ import type { PathSeg, SourceDoc } from '../blueprint/source.js';
 import type { Workflow } from '../gate/types.js';
 import type { CompiledMetric, CompiledRule, Intervention } from '../types.js';
 import { checkArgTypes } from './arg-types.js';
-import { compileRuleCondition } from './compile-loop.js';
+import { verifyLockedEntry } from './compile-loop.js';
 import { ruleTextHash } from './lock.js';
 import type { AuthoredRule, RuleLock, RuleLockEntry, ToolSchemas } from './types.js';
 
@@ -69,17 +69,16 @@ export function compileOwnRules(inp: RuleLoadInput, errors: StewardError[], warn
     const when = compileWhenAt(r.when);
     const onFail = isObj(r.on_fail) ? { decision: String(r.on_fail.decision) as Intervention, reason: String(r.on_fail.reason ?? rule.text) } : { decision: 'block' as Intervention, reason: rule.text };
     if (state === 'mechanical') {
-      if (entry!.kind === 'workflow' && entry!.workflow) {
-        out.workflows.push({ id: `rule.${rule.id}`, tier: 2, description: rule.text, when, steps: entry!.workflow.steps, required: false, position: at(), stepsPosition: at('text') });
+      // Re-verified on every load (compile + the recorded tests): the text hash never covered the DSL.
+      const v = verifyLockedEntry(entry!, rule, inp);
+      if (!v.problem) {
+        if (v.edited) warnings.push(new StewardError('STEWARD_RULES_LOCK_EDITED', `rule '${rule.id}': the locked ${entry!.kind === 'workflow' ? 'workflow' : 'DSL'} is not what \`steward compile-rules\` wrote (dsl_sha256 differs: edited by hand?); used because its recorded tests pass, and replaced at the next \`steward compile-rules\``, { position: at('text') }));
+        if (entry!.kind === 'workflow') out.workflows.push({ id: `rule.${rule.id}`, tier: 2, description: rule.text, when, steps: entry!.workflow!.steps, required: false, position: at(), stepsPosition: at('text') });
+        else out.rules.push({ id: rule.id, when, condition: v.condition!, onFail, position: at() });
         return;
       }
-      const c = compileRuleCondition(entry!.dsl ?? '', rule, inp);
-      if (c.condition) {
-        out.rules.push({ id: rule.id, when, condition: c.condition, onFail, position: at() });
-        return;
-      }
-      // The lock's DSL no longer compiles here (a list or a tool schema changed since): not mechanical.
-      (rule.tier === 1 ? errors : warnings).push(new StewardError('STEWARD_RULES_LOCK', `rule '${rule.id}': the locked condition no longer compiles (${c.problem}); run \`steward compile-rules\``, { position: at('text') }));
+      // Not mechanical after all: a list or tool schema changed since, or the entry's DSL or tests do not hold.
+      (rule.tier === 1 ? errors : warnings).push(new StewardError('STEWARD_RULES_LOCK', `rule '${rule.id}': its lock entry is not trusted: ${v.problem}; ${rule.tier === 1 ? 'tier-1 text must compile' : 'checked as text by the LLM judge at run time'}; run \`steward compile-rules\``, { position: at('text') }));
       if (rule.tier === 1) return;
     } else if (rule.tier === 1) {
       const why = state === 'text' ? `did not compile to a tested condition (${entry!.reason ?? 'see the lock file'})` : state === 'stale' ? 'has a stale lock entry (the text changed)' : 'has no lock entry';

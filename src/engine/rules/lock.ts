@@ -18,6 +18,12 @@ export function ruleTextHash(text: string): string {
   return createHash('sha256').update(text.trim(), 'utf8').digest('hex');
 }
 
+/** The hash `dsl_sha256` records: of the DSL text (a condition) or of the steps as JSON (a workflow). */
+export function compiledFormHash(e: Pick<RuleLockEntry, 'kind' | 'dsl' | 'workflow'>): string {
+  const form = e.kind === 'workflow' ? JSON.stringify(e.workflow?.steps ?? []) : (e.dsl ?? '');
+  return createHash('sha256').update(form, 'utf8').digest('hex');
+}
+
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function parseTest(t: unknown): RuleTest | undefined {
@@ -43,6 +49,7 @@ function parseEntry(e: unknown): RuleLockEntry | undefined {
     kind: e.kind,
     ...(typeof e.dsl === 'string' && { dsl: e.dsl }),
     ...(steps && { workflow: { steps } }),
+    ...(typeof e.dsl_sha256 === 'string' && { dsl_sha256: e.dsl_sha256 }),
     tests: Array.isArray(e.tests) ? e.tests.map(parseTest).filter((t): t is RuleTest => t !== undefined) : [],
     outcome: e.outcome,
     ...(typeof e.reason === 'string' && { reason: e.reason }),
@@ -73,6 +80,7 @@ export function renderRuleLock(lock: RuleLock): string {
     kind: e.kind,
     ...(e.dsl !== undefined && { dsl: e.dsl }),
     ...(e.workflow && { workflow: { steps: e.workflow.steps } }),
+    ...(e.dsl_sha256 !== undefined && { dsl_sha256: e.dsl_sha256 }),
     outcome: e.outcome,
     ...(e.reason !== undefined && { reason: e.reason }),
     tests: e.tests.map((t) => ({ source: t.source, ...(t.name && { name: t.name }), ...(t.trace && { trace: t.trace }), ...(t.calls && { calls: t.calls }), expect: t.expect, ...(t.passed !== undefined && { passed: t.passed }) })),

@@ -41,6 +41,11 @@ export interface RuleLockEntry {
   /** The DSL condition (an invariant: true when the action complies). */
   dsl?: string;
   workflow?: { steps: string[] };
+  /**
+   * sha256 hex of the compiled form as `steward compile-rules` wrote it (the DSL, or the workflow steps as
+   * JSON): a reader — and the loader — can see a hand edit. Absent in locks written before it existed.
+   */
+  dsl_sha256?: string;
   tests: RuleTest[];
   outcome: RuleOutcome;
   /** Why a rule stayed text (no compile, a failed test, bad LLM output). */

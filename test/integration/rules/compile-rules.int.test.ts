@@ -135,6 +135,28 @@ rules:
     expect(again.text()).toMatch(/rule refund_limit: mechanical \(unchanged\)/);
   });
 
+  it('a hand-edited lock entry (dsl → "true") is not trusted by the loader and is compiled again by compile-rules (review finding 5)', async () => {
+    const lockFile = ruleLockPath(file);
+    const good = await readFile(lockFile, 'utf8');
+    const lock = parseRuleLock(good, 'x').lock!;
+    const ceiling = lock.rules.find((e) => e.id === 'refund_ceiling')!;
+    expect(ceiling.dsl_sha256).toMatch(/^[0-9a-f]{64}$/);
+    // the text hash still matches: before, this loaded as a tier-1 rule that allows everything
+    await writeFile(lockFile, good.replace(JSON.stringify(ceiling.dsl), '"true"'));
+    const r = await load();
+    expect(r.set).toBeUndefined();
+    expect(r.errors.map((e) => e.format())).toEqual([expect.stringMatching(/refunds@1\.0\.yaml:10:\d+: STEWARD_RULES_LOCK: rule 'refund_ceiling': its lock entry is not trusted: 1 of 3 recorded test\(s\) fail against the locked DSL/)]);
+
+    const asked = llm.requests.length;
+    const out = sink();
+    expect(await compileRules([dir], { llm: createLlmClient({ baseUrl: llm.url, model: 'rules-model' }), out: out.w, err: sink().w })).toBe(0);
+    expect(out.text()).toMatch(/rule refund_ceiling: mechanical \(the lock entry failed re-verification: 1 of 3 recorded test\(s\) fail against the locked DSL \(llm fail\); compiled again\)/);
+    expect(out.text()).toMatch(/rule refund_limit: mechanical \(unchanged\)/);
+    expect(llm.requests.length).toBe(asked + 2); // translation + tests of that one rule
+    expect(await readFile(lockFile, 'utf8')).toBe(good);
+    expect((await load()).errors).toEqual([]);
+  });
+
   it('a tier-1 rule the LLM answers garbage for is exit 1 and a load error; a changed text is stale for validate', async () => {
     mode.tier1Garbage = true;
     const err = sink();

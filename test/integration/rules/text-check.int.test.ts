@@ -62,7 +62,7 @@ describe('rules at run time (steward eval, local OpenAI-protocol LLM)', () => {
   });
 
   it('a mechanical lock entry: a rule check, no LLM call about the rule', async () => {
-    writeFileSync(join(dir, 'refunds.rules.lock'), renderRuleLock({ version: 1, blueprint: 'support/refunds@1.0', rules: [{ id: 'refund_limit', text_sha256: ruleTextHash(RULE), model: 'm', kind: 'condition', dsl: 'args.amount <= 500', tests: [], outcome: 'mechanical' }] }));
+    writeFileSync(join(dir, 'refunds.rules.lock'), renderRuleLock({ version: 1, blueprint: 'support/refunds@1.0', rules: [{ id: 'refund_limit', text_sha256: ruleTextHash(RULE), model: 'm', kind: 'condition', dsl: 'args.amount <= 500', tests: [{ source: 'llm', trace: { tool: 'process_refund', args: { amount: 600 } }, expect: 'fail' }, { source: 'llm', trace: { tool: 'process_refund', args: { amount: 100 } }, expect: 'pass' }], outcome: 'mechanical' }] }));
     srv.requests.length = 0;
     const r = await evalCli(dir, [refund, { ...refund, trace_id: 'r-2', args: { amount: 100 } }], env());
     expect(r.code, r.err).toBe(0);

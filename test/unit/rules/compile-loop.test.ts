@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { dslOptionsFromConfig } from '../../../src/engine/dsl/index.js';
 import { defaultEngineConfig } from '../../../src/engine/config.js';
-import { compileRule, workflowHolds } from '../../../src/engine/rules/compile-loop.js';
-import { ruleTextHash } from '../../../src/engine/rules/lock.js';
+import { compileRule, verifyLockedEntry, workflowHolds } from '../../../src/engine/rules/compile-loop.js';
+import { compiledFormHash, ruleTextHash } from '../../../src/engine/rules/lock.js';
 import type { AuthoredRule, RuleTest } from '../../../src/engine/rules/types.js';
 import type { LlmClient, LlmRequest } from '../../../src/engine/types.js';
 
@@ -94,6 +94,17 @@ describe('compileRule (gate spec §7)', () => {
     expect(badTests.reason).toMatch(/test cases are not/);
     const down: LlmClient = { complete: () => Promise.reject(new Error('connect ECONNREFUSED')) };
     expect(await compileRule(refund, deps(down))).toMatchObject({ outcome: 'text', model: null, reason: expect.stringMatching(/did not answer: connect ECONNREFUSED/) });
+  });
+
+  const GOOD = 'tool != "process_refund" OR args.amount <= 500';
+  it('tests without both a pass and a fail case leave the rule text (the loader would refuse such an entry); a mechanical entry records dsl_sha256', async () => {
+    const passOnly = JSON.stringify({ tests: [{ trace: { hook: 'tool_call', tool: 'process_refund', args: { amount: 300 } }, expect: 'pass' }] });
+    const e = await compileRule(refund, deps(scripted(JSON.stringify({ condition: 'true' }), passOnly)));
+    expect(e).toMatchObject({ outcome: 'text', dsl: 'true', reason: 'the tests do not include both a complying (pass) and a violating (fail) case (1 test(s))' });
+    const good = await compileRule(refund, deps(scripted(JSON.stringify({ condition: GOOD }), tests)));
+    expect(good).toMatchObject({ outcome: 'mechanical', dsl_sha256: compiledFormHash({ kind: 'condition', dsl: GOOD }) });
+    expect(verifyLockedEntry(good, refund, { dsl, tools })).toMatchObject({ edited: false });
+    expect(verifyLockedEntry(good, refund, { dsl, tools }).problem).toBeUndefined();
   });
 
   it('stateful translations are refused (a rule is decided from the action alone)', async () => {

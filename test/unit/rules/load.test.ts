@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileBlueprintSet } from '../../../src/engine/blueprint/index.js';
 import { defaultEngineConfig } from '../../../src/engine/config.js';
-import { parseRuleLock, renderRuleLock, ruleLockPath, ruleTextHash } from '../../../src/engine/rules/lock.js';
+import { compiledFormHash, parseRuleLock, renderRuleLock, ruleLockPath, ruleTextHash } from '../../../src/engine/rules/lock.js';
 import { staleLockEntries } from '../../../src/engine/rules/load.js';
 import type { RuleLock, RuleLockEntry, ToolSchemas } from '../../../src/engine/rules/types.js';
 import type { Trace } from '../../../src/engine/types.js';
@@ -19,7 +19,13 @@ const refundRule = (tier = '') => `  - id: refund_limit
     when: { tool: process_refund }
     on_fail: { decision: escalate, reason: over the refund limit }
 `;
-const mech = (over: Partial<RuleLockEntry> = {}): RuleLockEntry => ({ id: 'refund_limit', text_sha256: ruleTextHash(REFUND), model: 'm', kind: 'condition', dsl: 'args.amount <= 500', tests: [], outcome: 'mechanical', ...over });
+const refundTest = (amount: number, expect: 'pass' | 'fail') => ({ source: 'llm' as const, trace: { hook: 'tool_call', tool: 'process_refund', args: { amount } }, expect, passed: true });
+const TESTS = [refundTest(600, 'fail'), refundTest(100, 'pass')];
+const mech = (over: Partial<RuleLockEntry> = {}): RuleLockEntry => ({ id: 'refund_limit', text_sha256: ruleTextHash(REFUND), model: 'm', kind: 'condition', dsl: 'args.amount <= 500', tests: TESTS, outcome: 'mechanical', ...over });
+const WF_TESTS = [
+  { source: 'llm' as const, calls: ['verify_identity', 'access_account'], expect: 'pass' as const },
+  { source: 'llm' as const, calls: ['access_account'], expect: 'fail' as const },
+];
 const lock = (...rules: RuleLockEntry[]): RuleLock => ({ version: 1, blueprint: 'support/refunds@1.0', rules });
 const compile = (text: string, side?: { lock?: RuleLock; tools?: ToolSchemas }) =>
   compileBlueprintSet([{ file: 'bp/refunds@1.0.yaml', text }], { config: defaultEngineConfig(), ...(side && { sidecars: new Map([['bp/refunds@1.0.yaml', side]]) }) });
@@ -70,7 +76,7 @@ describe('loading rules from the lock (docs/rules.md)', () => {
 
   it('a process rule with a mechanical entry is an order-only tier-2 workflow of the gate', () => {
     const r = compile(bp(`  - id: verify_first\n    text: ${VERIFY}\n    tier: 2\n`), {
-      lock: lock({ id: 'verify_first', text_sha256: ruleTextHash(VERIFY), model: 'm', kind: 'workflow', workflow: { steps: ['verify_identity', 'access_account'] }, tests: [], outcome: 'mechanical' }),
+      lock: lock({ id: 'verify_first', text_sha256: ruleTextHash(VERIFY), model: 'm', kind: 'workflow', workflow: { steps: ['verify_identity', 'access_account'] }, tests: WF_TESTS, outcome: 'mechanical' }),
     });
     expect(r.errors).toEqual([]);
     const w = r.set!.get('support/refunds@1.0')!.gate!.workflows;
@@ -84,6 +90,53 @@ describe('loading rules from the lock (docs/rules.md)', () => {
     expect(r.set!.get('support/refunds@1.0')!.metrics.some((m) => m.id === 'refund_limit')).toBe(true);
   });
 
+  describe('a mechanical entry is re-verified at load (review finding 5)', () => {
+    const at6 = /^bp\/refunds@1\.0\.yaml:6:11: STEWARD_RULES_LOCK: rule 'refund_limit': its lock entry is not trusted: /;
+    const cases: [string, Partial<RuleLockEntry>, RegExp][] = [
+      ['its DSL edited to true (the fail case now passes)', { dsl: 'true' }, /1 of 2 recorded test\(s\) fail against the locked DSL \(llm fail\)/],
+      ['a subtly widened DSL', { dsl: 'args.amount <= 5000' }, /1 of 2 recorded test\(s\) fail/],
+      ['no tests at all', { tests: [] }, /the recorded tests do not include both a complying \(pass\) and a violating \(fail\) case \(0 test\(s\)\)/],
+      ['pass cases only', { dsl: 'true', tests: [refundTest(100, 'pass')] }, /do not include both/],
+      ['fail cases only', { tests: [refundTest(600, 'fail')] }, /do not include both/],
+    ];
+    it.each(cases)('%s: a text check with a positioned STEWARD_RULES_LOCK warning', (_why, over, message) => {
+      const r = compile(bp(refundRule()), { lock: lock(mech(over)) });
+      expect(r.errors).toEqual([]);
+      expect(r.warnings.map((w) => w.format())).toEqual([expect.stringMatching(at6)]);
+      expect(r.warnings[0]!.message).toMatch(message);
+      const b = r.set!.get('support/refunds@1.0')!;
+      expect(b.rules.some((x) => x.id === 'refund_limit')).toBe(false);
+      expect(b.metrics.find((m) => m.id === 'refund_limit')?.scorer).toBe('llm-judge');
+    });
+    it.each(cases)('%s, tier 1: a load error at the rule text', (_why, over, message) => {
+      const r = compile(bp(refundRule('\n    tier: 1')), { lock: lock(mech(over)) });
+      expect(r.set).toBeUndefined();
+      expect(r.errors.map((e) => e.format())).toEqual([expect.stringMatching(at6)]);
+      expect(r.errors[0]!.message).toMatch(message);
+    });
+
+    it('a workflow whose steps were swapped fails its recorded tests', () => {
+      const r = compile(bp(`  - id: verify_first\n    text: ${VERIFY}\n    tier: 2\n`), {
+        lock: lock({ id: 'verify_first', text_sha256: ruleTextHash(VERIFY), model: 'm', kind: 'workflow', workflow: { steps: ['access_account', 'verify_identity'] }, tests: WF_TESTS, outcome: 'mechanical' }),
+      });
+      expect(r.warnings.map((w) => w.message)).toEqual([expect.stringMatching(/2 of 2 recorded test\(s\) fail against the locked workflow/)]);
+      expect(r.set!.get('support/refunds@1.0')!.gate?.workflows ?? []).toEqual([]);
+    });
+
+    it('dsl_sha256: a hand edit whose tests still pass loads with a STEWARD_RULES_LOCK_EDITED warning; a matching or absent hash is silent', () => {
+      const edited = compile(bp(refundRule()), { lock: lock(mech({ dsl: 'args.amount < 501', dsl_sha256: compiledFormHash({ kind: 'condition', dsl: 'args.amount <= 500' }) })) });
+      expect(edited.warnings.map((w) => w.format())).toEqual([expect.stringMatching(/^bp\/refunds@1\.0\.yaml:6:11: STEWARD_RULES_LOCK_EDITED: rule 'refund_limit': the locked DSL is not what `steward compile-rules` wrote/)]);
+      expect(edited.set!.get('support/refunds@1.0')!.rules.some((x) => x.id === 'refund_limit')).toBe(true);
+      const same = compile(bp(refundRule()), { lock: lock(mech({ dsl_sha256: compiledFormHash({ kind: 'condition', dsl: 'args.amount <= 500' }) })) });
+      expect(same.warnings).toEqual([]);
+      // a lock written before dsl_sha256 existed (no hash) loads as before when its tests hold
+      const legacy = JSON.parse(renderRuleLock(lock(mech()))) as { rules: Record<string, unknown>[] };
+      expect(legacy.rules[0]).not.toHaveProperty('dsl_sha256');
+      const parsed = parseRuleLock(JSON.stringify(legacy), 'f').lock!;
+      expect(compile(bp(refundRule('\n    tier: 1')), { lock: parsed }).errors).toEqual([]);
+    });
+  });
+
   it('staleLockEntries: removed rules and changed texts', () => {
     const l = lock(mech(), mech({ id: 'gone' }), mech({ id: 'changed', text_sha256: 'old' }));
     const v = { rules: [{ id: 'refund_limit', text: REFUND }, { id: 'changed', text: 'new text' }] };
@@ -94,7 +147,7 @@ describe('loading rules from the lock (docs/rules.md)', () => {
   });
 
   it('the lock round-trips through its text, and a broken lock is a problem, not a throw', () => {
-    const l = lock(mech({ tests: [{ source: 'llm', trace: { tool: 'x' }, expect: 'pass', passed: true }] }));
+    const l = lock(mech({ dsl_sha256: 'ab', tests: [{ source: 'llm', trace: { tool: 'x' }, expect: 'pass', passed: true }] }));
     expect(parseRuleLock(renderRuleLock(l), 'f').lock).toEqual(l);
     expect(parseRuleLock('{not json', 'f.rules.lock').problem?.code).toBe('STEWARD_RULES_LOCK');
     expect(ruleLockPath('a/b@1.0.yaml')).toBe('a/b@1.0.rules.lock');
