@@ -1,24 +1,29 @@
 /**
  * The agent's side of an approval (docs/approvals.md "Waiting"): after a decision `escalate` with an
  * `approval_id`, wait for its one outcome on acgp.approvals. The read starts at the topic's offsets as of
- * `sinceMs` (by default the decision's time minus a minute), so an outcome published before the wait began
- * — an approver faster than the agent, or an agent restarted mid-wait — is still found. A group of its own
- * per wait, never committing: waiting moves no offsets of anyone.
+ * `sinceMs`, which the caller gives: the decision's `event_time_ms` minus limits.max_event_time_skew_ms and a
+ * minute (the request's time is the broker's, the event time the agent's, clamped to that skew). So an outcome
+ * published before the wait began — an approver faster than the agent, or an agent restarted mid-wait, even
+ * hours later — is still found. No default: "a minute before the call" missed every outcome decided more than a
+ * minute before an agent restarted and waited again. A group of its own per wait, never committing: waiting
+ * moves no offsets of anyone.
  */
 import { randomBytes } from 'node:crypto';
 import type { KafkaAdapter } from '../adapters/kafka/client.js';
 import { parseApprovalMessage } from '../contracts/approvals.js';
+import { StewardError } from '../errors.js';
 import type { ApprovalOutcome } from '../engine/approvals/outcome.js';
 
 export interface ApprovalWaitOptions {
   /** Give up after this long (then `undefined`: the agent applies its own policy, e.g. not running the tool). */
   timeoutMs: number;
-  /** Read outcomes published from this time on (ms); default one minute before the call. */
-  sinceMs?: number;
+  /** Read outcomes published from this time on (ms), required: the decision's `event_time_ms` minus 6 min (docs/approvals.md). */
+  sinceMs: number;
 }
 
 export async function waitForApprovalOutcome(adapter: KafkaAdapter, topic: string, approvalId: string, o: ApprovalWaitOptions): Promise<ApprovalOutcome | undefined> {
-  const since = o.sinceMs ?? Date.now() - 60_000;
+  const since = o.sinceMs;
+  if (typeof since !== 'number' || !Number.isFinite(since)) throw new StewardError('STEWARD_USAGE', "waitForApproval needs sinceMs (the decision's event_time_ms minus 6 minutes): an outcome decided before the wait is read from there");
   const admin = await adapter.admin();
   let starts: { partition: number; offset: string }[];
   try {

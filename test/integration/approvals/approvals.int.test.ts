@@ -107,12 +107,12 @@ describe('approvals (real Kafka, Redis, ClickHouse)', () => {
           expect((await store.status(id1))?.status).toBe('pending');
 
           // Alice approves; the agent waiting through the SDK gets the outcome. A later answer changes nothing.
-          const waiting = client.waitForApproval(id1, { timeoutMs: 30_000 });
+          const waiting = client.waitForApproval(id1, { timeoutMs: 30_000, sinceMs: big.event_time_ms - 360_000 });
           await send(signedAnswer({ approval_id: id1, decision: 'approve', approver: 'alice', reason: 'customer verified', ts_ms: Date.now() }, alice.priv));
           expect(await waiting).toMatchObject({ approval_id: id1, status: 'approved', decision: 'approve', approver: 'alice', via: 'kafka', reason: 'customer verified' });
           await send(signedAnswer({ approval_id: id1, decision: 'deny', approver: 'alice', ts_ms: Date.now() }, alice.priv));
           // an agent that starts waiting after the outcome still finds it
-          expect(await client.waitForApproval(id1, { timeoutMs: 30_000 })).toMatchObject({ status: 'approved' });
+          expect(await client.waitForApproval(id1, { timeoutMs: 30_000, sinceMs: big.event_time_ms - 360_000 })).toMatchObject({ status: 'approved' });
 
           // Over HTTP: an approver key answers; an agent-less unknown key 401, a clerk 403, a second answer 409.
           const viaHttp = await client.decide(call('process_refund', 700), { timeoutMs: 20_000 });
@@ -141,7 +141,7 @@ describe('approvals (real Kafka, Redis, ClickHouse)', () => {
           } finally {
             await ingress.close();
           }
-          expect(await client.waitForApproval(id2, { timeoutMs: 30_000 })).toMatchObject({ status: 'denied', via: 'http' });
+          expect(await client.waitForApproval(id2, { timeoutMs: 30_000, sinceMs: viaHttp.event_time_ms - 360_000 })).toMatchObject({ status: 'denied', via: 'http' });
 
           // `steward deny ID --wait-ms`: the CLI signs, publishes and prints the outcome (exit 0: its own answer won).
           const viaCli = await client.decide(call('process_refund', 800), { timeoutMs: 20_000 });
@@ -173,7 +173,7 @@ describe('approvals (real Kafka, Redis, ClickHouse)', () => {
           await waitFor(() => Date.now() > (wire.approval_deadline_ms as number) + 200, { timeoutMs: 20_000, intervalMs: 100, message: 'deadline passed while nothing ran' });
           expect((await store.status(id3))?.status).toBe('pending');
           running = await Promise.all([start(['approvals', 'sink']), start(['approvals'])]);
-          expect(await client.waitForApproval(id3, { timeoutMs: 30_000 })).toMatchObject({ approval_id: id3, status: 'timed_out', decision: 'deny', approver: null, via: 'timeout' });
+          expect(await client.waitForApproval(id3, { timeoutMs: 30_000, sinceMs: wire.event_time_ms - 360_000 })).toMatchObject({ approval_id: id3, status: 'timed_out', decision: 'deny', approver: null, via: 'timeout' });
           // Exactly once: one outcome message, its publication confirmed (the outbox is empty), and nothing more after further sweeps.
           await waitFor(async () => (await redis.zcard(`${redisPrefix}{ap}:outbox`)) === 0, { timeoutMs: 20_000, message: 'outcome publication confirmed' });
           await waitFor(() => outcomes(id3).length >= 1, { timeoutMs: 20_000, message: 'timeout outcome collected' });
