@@ -119,12 +119,15 @@ function normalise(t: Tok[]): Normalised {
           continue;
         }
       }
-      if (x.kw === 'SETTINGS') {
-        const e = clauseEnd(t, i + 1);
-        // Settings are literals; a query there is not understood (never silently dropped).
-        if (t.slice(i + 1, e).some((y) => kw(y, 'SELECT'))) throw new FactParseError('SQL (clickhouse): a query inside SETTINGS is not understood');
-        i = e;
-        continue;
+      if (x.kw === 'SETTINGS' && !kw(prev, 'AS') && !op(prev, ',')) {
+        // Only a well-formed `name = literal, …` list ending the clause is dropped: `settings` as an
+        // alias (`FROM t AS settings JOIN secrets …`) must stay for the grammar to read what follows.
+        const e = settingsEnd(t, i + 1);
+        if (t.slice(i + 1, clauseEnd(t, i + 1)).some((y) => kw(y, 'SELECT'))) throw new FactParseError('SQL (clickhouse): a query inside SETTINGS is not understood');
+        if (e > 0) {
+          i = e;
+          continue;
+        }
       }
       if (x.kw === 'INTO' && kw(next, 'OUTFILE')) {
         // SELECT … INTO OUTFILE 'f': clickhouse-client writes a local file; it counts as written `outfile()`.
@@ -132,7 +135,8 @@ function normalise(t: Tok[]): Normalised {
         i = clauseEnd(t, i + 2);
         continue;
       }
-      if (x.kw === 'FORMAT' && isName(next) && !op(t[i + 2], '(')) {
+      // FORMAT name ends a query (SETTINGS may follow): `SELECT format FROM t` is a column.
+      if (x.kw === 'FORMAT' && isName(next) && (i + 2 === t.length || op(t[i + 2], ';') || op(t[i + 2], ')') || kw(t[i + 2], 'SETTINGS'))) {
         i += 2;
         continue;
       }
@@ -231,6 +235,25 @@ function normalise(t: Tok[]): Normalised {
     i++;
   }
   return { toks: out, fragments, outfile };
+}
+
+/** End of a SETTINGS list `name = literal[, …]` starting at i that ends its clause; -1 when it is not one. */
+export function settingsEnd(t: Tok[], i: number, ends = ['FORMAT', 'UNION', 'EXCEPT', 'INTERSECT', 'INTO']): number {
+  let j = i;
+  for (;;) {
+    if (!isName(t[j]) || !op(t[j + 1], '=')) return -1;
+    j += 2;
+    if (op(t[j], '-')) j++;
+    const v = t[j];
+    if (!v) return -1;
+    if (v.kind === 'string' || v.kind === 'number' || v.kind === 'param' || kw(v, 'TRUE', 'FALSE', 'NULL')) j++;
+    else if (op(v, '{') || op(v, '[') || op(v, '(')) j = matching(t, j) + 1;
+    else return -1;
+    if (!op(t[j], ',')) break;
+    j++;
+  }
+  const end = t[j];
+  return end === undefined || op(end, ';') || op(end, ')') || kw(end, ...ends) ? j : -1;
 }
 
 /** A WITH list: standard CTEs (`name AS (query)`) stay; ClickHouse scalars (`expr AS name`) become fragments. */

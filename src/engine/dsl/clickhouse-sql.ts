@@ -9,7 +9,7 @@
  */
 import { FactParseError } from './fact-errors.js';
 import { lexClickHouse, type Tok } from './clickhouse-lexer.js';
-import { clauseEnd, delegate, expressions, matching } from './clickhouse-query.js';
+import { clauseEnd, delegate, expressions, matching, settingsEnd } from './clickhouse-query.js';
 import { emptyFacts, mergeFacts, type SqlFacts } from './sql-ast.js';
 
 const fail = (msg: string): never => {
@@ -107,7 +107,7 @@ function statement(t: Tok[]): SqlFacts {
   if (kw(first, 'SELECT', 'WITH') || op(first, '(')) return delegate(t, 'query');
   if (first.kind !== 'word') return fail(`unexpected ${JSON.stringify(first.text)} at ${first.at}`);
   const plain = PLAIN_KINDS[first.kw];
-  if (plain) return facts({ statements: [plain] });
+  if (plain) return { ...inspected(t.slice(1)), statements: [plain] };
   c.i++;
   switch (first.kw) {
     case 'INSERT':
@@ -134,10 +134,10 @@ function statement(t: Tok[]): SqlFacts {
     }
     case 'SYSTEM':
       // SYSTEM commands act on the server (caches, merges, replicas, shutdown): the kind is the fact.
-      return facts({ statements: ['system'] });
+      return mergeFacts([facts({ statements: ['system'] }), noQuery(c.rest(), 'SYSTEM')]);
     case 'KILL':
       if (!c.eat('QUERY', 'MUTATION', 'TRANSACTION')) fail('KILL QUERY|MUTATION expected');
-      return facts({ statements: ['kill'] });
+      return mergeFacts([facts({ statements: ['kill'] }), noQuery(c.rest(), 'KILL')]);
     case 'CREATE':
     case 'REPLACE':
       return create(c, first.kw === 'REPLACE');
@@ -147,6 +147,22 @@ function statement(t: Tok[]): SqlFacts {
 }
 
 const DDL_CLAUSES = new Set(['SOURCE', 'LAYOUT', 'LIFETIME', 'RANGE', 'SETTINGS', 'STRUCTURE']);
+
+/**
+ * What EXPLAIN/DESCRIBE/SHOW/… look at: they run nothing, but `DESCRIBE url(…)` and `EXPLAIN SELECT …
+ * FROM s3(…)` reach the table function to infer its structure, so its tables and table functions count.
+ */
+function inspected(t: Tok[]): SqlFacts {
+  const c = new Cur(t);
+  c.eat('TABLE');
+  if (c.peek()?.kind === 'word' && op(c.peek(1), '(') && matching(t, c.i + 1) === t.length - 1) {
+    return delegate([syn('word', 'SELECT'), syn('op', '*'), syn('word', 'FROM'), ...t.slice(c.i)], 'DESCRIBE');
+  }
+  const q = t.findIndex((x) => kw(x, 'SELECT', 'WITH'));
+  if (q < 0) return noQuery(t, 'the statement');
+  const start = op(t[q - 1], '(') && matching(t, q - 1) === t.length - 1 ? q - 1 : q;
+  return delegate(t.slice(start), 'EXPLAIN/DESCRIBE');
+}
 
 /** Functions of a command's tokens; a subquery there is not expected and fails closed. */
 function noQuery(t: Tok[], what: string): SqlFacts {
@@ -244,13 +260,21 @@ function insert(c: Cur): SqlFacts {
     parts.push({ ...target, statements: ['insert'], read: [], written: target.read });
     c.i = close + 1;
   } else parts.push(facts({ statements: ['insert'], written: [c.name()] }));
-  if (op(c.peek(), '(')) c.i = matching(c.t, c.i) + 1;
-  if (c.is('SETTINGS')) c.i = clauseEnd(c.t, c.i + 1);
+  if (op(c.peek(), '(')) {
+    const close = matching(c.t, c.i);
+    if (c.t.slice(c.i, close).some((x) => kw(x, 'SELECT'))) fail('a query in the column list of INSERT');
+    c.i = close + 1;
+  }
+  if (c.is('SETTINGS')) {
+    const e = settingsEnd(c.t, c.i + 1, ['VALUES', 'SELECT', 'WITH', 'FORMAT', 'FROM']);
+    if (e < 0) fail('SETTINGS of INSERT not understood');
+    c.i = e;
+  }
   if (c.end()) return mergeFacts(parts);
   if (c.eat('VALUES') || c.eatSeq('FORMAT', 'VALUES')) parts.push(expressions(c.rest(), 'VALUES'));
   else if (c.is('SELECT', 'WITH') || op(c.peek(), '(')) parts.push({ ...delegate(c.rest(), 'INSERT … SELECT'), statements: [] });
   else if (c.eat('FORMAT')) c.name(); // the data was cut off by the lexer
-  else if (c.eatSeq('FROM', 'INFILE')) c.rest(); // a client-side file: the target is the fact
+  else if (c.eatSeq('FROM', 'INFILE')) parts.push(noQuery(c.rest(), 'FROM INFILE')); // a client-side file: the target is the fact
   else fail(`unexpected ${JSON.stringify(c.peek()!.text)} in INSERT`);
   if (!c.end()) fail('unexpected text after INSERT');
   return mergeFacts(parts);
