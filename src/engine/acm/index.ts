@@ -42,4 +42,4 @@ export { createReevaluator, type Reevaluator } from './bundle/reevaluate.js';
 export { exportReplayBundle, type ReplaySource, type ReplayRun } from './bundle/source.js';
 export { governAcmEvent, MemoryAcmStateStore, raiseDecision, type AcmStageOutcome, type AcmStateStore, type BlueprintAnswer } from './stage.js';
 export { ANSWERS_KEPT, governRunEvent, MemoryAcmRunStateStore, type AcmAnswer, type AcmRunStateStore, type RunEventOutcome, type RunEventOptions, type RunEventRecord, type StoredRun } from './state-store.js';
-export { completeRunEvent, pendingRequest, responseChecks, responseRecord, runEventAnswer, type CompletedRunEvent, type PendingRequest, type PendingRunEvent, type RunEventAnswer } from './bundle/stream-record.js';
+export { completeRunEvent, pendingRequest, requestRecord, responseChecks, responseRecord, runEventAnswer, type CompletedRunEvent, type PendingRequest, type PendingRunEvent, type RunEventAnswer } from './bundle/stream-record.js';

@@ -1,5 +1,5 @@
 // The stage halves of an ACM run event's replay records (contracts C12, docs/acm.md "In the stream"): the tripwire
-// stage publishes a pending record (and no run-chain copies of its drafts) for a decided event of a run, and hands a
+// stage publishes a pending record (no run-chain copies of its drafts, the input not repeated) for a decided event of a run, and hands a
 // halted one to the scorer too; the scorer publishes its answer on acgp.ledger (same key), and for a halted event
 // only the answer — no verdict. Without run governance nothing changes.
 import { describe, expect, it } from 'vitest';
@@ -38,7 +38,9 @@ describe('tripwire stage: a run event’s pending record', () => {
     expect(ledger.some((v) => v.chain === 'run')).toBe(false);
     const p = ledger[2]!;
     expect(p).toMatchObject({ tenant: 'acme', run_id: 'run-9', agent_id: 'a1', trace_id: 'tr-1', seq: 4, line, drafts: [ps], task_id: 'k1' });
-    expect(p.request).toMatchObject({ seq: 4, trace_line: 4, hook: 'task.pre', reads: [{ op: 'get', key: 'x', value: 2 }], input: { action: 'task.pre', task: runTrace.task } });
+    expect(p.request).toMatchObject({ seq: 4, trace_line: 4, hook: 'task.pre', reads: [{ op: 'get', key: 'x', value: 2 }] });
+    // The §14.1 input and the scorers' answers are not repeated: the join takes the input from the line.
+    expect(p.request.input).toBeUndefined();
     expect(p.request.scorer_answers).toBeUndefined();
     expect(outs.filter((o) => o.topic === topics.ledger).every((o) => String(o.message.key) === 'a1')).toBe(true);
   });

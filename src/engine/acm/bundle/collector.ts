@@ -12,7 +12,7 @@ import type { EvalRecord } from '../../steward-engine.js';
 import type { Trace } from '../../types.js';
 import type { ContextVersion } from '../context.js';
 import { acmSummary, type PolicyRequestRecord, type PolicyResponseRecord, type StateRead } from '../pdp.js';
-import { pendingRequest, responseChecks, responseRecord } from './stream-record.js';
+import { pendingRequest, requestRecord, responseChecks, responseRecord } from './stream-record.js';
 import type { AcmCheck } from '../run-step.js';
 import { recordDigest, type RunRecord } from './layout.js';
 
@@ -40,8 +40,8 @@ export function responseOf(seq: number, trace: Trace, rec: EvalRecord, check: Ac
 
 /** The PDP request record of a decided event (what a stage records next to the response). */
 export function requestOf(i: { seq: number; trace: Trace; traceLine: number; line: string; nowMs: number; eventId?: string; rec: EvalRecord; reads: StateRead[] }): PolicyRequestRecord {
-  // The stream builds the same record in two halves (stream-record.ts): the scorers' answers come last.
-  return { ...pendingRequest({ ...i, decision: i.rec.decision }), scorer_answers: i.rec.score.metrics };
+  // The stream builds the same record from two halves (stream-record.ts).
+  return requestRecord(pendingRequest({ ...i, decision: i.rec.decision }), i.trace, i.rec.score.metrics);
 }
 
 export class RunCollector {

@@ -15,8 +15,11 @@ import type { ContextVersion } from '../context.js';
 import { taskPolicyInput, type PolicyRequestRecord, type PolicyResponseRecord, type StateRead } from '../pdp.js';
 import { recordDigest } from './layout.js';
 
-/** The request record without the scorers' answers (they are the scorer's to add, last, as requestOf orders them). */
-export type PendingRequest = Omit<PolicyRequestRecord, 'scorer_answers'>;
+/**
+ * The request record without the §14.1 input and the scorers' answers: the input is the trace's own fields (the
+ * join takes them from the trace line, which the pending record carries anyway), the answers are the scorer's.
+ */
+export type PendingRequest = Omit<PolicyRequestRecord, 'scorer_answers' | 'input'>;
 
 /** The scorer's half of a run event's records (for a halted decision: its score without metrics, as eval scores it). */
 export interface RunEventAnswer {
@@ -72,9 +75,8 @@ export interface CompletedRunEvent {
   drafts: LedgerDraft[];
 }
 
-/** The request record up to the scorers' answers, in requestOf's key order (collector.ts). */
+/** The request record without the input and the scorers' answers (`requestRecord` completes it). */
 export function pendingRequest(i: { seq: number; trace: Trace; traceLine: number; line: string; nowMs: number; eventId?: string; decision: Pick<DecisionRecord, 'blueprint' | 'blueprintVersion' | 'trustDebt'>; reads: StateRead[] }): PendingRequest {
-  const input = taskPolicyInput(i.trace);
   return {
     seq: i.seq,
     trace_id: i.trace.trace_id,
@@ -83,11 +85,17 @@ export function pendingRequest(i: { seq: number; trace: Trace; traceLine: number
     trace_line: i.traceLine,
     trace_digest: sha256Hex(i.line),
     now_ms: i.nowMs,
-    ...(input ? { input } : {}),
     blueprint: { id: i.decision.blueprint, version: i.decision.blueprintVersion },
     reads: i.reads,
     trust_debt: i.decision.trustDebt,
   };
+}
+
+/** The PDP request record in its fixed key order (the line a POLICY_DECISION's request_digest covers). */
+export function requestRecord(p: PendingRequest, trace: Trace, scorerAnswers: MetricOutcome[]): PolicyRequestRecord {
+  const { blueprint, reads, trust_debt, ...head } = p;
+  const input = taskPolicyInput(trace);
+  return { ...head, ...(input ? { input } : {}), blueprint, reads, trust_debt, scorer_answers: scorerAnswers };
 }
 
 /** The blueprint's checks of a decision as a response records them. */
@@ -121,7 +129,7 @@ export function runEventAnswer(p: Pick<RunEventAnswer, 'tenant' | 'run_id' | 'ag
 
 /** The two halves joined: what RunCollector.add records for the same event. */
 export function completeRunEvent(p: PendingRunEvent, a: RunEventAnswer, policyDigest?: string): CompletedRunEvent {
-  const request: PolicyRequestRecord = { ...p.request, scorer_answers: a.metrics };
+  const request = requestRecord(p.request, JSON.parse(p.line) as Trace, a.metrics);
   const response = responseRecord(p.seq, p.trace_id, p.checks, a, p.acm);
   const pd = acmPolicyDecisionDraft({
     trace_id: p.trace_id,
