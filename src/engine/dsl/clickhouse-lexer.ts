@@ -157,8 +157,12 @@ export function lexClickHouse(s: string): Tok[] {
       // INSERT … FORMAT <name> data: the data is not SQL. As clickhouse-client reads a multi-statement
       // text, it runs to the end of the line (Values rows are SQL and lex on); the next line is a new statement.
       const prev = toks[toks.length - 2];
-      if (depth === 0 && toks[stmt]?.kw === 'INSERT' && prev?.kw === 'FORMAT' && toks.length - 2 > stmt && w.toUpperCase() !== 'VALUES') {
+      // Only for INSERT … FORMAT without a query: `INSERT … SELECT … FORMAT CSV; DROP …` has no data.
+      if (depth === 0 && toks[stmt]?.kw === 'INSERT' && prev?.kw === 'FORMAT' && toks.length - 2 > stmt && w.toUpperCase() !== 'VALUES' && !toks.slice(stmt).some((x) => x.kw === 'SELECT' || x.kw === 'WITH')) {
         const eol = s.indexOf('\n', i);
+        const data = s.slice(i, eol < 0 ? s.length : eol);
+        // Where a client ends inline data differs (the line's end, or a `;`): a `;` in it cannot be evaluated.
+        if (data.includes(';')) throw new FactParseError(`SQL (clickhouse): inline INSERT data with ';' at ${i} (clients end it differently)`);
         i = eol < 0 ? s.length : eol + 1;
         toks.push({ kind: 'op', text: ';', kw: '', at: i, end: i });
         stmt = toks.length;

@@ -40,7 +40,9 @@ describe('ClickHouse lexer', () => {
   });
 
   it('cuts INSERT … FORMAT data at the end of its line; Values rows are SQL', () => {
-    expect(ch("INSERT INTO t FORMAT TSV a\t'b;DROP TABLE x\nSELECT 1").statements).toEqual(['insert', 'select']);
+    expect(ch("INSERT INTO t FORMAT TSV a\t'b\nSELECT 1").statements).toEqual(['insert', 'select']);
+    expect(code(() => ch("INSERT INTO t FORMAT TSV a\t'b;DROP TABLE x\nSELECT 1"))).toBe('STEWARD_DSL_EVAL');
+    expect(ch('INSERT INTO t SELECT * FROM s FORMAT CSV ; DROP TABLE x').statements).toEqual(['insert', 'drop']);
     expect(ch("INSERT INTO t FORMAT Values ('a;b', now())").functions).toEqual(['now']);
   });
 });
