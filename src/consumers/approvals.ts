@@ -112,6 +112,14 @@ export async function answerOverHttp(
   return { status: res.kind === 'won' ? 200 : 409, body: { ...res.outcome, request: undefined, already_decided: res.kind === 'decided' } };
 }
 
+/** An approval's request and status (and outcome once decided), for the agent's status route; undefined: unknown. */
+export async function approvalStatusOf(store: RedisApprovalStore, approvalId: string): Promise<{ request: ApprovalRequest; status: string; outcome?: ApprovalOutcome } | undefined> {
+  const request = await store.request(approvalId);
+  if (!request) return undefined;
+  const st = await store.status(approvalId);
+  return { request, status: st?.status ?? 'pending', ...(st?.outcome && { outcome: st.outcome }) };
+}
+
 export interface SweeperOptions {
   intervalMs?: number;
   batch?: number;

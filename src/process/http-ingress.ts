@@ -18,7 +18,7 @@ import { ClickHouseStore, sqlString } from '../adapters/clickhouse/client.js';
 import type { AclTier, FallbackOnTimeout } from '../engine/types.js';
 import { RedisApprovalStore } from '../adapters/redis/approval-store.js';
 import { parseApproverRegistry } from '../engine/approvals/approvers.js';
-import { answerOverHttp } from '../consumers/approvals.js';
+import { answerOverHttp, approvalStatusOf } from '../consumers/approvals.js';
 import type { StewardProducer } from '../adapters/kafka/client.js';
 
 /** How long a retried batch's events are recognised (docs/http.md "Idempotency"). */
@@ -91,10 +91,12 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     // docs/approvals.md: approvers answer over this route when an approver registry is configured.
     const approvers = cfg.approvals.approversFile ? parseApproverRegistry(readFileSync(cfg.approvals.approversFile, 'utf8'), cfg.approvals.approversFile) : undefined;
     let apProducer: Promise<StewardProducer> | undefined;
-    const apRedis = approvers ? approvalRedis(cfg) : undefined;
-    if (apRedis) closers.push(() => apRedis.disconnect());
-    const approvalDeps = approvers && apRedis && {
-      store: new RedisApprovalStore(apRedis, { prefix: cfg.redis.keyPrefix }),
+    // Also without approvers: an agent asks for its approvals' outcomes (timeouts happen either way).
+    const apRedis = approvalRedis(cfg);
+    closers.push(() => apRedis.disconnect());
+    const apStore = new RedisApprovalStore(apRedis, { prefix: cfg.redis.keyPrefix });
+    const approvalDeps = approvers && {
+      store: apStore,
       topics: topicNames(cfg.topics.prefix),
       approvers: () => approvers,
     };
@@ -142,6 +144,7 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
             },
           },
         }),
+        approvalStatus: (id: string) => approvalStatusOf(apStore, id),
         idempotency: {
           claim: async (k) => (await redis.set(prefix + k, '1', 'EX', IDEMPOTENCY_TTL_SECONDS, 'NX')) === 'OK',
           release: async (k) => void (await redis.del(prefix + k)),

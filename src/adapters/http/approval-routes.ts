@@ -7,6 +7,8 @@
  * transition in Redis, publishing the outcome) is the process's `answer`.
  */
 import type { FastifyInstance } from 'fastify';
+import type { ApprovalOutcome } from '../../engine/approvals/outcome.js';
+import type { ApprovalRequest } from '../../engine/approvals/policy.js';
 
 export type ApprovalAnswerFn = (apiKey: string, approvalId: string, decision: 'approve' | 'deny', reason: string | undefined) => Promise<{ status: number; body: Record<string, unknown> }>;
 
@@ -46,4 +48,43 @@ export function registerApprovalRoutes(app: FastifyInstance, deps: ApprovalRoute
       },
     );
   }
+}
+
+/** What the agent's status route needs of the approval store (RedisApprovalStore.request and status). */
+export type ApprovalStatusFn = (approvalId: string) => Promise<{ request: ApprovalRequest; status: string; outcome?: ApprovalOutcome } | undefined>;
+
+/**
+ * `GET /v1/approvals/{id}` for an agent's API key (docs/approvals.md "Waiting"): the status of one of the key's
+ * agent's own approvals, and its outcome once decided — so an agent over HTTP learns the outcome without any read
+ * of acgp.approvals, which holds every tenant's requests (review finding 3). Registered inside the agents'
+ * authenticated scope; another agent's approval is 404 exactly like an unknown one.
+ */
+export function registerAgentApprovalRoute(app: FastifyInstance, status: ApprovalStatusFn): void {
+  app.get(
+    '/v1/approvals/:approval_id',
+    {
+      schema: {
+        summary: "The status and outcome of one of the key's agent's approvals (docs/approvals.md)",
+        security: [{ apiKey: [] }],
+        params: { type: 'object', required: ['approval_id'], properties: { approval_id: { type: 'string', minLength: 1, maxLength: 64 } } },
+        response: { 200: { type: 'object', additionalProperties: true }, '4xx': errorSchema, '5xx': errorSchema },
+      },
+    },
+    async (req, reply) => {
+      const { approval_id } = req.params as { approval_id: string };
+      const found = await status(approval_id);
+      if (!found || found.request.agent_id !== req.agent!.id || found.request.tenant !== req.agent!.tenant) {
+        return reply.code(404).send({ error: 'STEWARD_HTTP_NOT_FOUND', message: `no approval ${approval_id} of this agent` });
+      }
+      const o = found.outcome;
+      return reply.code(200).send({
+        approval_id,
+        status: o?.status ?? found.status,
+        tool: found.request.tool,
+        requested_ms: found.request.requested_ms,
+        deadline_ms: found.request.deadline_ms,
+        ...(o && { decision: o.decision, approver: o.approver, reason: o.reason, via: o.via, decided_ms: o.decided_ms }),
+      });
+    },
+  );
 }

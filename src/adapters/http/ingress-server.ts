@@ -14,7 +14,7 @@ import type { AgentInfo, Trace } from '../../engine/types.js';
 import { validateTrace } from '../kafka/serde.js';
 import { acgpEventToTrace, type AcgpEvent } from './acgp-mapping.js';
 import { agentForKey, KeyRateLimiter, type KeyedRegistry } from './ingress-auth.js';
-import { registerApprovalRoutes, type ApprovalRouteDeps } from './approval-routes.js';
+import { registerAgentApprovalRoute, registerApprovalRoutes, type ApprovalRouteDeps, type ApprovalStatusFn } from './approval-routes.js';
 
 export interface HttpIngressOptions {
   host: string;
@@ -69,6 +69,8 @@ export interface IngressDeps {
   query?(kind: 'scores' | 'feedback' | 'oversight', agentId: string, traceId: string): Promise<Record<string, unknown> | undefined>;
   /** Approvers answering pending approvals (docs/approvals.md), authenticated by their own API keys. */
   approvals?: ApprovalRouteDeps;
+  /** An agent's own approvals (GET /v1/approvals/{id}): request and status from the approval store. */
+  approvalStatus?: ApprovalStatusFn;
   now?: () => Date;
 }
 
@@ -377,6 +379,7 @@ export class HttpIngress {
         res.end();
       },
     );
+    if (deps.approvalStatus) registerAgentApprovalRoute(app, deps.approvalStatus);
     for (const kind of ['scores', 'feedback', 'oversight'] as const) {
       app.get(
         `/v1/query/${kind}/:trace_id`,
