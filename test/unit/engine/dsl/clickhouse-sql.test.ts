@@ -83,6 +83,61 @@ describe('ClickHouse statements', () => {
   });
 });
 
+describe('no statement hides the next one', () => {
+  // Every ClickHouse form the classifier reads, followed by a destructive statement: the second is
+  // always seen (or the text cannot be evaluated) — no clause of the first swallows it.
+  const firsts = [
+    'SELECT 1',
+    "SELECT * FROM t FINAL SAMPLE 1/10 PREWHERE a = 1 WHERE b == 2 GROUP BY c WITH TOTALS ORDER BY c LIMIT 1 BY c LIMIT 5 SETTINGS max_threads = 1 FORMAT JSON",
+    'SELECT a FROM t ARRAY JOIN arr AS a ANY LEFT JOIN u USING id',
+    'WITH 1 AS x, c AS (SELECT 1) SELECT x FROM c',
+    'SELECT format FROM t',
+    "SELECT * FROM url('https://x/y', CSV)",
+    "SELECT * FROM t INTO OUTFILE 'x.csv' FORMAT CSV",
+    'INSERT INTO t VALUES (1, now())',
+    'INSERT INTO t FORMAT JSONEachRow {"a": 1}\n',
+    'INSERT INTO t SELECT * FROM s FORMAT CSV',
+    "INSERT INTO FUNCTION s3('x') SELECT 1",
+    'ALTER TABLE t ON CLUSTER c DELETE WHERE x = 1',
+    'ALTER TABLE t UPDATE a = 1, b = 2 WHERE c = 3 SETTINGS mutations_sync = 2',
+    'ALTER TABLE t MODIFY SETTING a = 1, b = 2',
+    "ALTER TABLE t DROP PARTITION '2024'",
+    'TRUNCATE TABLE IF EXISTS t ON CLUSTER c SYNC',
+    'DROP TABLE IF EXISTS t ON CLUSTER c SYNC',
+    'RENAME TABLE a TO b, c TO d',
+    'EXCHANGE TABLES a AND b',
+    'OPTIMIZE TABLE t FINAL DEDUPLICATE',
+    'SYSTEM FLUSH LOGS',
+    "KILL QUERY WHERE query_id = 'q' SYNC",
+    'CREATE TABLE t (a UInt8) ENGINE = MergeTree ORDER BY a SETTINGS index_granularity = 8192',
+    'CREATE MATERIALIZED VIEW mv TO d AS SELECT a FROM s',
+    'SET max_threads = 1',
+    'USE db',
+    "SELECT 'a;b', \"c;d\", `e;f`, $$g;h$$ -- ;x\n",
+    'SELECT 1 /* ; */ # ;\n',
+  ];
+  for (const first of firsts) {
+    it(first.slice(0, 60), () => {
+      for (const [second, kind] of [
+        ['DROP TABLE customers', 'drop'],
+        ['ALTER TABLE customers DELETE WHERE 1', 'delete'],
+        ['TRUNCATE customers', 'truncate'],
+      ] as const) {
+        const q = `${first}; ${second}`;
+        let f;
+        try {
+          f = ch(q);
+        } catch (e) {
+          expect((e as { code?: string }).code, q).toBe('STEWARD_DSL_EVAL');
+          continue;
+        }
+        expect(f.statements[f.statements.length - 1], q).toBe(kind);
+        expect(f.written, q).toContain('customers');
+      }
+    });
+  }
+});
+
 describe('grammar loading', () => {
   it('loads per-dialect builds on first use, never the all-dialects index', () => {
     ch('SELECT 1');
