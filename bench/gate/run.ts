@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
 import { KafkaAdapter } from '../../src/adapters/kafka/client.js';
+import { createRedis } from '../../src/adapters/redis/client.js';
 import { createTopics, topicNames, type TopicNames } from '../../src/adapters/kafka/topics.js';
 import { buildConfig, type StewardConfig } from '../../src/config/steward-config.js';
 import { finalizeJson } from '../../src/consumers/finalize-message.js';
@@ -163,6 +164,19 @@ async function phase(e: Record<string, string>, name: string, llmUrl: string, fi
   } finally {
     await admin.deleteTopics(Object.values(topics)).catch(() => undefined);
     await admin.disconnect();
+    await dropKeys(cfg.redis.url, cfg.redis.keyPrefix);
+  }
+}
+
+/** The phase's Redis keys (job states, trust debt, rate windows: ~2 KB per answer, 24 h TTL) go with its topics. */
+async function dropKeys(url: string, prefix: string): Promise<void> {
+  const redis = createRedis(url);
+  try {
+    for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 1000 }) as AsyncIterable<string[]>) if (keys.length) await redis.unlink(...keys);
+  } catch {
+    // best effort: the keys expire anyway
+  } finally {
+    redis.disconnect();
   }
 }
 
