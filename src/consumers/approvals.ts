@@ -43,6 +43,10 @@ export function outcomeOutputs(topics: TopicNames, o: ApprovalOutcome): StageOut
   ];
 }
 
+/** The fields that make an outcome (what the resolver decided, when and how): equal for a republished outcome. */
+const sameOutcome = (a: ApprovalOutcome, b: ApprovalOutcome): boolean =>
+  a.status === b.status && a.decision === b.decision && a.approver === b.approver && a.via === b.via && a.decided_ms === b.decided_ms;
+
 export class ApprovalsProcessor implements StageProcessor {
   readonly stage = 'approvals';
   readonly inputTopics: string[];
@@ -61,6 +65,11 @@ export class ApprovalsProcessor implements StageProcessor {
       await this.d.store.create(req, now);
       return [];
     }
+    // Confirm only the outcome Redis decided: were an outcome forged onto this topic (a deployment without the
+    // ACLs of docs/security.md), it must not take the real one out of the outbox (it would never be re-sent).
+    const st = await this.d.store.status(msg.approval_id);
+    if (!st?.outcome) return []; // an outcome whose record expired (a re-read topic) or that Redis never decided
+    if (!sameOutcome(st.outcome, msg)) throw new StewardError('STEWARD_APPROVAL_OUTCOME_MISMATCH', `outcome of ${msg.approval_id} on ${this.d.topics.approvals} is not the one decided (${st.outcome.status} by ${st.outcome.approver ?? 'timeout'} at ${st.outcome.decided_ms})`);
     await this.d.store.published(msg.approval_id);
     return [];
   }

@@ -91,6 +91,22 @@ describe('approvals stage inputs: answers apart from requests and outcomes (real
     expect(performance.now() - t0).toBeLessThan(1000);
   });
 
+  it('without the ACLs: an outcome forged onto acgp.approvals does not take the decided one out of the outbox', async () => {
+    const id = 'ap-outbox';
+    await stage.process(msg(topics.approvals, id, approvalRequestJson(req(id))));
+    const outs = await stage.process(msg(topics.approvalAnswers, id, answer(id, 'alice')));
+    const outbox = () => redis.zscore(`${prefix}{ap}:outbox`, id);
+    expect(await outbox()).not.toBeNull();
+    const forged = approvalOutcomeJson({ ...answeredOutcome(req(id), { decision: 'deny', approver: 'bob' }, 'kafka', NOW + 1) });
+    expect(codeOf(await stage.process(msg(topics.approvals, id, forged)).catch((e: unknown) => e))).toBe('STEWARD_APPROVAL_OUTCOME_MISMATCH');
+    expect(await outbox()).not.toBeNull();
+    // the decided outcome read back confirms its publication
+    await stage.process(msg(topics.approvals, id, String(outs[0]!.message.value)));
+    expect(await outbox()).toBeNull();
+    // an outcome Redis never decided (or whose record expired) is passed over
+    expect(await stage.process(msg(topics.approvals, 'ap-unknown', approvalOutcomeJson(answeredOutcome(req('ap-unknown'), { decision: 'approve', approver: 'bob' }, 'kafka', NOW))))).toEqual([]);
+  });
+
   it('a captured answer replayed later (signed outside the request window) is stale (review finding 6)', async () => {
     const id = 'ap-replayed';
     await stage.process(msg(topics.approvals, id, approvalRequestJson(req(id))));
