@@ -100,6 +100,7 @@ export const SETTINGS = {
   'dashboard.host': s('dashboard.host', '127.0.0.1', 'dashboard bind address (loopback unless configured)', { env: 'STEWARD_DASHBOARD_HOST' }),
   'dashboard.port': s('dashboard.port', 8790, 'dashboard port', { env: 'STEWARD_DASHBOARD_PORT', kind: 'int' }),
   'dashboard.refresh_ms': s('dashboard.refresh_ms', 10_000, 'how often the dashboard page polls its panels'),
+  'dashboard.allowed_hosts': s('dashboard.allowed_hosts', [] as string[], 'Host header names the dashboard answers besides localhost, 127.0.0.1, ::1 and dashboard.host (env: comma separated); others get 403 (DNS-rebinding guard): list the names people use when binding elsewhere', { env: 'STEWARD_DASHBOARD_ALLOWED_HOSTS', kind: 'list' }),
   'signing.key': s('signing.key', unset<string>(), 'Ed25519 private key (PEM text or file) for verdicts; unset: steward run refuses to start (see signing.allow_ephemeral)', { env: 'STEWARD_SIGNING_KEY', secret: true }),
   'signing.key_id': s('signing.key_id', unset<string>(), 'key id written into signatures (default: derived from the public key)'),
   'signing.require_key': s('signing.require_key', false, 'refuse to start without a signing key (production)', { env: 'STEWARD_REQUIRE_SIGNING_KEY', kind: 'bool' }),

@@ -62,7 +62,7 @@ export interface StewardConfig {
   /** docs/approvals.md: the approver registry file and the deadline sweep's period. */
   approvals: { approversFile?: string; sweepIntervalMs: number };
   /** dashboard.*: the analyst dashboard inside `steward run` (docs/dashboard.md). */
-  dashboard: { enabled: boolean; host: string; port: number; refreshMs: number };
+  dashboard: { enabled: boolean; host: string; port: number; refreshMs: number; allowedHosts: string[] };
   http: { enabled: boolean; host: string; port: number; tls?: { certFile: string; keyFile: string }; maxBodyBytes: number; maxBatchEvents: number; maxInFlightBytes: number; ratePerSecond: number; clientTimeoutMs: number };
   signing?: { key: string; keyId?: string };
   /** signing.ledger_key / STEWARD_LEDGER_KEY: the ledger's own key; signing.key signs the ledger when unset. */
@@ -366,7 +366,7 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
       ratePerSecond: v(raw, 'http.limits.rate_per_second'),
       clientTimeoutMs: v(raw, 'http.limits.client_timeout_ms'),
     },
-    dashboard: { enabled: v(raw, 'dashboard.enabled'), host: v(raw, 'dashboard.host'), port: v(raw, 'dashboard.port'), refreshMs: v(raw, 'dashboard.refresh_ms') },
+    dashboard: { enabled: v(raw, 'dashboard.enabled'), host: v(raw, 'dashboard.host'), port: v(raw, 'dashboard.port'), refreshMs: v(raw, 'dashboard.refresh_ms'), allowedHosts: v(raw, 'dashboard.allowed_hosts') },
     approvals: (() => {
       const f = v(raw, 'approvals.approvers_file');
       return { approversFile: f ? resolve(fromEnv('STEWARD_APPROVERS_FILE') ? process.cwd() : base, f) : undefined, sweepIntervalMs: v(raw, 'approvals.sweep_interval_ms') };

@@ -29,7 +29,7 @@ export async function startDashboard(cfg: StewardConfig): Promise<RunningDashboa
   } catch {
     keys = undefined; // the trace story then reports hash_only: the page still works
   }
-  const server = new DashboardServer({ store, host: cfg.dashboard.host, port: cfg.dashboard.port, refreshMs: cfg.dashboard.refreshMs, ledgerKeys: keys, retierQueue: () => debt.retierQueue(1000) });
+  const server = new DashboardServer({ store, host: cfg.dashboard.host, port: cfg.dashboard.port, refreshMs: cfg.dashboard.refreshMs, allowedHosts: cfg.dashboard.allowedHosts, ledgerKeys: keys, retierQueue: () => debt.retierQueue(1000) });
   try {
     const port = await server.listen();
     return {

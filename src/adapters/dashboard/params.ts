@@ -59,7 +59,7 @@ export function bucketFor(fromMs: number, toMs: number): number {
   return BUCKETS_MS.find((b) => span / b <= MAX_BUCKETS) ?? BUCKETS_MS[BUCKETS_MS.length - 1]!;
 }
 
-/** `from`/`to` of a request (default: the last 24 h up to now); `bucket` must be one of BUCKETS_MS when given. */
+/** `from`/`to` of a request (default: the last 24 h up to now); `bucket`, when given, one of BUCKETS_MS giving at most MAX_BUCKETS over the range. */
 export function parseRange(q: Record<string, unknown>, nowMs: number): DashboardRange {
   const toMs = parseMs(q.to, 'to', nowMs);
   const fromMs = parseMs(q.from, 'from', Math.max(0, toMs - 86_400_000));
@@ -68,6 +68,9 @@ export function parseRange(q: Record<string, unknown>, nowMs: number): Dashboard
   if (q.bucket !== undefined && q.bucket !== '') {
     const b = parseMs(q.bucket, 'bucket', bucketMs);
     if (!BUCKETS_MS.includes(b)) throw usage(`bucket must be one of ${BUCKETS_MS.join(', ')} ms`);
+    // The same bound as the default: bucket=60000 with from=0 asked ClickHouse for ~29 million groups per series.
+    const span = Math.max(1, toMs - fromMs);
+    if (span / b > MAX_BUCKETS) throw usage(`bucket ${b} ms gives ${Math.ceil(span / b)} buckets over ${span} ms (at most ${MAX_BUCKETS}): choose a wider bucket or a shorter range`);
     bucketMs = b;
   }
   return { fromMs, toMs, bucketMs };
@@ -92,4 +95,39 @@ export function parseText(v: unknown, what: string): string {
 export function parseChoice<T extends string>(v: unknown, what: string, choices: readonly T[]): T {
   if (typeof v !== 'string' || !(choices as readonly string[]).includes(v)) throw usage(`${what} must be one of ${choices.join(', ')}`);
   return v as T;
+}
+
+/** Host names every dashboard answers to, whatever it is bound to: its loopback names. */
+const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '::1'];
+/** Binding to these means "every interface": not a name a browser would send, so it adds nothing. */
+const WILDCARD_BINDS = new Set(['0.0.0.0', '::', '']);
+
+/** `Example.COM.` / `[::1]` → `example.com` / `::1`: how Host names are compared. */
+function normalHost(name: string): string {
+  const n = name.trim().toLowerCase().replace(/\.$/, '');
+  return n.startsWith('[') && n.endsWith(']') ? n.slice(1, -1) : n;
+}
+
+/** The host name of a Host header without its port (`[::1]:8790` → `::1`); undefined when absent. */
+export function hostHeaderName(header: string | undefined): string | undefined {
+  if (header === undefined || header === '') return undefined;
+  const h = header.trim();
+  if (h.startsWith('[')) {
+    const end = h.indexOf(']');
+    return end < 0 ? normalHost(h) : normalHost(h.slice(0, end + 1));
+  }
+  const colon = h.indexOf(':');
+  return normalHost(colon < 0 ? h : h.slice(0, colon));
+}
+
+/**
+ * The Host names the dashboard accepts (a DNS-rebinding guard, docs/dashboard.md "Access"): loopback names,
+ * the address it is bound to (unless a wildcard), and the operator's `dashboard.allowed_hosts`.
+ */
+export function allowedHostNames(bindHost: string | undefined, extra: readonly string[] = []): ReadonlySet<string> {
+  const out = new Set(LOOPBACK_HOSTS);
+  const bound = normalHost(bindHost ?? '127.0.0.1');
+  if (!WILDCARD_BINDS.has(bound)) out.add(bound);
+  for (const e of extra) if (normalHost(e) !== '') out.add(normalHost(e));
+  return out;
 }

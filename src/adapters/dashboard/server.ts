@@ -2,7 +2,7 @@
  * The dashboard's HTTP server (docs/dashboard.md): one page, uPlot served from node_modules (no CDN: the
  * page works without internet; the Content-Security-Policy allows only this origin), and the JSON API the
  * page polls. Read-only: only GET routes, and every ClickHouse statement carries readonly=1
- * (read-only-store.ts). Loopback by default.
+ * (read-only-store.ts). Loopback by default, and only requests naming one of its own hosts are answered.
  */
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { KeyObject } from 'node:crypto';
@@ -18,7 +18,7 @@ import { PanelCache } from './panel-cache.js';
 import { PAGE_HTML } from './page-html.js';
 import { PAGE_SCRIPT } from './page-script.js';
 import { DIMENSION_NAMES, sqlFor } from './panel-sql.js';
-import { parseChoice, parseLimit, parseMs, parseRange, parseText } from './params.js';
+import { allowedHostNames, hostHeaderName, parseChoice, parseLimit, parseMs, parseRange, parseText } from './params.js';
 import { pointTraces, traceStory } from './trace-story.js';
 
 export interface DashboardServerOptions {
@@ -36,6 +36,12 @@ export interface DashboardServerOptions {
    * default on). Off: every load reads the raw rows (the benchmark's cold measure).
    */
   panelCache?: boolean;
+  /**
+   * Host header names accepted besides localhost, 127.0.0.1, ::1 and `host` (dashboard.allowed_hosts): a request
+   * naming any other host is refused with 403, so a page on another site cannot rebind its name to this address
+   * and read the API with the browser's help.
+   */
+  allowedHosts?: readonly string[];
   now?: () => number;
 }
 
@@ -66,6 +72,18 @@ export class DashboardServer {
       reply.header('X-Content-Type-Options', 'nosniff');
       reply.header('Cache-Control', 'no-store');
       return payload;
+    });
+    // DNS rebinding: the dashboard has no login (loopback is its boundary), and a browser sends the attacker's
+    // name in Host after rebinding it to 127.0.0.1 — so only our own names get an answer.
+    const hosts = allowedHostNames(opts.host, opts.allowedHosts);
+    this.app.addHook('onRequest', async (req, reply) => {
+      const name = hostHeaderName(req.headers.host);
+      if (name !== undefined && hosts.has(name)) return;
+      reply
+        .status(403)
+        .type('application/json; charset=utf-8')
+        .send({ error: 'STEWARD_DASHBOARD_HOST', message: `dashboard: Host ${JSON.stringify(req.headers.host ?? '')} is not one of this dashboard's names; add it to dashboard.allowed_hosts if it is` });
+      return reply;
     });
     this.app.setErrorHandler((err, _req, reply) => fail(reply, err));
     this.app.get('/', async (_req, reply) => reply.type('text/html; charset=utf-8').send(html));

@@ -70,6 +70,8 @@ export async function run(argv: string[]): Promise<number> {
     host: values.host ?? '127.0.0.1',
     port,
     refreshMs: refresh * 1000,
+    // Host names besides loopback and --host (dashboard.allowed_hosts / STEWARD_DASHBOARD_ALLOWED_HOSTS).
+    allowedHosts: cfg.dashboard.allowedHosts,
     gateWindowMs,
     ledgerKeys: ledgerKeys(values.keys, cfg),
     retierQueue: debtStore ? () => debtStore.retierQueue(1000) : undefined,

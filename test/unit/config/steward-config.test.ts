@@ -27,6 +27,13 @@ describe('steward.yaml', () => {
     expect(() => buildConfig({}, { CLICKHOUSE_DATABASE: 'no-dashes', CLICKHOUSE_PASSWORD: 's3cret' })).toThrow(/CLICKHOUSE_DATABASE=no-dashes/);
   });
 
+  it('dashboard.allowed_hosts: none by default, a list from the file or STEWARD_DASHBOARD_ALLOWED_HOSTS', () => {
+    expect(buildConfig({}, {}).dashboard.allowedHosts).toEqual([]);
+    expect(buildConfig(parseConfigText('dashboard:\n  host: 0.0.0.0\n  allowed_hosts: [dash.internal]\n'), {}).dashboard).toMatchObject({ host: '0.0.0.0', allowedHosts: ['dash.internal'] });
+    expect(buildConfig({}, { STEWARD_DASHBOARD_ALLOWED_HOSTS: 'dash.internal, 10.0.0.7' }).dashboard.allowedHosts).toEqual(['dash.internal', '10.0.0.7']);
+    expect(() => buildConfig(parseConfigText('dashboard:\n  allowed_hosts: dash.internal\n'), {})).toThrow(/allowed_hosts/);
+  });
+
   it('output limit: max_message_bytes 1 000 000 by default (below the broker default 1 048 588), traces 900 000 with headroom', () => {
     const cfg = buildConfig({}, {});
     expect(cfg.limits.maxMessageBytes).toBe(1_000_000);

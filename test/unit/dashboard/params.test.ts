@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BUCKETS_MS, MAX_BUCKETS, bucketFor, lit, parseChoice, parseLimit, parseMs, parseRange, parseText } from '../../../src/adapters/dashboard/params.js';
+import { BUCKETS_MS, MAX_BUCKETS, allowedHostNames, bucketFor, hostHeaderName, lit, parseChoice, parseLimit, parseMs, parseRange, parseText } from '../../../src/adapters/dashboard/params.js';
 import { StewardError } from '../../../src/errors.js';
 
 const NOW = 1_764_000_000_000;
@@ -21,6 +21,21 @@ describe('dashboard query parameters', () => {
   it('accepts an explicit bucket only from the list', () => {
     expect(parseRange({ from: '0', to: '3600000', bucket: '300000' }, NOW).bucketMs).toBe(300_000);
     expect(() => parseRange({ from: '0', to: '3600000', bucket: '12345' }, NOW)).toThrow(/bucket must be one of/);
+  });
+
+  it('Host names: port and IPv6 brackets dropped, case and a trailing dot ignored; absent is no name', () => {
+    expect(['localhost:8790', '[::1]:8790', 'Dash.Internal.', '10.0.0.7', '[fe80::1]'].map(hostHeaderName)).toEqual(['localhost', '::1', 'dash.internal', '10.0.0.7', 'fe80::1']);
+    expect(hostHeaderName(undefined)).toBeUndefined();
+    expect(hostHeaderName('')).toBeUndefined();
+    expect([...allowedHostNames(undefined)].sort()).toEqual(['127.0.0.1', '::1', 'localhost']);
+    expect([...allowedHostNames('::', ['[fe80::1]', 'X.example'])].sort()).toEqual(['127.0.0.1', '::1', 'fe80::1', 'localhost', 'x.example']);
+  });
+
+  it('an explicit bucket is held to MAX_BUCKETS over the range too (review finding 10)', () => {
+    expect(() => parseRange({ from: '0', to: String(NOW), bucket: '60000' }, NOW)).toThrow(/bucket 60000 ms gives 29400000 buckets over 1764000000000 ms \(at most 240\)/);
+    expect(parseRange({ from: '0', to: String(240 * 60_000), bucket: '60000' }, NOW).bucketMs).toBe(60_000);
+    expect(() => parseRange({ from: '0', to: String(240 * 60_000 + 1), bucket: '60000' }, NOW)).toThrow(/at most 240/);
+    expect(parseRange({ from: String(NOW - 86_400_000), to: String(NOW), bucket: '3600000' }, NOW).bucketMs).toBe(3_600_000);
   });
 
   it.each(['1 OR 1=1', '-5', '1e3', '0x10', '12.5', "1'; DROP TABLE decisions --", '99999999999999999'])('refuses %j as a time', (v) => {

@@ -85,4 +85,47 @@ describe('dashboard server', () => {
     );
     expect(body.panels.find((p) => p.id === 'retier-queue')!.note).toMatch(/no Redis/);
   });
+
+  it('answers an explicit bucket giving more than MAX_BUCKETS over the range with 400 and no SQL (review finding 10)', async () => {
+    const before = store.sql.length;
+    const r = await server.app.inject({ url: '/api/panels?from=0&to=1764000000000&bucket=60000' });
+    expect(r.statusCode).toBe(400);
+    expect(JSON.parse(r.body)).toMatchObject({ error: 'STEWARD_USAGE', message: expect.stringMatching(/at most 240/) });
+    expect(store.sql.length).toBe(before);
+  });
+});
+
+describe('dashboard Host check (DNS rebinding, review finding 10)', () => {
+  const store = new RecordingStore();
+  const loopback = new DashboardServer({ store, refreshMs: 5000, now: () => 1_764_000_000_000 });
+  const wide = new DashboardServer({ store, host: '0.0.0.0', allowedHosts: ['Dash.Internal', '10.0.0.7'], refreshMs: 5000, now: () => 1_764_000_000_000 });
+  const bound = new DashboardServer({ store, host: '192.168.1.20', refreshMs: 5000, now: () => 1_764_000_000_000 });
+  afterAll(async () => {
+    for (const s of [loopback, wide, bound]) await s.close();
+    await store.close();
+  });
+  const get = (s: DashboardServer, host: string, url = '/api/trace/t-1') => s.app.inject({ url, headers: { host } });
+
+  it.each(['localhost:8790', '127.0.0.1:8790', '[::1]:8790', 'LOCALHOST', 'localhost.'])('loopback names are answered: %s', async (host) => {
+    expect((await get(loopback, host)).statusCode).toBe(200);
+  });
+
+  it.each(['attacker.example:8790', 'attacker.example', '127.0.0.1.nip.io:8790', 'localhost.attacker.example', '[::2]:8790'])('any other Host gets 403 and no SQL: %j', async (host) => {
+    const before = store.sql.length;
+    for (const url of ['/api/trace/t-1', '/api/panels', '/']) {
+      const r = await get(loopback, host, url);
+      expect(r.statusCode).toBe(403);
+      expect(JSON.parse(r.body)).toMatchObject({ error: 'STEWARD_DASHBOARD_HOST' });
+    }
+    expect(store.sql.length).toBe(before);
+  });
+
+  it('bound elsewhere: the bind address and dashboard.allowed_hosts are answered, a wildcard bind adds no name', async () => {
+    expect((await get(wide, 'dash.internal:8790')).statusCode).toBe(200);
+    expect((await get(wide, '10.0.0.7')).statusCode).toBe(200);
+    expect((await get(wide, '0.0.0.0:8790')).statusCode).toBe(403);
+    expect((await get(wide, 'attacker.example')).statusCode).toBe(403);
+    expect((await get(bound, '192.168.1.20:8790')).statusCode).toBe(200);
+    expect((await get(bound, 'dash.internal')).statusCode).toBe(403);
+  });
 });
