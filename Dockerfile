@@ -2,6 +2,8 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY patches ./patches
+COPY scripts/postinstall.mjs ./scripts/
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
