@@ -14,7 +14,7 @@ import { listToolSchemas } from '../../../src/adapters/mcp/tool-import.js';
 import { compileBlueprintSet, parseAgentRegistry } from '../../../src/engine/blueprint/index.js';
 import { defaultEngineConfig } from '../../../src/engine/config.js';
 import { mcpCachePath, parseMcpCache } from '../../../src/engine/rules/mcp-cache.js';
-import { REFUND_TOOLS, startHttpMcpServer, type HttpMcpServer } from './fixtures/mcp-server.js';
+import { REFUND_TOOLS, startHttpMcpServer, startRawToolsServer, type HttpMcpServer } from './fixtures/mcp-server.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/mcp-server.ts', import.meta.url));
 const blueprint = (server: string) => `id: support/refunds@1.0
@@ -89,6 +89,24 @@ describe('MCP tool schema import', () => {
     expect(down.warnings.map((w) => w.code)).toEqual(['STEWARD_MCP_IMPORT']);
     expect(down.warnings[0]!.message).toMatch(/payments.*last good import/);
     expect((await load(file, text)).res.errors.map((e) => e.code)).toEqual(['STEWARD_DSL_TYPE']);
+  });
+
+  it('a 20 000-deep input schema on the first import: STEWARD_MCP_SCHEMA as a warning, no cache written, no crash (review finding 8)', async () => {
+    let deep = '{"type":"number"}';
+    for (let i = 0; i < 20_000; i++) deep = `{"type":"object","properties":{"amount":${deep}}}`;
+    const raw = await startRawToolsServer(`[{"name":"process_refund","inputSchema":${deep}}]`);
+    try {
+      const file = join(dir, 'deep@1.0.yaml');
+      const text = blueprint(`  - { name: deep, url: "${raw.url}" }`).replace('support/refunds', 'support/deep');
+      await writeFile(file, text);
+      const r = await refreshMcpImports([{ file, text }], { timeoutMs: 10_000 });
+      expect(r.written).toEqual([]);
+      expect(r.warnings.map((w) => w.format())).toEqual([expect.stringMatching(/STEWARD_MCP_IMPORT: MCP server 'deep': tool 'process_refund': inputSchema nested deeper than 32 levels; no earlier import/)]);
+      await expect(readFile(mcpCachePath(file), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+      await expect(listToolSchemas({ name: 'deep', url: raw.url }, 10_000)).rejects.toMatchObject({ code: 'STEWARD_MCP_SCHEMA' });
+    } finally {
+      await raw.close();
+    }
   });
 
   it('a server never imported that is down: a warning, no type check, the blueprint loads', async () => {
