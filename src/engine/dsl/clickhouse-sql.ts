@@ -206,12 +206,20 @@ function truncate(c: Cur): SqlFacts {
 }
 
 const TABLE_OBJECTS = ['TABLE', 'VIEW', 'DICTIONARY', 'DATABASE'];
+// Access entities and functions: DDL on them names no table, so the kind is the fact. Any other
+// object (INDEX … ON t, a form this list does not know) cannot be evaluated.
+const ENTITY_OBJECTS = ['USER', 'ROLE', 'QUOTA', 'ROW', 'POLICY', 'MASKING', 'SETTINGS', 'PROFILE', 'FUNCTION', 'NAMED'];
+
+function entity(c: Cur, kind: string): SqlFacts {
+  if (!c.is(...ENTITY_OBJECTS)) fail(`${kind.toUpperCase()} ${c.peek()?.text ?? ''} is not understood`);
+  return facts({ statements: [kind] });
+}
 
 function drop(c: Cur, kind: string): SqlFacts {
   c.eat('TEMPORARY');
   if (!c.is(...TABLE_OBJECTS)) {
-    // DROP USER/ROLE/QUOTA/FUNCTION/…: no table goes, the kind is the fact. DETACH <name> is a table.
-    if (kind === 'drop') return facts({ statements: ['drop'] });
+    // DROP USER/ROLE/QUOTA/FUNCTION/…; DETACH <name> is a table.
+    if (kind === 'drop') return entity(c, 'drop');
   } else c.i++;
   c.ifExists();
   const names = [c.name()];
@@ -285,10 +293,11 @@ const ALTER_DROPS = new Set(['DROP', 'DETACH', 'CLEAR COLUMN', 'MOVE', 'REPLACE'
 const ALTER_KEEPS = new Set(['ADD', 'MODIFY', 'COMMENT', 'RENAME', 'RESET', 'MATERIALIZE', 'CLEAR', 'ATTACH', 'FREEZE', 'UNFREEZE', 'FETCH', 'APPLY', 'REMOVE']);
 
 function alter(c: Cur): SqlFacts {
-  if (!c.eat('TABLE')) {
-    // ALTER USER/ROLE/QUOTA/DATABASE …: the kind is the fact.
-    return facts({ statements: ['alter'] });
+  if (c.eat('DATABASE')) {
+    // ALTER DATABASE db MODIFY SETTING/COMMENT …: the database is written.
+    return mergeFacts([facts({ statements: ['alter'], written: [c.name()] }), noQuery(c.rest(), 'ALTER DATABASE')]);
   }
+  if (!c.eat('TABLE')) return entity(c, 'alter');
   const n = c.name();
   c.onCluster();
   const parts: SqlFacts[] = [];
@@ -347,10 +356,7 @@ function create(c: Cur, replace: boolean): SqlFacts {
   if (c.eatSeq('OR', 'REPLACE')) replace = true;
   c.eat('TEMPORARY');
   c.eat('MATERIALIZED', 'LIVE', 'WINDOW');
-  if (!c.eat(...TABLE_OBJECTS)) {
-    // CREATE USER/ROLE/FUNCTION/…: the kind is the fact.
-    return facts({ statements: ['create'] });
-  }
+  if (!c.eat(...TABLE_OBJECTS)) return entity(c, 'create');
   c.ifExists();
   const n = c.name();
   c.onCluster();

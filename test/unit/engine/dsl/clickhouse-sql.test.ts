@@ -56,6 +56,10 @@ describe('ClickHouse statements', () => {
   it('access-entity DDL keeps its kind and names no table', () => {
     expect(ch('DROP USER IF EXISTS bob')).toMatchObject({ statements: ['drop'], dropped: [] });
     expect(ch('ALTER USER bob IDENTIFIED BY $$x$$')).toMatchObject({ statements: ['alter'], written: [] });
+    expect(ch("ALTER DATABASE shop MODIFY COMMENT 'x'")).toMatchObject({ statements: ['alter'], written: ['shop'] });
+    // DDL on objects not known to hold no table cannot be evaluated.
+    expect(code(() => ch('CREATE INDEX i ON customers (email) TYPE bloom_filter'))).toBe('STEWARD_DSL_EVAL');
+    expect(code(() => ch('DROP INDEX i ON customers'))).toBe('STEWARD_DSL_EVAL');
   });
 
   it('SELECT … INTO OUTFILE writes outfile()', () => {
