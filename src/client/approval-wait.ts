@@ -8,22 +8,29 @@
  * minute before an agent restarted and waited again. A group of its own per wait, never committing: waiting
  * moves no offsets of anyone.
  */
-import { randomBytes } from 'node:crypto';
-import type { KafkaAdapter } from '../adapters/kafka/client.js';
+import { createPublicKey, randomBytes } from 'node:crypto';
+import { headerText, type KafkaAdapter } from '../adapters/kafka/client.js';
 import { parseApprovalMessage } from '../contracts/approvals.js';
 import { StewardError } from '../errors.js';
-import type { ApprovalOutcome } from '../engine/approvals/outcome.js';
+import { outcomeSignedBy, type ApprovalOutcome } from '../engine/approvals/outcome.js';
+import { SIGNATURE_HEADER } from '../engine/identity.js';
 
 export interface ApprovalWaitOptions {
   /** Give up after this long (then `undefined`: the agent applies its own policy, e.g. not running the tool). */
   timeoutMs: number;
   /** Read outcomes published from this time on (ms), required: the decision's `event_time_ms` minus 6 min (docs/approvals.md). */
   sinceMs: number;
+  /**
+   * Steward's public keys (PEM: the ledger key's, `steward keys generate`): when given, only an outcome signed by
+   * one of them counts — one forged onto acgp.approvals is passed over (docs/approvals.md "Waiting").
+   */
+  stewardKeys?: readonly string[];
 }
 
 export async function waitForApprovalOutcome(adapter: KafkaAdapter, topic: string, approvalId: string, o: ApprovalWaitOptions): Promise<ApprovalOutcome | undefined> {
   const since = o.sinceMs;
   if (typeof since !== 'number' || !Number.isFinite(since)) throw new StewardError('STEWARD_USAGE', "waitForApproval needs sinceMs (the decision's event_time_ms minus 6 minutes): an outcome decided before the wait is read from there");
+  const keys = o.stewardKeys?.map((pem) => createPublicKey(pem));
   const admin = await adapter.admin();
   let starts: { partition: number; offset: string }[];
   try {
@@ -47,7 +54,7 @@ export async function waitForApprovalOutcome(adapter: KafkaAdapter, topic: strin
             if (m.key?.toString('utf8') !== approvalId) continue;
             try {
               const msg = parseApprovalMessage(m.value);
-              if (msg.kind === 'outcome') {
+              if (msg.kind === 'outcome' && (!keys || outcomeSignedBy(m.value!, headerText(m, SIGNATURE_HEADER), keys))) {
                 const { kind: _k, ...outcome } = msg;
                 done(outcome);
               }

@@ -18,6 +18,7 @@ import { approvalOutcomeJson, parseApprovalAnswerMessage, parseApprovalMessage }
 import { checkAnswerSignature, checkSignedAnswer, mayAnswer, type ApprovalDecision, type ApproverRegistry } from '../engine/approvals/approvers.js';
 import { answeredOutcome, approvalLedgerDraft, timeoutOutcome, type ApprovalOutcome } from '../engine/approvals/outcome.js';
 import type { ApprovalRequest } from '../engine/approvals/policy.js';
+import { SIGNATURE_HEADER } from '../engine/identity.js';
 import { StewardError } from '../errors.js';
 import type { StageOutput, StageProcessor } from './stage-types.js';
 
@@ -32,13 +33,16 @@ export interface ApprovalsDeps {
    * different topics now, so an answer may be read before the request it answers.
    */
   answerWaitMs?: number;
+  /** Signs an outcome's record value (x-steward-signature) with Steward's ledger key; unset: outcomes go unsigned. */
+  signOutcome?: (value: string) => string;
 }
 
 /** The outcome message and its ledger draft: what the resolver of an approval publishes. */
-export function outcomeOutputs(topics: TopicNames, o: ApprovalOutcome): StageOutput[] {
+export function outcomeOutputs(topics: TopicNames, o: ApprovalOutcome, sign?: (value: string) => string): StageOutput[] {
   const draft = approvalLedgerDraft(o);
+  const value = approvalOutcomeJson(o);
   return [
-    { topic: topics.approvals, message: { key: o.approval_id, value: approvalOutcomeJson(o) } },
+    { topic: topics.approvals, message: { key: o.approval_id, value, ...(sign && { headers: { [SIGNATURE_HEADER]: sign(value) } }) } },
     { topic: topics.ledger, message: { key: draft.agent_id, value: JSON.stringify(draft) } },
   ];
 }
@@ -87,7 +91,7 @@ export class ApprovalsProcessor implements StageProcessor {
     if (!check.ok) throw new StewardError(check.code as `STEWARD_APPROVAL_${string}`, check.message);
     const res = await this.d.store.resolve(answeredOutcome(req, msg, 'kafka', now), now);
     // A late answer (already answered or timed out) changes nothing: the first outcome stands.
-    return res.kind === 'won' ? outcomeOutputs(this.d.topics, res.outcome) : [];
+    return res.kind === 'won' ? outcomeOutputs(this.d.topics, res.outcome, this.d.signOutcome) : [];
   }
 
   private async requestFor(id: string): Promise<ApprovalRequest | undefined> {
@@ -117,7 +121,7 @@ export async function answerOverHttp(
   const now = (d.nowMs ?? Date.now)();
   const res = await d.store.resolve(answeredOutcome(req, { decision, approver: ap.id, ...(reason && { reason }) }, 'http', now), now);
   if (res.kind === 'unknown') return { status: 404, body: { error: `no approval ${approvalId}` } };
-  if (res.kind === 'won') await d.producer.send(outcomeOutputs(d.topics, res.outcome).map((o) => ({ topic: o.topic, messages: [o.message] })));
+  if (res.kind === 'won') await d.producer.send(outcomeOutputs(d.topics, res.outcome, d.signOutcome).map((o) => ({ topic: o.topic, messages: [o.message] })));
   return { status: res.kind === 'won' ? 200 : 409, body: { ...res.outcome, request: undefined, already_decided: res.kind === 'decided' } };
 }
 
@@ -158,10 +162,10 @@ export class ApprovalSweeper {
       const res = await this.d.store.resolve(timeoutOutcome(req, now), now);
       if (res.kind === 'won') {
         timedOut++;
-        outs.push(...outcomeOutputs(this.d.topics, res.outcome));
+        outs.push(...outcomeOutputs(this.d.topics, res.outcome, this.d.signOutcome));
       }
     }
-    for (const o of unpublished) outs.push(...outcomeOutputs(this.d.topics, o));
+    for (const o of unpublished) outs.push(...outcomeOutputs(this.d.topics, o, this.d.signOutcome));
     if (outs.length) await this.d.producer.send(outs.map((o) => ({ topic: o.topic, messages: [o.message] })));
     return { timedOut, republished: unpublished.length };
   }

@@ -19,6 +19,7 @@ import { RedisScoredMarks } from '../adapters/redis/scored-marks.js';
 import { RedisGateJobStore } from '../adapters/redis/gate-job-store.js';
 import { RedisAcmStateStore } from '../adapters/redis/acm-state-store.js';
 import { RedisApprovalStore } from '../adapters/redis/approval-store.js';
+import { approvalOutcomeSigner } from '../adapters/clickhouse/ledger-keys.js';
 import { parseApproverRegistry, type ApproverRegistry } from '../engine/approvals/approvers.js';
 import { findBlueprintFiles, isPolicyFile } from '../adapters/fs/blueprint-files.js';
 import { compileVerificationSheets, formatAcmProblem, schemaProblems, type AcmEnv, type AcmOptions } from '../engine/acm/index.js';
@@ -260,7 +261,7 @@ async function openEngine(
       trustDebtSweepStore: trustDebt,
       trustDebtConfigForAgent: (_tenant, agentId) => trustDebtConfigForAgent(holder.current(), registry, agentId).config,
       tenantOf: (agentId) => registry.lookup(agentId).tenant,
-      approvals: redis && stages.includes('approvals') ? { store: new RedisApprovalStore(redis, { prefix: cfg.redis.keyPrefix }), approvers: loadApprovers(cfg) } : undefined,
+      approvals: redis && stages.includes('approvals') ? { store: new RedisApprovalStore(redis, { prefix: cfg.redis.keyPrefix }), approvers: loadApprovers(cfg), signOutcome: approvalOutcomeSigner(cfg) } : undefined,
       // The scorer reads the same blueprint directory as the tripwire stage: run governance is on for both or neither.
       runRecords: stages.includes('scorer') ? (await loadAcmEnv(cfg.blueprints.dir, cfg.engine)) !== undefined : undefined,
       scoredMarks: redis && stages.includes('scorer') && cfg.consumer.scorerDedupTtlSeconds > 0 ? new RedisScoredMarks(redis, { prefix: cfg.redis.keyPrefix, ttlSeconds: cfg.consumer.scorerDedupTtlSeconds }) : undefined,

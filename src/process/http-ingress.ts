@@ -17,6 +17,7 @@ import { topicNames } from '../adapters/kafka/topics.js';
 import { ClickHouseStore, sqlString } from '../adapters/clickhouse/client.js';
 import type { AclTier, FallbackOnTimeout } from '../engine/types.js';
 import { RedisApprovalStore } from '../adapters/redis/approval-store.js';
+import { approvalOutcomeSigner } from '../adapters/clickhouse/ledger-keys.js';
 import { parseApproverRegistry } from '../engine/approvals/approvers.js';
 import { answerOverHttp, approvalStatusOf } from '../consumers/approvals.js';
 import type { StewardProducer } from '../adapters/kafka/client.js';
@@ -97,6 +98,7 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     const apStore = new RedisApprovalStore(apRedis, { prefix: cfg.redis.keyPrefix });
     const approvalDeps = approvers && {
       store: apStore,
+      signOutcome: approvalOutcomeSigner(cfg),
       topics: topicNames(cfg.topics.prefix),
       approvers: () => approvers,
     };

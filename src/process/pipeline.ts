@@ -54,7 +54,7 @@ export interface PipelineDeps {
   /** ACM run governance is on (acm.yaml next to the blueprints): the scorer answers run events for the sink's join (docs/acm.md). */
   runRecords?: boolean;
   /** The approvals stage's Redis store and approver registry (docs/approvals.md). */
-  approvals?: { store: RedisApprovalStore; approvers: () => ApproverRegistry | undefined };
+  approvals?: { store: RedisApprovalStore; approvers: () => ApproverRegistry | undefined; signOutcome?: (value: string) => string };
   /** docs/rollout.md: after a decision (rollout counts, shadow diff) and after a verdict (review queue). */
   afterDecision?: TripwireStageDeps['afterDecision'];
   afterVerdict?: ScorerStageDeps['afterVerdict'];
@@ -239,7 +239,7 @@ export async function startPipeline(
         );
       } else if (s === 'approvals') {
         if (!deps.approvals) throw new Error('stage approvals needs Redis');
-        procs.push(new ApprovalsProcessor({ store: deps.approvals.store, approvers: deps.approvals.approvers, topics }));
+        procs.push(new ApprovalsProcessor({ store: deps.approvals.store, approvers: deps.approvals.approvers, signOutcome: deps.approvals.signOutcome, topics }));
       } else if (s === 'sink') {
         if (!deps.startSink) throw new Error('stage sink is not available in this build');
         extra.push(await deps.startSink());

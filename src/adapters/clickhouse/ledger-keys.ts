@@ -7,6 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { asPublicKey, ed25519Signer, keyId, type LedgerSigner } from '../../engine/ledger/index.js';
+import { signOutcomeBytes } from '../../engine/approvals/outcome.js';
 import { StewardError } from '../../errors.js';
 import { describeHidden } from '../../observability/redact.js';
 import { createSignPool, type SignPool } from '../crypto/sign-pool.js';
@@ -31,6 +32,17 @@ function pemText(keyOrPath: string): string {
 export function ledgerSignerFrom(keyOrPath: string, kid?: string): PoolableLedgerSigner {
   const pem = pemText(keyOrPath);
   return { ...ed25519Signer(pem, kid), signPool: (threads) => createSignPool(pem, threads) };
+}
+
+/**
+ * Signs approval outcomes (docs/approvals.md "Waiting") with the ledger key — signing.ledger_key, else signing.key —
+ * when the process has one; undefined without (outcomes then go unsigned, and verifying clients pass them over).
+ */
+export function approvalOutcomeSigner(cfg: { signing?: { key: string }; ledgerSigning?: { key: string } }): ((value: string) => string) | undefined {
+  const key = cfg.ledgerSigning ?? cfg.signing;
+  if (!key) return undefined;
+  const pem = pemText(key.key);
+  return (value) => signOutcomeBytes(value, pem);
 }
 
 /** Loads every *.pem under the given files/directories (and PEM text) as trusted verification keys. */

@@ -3,6 +3,9 @@
  * or timed out with the tool's default action. Each is a POLICY_DECISION ledger entry with a stable id
  * (`ap:<approval id>`), so publishing it twice after a crash appends it once (spec-decisions D26).
  */
+import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { signTraceBytes } from '../identity.js';
+import { keyId } from '../ledger/crypto.js';
 import type { LedgerDraft } from '../ledger/types.js';
 import type { ApprovalDecision } from './approvers.js';
 import type { ApprovalRequest } from './policy.js';
@@ -53,4 +56,33 @@ export function approvalLedgerDraft(o: ApprovalOutcome): LedgerDraft {
       deadline_ms: r.deadline_ms,
     },
   };
+}
+
+/**
+ * Outcomes are signed by Steward (spec-decisions D35): `x-steward-signature: <key id>:<base64 Ed25519 over the
+ * record value>` with Steward's ledger key, the same header and key ids as agents' traces. A client given
+ * Steward's public keys acts only on an outcome one of them signed, so an outcome forged onto acgp.approvals
+ * (a deployment without the approval-topic ACLs) is passed over.
+ */
+export function signOutcomeBytes(value: string, privateKeyPem: string): string {
+  return signTraceBytes(Buffer.from(value, 'utf8'), privateKeyPem);
+}
+
+/** Whether `header` is a signature of `value` by one of `publicKeys` (PEM or KeyObject). */
+export function outcomeSignedBy(value: Uint8Array, header: string | undefined, publicKeys: readonly (string | KeyObject)[]): boolean {
+  if (!header) return false;
+  const colon = header.indexOf(':');
+  if (colon <= 0) return false;
+  const kid = header.slice(0, colon);
+  const sig = Buffer.from(header.slice(colon + 1), 'base64');
+  for (const k of publicKeys) {
+    const key = typeof k === 'string' ? createPublicKey(k) : k;
+    if (keyId(key) !== kid) continue;
+    try {
+      if (verify(null, value, key, sig)) return true;
+    } catch {
+      // a malformed signature is no signature
+    }
+  }
+  return false;
 }

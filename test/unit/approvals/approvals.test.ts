@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { signedAnswer } from '../../../src/cli/commands/approve.js';
 import { approvalAnswerJson, approvalOutcomeJson, approvalRequestJson, parseApprovalAnswerMessage, parseApprovalMessage } from '../../../src/contracts/approvals.js';
 import { ANSWER_CLOCK_SKEW_MS, apiKeyHash, checkSignedAnswer, mayAnswer, parseApproverRegistry } from '../../../src/engine/approvals/approvers.js';
-import { answeredOutcome, approvalLedgerDraft, timeoutOutcome } from '../../../src/engine/approvals/outcome.js';
+import { answeredOutcome, approvalLedgerDraft, outcomeSignedBy, signOutcomeBytes, timeoutOutcome } from '../../../src/engine/approvals/outcome.js';
 import { anchoredApproval, approvalFor, approvalIdOf } from '../../../src/engine/approvals/policy.js';
 import { compileBlueprintSet } from '../../../src/engine/blueprint/index.js';
 import { defaultEngineConfig } from '../../../src/engine/config.js';
@@ -127,6 +127,17 @@ describe('approvers: registry, roles per tenant/tier, signed answers', () => {
     expect(() => parseApproverRegistry('approvers: [{ id: x, api_keys: [plain-text] }]', 'f')).toThrow(/stored hashed/);
     expect(() => parseApproverRegistry('approvers: [{ id: x }, { id: x }]', 'f')).toThrow(/listed twice/);
     expect(() => parseApproverRegistry('approvers: [{ id: x, public_keys: [nope] }]', 'f')).toThrow(/no Ed25519 public key/);
+  });
+
+  it("an outcome signed with Steward's key verifies with its public key only, over the exact bytes", () => {
+    const value = approvalOutcomeJson(answeredOutcome(req, { decision: 'approve', approver: 'alice' }, 'kafka', 7));
+    const sig = signOutcomeBytes(value, priv(k1));
+    const pub1 = k1.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    const pub2 = k2.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    expect(outcomeSignedBy(Buffer.from(value), sig, [pub2, pub1])).toBe(true);
+    expect(outcomeSignedBy(Buffer.from(value), sig, [pub2])).toBe(false);
+    expect(outcomeSignedBy(Buffer.from(value.replace('"approve"', '"deny"')), sig, [pub1])).toBe(false);
+    for (const bad of [undefined, '', 'nocolon', `${sig.split(':')[0]}:!!!`]) expect(outcomeSignedBy(Buffer.from(value), bad, [pub1])).toBe(false);
   });
 
   it('outcomes, ledger drafts and the acgp.approvals messages round-trip', () => {
