@@ -77,7 +77,9 @@ export async function run(argv: string[]): Promise<number> {
     retierQueue: debtStore ? () => debtStore.retierQueue(1000) : undefined,
   });
   const bound = await server.listen();
-  process.stdout.write(`steward dashboard on http://${values.host ?? '127.0.0.1'}:${bound}/ (ClickHouse ${store.database}, read-only)\n`);
+  // A wildcard bind is no name the Host check answers: print a loopback URL that works.
+  const shown = values.host === undefined || values.host === '0.0.0.0' || values.host === '::' ? '127.0.0.1' : values.host.includes(':') ? `[${values.host}]` : values.host;
+  process.stdout.write(`steward dashboard on http://${shown}:${bound}/ (ClickHouse ${store.database}, read-only)\n`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', () => resolve());
     process.once('SIGTERM', () => resolve());
