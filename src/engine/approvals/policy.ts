@@ -96,6 +96,8 @@ type Settings = { timeoutMs: number; defaultAction: 'approve' | 'deny'; role: st
  */
 function skillSettings(p: ApprovalPolicy, registered: readonly string[] | undefined): Settings {
   const base: Settings = { timeoutMs: p.timeoutMs, defaultAction: p.defaultAction, role: p.role };
+  // The common case, on every approval: no overrides, or an agent without registered skills.
+  if (!p.skills || !registered?.length) return base;
   const all = (registered?.length ? registered : [undefined]).map((s): Settings => {
     const o = s === undefined ? undefined : p.skills?.[s];
     return o ? { timeoutMs: o.timeoutMs ?? base.timeoutMs, defaultAction: o.defaultAction ?? base.defaultAction, role: o.role ?? base.role } : base;
