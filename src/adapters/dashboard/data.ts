@@ -80,7 +80,9 @@ export function foldSeries(rows: { t: unknown; k: unknown; n: unknown }[], maxSe
 
 /** Histogram rows `{bin, n}` → one bar per bin (empty bins included), labelled by its edges. */
 export function histogram(rows: { bin: unknown; n: unknown }[], labels: string[]): Panel['rows'] {
-  const counts = new Map(rows.map((r) => [num(r.bin), num(r.n)]));
+  // Rows may repeat a bin (the verdict-latency bins come per time bucket): they add up.
+  const counts = new Map<number, number>();
+  for (const r of rows) counts.set(num(r.bin), (counts.get(num(r.bin)) ?? 0) + num(r.n));
   return labels.map((label, i) => ({ label, n: counts.get(i) ?? 0 }));
 }
 

@@ -91,6 +91,14 @@ describe('dashboard panel shaping', () => {
     expect(foldSeries(rows, 10).totals!.map((x) => x.k)).toEqual(['a', 'b', 'c']);
   });
 
+  it('adds up a bin that comes in several rows (the verdict-latency bins come per time bucket)', () => {
+    expect(histogram([{ bin: '1', n: '3' }, { bin: '2', n: '7' }, { bin: '1', n: '4' }], ['x', 'y', 'z'])).toEqual([
+      { label: 'x', n: 0 },
+      { label: 'y', n: 7 },
+      { label: 'z', n: 7 },
+    ]);
+  });
+
   it('gives every histogram bin a bar, empty ones zero', () => {
     expect(LATENCY_LABELS).toHaveLength(LATENCY_EDGES_MS.length + 1);
     expect(LATENCY_LABELS[0]).toBe('<0.5');
