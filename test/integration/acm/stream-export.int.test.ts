@@ -105,6 +105,11 @@ describe.each(['scoring', 'join'] as const)('replay export from the stream, scor
             const events = (r: string) => jsonl(want.get(r)!.get('policy/requests/requests.jsonl')).length;
             const responses = (r: string) => count(`SELECT count() AS n FROM acm_run_records FINAL WHERE run_id = '${r}' AND kind = 'response'`);
             await waitFor(async () => (await Promise.all(RUNS.map(async (r) => (await responses(r)) === events(r)))).every(Boolean), { timeoutMs: 60_000, message: 'every decided event of the runs recorded in ClickHouse' });
+            // The sink inserts an event's records before its chain entries (a failed insert in between is repaired by
+            // the retried batch), so the last events' entries may land just after their records: wait for the chains too.
+            const wantEntries = (r: string) => jsonl(want.get(r)!.get('memory-ledger/ledger.jsonl')).length;
+            const chained = (r: string) => count(`SELECT uniqExact(entry_id) AS n FROM acm_ledger WHERE run_id = '${r}'`);
+            await waitFor(async () => (await Promise.all(RUNS.map(async (r) => (await chained(r)) === wantEntries(r)))).every(Boolean), { timeoutMs: 60_000, message: 'every run chain entry in ClickHouse' });
 
             const exported = new Map<string, BundleFiles>();
             for (const runId of RUNS) {
