@@ -13,6 +13,7 @@ import { StewardError } from '../../errors.js';
 import type { AgentInfo, Trace } from '../../engine/types.js';
 import { validateTrace } from '../kafka/serde.js';
 import { acgpEventToTrace, type AcgpEvent } from './acgp-mapping.js';
+import { batchIngest, sizedTraceJson, type BatchIngestDeps } from './ingest-batch.js';
 import { agentForKey, KeyRateLimiter, type KeyedRegistry } from './ingress-auth.js';
 import { registerAgentApprovalRoute, registerApprovalRoutes, type ApprovalRouteDeps, type ApprovalStatusFn } from './approval-routes.js';
 
@@ -44,21 +45,9 @@ export interface HttpIngressOptions {
 }
 
 /** What the ingress routes need; without it only /v1/health and the OpenAPI document are served. */
-export interface IngressDeps {
+export interface IngressDeps extends BatchIngestDeps {
   /** The current agent registry (hot-reloaded). */
   registry(): KeyedRegistry;
-  /** Produces a trace to acgp.traces, key = its agent id (StewardClient.publish). */
-  publish(trace: Trace): Promise<void>;
-  /**
-   * Produces a batch's traces in one send (key = agent id, value = `json`, the trace's JSON text already made
-   * for the size check); rejects when any is not acknowledged. Used instead of `publish` when present.
-   */
-  publishBatch?(items: readonly { trace: Trace; json: string }[]): Promise<void>;
-  /**
-   * Claims an idempotency key (true: first time); release() undoes a claim whose send failed. claimMany, when
-   * present, claims a batch's keys in one round trip (same answers as claim, in order).
-   */
-  idempotency?: { claim(key: string): Promise<boolean>; release(key: string): Promise<void>; claimMany?(keys: readonly string[]): Promise<boolean[]> };
   /** The tripwire decision on the same request (StewardClient.decide: contract timeout and fallback). */
   decide?(trace: Trace, agent: AgentInfo, timeoutMs?: number): Promise<unknown>;
   /** The finalization gate's answer (StewardClient.finalize). */
@@ -238,46 +227,11 @@ export class HttpIngress {
     const maxEvents = this.opts.maxBatchEvents ?? 500;
     const maxTraceBytes = this.opts.maxTraceBytes ?? 900_000;
     const now = deps.now ?? (() => new Date());
-    const toTrace = (ev: AcgpEvent, agent: AgentInfo): { trace: Trace; json: string } => {
-      const trace = validateTrace(acgpEventToTrace(ev, agent.id, now));
-      const json = JSON.stringify(trace);
-      // UTF-8 is at most 3 bytes per UTF-16 unit: the exact count only near the limit.
-      const size = json.length * 3 <= maxTraceBytes ? json.length : Buffer.byteLength(json);
-      if (size > maxTraceBytes) throw new StewardError('STEWARD_TRACE_TOO_LARGE', `trace is ${size} bytes as JSON, over limits.max_trace_bytes ${maxTraceBytes}`);
-      return { trace, json };
-    };
-    /** Maps and validates every event first (nothing is sent from a batch with a bad event), then sends the unclaimed ones. */
+    const ingestBatch = batchIngest(deps, { maxTraceBytes, now });
     const ingest = async (events: AcgpEvent[], agent: AgentInfo, batchKey: string | undefined, reply: import('fastify').FastifyReply) => {
-      let traces: { trace: Trace; json: string }[];
-      try {
-        traces = events.map((ev, i) => {
-          try {
-            return toTrace(ev, agent);
-          } catch (e) {
-            throw Object.assign(e as Error, { index: i });
-          }
-        });
-      } catch (e) {
-        const err = e as StewardError & { index: number };
-        return reply.code(422).send({ error: err.code ?? 'STEWARD_TRACE_SCHEMA', message: err.message, index: err.index });
-      }
-      const keys = events.map((ev, i) => `${agent.id}:${ev.idempotency_key ?? (batchKey ? `${batchKey}:${i}` : '')}`);
-      const claimed = await claimAll(deps.idempotency, keys);
-      const fresh = claimed.flatMap((c, i) => (c ? [i] : []));
-      let failed: number[];
-      if (deps.publishBatch) {
-        // One send for the batch (concurrent requests' sends merge further in the coalescing producer).
-        const ok = fresh.length === 0 || (await deps.publishBatch(fresh.map((i) => traces[i])).then(() => true, () => false));
-        failed = ok ? [] : fresh;
-      } else {
-        const results = await Promise.allSettled(fresh.map((i) => deps.publish(traces[i].trace)));
-        failed = fresh.filter((_, j) => results[j].status === 'rejected');
-      }
-      if (failed.length > 0) {
-        await Promise.allSettled(failed.map((i) => deps.idempotency?.release(keys[i])));
-        return reply.code(503).header('retry-after', '2').send({ error: 'STEWARD_KAFKA', message: `${failed.length} of ${traces.length} events could not be produced to the traces topic; retry the batch` });
-      }
-      return reply.code(200).send({ accepted: fresh.length, duplicates: traces.length - fresh.length, ...(batchKey && { batch_id: batchKey }) });
+      const a = await ingestBatch(events, agent, batchKey);
+      if (a.retryAfter) reply.header('retry-after', a.retryAfter);
+      return reply.code(a.status).send(a.body);
     };
     const common = { security: [{ apiKey: [] }] };
     app.post(
@@ -318,8 +272,7 @@ export class HttpIngress {
       let trace: Trace;
       try {
         trace = validateTrace({ ...acgpEventToTrace(ev, req.agent!.id, now, hook), ...extra, hook, agent_id: req.agent!.id });
-        const size = Buffer.byteLength(JSON.stringify(trace));
-        if (size > maxTraceBytes) throw new StewardError('STEWARD_TRACE_TOO_LARGE', `trace is ${size} bytes as JSON, over limits.max_trace_bytes ${maxTraceBytes}`);
+        sizedTraceJson(trace, maxTraceBytes);
       } catch (e) {
         const err = e as StewardError;
         return reply.code(422).send({ error: err.code ?? 'STEWARD_TRACE_SCHEMA', message: err.message });
@@ -439,14 +392,4 @@ function drained(res: import('node:http').ServerResponse, ms: number): Promise<b
     res.once('drain', onDrain);
     res.once('close', onClose);
   });
-}
-
-/** Claims every key that names one (keys ending in ':' have none and always pass): in one call when the store can. */
-async function claimAll(idem: IngressDeps['idempotency'], keys: readonly string[]): Promise<boolean[]> {
-  if (!idem) return keys.map(() => true);
-  const named = keys.flatMap((k, i) => (k.endsWith(':') ? [] : [i]));
-  const answers = idem.claimMany ? await idem.claimMany(named.map((i) => keys[i])) : await Promise.all(named.map((i) => idem.claim(keys[i])));
-  const out = keys.map(() => true);
-  named.forEach((i, j) => (out[i] = answers[j]));
-  return out;
 }

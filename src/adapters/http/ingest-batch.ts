@@ -1,0 +1,89 @@
+/**
+ * The batch ingest behind POST /v1/ingest/traces/batch and /v1/ingest/trace (docs/http.md "Ingest"): every
+ * event mapped and validated first (nothing is sent from a batch with a bad event), the batch's idempotency keys
+ * claimed in one call, the unclaimed traces sent in one send, and a failed send's claims released.
+ */
+import { StewardError } from '../../errors.js';
+import type { AgentInfo, Trace } from '../../engine/types.js';
+import { validateTrace } from '../kafka/serde.js';
+import { acgpEventToTrace, type AcgpEvent } from './acgp-mapping.js';
+
+export interface BatchIngestDeps {
+  /** Produces a trace to acgp.traces, key = its agent id (StewardClient.publish). */
+  publish(trace: Trace): Promise<void>;
+  /**
+   * Produces a batch's traces in one send (key = agent id, value = `json`, the trace's JSON text already made
+   * for the size check); rejects when any is not acknowledged. Used instead of `publish` when present.
+   */
+  publishBatch?(items: readonly { trace: Trace; json: string }[]): Promise<void>;
+  /**
+   * Claims an idempotency key (true: first time); release() undoes a claim whose send failed. claimMany, when
+   * present, claims a batch's keys in one round trip (same answers as claim, in order).
+   */
+  idempotency?: { claim(key: string): Promise<boolean>; release(key: string): Promise<void>; claimMany?(keys: readonly string[]): Promise<boolean[]> };
+}
+
+/** The answer to send: status, body, and a Retry-After header for a 503. */
+export interface IngestAnswer {
+  status: 200 | 422 | 503;
+  body: Record<string, unknown>;
+  retryAfter?: string;
+}
+
+/** The trace's JSON text, refused when over limits.max_trace_bytes (STEWARD_TRACE_TOO_LARGE). */
+export function sizedTraceJson(trace: Trace, maxTraceBytes: number): string {
+  const json = JSON.stringify(trace);
+  // UTF-8 is at most 3 bytes per UTF-16 unit: the exact count only near the limit.
+  const size = json.length * 3 <= maxTraceBytes ? json.length : Buffer.byteLength(json);
+  if (size > maxTraceBytes) throw new StewardError('STEWARD_TRACE_TOO_LARGE', `trace is ${size} bytes as JSON, over limits.max_trace_bytes ${maxTraceBytes}`);
+  return json;
+}
+
+export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; now: () => Date }) {
+  const toTrace = (ev: AcgpEvent, agent: AgentInfo): { trace: Trace; json: string } => {
+    const trace = validateTrace(acgpEventToTrace(ev, agent.id, o.now));
+    return { trace, json: sizedTraceJson(trace, o.maxTraceBytes) };
+  };
+  return async (events: readonly AcgpEvent[], agent: AgentInfo, batchKey: string | undefined): Promise<IngestAnswer> => {
+    let traces: { trace: Trace; json: string }[];
+    try {
+      traces = events.map((ev, i) => {
+        try {
+          return toTrace(ev, agent);
+        } catch (e) {
+          throw Object.assign(e as Error, { index: i });
+        }
+      });
+    } catch (e) {
+      const err = e as StewardError & { index: number };
+      return { status: 422, body: { error: err.code ?? 'STEWARD_TRACE_SCHEMA', message: err.message, index: err.index } };
+    }
+    const keys = events.map((ev, i) => `${agent.id}:${ev.idempotency_key ?? (batchKey ? `${batchKey}:${i}` : '')}`);
+    const claimed = await claimAll(deps.idempotency, keys);
+    const fresh = claimed.flatMap((c, i) => (c ? [i] : []));
+    let failed: number[];
+    if (deps.publishBatch) {
+      // One send for the batch (concurrent requests' sends merge further in the coalescing producer).
+      const ok = fresh.length === 0 || (await deps.publishBatch(fresh.map((i) => traces[i])).then(() => true, () => false));
+      failed = ok ? [] : fresh;
+    } else {
+      const results = await Promise.allSettled(fresh.map((i) => deps.publish(traces[i].trace)));
+      failed = fresh.filter((_, j) => results[j].status === 'rejected');
+    }
+    if (failed.length > 0) {
+      await Promise.allSettled(failed.map((i) => deps.idempotency?.release(keys[i])));
+      return { status: 503, retryAfter: '2', body: { error: 'STEWARD_KAFKA', message: `${failed.length} of ${traces.length} events could not be produced to the traces topic; retry the batch` } };
+    }
+    return { status: 200, body: { accepted: fresh.length, duplicates: traces.length - fresh.length, ...(batchKey && { batch_id: batchKey }) } };
+  };
+}
+
+/** Claims every key that names one (keys ending in ':' have none and always pass): in one call when the store can. */
+async function claimAll(idem: BatchIngestDeps['idempotency'], keys: readonly string[]): Promise<boolean[]> {
+  if (!idem) return keys.map(() => true);
+  const named = keys.flatMap((k, i) => (k.endsWith(':') ? [] : [i]));
+  const answers = idem.claimMany ? await idem.claimMany(named.map((i) => keys[i])) : await Promise.all(named.map((i) => idem.claim(keys[i])));
+  const out = keys.map(() => true);
+  named.forEach((i, j) => (out[i] = answers[j]));
+  return out;
+}
