@@ -11,7 +11,8 @@ import type { AgentRegistry, BlueprintSet } from './blueprint/index.js';
 import { effectiveThresholds } from './blueprint/index.js';
 import type { EngineConfig } from './config.js';
 import { decideCtq, fallbackPolicy } from './ctq/index.js';
-import { createDefaultScorerRegistry, isSkipped, LruCache, type LlmJudgeOptions, type ScorerContext, type ScorerRegistry, type SourceRegistry } from './scorers/index.js';
+import { createDefaultScorerRegistry, LruCache, type LlmJudgeOptions, type ScorerRegistry, type SourceRegistry } from './scorers/index.js';
+import { MetricRunner } from './metric-runner.js';
 import { isDegraded, runTripwireStage } from './tripwires/index.js';
 import { levelActions, maxLevel, type TrustDebtStore } from './trust-debt/index.js';
 import {
@@ -20,7 +21,6 @@ import {
   severityRank,
   type AgentInfo,
   type CompiledBlueprint,
-  type CompiledMetric,
   type EvalContext,
   type Intervention,
   type LlmClient,
@@ -30,7 +30,6 @@ import {
   type TripwireStageResult,
 } from './types.js';
 import { buildVerdict, signVerdict, type VerdictSigner } from './verdict/index.js';
-import { MetricBudget } from './metric-budget.js';
 import type { FinalizationGate } from './gate/finalization-gate.js';
 import type { FinalizationOutcomeEvent, GateOutcome } from './gate/types.js';
 import { governRunEvent, type AcmRunStateStore } from './acm/state-store.js';
@@ -75,8 +74,7 @@ export interface StewardEngineOptions {
 export type { AcmDecision, DecisionRecord, EvalRecord, FinalStage, ScoreDecisionInput, ScoreRecord } from './records.js';
 
 export class StewardEngine {
-  private readonly scorers: ScorerRegistry;
-  private readonly warned = new Set<string>();
+  private readonly metrics: MetricRunner;
   /** Last CTQ intervention per agent+blueprint, for the `cached_decision` fallback (spec-decisions D5). */
   private readonly lastCtq = new LruCache<Intervention>(50_000);
   /**
@@ -86,7 +84,7 @@ export class StewardEngine {
   private readonly recorder?: RecordingStateStore;
 
   constructor(private readonly o: StewardEngineOptions) {
-    this.scorers = o.scorers ?? createDefaultScorerRegistry(o.llmJudge);
+    this.metrics = new MetricRunner(o.scorers ?? createDefaultScorerRegistry(o.llmJudge), o);
     if (o.acm && o.state) this.recorder = new RecordingStateStore(o.state);
   }
 
@@ -224,7 +222,7 @@ export class StewardEngine {
     let ctq: ReturnType<typeof decideCtq> | undefined;
     const fbPolicy = fallbackPolicy(agent.tier, bp.fallbackOnTimeout ?? this.o.config.fallbackOnTimeout);
     if (!decision.halted) {
-      metrics = await this.runMetrics(trace, bp, agent, decision, nowMs, decision.fullScoring === true);
+      metrics = await this.metrics.run(trace, bp, agent, decision, nowMs, decision.fullScoring === true);
       const cacheKey = `${agent.tenant}:${agent.id}:${bp.id}`;
       ctq = decideCtq(metrics, th, { policy: fbPolicy, cached: this.lastCtq.get(cacheKey), tier: agent.tier });
       if (ctq.risk !== null && ctq.intervention !== null && !ctq.fallback) this.lastCtq.set(cacheKey, ctq.intervention);
@@ -329,84 +327,7 @@ export class StewardEngine {
     // After a hot reload the decided version may be gone; the current selection then applies.
     return set.blueprints.find((b) => b.id === decision.blueprint && b.version === decision.blueprintVersion) ?? set.select(agent, trace);
   }
-
-  /**
-   * Every metric whose `when` matches is evaluated: `when` is applicability (§6.1), never a sampling or
-   * cost filter, and there is no sampling. `fresh` (full scoring, §10.6) forbids scorers from answering
-   * with a cached or shared result (the llm-judge prompt cache), so each trace gets its own judgement.
-   */
-  private async runMetrics(trace: Trace, bp: CompiledBlueprint, agent: AgentInfo, decision: DecisionRecord, nowMs: number, fresh: boolean): Promise<MetricOutcome[]> {
-    const matched = bp.metrics.filter((m) => safeWhen(m, trace));
-    return Promise.all(matched.map((m) => this.runMetric(trace, m, bp, agent, decision, nowMs, fresh)));
-  }
-
-  private async runMetric(
-    trace: Trace,
-    m: CompiledMetric,
-    bp: CompiledBlueprint,
-    agent: AgentInfo,
-    decision: DecisionRecord,
-    nowMs: number,
-    fresh: boolean,
-  ): Promise<MetricOutcome> {
-    const base = { name: m.name, weight: m.weight, scorer: m.scorer };
-    const ac = new AbortController();
-    const limit = this.o.metricTimeoutMs ?? 30_000;
-    let budget: MetricBudget | undefined;
-    try {
-      const scorer = this.scorers.resolve(m.scorer, m.parameters);
-      const ctx: ScorerContext = {
-        blueprint: bp,
-        agent,
-        metric: m,
-        decision,
-        nowMs,
-        llm: this.o.llm,
-        sourceRegistry: this.o.sourceRegistry,
-        registry: this.scorers,
-        signal: ac.signal,
-        fresh,
-        queued: (wait) => {
-          budget?.pause();
-          return wait.finally(() => budget?.resume());
-        },
-      };
-      const timeout = new Promise<never>((_, reject) => {
-        budget = new MetricBudget(limit, () => {
-          ac.abort();
-          reject(new StewardError('STEWARD_SCORER_UNAVAILABLE', `metric ${m.name}: over its ${limit} ms budget`, { retryable: true }));
-        });
-      });
-      const r = await Promise.race([scorer.evaluate(trace, m.parameters, ctx), timeout]);
-      return { ...base, scorer: scorer.scorerType, score: round3(r.score), confidence: round3(r.confidence), status: 'ok', explanation: r.explanation };
-    } catch (e) {
-      if (isSkipped(e)) {
-        this.warnOnce((e as Error).message);
-        return { ...base, score: null, confidence: 0, status: 'skipped', explanation: (e as Error).message };
-      }
-      const msg = e instanceof StewardError ? `${e.code}: ${e.message}` : String((e as Error)?.message ?? e);
-      return { ...base, score: null, confidence: 0, status: 'unavailable', explanation: msg };
-    } finally {
-      budget?.clear();
-    }
-  }
-
-  private warnOnce(message: string): void {
-    if (this.warned.has(message)) return;
-    this.warned.add(message);
-    this.o.onWarning?.(message);
-  }
 }
-
-function safeWhen(m: CompiledMetric, trace: Trace): boolean {
-  try {
-    return m.when(trace);
-  } catch {
-    return false;
-  }
-}
-
-const round3 = (x: number): number => Math.round(x * 1000) / 1000;
 
 /**
  * Most severe of tripwire/rule and CTQ (spec-decisions D1). On a tie the earlier stage keeps the credit;
