@@ -10,12 +10,10 @@
 import { StewardError } from '../../errors.js';
 import { FactParseError } from './fact-errors.js';
 import type { Tok } from './clickhouse-lexer.js';
+import { kw, op, syn } from './clickhouse-cursor.js';
 import { analyse, astify, emptyFacts, mergeFacts, type Grammar, type SqlFacts } from './sql-ast.js';
 
-const kw = (t: Tok | undefined, ...k: string[]): boolean => t !== undefined && t.kind === 'word' && k.includes(t.kw);
-const op = (t: Tok | undefined, o: string): boolean => t !== undefined && t.kind === 'op' && t.text === o;
 const isName = (t: Tok | undefined): boolean => t !== undefined && (t.kind === 'word' || t.kind === 'qident');
-const syn = (kind: Tok['kind'], text: string): Tok => ({ kind, text, kw: kind === 'word' ? text.toUpperCase() : '', at: -1, end: -1 });
 
 // Keywords that end a clause (at the clause's own bracket depth).
 const CLAUSE_END = new Set(['WHERE', 'PREWHERE', 'GROUP', 'ORDER', 'HAVING', 'LIMIT', 'OFFSET', 'SETTINGS', 'FORMAT', 'UNION', 'EXCEPT', 'INTERSECT', 'WINDOW', 'QUALIFY', 'FROM', 'SELECT', 'INTO']);

@@ -246,7 +246,8 @@ function alter(c: Cur): SqlFacts {
       const inPart = body.findIndex((x, j) => kw(x, 'IN') && kw(body[j + 1], 'PARTITION'));
       if (inPart >= 0) body = body.slice(0, inPart);
       const e = clauseEnd(c.t, where + 1, { comma: true });
-      const target = [syn('qident', n.includes('.') ? n.split('.')[0]! : n), ...(n.includes('.') ? [syn('op', '.'), syn('qident', n.slice(n.indexOf('.') + 1))] : [])];
+      const dot = n.indexOf('.');
+      const target = dot < 0 ? [syn('qident', n)] : [syn('qident', n.slice(0, dot)), syn('op', '.'), syn('qident', n.slice(dot + 1))];
       const stmt =
         head.kw === 'DELETE'
           ? [syn('word', 'DELETE'), syn('word', 'FROM'), ...target, ...c.t.slice(where, e)]
@@ -308,7 +309,8 @@ function create(c: Cur, replace: boolean): SqlFacts {
       j = close;
     }
   }
-  parts.push(noQuery(query >= 0 ? t.slice(0, query) : t, 'CREATE'), storage(query >= 0 ? t.slice(0, query) : t));
+  const head = query >= 0 ? t.slice(0, query) : t;
+  parts.push(noQuery(head, 'CREATE'), storage(head));
   if (query >= 0) parts.push({ ...delegate(t.slice(query), 'CREATE … AS SELECT'), statements: [] });
   return mergeFacts(parts);
 }

@@ -9,9 +9,7 @@
 import sh from 'mvdan-sh';
 import { parse as parseDomain } from 'tldts';
 import { FACT_LIMITS, FactLimitError, FactParseError } from './fact-errors.js';
-import { analyse, astify, isObj, type Grammar, type SqlFacts } from './sql-ast.js';
-
-type Obj = Record<string, unknown>;
+import { analyse, astify, isObj, type Grammar, type Obj, type SqlFacts } from './sql-ast.js';
 import { clickhouseFacts } from './clickhouse-sql.js';
 
 export { FACT_LIMITS, FactLimitError, FactParseError } from './fact-errors.js';

@@ -28,7 +28,7 @@ const requireCjs = createRequire(import.meta.url);
 const parsers = new Map<Grammar, SqlParser>();
 
 /** The parser of one grammar, loaded on first use (a process without SQL conditions loads none). */
-export function grammar(g: Grammar): SqlParser {
+function grammar(g: Grammar): SqlParser {
   let p = parsers.get(g);
   if (!p) {
     // Per-dialect builds: the package index bundles all 14 grammars.
@@ -45,7 +45,7 @@ export function astify(sql: string, g: Grammar): unknown[] {
   return Array.isArray(ast) ? ast : [ast];
 }
 
-type Obj = Record<string, unknown>;
+export type Obj = Record<string, unknown>;
 export const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null;
 
 function identValue(x: unknown): string | undefined {
@@ -99,6 +99,8 @@ function tableFunction(item: Obj): { name: string; tables: string[] } | undefine
   return { name, tables };
 }
 
+const SELF_COMPARE = new Set(['=', '==', '>=', '<=', 'IS', 'LIKE']);
+
 /** A WHERE that limits rows: every OR branch references a column, not only itself (`WHERE 1`, `WHERE 1=1`, `WHERE id = id`, `WHERE id = 1 OR 1` do not). */
 function limits(e: unknown): boolean {
   if (!isObj(e)) return false;
@@ -107,7 +109,7 @@ function limits(e: unknown): boolean {
     if (op === 'AND' || op === '&&') return limits(e.left) || limits(e.right);
     if (op === 'OR' || op === '||') return limits(e.left) && limits(e.right);
     // `id = id`, `x >= x`: a column compared with itself limits nothing (NULLs aside).
-    if (['=', '==', '>=', '<=', 'IS', 'LIKE'].includes(op) && JSON.stringify(e.left) === JSON.stringify(e.right)) return false;
+    if (SELF_COMPARE.has(op) && JSON.stringify(e.left) === JSON.stringify(e.right)) return false;
   }
   return hasColumn(e, 0);
 }
