@@ -15,7 +15,7 @@ import type { InMessage, StewardProducer } from '../adapters/kafka/client.js';
 import type { TopicNames } from '../adapters/kafka/topics.js';
 import type { RedisApprovalStore } from '../adapters/redis/approval-store.js';
 import { approvalOutcomeJson, parseApprovalAnswerMessage, parseApprovalMessage } from '../contracts/approvals.js';
-import { checkAnswerSignature, checkSignedAnswer, mayAnswer, type ApprovalDecision, type ApproverRegistry } from '../engine/approvals/approvers.js';
+import { checkAnswerFor, checkAnswerSignature, mayAnswer, type ApprovalDecision, type ApproverRegistry } from '../engine/approvals/approvers.js';
 import { answeredOutcome, approvalLedgerDraft, timeoutOutcome, type ApprovalOutcome } from '../engine/approvals/outcome.js';
 import type { ApprovalRequest } from '../engine/approvals/policy.js';
 import { SIGNATURE_HEADER } from '../engine/identity.js';
@@ -87,7 +87,7 @@ export class ApprovalsProcessor implements StageProcessor {
     if (!sig.ok) throw new StewardError(sig.code as `STEWARD_APPROVAL_${string}`, sig.message);
     const req = await this.requestFor(msg.approval_id);
     if (!req) throw new StewardError('STEWARD_APPROVAL_UNKNOWN', `no pending or recent approval ${msg.approval_id}`);
-    const check = checkSignedAnswer(reg, msg, req);
+    const check = checkAnswerFor(sig.approver, msg, req);
     if (!check.ok) throw new StewardError(check.code as `STEWARD_APPROVAL_${string}`, check.message);
     const res = await this.d.store.resolve(answeredOutcome(req, msg, 'kafka', now), now);
     // A late answer (already answered or timed out) changes nothing: the first outcome stands.

@@ -100,7 +100,6 @@ export class RunRecordJoin {
       } else if (!s.a) s.a = { part, source, at };
     };
     parts.forEach(({ part, source }, i) => fill(part, source, i));
-    const inBatch = new Set(slots.keys());
     const gaps = () => [...slots.entries()].filter(([, s]) => !s.p || !s.a);
     for (const [k] of gaps()) {
       const w = this.waiting.get(k);
@@ -115,7 +114,6 @@ export class RunRecordJoin {
     // between an event's pending record and its answer.
     const done: { at: number; j: JoinedRunEvent }[] = [];
     for (const [k, s] of slots) {
-      if (!inBatch.has(k)) continue;
       const source = (s.p?.source ?? s.a?.source)!;
       if (s.p && s.a) {
         this.waiting.delete(k);

@@ -202,6 +202,9 @@ async function openEngine(
   const llm = llmClientFor(cfg.llm);
   let engine: StewardEngine | undefined;
   let rollout: RolloutRuntime | undefined;
+  // acm.yaml next to the blueprints (docs/acm.md "In the stream"), read once: the tripwire stage governs runs with it,
+  // the scorer answers run events for the sink's join when it is there.
+  let acmEnv: AcmEnv | undefined;
   const engineVersion = process.env.npm_package_version ?? '0.1.0';
   // The finalization gate: the tripwire stage gates and records a job's tool calls, the gate stage answers its
   // final answers; both share the job state in Redis (docs/gate.md).
@@ -222,6 +225,7 @@ async function openEngine(
       opened.push(() => r.close());
       rollout = r;
     }
+    if (stages.includes('tripwire') || stages.includes('scorer')) acmEnv = await loadAcmEnv(cfg.blueprints.dir, cfg.engine);
     engine = new StewardEngine({
       blueprints: () => holder.current(),
       registry,
@@ -238,7 +242,7 @@ async function openEngine(
       onWarning: (m) => logger.warn(m),
       gate,
       // ACM run governance (docs/acm.md "In the stream"): on when acm.yaml sits next to the blueprints.
-      acm: redis && stages.includes('tripwire') ? await acmRuntime(cfg.blueprints.dir, cfg.engine, redis, cfg.redis.keyPrefix) : undefined,
+      acm: redis && acmEnv && stages.includes('tripwire') ? { store: new RedisAcmStateStore(redis, { prefix: cfg.redis.keyPrefix }), env: acmEnv } : undefined,
       rollouts: rollout?.rollouts,
     });
   }
@@ -263,7 +267,7 @@ async function openEngine(
       tenantOf: (agentId) => registry.lookup(agentId).tenant,
       approvals: redis && stages.includes('approvals') ? { store: new RedisApprovalStore(redis, { prefix: cfg.redis.keyPrefix }), approvers: loadApprovers(cfg), signOutcome: approvalOutcomeSigner(cfg) } : undefined,
       // The scorer reads the same blueprint directory as the tripwire stage: run governance is on for both or neither.
-      runRecords: stages.includes('scorer') ? (await loadAcmEnv(cfg.blueprints.dir, cfg.engine)) !== undefined : undefined,
+      runRecords: stages.includes('scorer') ? acmEnv !== undefined : undefined,
       scoredMarks: redis && stages.includes('scorer') && cfg.consumer.scorerDedupTtlSeconds > 0 ? new RedisScoredMarks(redis, { prefix: cfg.redis.keyPrefix, ttlSeconds: cfg.consumer.scorerDedupTtlSeconds }) : undefined,
       afterDecision: rolloutHook ? (trace, record, evTime) => rolloutHook.afterDecision(trace, record, evTime) : undefined,
       afterVerdict: reviewHook ? (record, d) => reviewHook.afterVerdict(record, d) : undefined,
@@ -299,11 +303,6 @@ export async function loadAcmEnv(dir: string, config: EngineConfig): Promise<Acm
   if (sheets.problems.length > 0) throw new StewardError('STEWARD_CONFIG', `invalid verification sheets: ${sheets.problems.map(formatAcmProblem).join('; ')}`);
   // No plan cache: a process-lifetime Map would grow with every plan; a plan is compiled per event of its run.
   return { dsl, sheets: sheets.sheets, options };
-}
-
-async function acmRuntime(dir: string, config: EngineConfig, redis: RedisClient, prefix: string): Promise<{ store: RedisAcmStateStore; env: AcmEnv } | undefined> {
-  const env = await loadAcmEnv(dir, config);
-  return env ? { store: new RedisAcmStateStore(redis, { prefix }), env } : undefined;
 }
 
 /** The verdict signer: signing.key as PEM text or a PEM file (Ed25519), else an ephemeral key. Parsed before anything is opened. */

@@ -103,7 +103,6 @@ export async function postJson(
   try {
     res = await send(url, headers, JSON.stringify(body), ac.signal);
   } catch (e) {
-    if (e instanceof StewardError && !ac.signal.aborted) throw e;
     if (timedOut) throw new StewardError('STEWARD_LLM_TIMEOUT', `LLM call timed out after ${timeoutMs} ms`, { retryable: true, cause: e });
     if (signal?.aborted) throw new StewardError('STEWARD_LLM_TIMEOUT', 'LLM call aborted', { retryable: false, cause: e });
     if (e instanceof StewardError) throw e;

@@ -13,7 +13,7 @@
  */
 import type { ApprovalOutcome } from '../../engine/approvals/outcome.js';
 import type { ApprovalRequest } from '../../engine/approvals/policy.js';
-import { redisAdapterError, type RedisClient } from './client.js';
+import { redisCall, type RedisClient } from './client.js';
 
 /** KEYS: rec, deadlines. ARGV: id, request, deadline, ttl ms. 1 = stored, 0 = already known. */
 const CREATE = `
@@ -110,12 +110,8 @@ export class RedisApprovalStore {
     return `${this.o.prefix}{ap}:outbox`;
   }
 
-  private async call<T>(what: string, f: () => Promise<T>): Promise<T> {
-    try {
-      return await f();
-    } catch (e) {
-      throw redisAdapterError(e, `approval store (${what})`);
-    }
+  private call<T>(what: string, f: () => Promise<T>): Promise<T> {
+    return redisCall(`approval store (${what})`, f);
   }
 
   /** Stores a pending request (idempotent: a redelivered request changes nothing). True when new. */

@@ -122,7 +122,12 @@ export function checkAnswerSignature(reg: ApproverRegistry, a: ApprovalAnswer): 
  */
 export function checkSignedAnswer(reg: ApproverRegistry, a: ApprovalAnswer, req: ApprovalRequest): AnswerCheck {
   const sig = checkAnswerSignature(reg, a);
-  if (!sig.ok) return sig;
+  return sig.ok ? checkAnswerFor(sig.approver, a, req) : sig;
+}
+
+/** The request-side half of checkSignedAnswer, for an answer whose signature `approver`'s key already verified. */
+export function checkAnswerFor(approver: Approver, a: ApprovalAnswer, req: ApprovalRequest): AnswerCheck {
+  const sig = { ok: true as const, approver };
   if (a.ts_ms < req.requested_ms - ANSWER_CLOCK_SKEW_MS || a.ts_ms > req.deadline_ms) {
     return { ok: false, code: 'STEWARD_APPROVAL_STALE', message: `answer to ${a.approval_id} was signed at ${a.ts_ms}, outside the request's window [${req.requested_ms - ANSWER_CLOCK_SKEW_MS}, ${req.deadline_ms}]` };
   }
