@@ -29,6 +29,7 @@ import { demoTrace } from '../../src/demo/agents.js';
 import { decisionMessage } from '../../src/contracts/engine-records.js';
 import { scoringJson } from '../../src/consumers/scoring-message.js';
 import { endToEndRate } from './end-to-end.js';
+import { kafkajsPassthrough } from './raw-clients.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 300);
@@ -84,41 +85,6 @@ async function rawEcho(kafka: Kafka, inTopic: string, replyTopic: string): Promi
   }
   await Promise.all([producer.disconnect(), echoProducer.disconnect(), echo.disconnect(), client.disconnect()]);
   return lat;
-}
-
-/**
- * Raw kafkajs consume → produce. With `shape`, each input is answered with the given outputs instead of a
- * copy (the volume the tripwire stage produces), sent per 500 inputs like the stage's chunks.
- */
-async function rawPassthrough(kafka: Kafka, inTopic: string, outTopic: string, n: number, shape?: { topic: string; value: string }[]): Promise<number> {
-  const producer = kafka.producer();
-  const consumer = kafka.consumer({ groupId: `${inTopic}-pass`, maxWaitTimeInMs: 100 });
-  await Promise.all([producer.connect(), consumer.connect()]);
-  await consumer.subscribe({ topic: inTopic, fromBeginning: true });
-  let seen = 0;
-  let resolveDone!: () => void;
-  const done = new Promise<void>((r) => (resolveDone = r));
-  const t0 = performance.now();
-  await consumer.run({
-    partitionsConsumedConcurrently: PARTITIONS,
-    eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
-      if (!shape) await producer.send({ topic: outTopic, messages: batch.messages.map((m) => ({ key: m.key, value: m.value })) });
-      else {
-        for (let i = 0; i < batch.messages.length; i += 500) {
-          const ms = batch.messages.slice(i, i + 500);
-          await producer.sendBatch({ topicMessages: shape.map((o) => ({ topic: o.topic, messages: ms.map((m) => ({ key: m.key, value: o.value })) })) });
-        }
-      }
-      resolveOffset(batch.lastOffset());
-      await heartbeat();
-      seen += batch.messages.length;
-      if (seen >= n) resolveDone();
-    },
-  });
-  await done;
-  const secs = (performance.now() - t0) / 1000;
-  await Promise.all([producer.disconnect(), consumer.disconnect()]);
-  return n / secs;
 }
 
 /** Resolves once `stage` counted `n` messages in `metrics` (polled every 20 ms; gives up after 3 min). */
@@ -219,11 +185,11 @@ async function main(): Promise<void> {
     // 2b. throughput
     await fill(kafka, extra.passIn, THROUGHPUT_N);
     let c0 = process.cpuUsage();
-    const passRate = await rawPassthrough(kafka, extra.passIn, extra.passOut, THROUGHPUT_N);
+    const passRate = await kafkajsPassthrough(kafka, extra.passIn, extra.passOut, THROUGHPUT_N, PARTITIONS);
     const passCpu = process.cpuUsage(c0);
     // Diagnostic only (not the baseline): the same raw passthrough producing the stage's output volume.
     await fill(kafka, extra.pass2In, THROUGHPUT_N);
-    const pass2Rate = await rawPassthrough(kafka, extra.pass2In, extra.passOut, THROUGHPUT_N, outShape);
+    const pass2Rate = await kafkajsPassthrough(kafka, extra.pass2In, extra.passOut, THROUGHPUT_N, PARTITIONS, outShape);
     await fill(kafka, tputNames.traces, THROUGHPUT_N);
     const metrics = new StewardMetrics();
     c0 = process.cpuUsage();
