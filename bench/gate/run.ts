@@ -96,21 +96,43 @@ async function processed(metrics: StewardMetrics, stage: string, n: number): Pro
   }
 }
 
-async function judgeServer(delayMs: number): Promise<{ url: string; stop(): void }> {
+interface JudgeServer {
+  url: string;
+  /** CPU seconds the judge server's process has used so far (all its threads; /proc, 10 ms ticks). */
+  cpu(): number;
+  stop(): void;
+}
+
+async function judgeServer(delayMs: number): Promise<JudgeServer> {
   const proc = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../scoring/llm-server-main.ts', import.meta.url)), String(delayMs), JUDGE], { stdio: ['ignore', 'pipe', 'inherit'] });
   const [line] = (await once(proc.stdout!, 'data')) as [Buffer];
-  return { url: line.toString().trim(), stop: () => proc.kill('SIGTERM') };
+  return { url: line.toString().trim(), cpu: () => statCpu(`/proc/${proc.pid}/stat`), stop: () => proc.kill('SIGTERM') };
+}
+
+/** utime + stime in seconds from a /proc stat file (a process's, or a thread's: /proc/thread-self/stat); 0 off Linux. */
+function statCpu(file: string): number {
+  try {
+    const s = readFileSync(file, 'utf8');
+    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return 0;
+  }
 }
 
 interface Cost {
   /** Wall seconds per message. */
   wall: number;
-  /** CPU seconds of this process (the stage runs in it) per message. */
+  /** CPU seconds of this process (the stage runs in it; all its threads) per message. */
   cpu: number;
+  /** CPU seconds of this process's main thread alone per message (the rest: libuv, GC and worker threads). */
+  main: number;
+  /** CPU seconds of the judge server's process per message (the gate phases; it shares the machine's cores). */
+  judge: number;
 }
 
 /** Wall and CPU seconds per message of `stage` over `n` messages already waiting in its input topic. */
-async function timeStage(cfg: StewardConfig, stage: StageName, n: number, profileOut?: string): Promise<Cost> {
+async function timeStage(cfg: StewardConfig, stage: StageName, n: number, judge: JudgeServer, profileOut?: string): Promise<Cost> {
   const logger = createLogger({ level: 'silent' });
   const rt = await bootstrapEngine(cfg, [stage], logger);
   const metrics = new StewardMetrics();
@@ -124,11 +146,15 @@ async function timeStage(cfg: StewardConfig, stage: StageName, n: number, profil
     await prof.post('Profiler.start');
   }
   const c0 = process.cpuUsage();
+  const m0 = statCpu('/proc/thread-self/stat');
+  const j0 = judge.cpu();
   const t0 = performance.now();
   const pipe = await startPipeline(cfg, [stage], rt.deps, { logger, metrics });
   await processed(metrics, stage, n);
   const s = (performance.now() - t0) / 1000;
   const c = process.cpuUsage(c0);
+  const main = statCpu('/proc/thread-self/stat') - m0;
+  const judged = judge.cpu() - j0;
   if (prof && out) {
     const { profile } = await prof.post('Profiler.stop');
     writeFileSync(out, JSON.stringify(profile));
@@ -136,10 +162,10 @@ async function timeStage(cfg: StewardConfig, stage: StageName, n: number, profil
   }
   await pipe.stop();
   await rt.close();
-  return { wall: s / n, cpu: (c.user + c.system) / 1e6 / n };
+  return { wall: s / n, cpu: (c.user + c.system) / 1e6 / n, main: main / n, judge: judged / n };
 }
 
-async function phase(e: Record<string, string>, name: string, llmUrl: string, fillWith: (t: TopicNames, kafka: Kafka) => Promise<void>, stage: StageName, n: number, profileOut?: string): Promise<Cost> {
+async function phase(e: Record<string, string>, name: string, judge: JudgeServer, fillWith: (t: TopicNames, kafka: Kafka) => Promise<void>, stage: StageName, n: number, profileOut?: string): Promise<Cost> {
   const prefix = `bench-gate-${name}-${RUN}`;
   const cfg = buildConfig(
     {
@@ -149,7 +175,7 @@ async function phase(e: Record<string, string>, name: string, llmUrl: string, fi
       observability: { enabled: false },
       blueprints: { dir: blueprintDir(), watch: false },
       redis: { key_prefix: `${prefix}:` },
-      llm: { base_url: llmUrl, model: 'bench-judge', max_in_flight: IN_FLIGHT, timeout_ms: 30_000 },
+      llm: { base_url: judge.url, model: 'bench-judge', max_in_flight: IN_FLIGHT, timeout_ms: 30_000 },
     },
     e,
   );
@@ -160,7 +186,7 @@ async function phase(e: Record<string, string>, name: string, llmUrl: string, fi
   const kafka = new Kafka({ brokers: cfg.kafka.brokers, logLevel: logLevel.NOTHING });
   try {
     await fillWith(topics, kafka);
-    return await timeStage(cfg, stage, n, profileOut);
+    return await timeStage(cfg, stage, n, judge, profileOut);
   } finally {
     await admin.deleteTopics(Object.values(topics)).catch(() => undefined);
     await admin.disconnect();
@@ -184,7 +210,8 @@ const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
-const us = (c: Cost) => `${(c.wall * 1e6).toFixed(1)} wall, ${(c.cpu * 1e6).toFixed(1)} cpu`;
+const us = (c: Cost) => `${(c.wall * 1e6).toFixed(1)} wall, ${(c.cpu * 1e6).toFixed(1)} cpu (main thread ${(c.main * 1e6).toFixed(0)})`;
+const judgeUs = (c: Cost) => `judge server ${(c.judge * 1e6).toFixed(0)} cpu`;
 
 async function main(): Promise<void> {
   const e = env();
@@ -199,31 +226,31 @@ async function main(): Promise<void> {
     const only = process.env.BENCH_GATE_PROFILE === '1';
     for (let r = 0; r < (only ? 2 : rounds); r++) {
       const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-      const tripwire = only ? { wall: 1, cpu: 1 } : await phase(e, `tw${r}`, fast.url, (t, k) => fill(k, t.traces, Array.from({ length: N }, (_, i) => toolCall(i)).map((x) => ({ key: x.agent_id, value: JSON.stringify(x) }))), 'tripwire', N);
+      const tripwire = only ? { wall: 1, cpu: 1, main: 1, judge: 0 } : await phase(e, `tw${r}`, fast, (t, k) => fill(k, t.traces, Array.from({ length: N }, (_, i) => toolCall(i)).map((x) => ({ key: x.agent_id, value: JSON.stringify(x) }))), 'tripwire', N);
       // the second gate phase: JIT-warm like the stage in a running process
       const profileOut = r === 1 ? process.env.BENCH_GATE_PROFILE_OUT : undefined;
-      const gate = await phase(e, `gate${r}`, fast.url, (t, k) => fill(k, t.finalize, Array.from({ length: N }, (_, i) => finalAnswer(i, `f${r}`)).map((x) => ({ key: x.agent_id, value: finalizeJson(JSON.stringify(x), Date.parse(x.timestamp), `${x.trace_id}#b`, undefined) }))), 'gate', N, profileOut);
+      const gate = await phase(e, `gate${r}`, fast, (t, k) => fill(k, t.finalize, Array.from({ length: N }, (_, i) => finalAnswer(i, `f${r}`)).map((x) => ({ key: x.agent_id, value: finalizeJson(JSON.stringify(x), Date.parse(x.timestamp), `${x.trace_id}#b`, undefined) }))), 'gate', N, profileOut);
       pairs.push({ tripwire, gate, load });
     }
   } finally {
     fast.stop();
   }
   if (process.env.BENCH_GATE_PROFILE === '1') {
-    console.log(`gate_stage_us_per_final_answer=${us(pairs[1]!.gate)} (warm-up phase: ${us(pairs[0]!.gate)})`);
+    console.log(`gate_stage_us_per_final_answer=${us(pairs[1]!.gate)}, ${judgeUs(pairs[1]!.gate)} (warm-up phase: ${us(pairs[0]!.gate)}, ${judgeUs(pairs[0]!.gate)})`);
     process.exit(0);
   }
   const slow = await judgeServer(200);
   let slowPer: number;
   try {
-    slowPer = (await phase(e, 'slow', slow.url, (t, k) => fill(k, t.finalize, Array.from({ length: SLOW_N }, (_, i) => finalAnswer(i, 's')).map((x) => ({ key: x.agent_id, value: finalizeJson(JSON.stringify(x), Date.parse(x.timestamp), `${x.trace_id}#b`, undefined) }))), 'gate', SLOW_N)).wall;
+    slowPer = (await phase(e, 'slow', slow, (t, k) => fill(k, t.finalize, Array.from({ length: SLOW_N }, (_, i) => finalAnswer(i, 's')).map((x) => ({ key: x.agent_id, value: finalizeJson(JSON.stringify(x), Date.parse(x.timestamp), `${x.trace_id}#b`, undefined) }))), 'gate', SLOW_N)).wall;
   } finally {
     slow.stop();
   }
   const ideal = IN_FLIGHT / 0.2;
-  pairs.forEach((p, r) => console.log(`round ${r + 1} (load ${p.load}): tripwire ${us(p.tripwire)} µs/trace; gate ${us(p.gate)} µs/answer; ratio ${(p.gate.wall / p.tripwire.wall).toFixed(2)} wall, ${(p.gate.cpu / p.tripwire.cpu).toFixed(2)} cpu`));
+  pairs.forEach((p, r) => console.log(`round ${r + 1} (load ${p.load}): tripwire ${us(p.tripwire)} µs/trace; gate ${us(p.gate)} µs/answer, ${judgeUs(p.gate)} µs/answer; ratio ${(p.gate.wall / p.tripwire.wall).toFixed(2)} wall, ${(p.gate.cpu / p.tripwire.cpu).toFixed(2)} cpu`));
   const mid = (f: (p: (typeof pairs)[number]) => number) => median(pairs.map(f));
   console.log(`tripwire_stage_us_per_trace=${(mid((p) => p.tripwire.wall) * 1e6).toFixed(1)} wall, ${(mid((p) => p.tripwire.cpu) * 1e6).toFixed(1)} cpu (median of ${pairs.length})`);
-  console.log(`gate_stage_us_per_final_answer=${(mid((p) => p.gate.wall) * 1e6).toFixed(1)} wall, ${(mid((p) => p.gate.cpu) * 1e6).toFixed(1)} cpu (median; judge answers at once, over HTTP, in its own process)`);
+  console.log(`gate_stage_us_per_final_answer=${(mid((p) => p.gate.wall) * 1e6).toFixed(1)} wall, ${(mid((p) => p.gate.cpu) * 1e6).toFixed(1)} cpu (median; judge answers at once, over HTTP, in its own process); judge server ${(mid((p) => p.gate.judge) * 1e6).toFixed(0)} cpu`);
   console.log(`gate_with_200ms_judge_per_sec=${(1 / slowPer).toFixed(1)} (ideal ${ideal} = max_in_flight ${IN_FLIGHT} / 0.2 s)`);
   console.log(`gate_cpu_vs_tripwire=${mid((p) => p.gate.cpu / p.tripwire.cpu).toFixed(2)}`);
   console.log(`gate_overhead_vs_tripwire=${mid((p) => p.gate.wall / p.tripwire.wall).toFixed(2)}`);

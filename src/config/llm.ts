@@ -5,7 +5,7 @@ import { SETTINGS } from './settings.js';
 import type { StewardConfig } from './steward-config.js';
 
 /** No base URL = no LLM: undefined, and llm metrics are skipped (docs/spec-decisions.md). */
-export function llmClientFor(llm: Pick<NonNullable<StewardConfig['llm']>, 'baseUrl' | 'apiKey' | 'model'> & { provider?: string } | undefined): LlmClient | undefined {
+export function llmClientFor(llm: Pick<NonNullable<StewardConfig['llm']>, 'baseUrl' | 'apiKey' | 'model'> & { provider?: string; thread?: boolean } | undefined): LlmClient | undefined {
   return llm ? createLlmClient(llm) : undefined;
 }
 

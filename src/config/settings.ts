@@ -68,6 +68,7 @@ export const SETTINGS = {
   'llm.model': s('llm.model', unset<string>(), 'LLM model', { env: 'STEWARD_LLM_MODEL' }),
   'llm.timeout_ms': s('llm.timeout_ms', 10_000, 'timeout of one LLM call'),
   'llm.max_in_flight': s('llm.max_in_flight', 8, 'LLM calls in flight per process'),
+  'llm.thread': s('llm.thread', false, 'run the LLM HTTP exchanges on a worker thread of their own (docs/pipeline.md "Gate stage")', { env: 'STEWARD_LLM_THREAD', kind: 'bool' }),
   'limits.max_trace_bytes': s('limits.max_trace_bytes', 900_000, 'larger traces are dead-lettered'),
   'limits.max_message_bytes': s('limits.max_message_bytes', 1_000_000, 'largest output record; keep below the topics\' max.message.bytes'),
   'limits.chunk_size': s('limits.chunk_size', 500, 'records per produce/commit unit inside a partition batch'),

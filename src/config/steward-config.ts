@@ -37,7 +37,7 @@ export interface StewardConfig {
   /** Certified Source Registry file for source-match metrics (ACGP-1004 §7.2.3, §8); the file `steward eval --sources` reads. */
   sources?: string;
   engine: EngineConfig;
-  llm?: { provider: 'openai' | 'anthropic'; baseUrl: string; apiKey?: string; model?: string; timeoutMs: number; maxInFlight: number };
+  llm?: { provider: 'openai' | 'anthropic'; baseUrl: string; apiKey?: string; model?: string; timeoutMs: number; maxInFlight: number; thread: boolean };
   /**
    * maxEventTimeSkewMs: a trace's own timestamp is agent-controlled, yet it drives rate-limit windows and
    * trust-debt decay; it is clamped to within this many ms of the Kafka record time (LogAppendTime on
@@ -319,6 +319,7 @@ export function buildConfig(raw0: Raw, env: NodeJS.ProcessEnv = process.env, fil
           model: v(raw, 'llm.model'),
           timeoutMs: v(raw, 'llm.timeout_ms'),
           maxInFlight: v(raw, 'llm.max_in_flight'),
+          thread: v(raw, 'llm.thread'),
         }
       : undefined,
     limits: {

@@ -380,6 +380,8 @@ export interface LlmResponse {
 /** Implemented by adapters (OpenAI-compatible, Anthropic); the engine only sees this. */
 export interface LlmClient {
   complete(req: LlmRequest, signal?: AbortSignal): Promise<LlmResponse>;
+  /** Releases what the client holds beyond its calls (the LLM thread of llm.thread); absent = nothing to release. */
+  close?(): Promise<void>;
 }
 
 // ───────────────────────────── finalization gate (compiled; src/engine/gate, docs/gate.md) ─────────────────────────────

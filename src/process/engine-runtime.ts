@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { RedisStateStore } from '../adapters/redis/state-store.js';
 import { llmClientFor } from '../config/llm.js';
+import { ThreadedLlmClient } from '../adapters/llm/threaded.js';
 import { Ed25519Signer } from '../engine/verdict/index.js';
 import { StewardEngine } from '../engine/steward-engine.js';
 import { watchBlueprints, type BlueprintHolder } from '../adapters/fs/blueprint-watcher.js';
@@ -200,6 +201,11 @@ async function openEngine(
 
   const state = redis ? new RedisStateStore(redis, cfg.redis.keyPrefix, { maxEventTimeSkewMs: cfg.limits.maxEventTimeSkewMs, rounds }) : undefined;
   const llm = llmClientFor(cfg.llm);
+  // The LLM thread (llm.thread) loads at start-up, not on the first judge call; a thread that cannot start fails the start.
+  if (llm instanceof ThreadedLlmClient) {
+    opened.push(() => llm.close());
+    await llm.ready();
+  }
   let engine: StewardEngine | undefined;
   let rollout: RolloutRuntime | undefined;
   // acm.yaml next to the blueprints (docs/acm.md "In the stream"), read once: the tripwire stage governs runs with it,
@@ -274,6 +280,7 @@ async function openEngine(
     },
     async close() {
       await rollout?.close();
+      await llm?.close?.();
       holder.close();
       agentsHolder?.close();
       if (redis) await redis.quit().catch(() => redis.disconnect());
