@@ -42,10 +42,16 @@ export function parseTimestamp(s: string): number {
     if (oh > 23 || om > 59) return Number.NaN;
     offsetMin = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
   }
-  // Midnight of the date by setUTCFullYear (Date.UTC maps years 0–99 to 1900–1999), then the time of day.
-  const midnight = new Date(0);
-  midnight.setUTCFullYear(year, month - 1, day);
-  return midnight.getTime() + ((hour * 60 + minute - offsetMin) * 60 + second) * 1000 + ms;
+  // Midnight of the date: Date.UTC, except for years 0–99, which it maps to 1900–1999 (setUTCFullYear does not).
+  // No Date object for the usual years: this runs for every trace an ingress or a stage reads.
+  let midnight: number;
+  if (year >= 100) midnight = Date.UTC(year, month - 1, day);
+  else {
+    const d = new Date(0);
+    d.setUTCFullYear(year, month - 1, day);
+    midnight = d.getTime();
+  }
+  return midnight + ((hour * 60 + minute - offsetMin) * 60 + second) * 1000 + ms;
 }
 
 /** For the trace schema's `date-time` format (ajv): the forms parseTimestamp accepts. */

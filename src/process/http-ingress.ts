@@ -70,6 +70,8 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     };
     const redis = createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 });
     closers.push(() => redis.disconnect());
+    redis.defineCommand('stewardIdemClaim', { lua: CLAIM_MANY });
+    const claimScript = redis as unknown as { stewardIdemClaim(numKeys: number, ...args: string[]): Promise<unknown> };
     // The batch routes produce through their own producer, a batch in one send (no reply route: nobody waits).
     const kafka = new KafkaAdapter(cfg.kafka, logger);
     const producer = await kafka.producer();
@@ -151,7 +153,8 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
           claim: async (k) => (await redis.set(prefix + k, '1', 'EX', IDEMPOTENCY_TTL_SECONDS, 'NX')) === 'OK',
           release: async (k) => void (await redis.del(prefix + k)),
           // One Redis instance (createRedis): the batch's keys need not share a cluster slot.
-          claimMany: async (keys) => ((await redis.eval(CLAIM_MANY, keys.length, ...keys.map((k) => prefix + k), String(IDEMPOTENCY_TTL_SECONDS))) as number[]).map((x) => x === 1),
+          // EVALSHA (ioredis defineCommand): the script's text is not sent and hashed again with every batch.
+          claimMany: async (keys) => ((await claimScript.stewardIdemClaim(keys.length, ...keys.map((k) => prefix + k), String(IDEMPOTENCY_TTL_SECONDS))) as number[]).map((x) => x === 1),
         },
       },
     );

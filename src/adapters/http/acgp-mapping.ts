@@ -29,36 +29,59 @@ export interface AcgpEvent {
 
 /** Zone-less ISO times (Python's datetime.now().isoformat()) are read as UTC (docs/http.md). */
 export function utcTimestamp(s: string): string {
-  const t = s.trim();
-  const zoned = /(?:[zZ]|[+-]\d{2}(?::?\d{2})?)$/.test(t);
-  const out = /^\d{4}-\d{2}-\d{2}T/.test(t) && !zoned ? `${t}Z` : t;
+  const out = utcForm(s);
   if (!isTimestamp(out)) throw new StewardError('STEWARD_TRACE_SCHEMA', `trace invalid at /timestamp: not an ISO-8601 time (${JSON.stringify(s.slice(0, 40))})`);
   return out;
 }
 
+const ZONED = /(?:[zZ]|[+-]\d{2}(?::?\d{2})?)$/;
+const DATE_T = /^\d{4}-\d{2}-\d{2}T/;
+
+/**
+ * `s` with a `Z` when it is a zone-less date-time, unchecked: the mapped trace goes through validateTrace, whose
+ * date-time format is the one check (parsing it here too cost a second parse per event).
+ */
+function utcForm(s: string): string {
+  const t = s.trim();
+  return DATE_T.test(t) && !ZONED.test(t) ? `${t}Z` : t;
+}
+
+/** Event fields the trace carries elsewhere (or drops): not copied into context.acgp. */
 const MAPPED = new Set(['trace_id', 'reasoning_text', 'final_output', 'documents_used', 'timestamp', 'start_time', 'end_time', 'context_information', 'idempotency_key', 'agent_id', 'hook']);
 
 /**
  * One acgp event as a trace of `agentId`. hook: `output` when the event carries a final_output, else `plan`
  * (a reasoning step); `hookOverride` is the decide/finalize routes' hook. `now` stands in for an event
- * without any time (the stage clamps every event time to the broker's, docs/security.md).
+ * without any time (the stage clamps every event time to the broker's, docs/security.md). The timestamp is
+ * not checked here: every caller passes the trace to validateTrace (an unreadable one fails its date-time
+ * format, STEWARD_TRACE_SCHEMA at /timestamp). Runs once per ingested event: one walk over the event's keys,
+ * no intermediate arrays.
  */
 export function acgpEventToTrace(ev: AcgpEvent, agentId: string, now: () => Date, hookOverride?: string): Trace {
-  const content = typeof ev.final_output === 'string' && ev.final_output !== '' ? ev.final_output : undefined;
-  const when = [ev.timestamp, ev.end_time, ev.start_time].find((x): x is string => typeof x === 'string' && x !== '');
-  const docs = Array.isArray(ev.documents_used) ? ev.documents_used : Array.isArray(ev.context_information?.documents_used) ? (ev.context_information!.documents_used as unknown[]) : undefined;
-  const sources: SourceRef[] | undefined = docs?.filter((d): d is string => typeof d === 'string').map((id) => ({ id }));
+  const fo = ev.final_output;
+  const content = typeof fo === 'string' && fo !== '' ? fo : undefined;
+  const when = nonEmpty(ev.timestamp) ?? nonEmpty(ev.end_time) ?? nonEmpty(ev.start_time);
+  const ci = ev.context_information;
+  const docs = Array.isArray(ev.documents_used) ? ev.documents_used : Array.isArray(ci?.documents_used) ? (ci!.documents_used as unknown[]) : undefined;
+  let sources: SourceRef[] | undefined;
+  if (docs) for (const d of docs) if (typeof d === 'string') (sources ??= []).push({ id: d });
   const acgp: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(ev)) if (!MAPPED.has(k) && v !== null && v !== undefined) acgp[k] = v;
+  for (const k in ev) {
+    const v = ev[k];
+    // '__proto__' would set acgp's prototype, not a field (Fastify's JSON parser refuses it anyway).
+    if (v !== null && v !== undefined && !MAPPED.has(k) && k !== '__proto__') acgp[k] = v;
+  }
   const trace: Trace = {
     trace_id: ev.trace_id,
     agent_id: agentId,
-    timestamp: when ? utcTimestamp(when) : now().toISOString(),
+    timestamp: when !== undefined ? utcForm(when) : now().toISOString(),
     hook: hookOverride ?? (content !== undefined ? 'output' : 'plan'),
-    ...(typeof ev.reasoning_text === 'string' && ev.reasoning_text !== '' && { reasoning: ev.reasoning_text }),
-    ...(content !== undefined && { content }),
-    ...(sources && sources.length > 0 && { sources }),
-    context: { ...(ev.context_information ?? {}), acgp },
   };
+  if (typeof ev.reasoning_text === 'string' && ev.reasoning_text !== '') trace.reasoning = ev.reasoning_text;
+  if (content !== undefined) trace.content = content;
+  if (sources) trace.sources = sources;
+  trace.context = { ...ci, acgp };
   return trace;
 }
+
+const nonEmpty = (x: unknown): string | undefined => (typeof x === 'string' && x !== '' ? x : undefined);

@@ -1,7 +1,7 @@
 /**
- * The batch ingest behind POST /v1/ingest/traces/batch and /v1/ingest/trace (docs/http.md "Ingest"): every
- * event mapped and validated first (nothing is sent from a batch with a bad event), the batch's idempotency keys
- * claimed in one call, the unclaimed traces sent in one send, and a failed send's claims released.
+ * The batch ingest behind POST /v1/ingest/traces/batch and /v1/ingest/trace (docs/http.md "Ingest"): the batch's
+ * idempotency keys claimed in one call while every event is mapped and validated (nothing is sent from a batch with
+ * a bad event, and its claims are released), the unclaimed traces sent in one send, a failed send's claims released.
  */
 import { StewardError } from '../../errors.js';
 import type { AgentInfo, Trace } from '../../engine/types.js';
@@ -40,31 +40,42 @@ export function sizedTraceJson(trace: Trace, maxTraceBytes: number): string {
 }
 
 export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; now: () => Date }) {
-  const toTrace = (ev: AcgpEvent, agent: AgentInfo): { trace: Trace; json: string } => {
-    const trace = validateTrace(acgpEventToTrace(ev, agent.id, o.now));
-    return { trace, json: sizedTraceJson(trace, o.maxTraceBytes) };
-  };
   return async (events: readonly AcgpEvent[], agent: AgentInfo, batchKey: string | undefined): Promise<IngestAnswer> => {
-    let traces: { trace: Trace; json: string }[];
-    try {
-      traces = events.map((ev, i) => {
-        try {
-          return toTrace(ev, agent);
-        } catch (e) {
-          throw Object.assign(e as Error, { index: i });
-        }
-      });
-    } catch (e) {
-      const err = e as StewardError & { index: number };
-      return { status: 422, body: { error: err.code ?? 'STEWARD_TRACE_SCHEMA', message: err.message, index: err.index } };
-    }
+    // The claim goes out first and its round trip overlaps the mapping below (docs/spec-decisions.md D39): nothing
+    // is sent before it answers, so a retried batch is still produced once; a batch refused for a bad event
+    // releases what it claimed.
     const keys = events.map((ev, i) => `${agent.id}:${ev.idempotency_key ?? (batchKey ? `${batchKey}:${i}` : '')}`);
-    const claimed = await claimAll(deps.idempotency, keys);
-    const fresh = claimed.flatMap((c, i) => (c ? [i] : []));
+    const claiming = claimAll(deps.idempotency, keys);
+    // Map, validate and serialise each event in one pass; the JSON made for the size check is the record value.
+    const traces: { trace: Trace; json: string }[] = new Array(events.length);
+    let refused: IngestAnswer | undefined;
+    for (let i = 0; i < events.length; i++) {
+      try {
+        const trace = validateTrace(acgpEventToTrace(events[i], agent.id, o.now));
+        traces[i] = { trace, json: sizedTraceJson(trace, o.maxTraceBytes) };
+      } catch (e) {
+        const err = e as StewardError;
+        refused = { status: 422, body: { error: err.code ?? 'STEWARD_TRACE_SCHEMA', message: err.message, index: i } };
+        break;
+      }
+    }
+    let claimed: boolean[];
+    try {
+      claimed = await claiming;
+    } catch (e) {
+      if (refused) return refused;
+      throw e;
+    }
+    if (refused) {
+      await Promise.allSettled(keys.flatMap((k, i) => (claimed[i] && !k.endsWith(':') ? [deps.idempotency?.release(k)] : [])));
+      return refused;
+    }
+    const fresh: number[] = [];
+    for (let i = 0; i < claimed.length; i++) if (claimed[i]) fresh.push(i);
     let failed: number[];
     if (deps.publishBatch) {
       // One send for the batch (concurrent requests' sends merge further in the coalescing producer).
-      const ok = fresh.length === 0 || (await deps.publishBatch(fresh.map((i) => traces[i])).then(() => true, () => false));
+      const ok = fresh.length === 0 || (await deps.publishBatch(fresh.length === traces.length ? traces : fresh.map((i) => traces[i])).then(() => true, () => false));
       failed = ok ? [] : fresh;
     } else {
       const results = await Promise.allSettled(fresh.map((i) => deps.publish(traces[i].trace)));
@@ -80,10 +91,12 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
 
 /** Claims every key that names one (keys ending in ':' have none and always pass): in one call when the store can. */
 async function claimAll(idem: BatchIngestDeps['idempotency'], keys: readonly string[]): Promise<boolean[]> {
-  if (!idem) return keys.map(() => true);
-  const named = keys.flatMap((k, i) => (k.endsWith(':') ? [] : [i]));
-  const answers = idem.claimMany ? await idem.claimMany(named.map((i) => keys[i])) : await Promise.all(named.map((i) => idem.claim(keys[i])));
-  const out = keys.map(() => true);
-  named.forEach((i, j) => (out[i] = answers[j]));
+  const out = new Array<boolean>(keys.length).fill(true);
+  if (!idem) return out;
+  const named: number[] = [];
+  for (let i = 0; i < keys.length; i++) if (!keys[i].endsWith(':')) named.push(i);
+  if (named.length === 0) return out;
+  const answers = idem.claimMany ? await idem.claimMany(named.length === keys.length ? keys : named.map((i) => keys[i])) : await Promise.all(named.map((i) => idem.claim(keys[i])));
+  for (let j = 0; j < named.length; j++) out[named[j]] = answers[j];
   return out;
 }

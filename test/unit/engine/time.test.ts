@@ -24,6 +24,11 @@ describe('parseTimestamp (trace timestamps, ISO-8601)', () => {
     ['2025-03-01T24:00:00Z', '2025-03-02T00:00:00.000Z'],
     ['2024-02-29T12:00:00Z', '2024-02-29T12:00:00.000Z'],
     ['2016-12-31T23:59:60Z', '2016-12-31T23:59:59.999Z'],
+    // Years 0–99 are those years (Date.UTC alone would make them 1900–1999); 100 on takes the Date.UTC path.
+    ['0050-06-01T12:00:00Z', '0050-06-01T12:00:00.000Z'],
+    ['0000-01-01', '0000-01-01T00:00:00.000Z'],
+    ['0099-12-31T23:59:59+01:00', '0099-12-31T22:59:59.000Z'],
+    ['0100-03-01T00:00:00Z', '0100-03-01T00:00:00.000Z'],
   ])('%s → %s', (input, iso) => {
     expect(parseTimestamp(input)).toBe(utc(iso));
     expect(isTimestamp(input)).toBe(true);

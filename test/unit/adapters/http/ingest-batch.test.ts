@@ -76,4 +76,34 @@ describe('batch ingest send path', () => {
     expect(retry.json()).toMatchObject({ accepted: 2, duplicates: 0 });
     expect(calls.batches.at(-1)!.map((x) => x.trace.trace_id)).toEqual(['u1', 'u2']);
   });
+
+  it('a batch refused for a bad event (422) sends nothing and releases what its claim took, so the corrected retry sends every event', async () => {
+    const { calls } = setup();
+    await ingress!.ready();
+    const bad = batch(['v1', 'v2', 'v3']);
+    bad.events[1] = { ...bad.events[1], timestamp: 'yesterday' } as (typeof bad.events)[number];
+    const r = await post(bad);
+    expect(r.statusCode).toBe(422);
+    expect(r.json()).toMatchObject({ error: 'STEWARD_TRACE_SCHEMA', index: 1 });
+    expect(r.json().message).toMatch(/\/timestamp/);
+    expect(calls.batches).toHaveLength(0);
+    // The claim went out with the mapping (one call) and was undone.
+    expect(calls.claimMany).toBe(1);
+    expect(calls.released.sort()).toEqual(['a1:b1_v1', 'a1:b1_v2', 'a1:b1_v3']);
+    const retry = await post(batch(['v1', 'v2', 'v3']));
+    expect(retry.json()).toMatchObject({ accepted: 3, duplicates: 0 });
+    expect(calls.batches.at(-1)!.map((x) => x.trace.trace_id)).toEqual(['v1', 'v2', 'v3']);
+  });
+
+  it('a 422 releases only the keys this request claimed, not those an earlier batch holds', async () => {
+    const { calls } = setup();
+    await ingress!.ready();
+    await post(batch(['w1']));
+    const bad = batch(['w1', 'w2']);
+    bad.events[1] = { ...bad.events[1], timestamp: 'yesterday' } as (typeof bad.events)[number];
+    expect((await post(bad)).statusCode).toBe(422);
+    expect(calls.released).toEqual(['a1:b1_w2']);
+    // w1 is still a duplicate.
+    expect((await post(batch(['w1']))).json()).toMatchObject({ accepted: 0, duplicates: 1 });
+  });
 });
