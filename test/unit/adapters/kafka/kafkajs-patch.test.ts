@@ -1,6 +1,9 @@
 // patches/kafkajs+2.2.4.patch (applied by `npm ci` through patch-package): kafkajs grouped a send's messages per
 // partition by copying the partition's array for every message (O(n²) in a send of n messages), zero-filled every
-// encoder buffer (512 bytes a record and a header) and grew a record's buffer past 512 bytes by copying.
+// encoder buffer (512 bytes a record and a header) and grew a record's buffer past 512 bytes by copying; it also
+// allocated an array and a Buffer per varint, Long objects per timestamp delta, an Encoder per header, and computed
+// CRC-32C a byte at a time (now slicing-by-8). Every case below checks the bytes against a reference written here.
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
@@ -9,12 +12,72 @@ const require = createRequire(import.meta.url);
 const file = require.resolve('kafkajs/src/producer/groupMessagesPerPartition.js');
 const group = require(file) as (a: { topic: string; partitionMetadata: unknown[]; messages: { key: string; i: number }[]; partitioner: (a: { message: { key: string } }) => number }) => Record<string, { i: number }[]>;
 
-const Record = require('kafkajs/src/protocol/recordBatch/record/v0/index.js') as (r: { offsetDelta?: number; timestampDelta?: number; key: Buffer | null; value: Buffer; headers?: Record<string, string> }) => { buffer: Buffer };
+const Record = require('kafkajs/src/protocol/recordBatch/record/v0/index.js') as (r: { offsetDelta?: number; timestampDelta?: number; key: Buffer | string | null; value: Buffer | string | null; headers?: Record<string, string | Buffer | (string | Buffer)[]> }) => { buffer: Buffer };
+const crc32C = require('kafkajs/src/protocol/recordBatch/crc32C/index.js') as (b: Buffer) => number;
+type Enc = { writeVarLong(v: number | bigint): Enc; writeVarInt(v: number): Enc; buffer: Buffer };
+const Encoder = require('kafkajs/src/protocol/encoder.js') as { new (): Enc; sizeOfVarLong(v: number): number };
+
+/** Reference CRC-32C (Castagnoli, reflected 0x82F63B78), bit by bit. */
+function refCrc32C(b: Buffer): number {
+  let crc = ~0;
+  for (const byte of b) {
+    crc ^= byte;
+    for (let k = 0; k < 8; k++) crc = crc & 1 ? (crc >>> 1) ^ 0x82f63b78 : crc >>> 1;
+  }
+  return ~crc >>> 0;
+}
+/** Reference zigzag LEB128 varint/varlong (Kafka's record fields). */
+function refVarLong(v: number | bigint): Buffer {
+  const n = BigInt(v);
+  let z = BigInt.asUintN(64, (n << 1n) ^ (n >> 63n));
+  const out: number[] = [];
+  while (z >= 0x80n) {
+    out.push(Number(z & 0x7fn) | 0x80);
+    z >>= 7n;
+  }
+  out.push(Number(z));
+  return Buffer.from(out);
+}
+const bytes = (v: Buffer | string | null) => (v === null ? Buffer.concat([refVarLong(-1)]) : Buffer.concat([refVarLong(Buffer.byteLength(v)), Buffer.from(v)]));
 
 describe('kafkajs encoder (patched)', () => {
-  it('is the patched version (no zero fill; a record sized up front)', () => {
-    expect(readFileSync(require.resolve('kafkajs/src/protocol/encoder.js'), 'utf8')).toContain('Buffer.allocUnsafe(Encoder.nextPowerOfTwo(initialSize))');
-    expect(readFileSync(require.resolve('kafkajs/src/protocol/recordBatch/record/v0/index.js'), 'utf8')).toContain('new Encoder(sizeOfBody + Encoder.sizeOfVarInt(sizeOfBody))');
+  it('is the patched version (no zero fill; a record sized up front; varints and headers in place; slicing-by-8 CRC)', () => {
+    const encoder = readFileSync(require.resolve('kafkajs/src/protocol/encoder.js'), 'utf8');
+    expect(encoder).toContain('Buffer.allocUnsafe(Encoder.nextPowerOfTwo(initialSize))');
+    expect(encoder).not.toContain('this.writeBufferInternal(Buffer.from(byteArray))\n    return this\n  }\n\n  writeVarLong');
+    const record = readFileSync(require.resolve('kafkajs/src/protocol/recordBatch/record/v0/index.js'), 'utf8');
+    expect(record).toContain('new Encoder(sizeOfBody + Encoder.sizeOfVarInt(sizeOfBody))');
+    expect(record).not.toContain('headersArray.map(Header)');
+    expect(readFileSync(require.resolve('kafkajs/src/protocol/recordBatch/crc32C/crc32C.js'), 'utf8')).toContain('Slicing-by-8');
+  });
+
+  it('computes CRC-32C as the bitwise reference does, at every length and alignment', () => {
+    expect(crc32C(Buffer.from('123456789'))).toBe(0xe3069283);
+    expect(crc32C(Buffer.alloc(0))).toBe(0);
+    const big = randomBytes(70_000);
+    for (let n = 0; n < 300; n++) {
+      const start = n % 13;
+      const b = big.subarray(start, start + ((n * 37) % 2100));
+      expect(crc32C(b)).toBe(refCrc32C(b));
+    }
+    expect(crc32C(big)).toBe(refCrc32C(big));
+  });
+
+  it('encodes varlongs (timestamp deltas) as zigzag LEB128, small, negative and past 32 bits', () => {
+    for (const v of [0, 1, -1, 63, 64, -64, -65, 8191, 8192, 2 ** 30 - 1, -(2 ** 30), 2 ** 30, -(2 ** 30) - 1, 2 ** 31, -(2 ** 31), 2 ** 40 + 3, -1_732_700_000_000]) {
+      expect(new Encoder().writeVarLong(v).buffer).toEqual(refVarLong(v));
+      expect(Encoder.sizeOfVarLong(v)).toBe(refVarLong(v).length);
+    }
+    for (const v of [0, -1, 300, -300, 2 ** 29, -(2 ** 31)]) expect(new Encoder().writeVarInt(v).buffer).toEqual(refVarLong(v));
+  });
+
+  it('encodes a record with several headers (a repeated one), a null key and a negative timestamp delta', () => {
+    const value = 'dé'.repeat(300);
+    const headers = { 'x-steward-trace-partition': '2', 'x-steward-trace-offset': Buffer.from('12345'), 'x-r': ['a', Buffer.from('bc')] };
+    const r = Record({ offsetDelta: 70, timestampDelta: -5, key: null, value, headers });
+    const hs: [string, string | Buffer][] = [['x-steward-trace-partition', '2'], ['x-steward-trace-offset', Buffer.from('12345')], ['x-r', 'a'], ['x-r', Buffer.from('bc')]];
+    const body = Buffer.concat([Buffer.from([0]), refVarLong(-5), refVarLong(70), bytes(null), bytes(value), refVarLong(hs.length), ...hs.flatMap(([k, v]) => [bytes(k), bytes(v)])]);
+    expect(r.buffer).toEqual(Buffer.concat([refVarLong(body.length), body]));
   });
 
   it('still encodes a record over 512 bytes byte for byte as Kafka lays it out', () => {
