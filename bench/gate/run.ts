@@ -33,7 +33,7 @@ import type { Trace } from '../../src/engine/types.js';
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const N = Number(process.env.BENCH_GATE_N ?? 3000);
 const SLOW_N = Number(process.env.BENCH_GATE_SLOW_N ?? 400);
-const IN_FLIGHT = 16;
+const IN_FLIGHT = Number(process.env.BENCH_GATE_IN_FLIGHT ?? 16);
 const PARTITIONS = 3;
 const AGENTS = 30;
 const RUN = Date.now().toString(36);

@@ -220,21 +220,16 @@ export class FinalizationGate {
   }
 
   private async callJudge(input: FinalAnswerInput, trace: Trace, settings: ReturnType<typeof settingsFor>['settings'], calls: GateJobState['tool_calls'], signal?: AbortSignal) {
-    const custom = Object.entries(settings.intents).map(([id, requiredElements]) => ({ id, requiredElements }));
     if (input.intentId && !Object.hasOwn(settings.intents, input.intentId) && !['SYSTEM_CONTROL_FLOW', 'CODE_FLOW_ANALYSIS', 'REPO_ORIENTATION', 'CHANGE_IMPLEMENTATION', 'DEBUG_AND_DIAGNOSE'].includes(input.intentId))
       this.warn(`gate: intent '${input.intentId}' is neither built in nor declared by the blueprint; judged without required elements`);
-    const text = promptWithAdditions(settings.prompt, {
-      codes: settings.customReasonCodes.map((c) => c.code),
-      hardFailCodes: settings.customReasonCodes.filter((c) => c.hardFail).map((c) => c.code),
-      intents: custom,
-    });
+    const { text, allowedCodes } = judgeSetup(settings);
     const payload = buildPayload({ goal: input.goal, intentId: input.intentId, constraints: input.constraints, draft: input.draft, calls, agentSummary: trace.tool_trace_summary, maxDraftChars: this.limits.maxDraftPromptChars });
     return this.judge!.judge({
       system: JUDGE_SYSTEM,
       prompt: renderJudgePrompt(text, settings.prompt, payload),
       model: settings.model,
       timeoutMs: settings.judgeTimeoutMs ?? this.limits.judgeTimeoutMs,
-      allowedCodes: new Set([...BUILTIN_REASON_CODES, ...settings.customReasonCodes.map((c) => c.code)]),
+      allowedCodes,
       signal,
     });
   }
@@ -275,6 +270,27 @@ export class FinalizationGate {
     const call = { event_id: eventId, tool: trace.tool, ts_ms: nowMs, blocked: !ran, ...toolCallFacts(trace) };
     return this.o.jobStore.update(key, nowMs, (prev) => recordToolCall(prev, key, call, nowMs, this.limits.maxRecordedToolCalls));
   }
+}
+
+/**
+ * What a judge call of one settings object always uses: the prompt text with its custom codes and intents and
+ * the reason codes it may answer. Compiled settings do not change, so it is made once per settings object
+ * instead of once per final answer.
+ */
+const judgeSetups = new WeakMap<GateSettingsOf, { text: string; allowedCodes: ReadonlySet<string> }>();
+type GateSettingsOf = ReturnType<typeof settingsFor>['settings'];
+function judgeSetup(settings: GateSettingsOf): { text: string; allowedCodes: ReadonlySet<string> } {
+  let s = judgeSetups.get(settings);
+  if (!s) {
+    const text = promptWithAdditions(settings.prompt, {
+      codes: settings.customReasonCodes.map((c) => c.code),
+      hardFailCodes: settings.customReasonCodes.filter((c) => c.hardFail).map((c) => c.code),
+      intents: Object.entries(settings.intents).map(([id, requiredElements]) => ({ id, requiredElements })),
+    });
+    s = { text, allowedCodes: new Set([...BUILTIN_REASON_CODES, ...settings.customReasonCodes.map((c) => c.code)]) };
+    judgeSetups.set(settings, s);
+  }
+  return s;
 }
 
 /** The pre-tool gate as a pure function of the job's state (for a stage that holds the state itself). */

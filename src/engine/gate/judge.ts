@@ -142,14 +142,17 @@ export class GateJudge {
     const timer = setTimeout(() => ac.abort(new StewardError('STEWARD_LLM_TIMEOUT', `judge did not answer within ${r.timeoutMs} ms`, { retryable: true })), r.timeoutMs);
     const aborted = new Promise<never>((_, reject) => ac.signal.addEventListener('abort', () => reject(ac.signal.reason), { once: true }));
     aborted.catch(() => undefined);
-    let holds = false;
-    const slot = this.semaphore.acquire().then(() => {
-      // Acquired after we gave up waiting: hand the slot back at once.
-      if (ac.signal.aborted) this.semaphore.release();
-      else holds = true;
-    });
+    // A free slot is taken at once; only a full semaphore needs the race against the deadline.
+    let holds = this.semaphore.tryAcquire();
+    const slot = holds
+      ? undefined
+      : this.semaphore.acquire().then(() => {
+          // Acquired after we gave up waiting: hand the slot back at once.
+          if (ac.signal.aborted) this.semaphore.release();
+          else holds = true;
+        });
     try {
-      await Promise.race([slot, aborted]);
+      if (slot) await Promise.race([slot, aborted]);
       this.calls++;
       const res = await Promise.race([this.llm.complete({ model: r.model, system: r.system, prompt: r.prompt, temperature: 0, maxTokens: 1024, timeoutMs: r.timeoutMs }, ac.signal), aborted]);
       return { text: res.text, ...(res.model && { model: res.model }) };

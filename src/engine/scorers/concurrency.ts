@@ -20,6 +20,13 @@ export class Semaphore {
     return Promise.resolve();
   }
 
+  /** Takes a free slot at once (true) or none (false): no promise when a slot is free. */
+  tryAcquire(): boolean {
+    if (this.active >= this.limit) return false;
+    this.active++;
+    return true;
+  }
+
   release(): void {
     const next = this.waiting.shift();
     // Hand the slot straight to the next waiter; `active` stays the same.
