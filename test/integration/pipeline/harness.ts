@@ -21,6 +21,8 @@ export function pipelineConfig(prefix: string, raw: Record<string, any> = {}): S
     // Tests move time on purpose (fixed 2026 timestamps, hours apart): trust them unless a test opts in.
     limits: { max_trace_bytes: 16384, chunk_size: 200, partitions_concurrently: 3, max_event_time_skew_ms: null },
     observability: { enabled: false },
+    // STEWARD_TEST_LLM_THREAD=1 runs the suites' LLM calls on the LLM thread (llm.thread, docs/pipeline.md "Gate stage").
+    ...(process.env.STEWARD_TEST_LLM_THREAD === '1' ? { llm: { thread: true } } : {}),
   };
   for (const [k, v] of Object.entries(raw)) base[k] = v && typeof v === 'object' && !Array.isArray(v) ? { ...base[k], ...v } : v;
   return buildConfig(
