@@ -49,6 +49,28 @@ describe('kafkajs encoder (patched)', () => {
     expect(record).toContain('new Encoder(sizeOfBody + Encoder.sizeOfVarInt(sizeOfBody))');
     expect(record).not.toContain('headersArray.map(Header)');
     expect(readFileSync(require.resolve('kafkajs/src/protocol/recordBatch/crc32C/crc32C.js'), 'utf8')).toContain('Slicing-by-8');
+    expect(readFileSync(require.resolve('kafkajs/src/protocol/requests/produce/v3/request.js'), 'utf8')).not.toContain('...message,');
+  });
+
+  it('a produce request carries each message as its record (key, value, headers; other properties ignored), CRC over the batch', async () => {
+    type Req = (a: object) => { encode(): Promise<{ buffer: Buffer }> };
+    const ProduceV3 = require('kafkajs/src/protocol/requests/produce/v3/request.js') as Req;
+    const Long = require('kafkajs/src/utils/long.js') as { fromNumber(n: number): unknown };
+    const messages = [
+      { key: 'agent-1', value: 'x'.repeat(600), partition: 2, timestamp: 1_732_700_000_100, headers: { 'x-steward-trace-offset': '7' } },
+      { key: null, value: Buffer.from('y'), partition: 2, timestamp: 1_732_700_000_050, extra: 'not encoded' },
+    ];
+    const req = await ProduceV3({ acks: -1, timeout: 30_000, producerId: Long.fromNumber(5), producerEpoch: 1, topicData: [{ topic: 't', partitions: [{ partition: 2, firstSequence: 9, messages }] }] }).encode();
+    // kafkajs sorts timestamps as strings; both have 13 digits, so the first timestamp is the smaller.
+    const records = Buffer.concat([
+      Record({ key: 'agent-1', value: 'x'.repeat(600), headers: { 'x-steward-trace-offset': '7' }, offsetDelta: 0, timestampDelta: 50 }).buffer,
+      Record({ key: null, value: Buffer.from('y'), offsetDelta: 1, timestampDelta: 0 }).buffer,
+    ]);
+    const buf = req.buffer;
+    expect(buf.subarray(buf.length - records.length)).toEqual(records);
+    // The batch: ... magic (1) CRC (4) then attributes .. records; the CRC covers attributes through the end.
+    const crcAt = buf.length - records.length - (2 + 4 + 8 + 8 + 8 + 2 + 4 + 4) - 4;
+    expect(buf.readUInt32BE(crcAt)).toBe(refCrc32C(buf.subarray(crcAt + 4)));
   });
 
   it('computes CRC-32C as the bitwise reference does, at every length and alignment', () => {
