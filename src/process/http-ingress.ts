@@ -25,12 +25,15 @@ import type { StewardProducer } from '../adapters/kafka/client.js';
 /** How long a retried batch's events are recognised (docs/http.md "Idempotency"). */
 export const IDEMPOTENCY_TTL_SECONDS = 86_400;
 
-/** SET NX EX of every key, one round trip for a batch: 1 where this call claimed it, 0 where it was taken. */
+/**
+ * SET NX EX of every key, one round trip for a batch: one character per key, 1 where this call claimed it, 0 where
+ * it was taken (one string to read back rather than an array of integers).
+ */
 const CLAIM_MANY = `local out = {}
 for i, k in ipairs(KEYS) do
-  if redis.call('SET', k, '1', 'EX', ARGV[1], 'NX') then out[i] = 1 else out[i] = 0 end
+  if redis.call('SET', k, '1', 'EX', ARGV[1], 'NX') then out[i] = '1' else out[i] = '0' end
 end
-return out`;
+return table.concat(out)`;
 
 /**
  * The approval store's Redis: the same deployment the approvals stage and its sweeper use (a Cluster when
@@ -154,7 +157,10 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
           release: async (k) => void (await redis.del(prefix + k)),
           // One Redis instance (createRedis): the batch's keys need not share a cluster slot.
           // EVALSHA (ioredis defineCommand): the script's text is not sent and hashed again with every batch.
-          claimMany: async (keys) => ((await claimScript.stewardIdemClaim(keys.length, ...keys.map((k) => prefix + k), String(IDEMPOTENCY_TTL_SECONDS))) as number[]).map((x) => x === 1),
+          claimMany: async (keys) => {
+            const got = String(await claimScript.stewardIdemClaim(keys.length, ...keys.map((k) => prefix + k), String(IDEMPOTENCY_TTL_SECONDS)));
+            return keys.map((_, i) => got.charCodeAt(i) === 49);
+          },
         },
       },
     );

@@ -68,4 +68,48 @@ describe('parseTimestamp (trace timestamps, ISO-8601)', () => {
       }),
     );
   });
+
+  it('reads the full date-time form by hand exactly as the regex reads it (the regex alone as the oracle)', () => {
+    // The parser as it was before its hand-written fast path (src/engine/time.ts before #24's change).
+    const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?)?$/;
+    const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    const oracle = (t: string): number => {
+      if (t.length > 64) return Number.NaN;
+      const m = ISO.exec(t);
+      if (!m) return Number.NaN;
+      const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+      const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+      if (month < 1 || month > 12 || day < 1 || day > (month === 2 && leap ? 29 : DAYS[month - 1])) return Number.NaN;
+      const hour = m[4] === undefined ? 0 : Number(m[4]);
+      const minute = m[5] === undefined ? 0 : Number(m[5]);
+      let second = m[6] === undefined ? 0 : Number(m[6]);
+      let ms = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
+      if (minute > 59 || second > 60) return Number.NaN;
+      if (hour > 24 || (hour === 24 && (minute !== 0 || second !== 0 || ms !== 0))) return Number.NaN;
+      if (second === 60) [second, ms] = [59, 999];
+      let off = 0;
+      if (m[9] !== undefined) {
+        const oh = Number(m[10]);
+        const om = m[11] === undefined ? 0 : Number(m[11]);
+        if (oh > 23 || om > 59) return Number.NaN;
+        off = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
+      }
+      const d = new Date(0);
+      d.setUTCFullYear(year, month - 1, day);
+      return d.getTime() + ((hour * 60 + minute - off) * 60 + second) * 1000 + ms;
+    };
+    // Mostly in range (so a mistake in the form reading shows as a number where the regex says NaN), sometimes not.
+    const num = (min: number, max: number) => fc.oneof({ arbitrary: fc.integer({ min, max }).map((x) => String(x).padStart(2, '0')), weight: 8 }, { arbitrary: fc.integer({ min: 0, max: 99 }).map((x) => String(x).padStart(2, '0')), weight: 1 }, { arbitrary: fc.constantFrom('1', '123', 'ab', '', '0x'), weight: 1 });
+    const year = fc.oneof({ arbitrary: fc.integer({ min: 0, max: 9999 }).map((x) => String(x).padStart(4, '0')), weight: 9 }, { arbitrary: fc.constantFrom('999', '20a6', '+2026'), weight: 1 });
+    const sep = fc.constantFrom('T', 'T', 't', ' ', 'x', '');
+    const frac = fc.oneof(fc.constant(''), fc.tuple(fc.constantFrom('.', ',', ':'), fc.stringMatching(/^\d{0,8}$/)).map(([a, b]) => a + b));
+    const zone = fc.oneof(fc.constantFrom('', 'Z', 'z', 'ZZ', 'Z ', '+', '-', 'Q'), fc.tuple(fc.constantFrom('+', '-'), num(0, 23), fc.constantFrom('', ':', '::', '.', ' '), fc.oneof(fc.constant(''), num(0, 59))).map((p) => p.join('')));
+    const text = fc.tuple(year, fc.constantFrom('-', '-', '/'), num(1, 12), fc.constant('-'), num(1, 28), sep, num(0, 24), fc.constantFrom(':', ':', '.'), num(0, 59), fc.constantFrom(':', ':', ''), num(0, 60), frac, zone).map((p) => p.join(''));
+    fc.assert(
+      fc.property(text, (t) => {
+        expect(Object.is(parseTimestamp(t), oracle(t))).toBe(true);
+      }),
+      { numRuns: 20_000 },
+    );
+  });
 });
