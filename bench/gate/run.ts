@@ -28,7 +28,7 @@ import { bootstrapEngine } from '../../src/process/engine-runtime.js';
 import { startPipeline, type StageName } from '../../src/process/pipeline.js';
 import { createLogger } from '../../src/logger.js';
 import { StewardMetrics } from '../../src/observability/metrics.js';
-import type { Trace } from '../../src/engine/types.js';
+import type { LlmClient, Trace } from '../../src/engine/types.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const N = Number(process.env.BENCH_GATE_N ?? 3000);
@@ -132,9 +132,17 @@ interface Cost {
 }
 
 /** Wall and CPU seconds per message of `stage` over `n` messages already waiting in its input topic. */
-async function timeStage(cfg: StewardConfig, stage: StageName, n: number, judge: JudgeServer, profileOut?: string): Promise<Cost> {
+/**
+ * BENCH_GATE_JUDGE=inproc: the gate phases' judge is an in-process LlmClient that answers at once (no HTTP, no
+ * judge server): the gate's cost with the exchange taken away entirely — the floor for moving the exchange off the
+ * stage's thread. The 200 ms phase still uses the server.
+ */
+const inprocJudge: LlmClient | undefined =
+  process.env.BENCH_GATE_JUDGE === 'inproc' ? { complete: (req) => Promise.resolve({ text: JUDGE, model: req.model ?? 'bench-judge', latencyMs: 0 }) } : undefined;
+
+async function timeStage(cfg: StewardConfig, stage: StageName, n: number, judge: JudgeServer, profileOut?: string, llm?: LlmClient): Promise<Cost> {
   const logger = createLogger({ level: 'silent' });
-  const rt = await bootstrapEngine(cfg, [stage], logger);
+  const rt = await bootstrapEngine(cfg, [stage], logger, undefined, { llm });
   const metrics = new StewardMetrics();
   // A CPU profile of the measured phase alone (setup excluded).
   const out = profileOut;
@@ -165,7 +173,7 @@ async function timeStage(cfg: StewardConfig, stage: StageName, n: number, judge:
   return { wall: s / n, cpu: (c.user + c.system) / 1e6 / n, main: main / n, judge: judged / n };
 }
 
-async function phase(e: Record<string, string>, name: string, judge: JudgeServer, fillWith: (t: TopicNames, kafka: Kafka) => Promise<void>, stage: StageName, n: number, profileOut?: string): Promise<Cost> {
+async function phase(e: Record<string, string>, name: string, judge: JudgeServer, fillWith: (t: TopicNames, kafka: Kafka) => Promise<void>, stage: StageName, n: number, profileOut?: string, llm?: LlmClient): Promise<Cost> {
   const prefix = `bench-gate-${name}-${RUN}`;
   const cfg = buildConfig(
     {
@@ -186,7 +194,7 @@ async function phase(e: Record<string, string>, name: string, judge: JudgeServer
   const kafka = new Kafka({ brokers: cfg.kafka.brokers, logLevel: logLevel.NOTHING });
   try {
     await fillWith(topics, kafka);
-    return await timeStage(cfg, stage, n, judge, profileOut);
+    return await timeStage(cfg, stage, n, judge, profileOut, llm);
   } finally {
     await admin.deleteTopics(Object.values(topics)).catch(() => undefined);
     await admin.disconnect();
@@ -229,7 +237,7 @@ async function main(): Promise<void> {
       const tripwire = only ? { wall: 1, cpu: 1, main: 1, judge: 0 } : await phase(e, `tw${r}`, fast, (t, k) => fill(k, t.traces, Array.from({ length: N }, (_, i) => toolCall(i)).map((x) => ({ key: x.agent_id, value: JSON.stringify(x) }))), 'tripwire', N);
       // the second gate phase: JIT-warm like the stage in a running process
       const profileOut = r === 1 ? process.env.BENCH_GATE_PROFILE_OUT : undefined;
-      const gate = await phase(e, `gate${r}`, fast, (t, k) => fill(k, t.finalize, Array.from({ length: N }, (_, i) => finalAnswer(i, `f${r}`)).map((x) => ({ key: x.agent_id, value: finalizeJson(JSON.stringify(x), Date.parse(x.timestamp), `${x.trace_id}#b`, undefined) }))), 'gate', N, profileOut);
+      const gate = await phase(e, `gate${r}`, fast, (t, k) => fill(k, t.finalize, Array.from({ length: N }, (_, i) => finalAnswer(i, `f${r}`)).map((x) => ({ key: x.agent_id, value: finalizeJson(JSON.stringify(x), Date.parse(x.timestamp), `${x.trace_id}#b`, undefined) }))), 'gate', N, profileOut, inprocJudge);
       pairs.push({ tripwire, gate, load });
     }
   } finally {

@@ -36,7 +36,7 @@ import { TrustDebtReadCache, cachedTrustDebtReads, invalidatingTrustDebtWrites }
 import type { StewardConfig } from '../config/steward-config.js';
 import { StewardAggregateError, StewardError, isRetryable } from '../errors.js';
 import type { TrustDebtStore } from '../engine/trust-debt/index.js';
-import type { TrustDebtLevel } from '../engine/types.js';
+import type { LlmClient, TrustDebtLevel } from '../engine/types.js';
 import type { Logger } from '../logger.js';
 import type { StewardMetrics } from '../observability/metrics.js';
 import type { PipelineDeps, StageName } from './pipeline.js';
@@ -104,8 +104,11 @@ export async function bootstrapEngine(
   stages: readonly StageName[],
   logger: Logger,
   metrics?: StewardMetrics,
-  /** `stateRounds`: how decision-path Redis work is batched (bench/pipeline/redis-batching.ts compares batch: false). */
-  opts: { redisWaitMs?: number; stateRounds?: RedisStateRoundsOptions } = {},
+  /**
+   * `stateRounds`: how decision-path Redis work is batched (bench/pipeline/redis-batching.ts compares batch: false).
+   * `llm`: a client used instead of the configured one (bench:gate's in-process judge: the gate without an exchange).
+   */
+  opts: { redisWaitMs?: number; stateRounds?: RedisStateRoundsOptions; llm?: LlmClient } = {},
 ): Promise<EngineRuntime> {
   // Checked before anything is opened: a production config must not fall back to unverifiable verdicts.
   if (cfg.requireSigningKey && !cfg.signing && stages.includes('scorer')) {
@@ -120,7 +123,7 @@ export async function bootstrapEngine(
   // watchers or a Redis reconnect loop keeping the process alive.
   const opened: (() => unknown)[] = [];
   try {
-    return await openEngine(cfg, stages, logger, metrics, opened, opts.redisWaitMs ?? REDIS_STARTUP_WAIT_MS, signer, opts.stateRounds);
+    return await openEngine(cfg, stages, logger, metrics, opened, opts.redisWaitMs ?? REDIS_STARTUP_WAIT_MS, signer, opts.stateRounds, opts.llm);
   } catch (e) {
     for (const close of opened.reverse()) {
       try {
@@ -142,6 +145,7 @@ async function openEngine(
   redisWaitMs: number,
   signer: Ed25519Signer,
   stateRounds?: RedisStateRoundsOptions,
+  llmOverride?: LlmClient,
 ): Promise<EngineRuntime> {
   const holder = await watchBlueprints(cfg.blueprints.dir, { config: cfg.engine, watch: cfg.blueprints.watch });
   opened.push(() => holder.close());
@@ -200,7 +204,7 @@ async function openEngine(
   const trustDebt = rawTrustDebt && readCache ? invalidatingTrustDebtWrites(rawTrustDebt, readCache) : rawTrustDebt;
 
   const state = redis ? new RedisStateStore(redis, cfg.redis.keyPrefix, { maxEventTimeSkewMs: cfg.limits.maxEventTimeSkewMs, rounds }) : undefined;
-  const llm = llmClientFor(cfg.llm);
+  const llm = llmOverride ?? llmClientFor(cfg.llm);
   // The LLM thread (llm.thread) loads at start-up, not on the first judge call; a thread that cannot start fails the start.
   if (llm instanceof ThreadedLlmClient) {
     opened.push(() => llm.close());
