@@ -145,7 +145,15 @@ export class ThreadedLlmClient implements LlmClient {
     this.calls = [];
     this.cancels = [];
     if (!msg.calls && !msg.cancels) return;
-    const w = (this.worker ??= this.start());
+    let w: Worker;
+    try {
+      w = this.worker ??= this.start();
+    } catch (e) {
+      // No thread could be started (out of memory or threads): these calls fail as retryable; the next call tries again.
+      for (const [id] of msg.calls ?? []) this.fail(id, `LLM request failed: no LLM thread (${(e as Error).message})`);
+      this.idle();
+      return;
+    }
     for (const [id] of msg.calls ?? []) {
       const p = this.pending.get(id);
       if (p) p.worker = w;
@@ -182,13 +190,16 @@ export class ThreadedLlmClient implements LlmClient {
     this.failAll(w, `LLM thread ${why}`);
   }
 
+  private fail(id: number, message: string): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.pending.delete(id);
+    this.settle(p);
+    p.reject(new StewardError('STEWARD_LLM_HTTP', message, { retryable: true }));
+  }
+
   private failAll(w: Worker | undefined, why: string): void {
-    for (const [id, p] of this.pending) {
-      if (w && p.worker !== w) continue;
-      this.pending.delete(id);
-      this.settle(p);
-      p.reject(new StewardError('STEWARD_LLM_HTTP', `LLM request failed: ${why}`, { retryable: true }));
-    }
+    for (const [id, p] of this.pending) if (!w || p.worker === w) this.fail(id, `LLM request failed: ${why}`);
     if (!w) this.calls = [];
     this.idle();
   }

@@ -123,6 +123,19 @@ describe('threaded LLM client: the gate over it, a dying thread, shutdown', () =
     expect(c.spawned).toBe(2);
   });
 
+  it('a thread that cannot be started: the calls fail as retryable, the next call starts one', async () => {
+    const c = createLlmClient({ provider: 'openai', baseUrl: server.url, thread: true }) as ThreadedLlmClient;
+    threaded.push(c);
+    // As Worker's constructor throws when the process is out of threads or memory.
+    (c as unknown as { start: () => never }).start = () => {
+      throw new Error('no threads left');
+    };
+    await expect(c.complete(req())).rejects.toMatchObject({ code: 'STEWARD_LLM_HTTP', retryable: true, message: expect.stringContaining('no threads left') });
+    delete (c as unknown as { start?: unknown }).start;
+    expect(await c.complete(req())).toMatchObject({ text: 'fine' });
+    expect(c.spawned).toBe(1);
+  });
+
   it('close() ends the thread; calls in flight fail as retryable, later calls are refused', async () => {
     const c = await thread('anthropic');
     const w = (c as unknown as { worker: { once(ev: 'exit', f: (code: number) => void): void } }).worker;
