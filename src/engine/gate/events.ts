@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { LedgerDraft } from '../ledger/types.js';
 import type { Trace } from '../types.js';
-import type { FinalAlignmentJudgeResultEvent, FinalizationOutcomeEvent, GateOutcome, GateEventEnvelope } from './types.js';
+import type { EventFacts, FinalAlignmentJudgeResultEvent, FinalizationOutcomeEvent, GateOutcome, GateEventEnvelope } from './types.js';
 
 /** ISO time of the event; an out-of-range time (never from a parsed trace) reads as the epoch instead of throwing. */
 const iso = (ms: number): string => new Date(Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? ms : 0).toISOString();
@@ -21,8 +21,21 @@ export function userIdHash(userId: unknown): string | null {
 
 type Core = Omit<GateOutcome, 'events' | 'ledger'>;
 
+/** The event facts of a final answer's trace and its judge call. */
+export function eventFacts(trace: Trace, judge: { model: string | null; latencyMs: number; tokenCost?: number | null }): EventFacts {
+  return {
+    session_id: str(trace.session_id),
+    intent_id: str(trace.intent_id),
+    user_id_hash: userIdHash(trace.user_id),
+    capability_profile_id: str(trace.capability_profile_id),
+    model_id: judge.model,
+    token_cost: judge.tokenCost ?? null,
+    latency_ms: Math.round(judge.latencyMs),
+  };
+}
+
 /** The envelope of an event of this outcome; `prefix` keeps the two kinds' event ids apart. */
-function envelope(prefix: string, o: Core, trace: Trace, nowMs: number): GateEventEnvelope {
+function envelope(prefix: string, o: Core, f: EventFacts, nowMs: number): GateEventEnvelope {
   return {
     event_id: `${prefix}:${o.event_id}`,
     trace_id: o.trace_id,
@@ -32,17 +45,17 @@ function envelope(prefix: string, o: Core, trace: Trace, nowMs: number): GateEve
     timestamp: iso(nowMs),
     ts_ms: nowMs,
     job_id: o.job_id,
-    session_id: str(trace.session_id),
-    intent_id: str(trace.intent_id),
+    session_id: f.session_id,
+    intent_id: f.intent_id,
   };
 }
 
-export function judgeResultEvent(o: Core, trace: Trace, nowMs: number, judge: { model: string | null; latencyMs: number; tokenCost?: number | null }): FinalAlignmentJudgeResultEvent {
+export function judgeResultEvent(o: Core, f: EventFacts, nowMs: number): FinalAlignmentJudgeResultEvent {
   return {
     event: 'final_alignment_judge_result',
-    ...envelope('fajr', o, trace, nowMs),
-    user_id_hash: userIdHash(trace.user_id),
-    capability_profile_id: str(trace.capability_profile_id),
+    ...envelope('fajr', o, f, nowMs),
+    user_id_hash: f.user_id_hash,
+    capability_profile_id: f.capability_profile_id,
     skill_id: o.skill_id,
     quality_score: o.quality_score,
     verdict: o.verdict,
@@ -52,19 +65,19 @@ export function judgeResultEvent(o: Core, trace: Trace, nowMs: number, judge: { 
     action: o.action,
     judged_by: o.judged_by,
     degraded: o.degraded,
-    model_id: judge.model,
-    token_cost: judge.tokenCost ?? null,
-    latency_ms: Math.round(judge.latencyMs),
+    model_id: f.model_id,
+    token_cost: f.token_cost,
+    latency_ms: f.latency_ms,
   };
 }
 
 /** Jobs end with finalize, finalize_with_limitations or block; repairs keep the job open. */
-export function outcomeEvent(o: Core, trace: Trace, nowMs: number, jobStartMs: number): FinalizationOutcomeEvent | null {
+export function outcomeEvent(o: Core, f: EventFacts, nowMs: number, jobStartMs: number): FinalizationOutcomeEvent | null {
   if (o.action !== 'finalize' && o.action !== 'finalize_with_limitations' && o.action !== 'block') return null;
   const final_verdict = o.action === 'block' || o.verdict === 'FAIL' || o.verdict === null ? 'fail' : o.verdict === 'PASS' ? 'pass' : 'caveats';
   return {
     event: 'finalization_outcome',
-    ...envelope('fo', o, trace, nowMs),
+    ...envelope('fo', o, f, nowMs),
     final_verdict,
     action: o.action,
     num_retries: o.attempt_index,

@@ -11,13 +11,14 @@ import type { AgentInfo, CompiledBlueprint, Intervention, LlmClient, Trace } fro
 import { BUILTIN_REASON_CODES, type FixMode, type GateAction, type GateVerdict, type JudgedBy } from './codes.js';
 import { EMPTY_GATE } from './config.js';
 import { actionFor, antiLoop, computeVerdict, directiveFor, effectiveFixMode, interventionFor, isRepair, onJudgeErrorOutcome, settingsFor, trustDebtFor } from './decide.js';
-import { judgeResultEvent, outcomeEvent, replanLedgerDraft } from './events.js';
+import { eventFacts } from './events.js';
 import { attemptOf, recordAttempt, recordToolCall } from './job-state.js';
 import { GateJudge } from './judge.js';
 import { buildPayload, toolCallFacts } from './payload.js';
 import { JUDGE_SYSTEM, promptWithAdditions, renderJudgePrompt } from './prompts.js';
 import { scanDraft, scanToolCall } from './scan.js';
-import { DEFAULT_GATE_RUNTIME_LIMITS, type GateHit, type GateJobKey, type GateJobState, type GateJobStore, type GateOutcome, type GateRuntimeLimits, type NextAction, type ToolCallCheck, type FinalizationOutcomeEvent } from './types.js';
+import { expandOutcome, lastEndedOutcome, outcomeOfAttempt } from './stored-outcome.js';
+import { DEFAULT_GATE_RUNTIME_LIMITS, type GateHit, type GateJobKey, type GateJobState, type GateJobStore, type GateOutcome, type GateRuntimeLimits, type NextAction, type StoredOutcome, type ToolCallCheck, type FinalizationOutcomeEvent } from './types.js';
 import { missingWorkflowSteps, outOfOrderSteps } from './workflow.js';
 
 export interface FinalizationGateOptions {
@@ -97,7 +98,8 @@ export class FinalizationGate {
     const key: GateJobKey = { tenant: agent.tenant, agentId: agent.id, jobId: input.jobId };
     const state = await this.o.jobStore.get(key, nowMs);
     const seen = attemptOf(state, eventId);
-    if (seen?.outcome) return { ...seen.outcome, redelivered: true };
+    const again = seen && outcomeOfAttempt(state!, seen, true);
+    if (again) return again;
     const attemptIndex = state?.attempt_count ?? 0;
     const calls = state?.tool_calls ?? [];
     const style = gate.style.filter((s) => (!s.skills || (skillId !== null && s.skills.includes(skillId))) && s.when(trace)).map((s) => s.text);
@@ -175,23 +177,18 @@ export class FinalizationGate {
       }
     }
     intervention ??= interventionFor(verdict, action);
-    const core: Omit<GateOutcome, 'events' | 'ledger'> = {
-      verdict,
+    // The compact form is what the job state keeps; the answer is expanded from it, as a redelivery's will be.
+    const stored: StoredOutcome = {
       quality_score: score,
       reason_codes: codes,
       fix_mode: fixMode,
       attempt_index: attemptIndex,
-      action,
       judged_by: judgedBy,
       missing_requirements: missing,
       directive: directiveFor(action, { reasonCodes: codes, missing, fixMode, style, blockReasons: hits.map((h) => h.message), ...(judgeError && { judgeError: judgeError.message }) }),
       intervention,
       degraded,
-      job_id: input.jobId,
       trace_id: trace.trace_id,
-      event_id: eventId,
-      agent_id: agent.id,
-      tenant: agent.tenant,
       blueprint: blueprint.id,
       skill_id: skillId,
       hits,
@@ -200,23 +197,20 @@ export class FinalizationGate {
       next_actions: nextActions,
       anti_loop: antiLoopWhy,
       judge_error: judgeError,
-      redelivered: false,
       trust_debt: trustDebtFor(action, intervention, { tier1, degraded }),
+      facts: eventFacts(trace, { model, latencyMs }),
+      job_start_ms: state?.created_ms ?? nowMs,
     };
-    const outcome: GateOutcome = {
-      ...core,
-      events: {
-        final_alignment_judge_result: judgeResultEvent(core, trace, nowMs, { model, latencyMs }),
-        finalization_outcome: outcomeEvent(core, trace, nowMs, state?.created_ms ?? nowMs),
-      },
-      ledger: replanLedgerDraft(core, nowMs),
-    };
+    const ids = { job_id: input.jobId, agent_id: agent.id, tenant: agent.tenant };
+    const outcome = expandOutcome(ids, { event_id: eventId, ts_ms: nowMs, action, verdict }, stored, false);
     const saved = await this.o.jobStore.update(key, nowMs, (prev) =>
-      recordAttempt(prev, key, { event_id: eventId, ts_ms: nowMs, abstraction_level: input.abstractionLevel, artifact_type: input.artifactType, clarification: input.clarification, action, verdict, outcome }, nowMs, this.limits.maxRecordedAttempts),
+      recordAttempt(prev, key, { event_id: eventId, ts_ms: nowMs, abstraction_level: input.abstractionLevel, artifact_type: input.artifactType, clarification: input.clarification, action, verdict, o: stored }, nowMs, this.limits.maxRecordedAttempts),
     );
     // Another instance decided this event first (a redelivery racing us): its answer stands.
-    const winner = attemptOf(saved, eventId)?.outcome;
-    return winner && winner !== outcome && JSON.stringify(winner) !== JSON.stringify(outcome) ? { ...winner, redelivered: true } : outcome;
+    const won = attemptOf(saved, eventId);
+    if (!won || won.o === stored) return outcome;
+    const winner = outcomeOfAttempt(ids, won, false);
+    return winner && JSON.stringify(winner) !== JSON.stringify(outcome) ? { ...winner, redelivered: true } : outcome;
   }
 
   private async callJudge(input: FinalAnswerInput, trace: Trace, settings: ReturnType<typeof settingsFor>['settings'], calls: GateJobState['tool_calls'], signal?: AbortSignal) {
@@ -255,11 +249,8 @@ export class FinalizationGate {
     if (!jobId) throw bad("missing 'job_id'");
     if (trace.feedback !== 'up' && trace.feedback !== 'down') throw bad("'feedback' must be 'up' or 'down'");
     const state = await this.o.jobStore.get({ tenant: agent.tenant, agentId: agent.id, jobId }, nowMs);
-    for (let i = (state?.attempts.length ?? 0) - 1; i >= 0; i--) {
-      const ended = state!.attempts[i]!.outcome?.events.finalization_outcome;
-      if (ended) return { ...ended, user_feedback: trace.feedback };
-    }
-    return null;
+    const ended = state && lastEndedOutcome(state, state.attempts);
+    return ended ? { ...ended, user_feedback: trace.feedback } : null;
   }
 
   /** Records a decided tool call of a job (`ran`: it was allowed, so it is evidence and a workflow step). No job_id: nothing. */

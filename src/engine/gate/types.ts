@@ -72,8 +72,57 @@ export interface GateAttempt {
   clarification: string | null;
   action: GateAction;
   verdict: GateVerdict | null;
-  /** The decided outcome, returned again for a redelivery of the same event. */
+  /**
+   * The decided outcome in compact form (stored-outcome.ts): a redelivery of the same event gets it again,
+   * `user_feedback` re-emits its finalization_outcome.
+   */
+  o?: StoredOutcome;
+  /** The whole decided outcome, as states written before the compact form held it (read, never written). */
   outcome?: GateOutcome;
+}
+
+/**
+ * What the events take from the trace and the judge call rather than from the outcome (events.ts). Kept with a
+ * decided attempt, so a redelivery or a later `user_feedback` rebuilds the same events without the trace.
+ */
+export interface EventFacts {
+  session_id: string | null;
+  intent_id: string | null;
+  user_id_hash: string | null;
+  capability_profile_id: string | null;
+  model_id: string | null;
+  token_cost: number | null;
+  latency_ms: number;
+}
+
+/**
+ * A decided outcome as a job state keeps it (docs/gate.md "Job state"): the GateOutcome without what the state or
+ * the attempt already holds (job, agent, tenant, event id, verdict, action) and without the events and ledger
+ * draft, which are rebuilt from it (a third of the bytes).
+ */
+export interface StoredOutcome {
+  quality_score: number | null;
+  reason_codes: string[];
+  fix_mode: FixMode | null;
+  attempt_index: number;
+  judged_by: JudgedBy;
+  missing_requirements: string[];
+  directive: string | null;
+  intervention: Intervention;
+  degraded: boolean;
+  trace_id: string;
+  blueprint: string;
+  skill_id: string | null;
+  hits: GateHit[];
+  dropped_reason_codes: string[];
+  evidence_issues: string[];
+  next_actions: NextAction[];
+  anti_loop: 'max_retries' | 'no_difference' | null;
+  judge_error: { code: string; message: string } | null;
+  trust_debt: GateTrustDebt;
+  facts: EventFacts;
+  /** The job's start as this decision saw it (time_to_finalize_ms). */
+  job_start_ms: number;
 }
 
 /** Per-job state, plain JSON (a Redis implementation stores it as is). */

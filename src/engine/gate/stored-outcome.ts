@@ -1,0 +1,85 @@
+/**
+ * A decided outcome as the job state keeps it (docs/gate.md "Job state"): every field of the GateOutcome that
+ * the state or the attempt does not already hold, and the event facts taken from the trace, but not the two
+ * §9.13 events and the ledger draft, which are functions of those (events.ts) and were most of the bytes the
+ * gate wrote per answer (docs/pipeline.md "Gate stage"). A fresh decision and a redelivery both go through
+ * expandOutcome, so a redelivered answer is the first answer field for field (spec-decisions D21).
+ */
+import type { GateAction, GateVerdict } from './codes.js';
+import { judgeResultEvent, outcomeEvent, replanLedgerDraft } from './events.js';
+import type { FinalizationOutcomeEvent, GateAttempt, GateOutcome, StoredOutcome } from './types.js';
+
+/** Where the outcome's ids come from: the job state (or the key it was made from). */
+export interface OutcomeIds {
+  job_id: string;
+  agent_id: string;
+  tenant: string;
+}
+
+/** What expandOutcome takes from the attempt: the event, its time, and the decision it recorded. */
+export interface AttemptHead {
+  event_id: string;
+  ts_ms: number;
+  action: GateAction;
+  verdict: GateVerdict | null;
+}
+
+/** The whole outcome, in the field order finalize has always returned (the stage's records are its JSON). */
+export function expandOutcome(ids: OutcomeIds, a: AttemptHead, s: StoredOutcome, redelivered: boolean): GateOutcome {
+  const core: Omit<GateOutcome, 'events' | 'ledger'> = {
+    verdict: a.verdict,
+    quality_score: s.quality_score,
+    reason_codes: s.reason_codes,
+    fix_mode: s.fix_mode,
+    attempt_index: s.attempt_index,
+    action: a.action,
+    judged_by: s.judged_by,
+    missing_requirements: s.missing_requirements,
+    directive: s.directive,
+    intervention: s.intervention,
+    degraded: s.degraded,
+    job_id: ids.job_id,
+    trace_id: s.trace_id,
+    event_id: a.event_id,
+    agent_id: ids.agent_id,
+    tenant: ids.tenant,
+    blueprint: s.blueprint,
+    skill_id: s.skill_id,
+    hits: s.hits,
+    dropped_reason_codes: s.dropped_reason_codes,
+    evidence_issues: s.evidence_issues,
+    next_actions: s.next_actions,
+    anti_loop: s.anti_loop,
+    judge_error: s.judge_error,
+    redelivered,
+    trust_debt: s.trust_debt,
+  };
+  return {
+    ...core,
+    events: {
+      final_alignment_judge_result: judgeResultEvent(core, s.facts, a.ts_ms),
+      finalization_outcome: outcomeEvent(core, s.facts, a.ts_ms, s.job_start_ms),
+    },
+    ledger: replanLedgerDraft(core, a.ts_ms),
+  };
+}
+
+/** A recorded attempt's outcome (compact, or whole as states written before the compact form hold it). */
+export function outcomeOfAttempt(ids: OutcomeIds, a: GateAttempt, redelivered: boolean): GateOutcome | undefined {
+  if (a.o) return expandOutcome(ids, a, a.o, redelivered);
+  return a.outcome ? { ...a.outcome, redelivered } : undefined;
+}
+
+const ENDS_JOB: ReadonlySet<GateAction> = new Set(['finalize', 'finalize_with_limitations', 'block']);
+
+/** The finalization_outcome of the job's latest attempt that ended it (user_feedback), or null. */
+export function lastEndedOutcome(ids: OutcomeIds, attempts: readonly GateAttempt[]): FinalizationOutcomeEvent | null {
+  for (let i = attempts.length - 1; i >= 0; i--) {
+    const a = attempts[i]!;
+    // Only an ending action has an outcome event: no need to rebuild the others.
+    if (a.o && !ENDS_JOB.has(a.action)) continue;
+    const ended = outcomeOfAttempt(ids, a, false)?.events.finalization_outcome;
+    if (ended) return ended;
+  }
+  return null;
+}
