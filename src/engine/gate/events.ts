@@ -7,10 +7,21 @@
 import { createHash } from 'node:crypto';
 import type { LedgerDraft } from '../ledger/types.js';
 import type { Trace } from '../types.js';
-import type { EventFacts, FinalAlignmentJudgeResultEvent, FinalizationOutcomeEvent, GateOutcome, GateEventEnvelope } from './types.js';
+import type { EventFacts, FinalAlignmentJudgeResultEvent, FinalizationOutcomeEvent, GateOutcome } from './types.js';
 
-/** ISO time of the event; an out-of-range time (never from a parsed trace) reads as the epoch instead of throwing. */
-const iso = (ms: number): string => new Date(Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? ms : 0).toISOString();
+/**
+ * ISO time of the event; an out-of-range time (never from a parsed trace) reads as the epoch instead of throwing.
+ * The last one is kept: both events of an answer (and a chunk's answers of the same millisecond) share it.
+ */
+let isoMs = NaN;
+let isoText = '';
+function iso(ms: number): string {
+  if (ms !== isoMs) {
+    isoText = new Date(Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? ms : 0).toISOString();
+    isoMs = ms;
+  }
+  return isoText;
+}
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
 /** SHA-256 (hex) of the trace's `user_id`; the raw id never leaves the gate. */
@@ -34,10 +45,11 @@ export function eventFacts(trace: Trace, judge: { model: string | null; latencyM
   };
 }
 
-/** The envelope of an event of this outcome; `prefix` keeps the two kinds' event ids apart. */
-function envelope(prefix: string, o: Core, f: EventFacts, nowMs: number): GateEventEnvelope {
+export function judgeResultEvent(o: Core, f: EventFacts, nowMs: number): FinalAlignmentJudgeResultEvent {
   return {
-    event_id: `${prefix}:${o.event_id}`,
+    event: 'final_alignment_judge_result',
+    // The envelope (GateEventEnvelope) written out rather than spread in: one object per event, not two.
+    event_id: `fajr:${o.event_id}`,
     trace_id: o.trace_id,
     agent_id: o.agent_id,
     tenant: o.tenant,
@@ -47,13 +59,6 @@ function envelope(prefix: string, o: Core, f: EventFacts, nowMs: number): GateEv
     job_id: o.job_id,
     session_id: f.session_id,
     intent_id: f.intent_id,
-  };
-}
-
-export function judgeResultEvent(o: Core, f: EventFacts, nowMs: number): FinalAlignmentJudgeResultEvent {
-  return {
-    event: 'final_alignment_judge_result',
-    ...envelope('fajr', o, f, nowMs),
     user_id_hash: f.user_id_hash,
     capability_profile_id: f.capability_profile_id,
     skill_id: o.skill_id,
@@ -77,7 +82,16 @@ export function outcomeEvent(o: Core, f: EventFacts, nowMs: number, jobStartMs: 
   const final_verdict = o.action === 'block' || o.verdict === 'FAIL' || o.verdict === null ? 'fail' : o.verdict === 'PASS' ? 'pass' : 'caveats';
   return {
     event: 'finalization_outcome',
-    ...envelope('fo', o, f, nowMs),
+    event_id: `fo:${o.event_id}`,
+    trace_id: o.trace_id,
+    agent_id: o.agent_id,
+    tenant: o.tenant,
+    intervention: o.intervention,
+    timestamp: iso(nowMs),
+    ts_ms: nowMs,
+    job_id: o.job_id,
+    session_id: f.session_id,
+    intent_id: f.intent_id,
     final_verdict,
     action: o.action,
     num_retries: o.attempt_index,
