@@ -1,13 +1,16 @@
 /**
  * Profiling aid for the pipeline bench (not a benchmark; prints no ratio): runs only the tripwire-stage
  * throughput phase (PROFILE_MODE=stage, default; stage-fixed = the stage with a constant-answer engine), the
- * in-process engine-only phase (PROFILE_MODE=engine), the scorer stage over the tripwire stage's output
+ * in-process engine-only phase (PROFILE_MODE=engine; PROFILE_ENGINE_STATE=memory: in-process state instead of Redis), the scorer stage over the tripwire stage's output
  * (PROFILE_MODE=scorer; PROFILE_SCORER_INPUT=join for the join: docs/pipeline.md "Hot path"), or a raw
  * kafkajs passthrough (PROFILE_MODE=pass; pass2 = passthrough producing the stage's output volume)
  * on the same traffic, so `node --cpu-prof --import tsx bench/pipeline/profile.ts` profiles just that.
  */
 import { benchProcessEnv } from '../sink/services-env.js';
-import type { DecisionRecord, ScoreRecord } from '../../src/engine/steward-engine.js';
+import { StewardEngine, type DecisionRecord, type ScoreRecord, type StewardEngineOptions } from '../../src/engine/steward-engine.js';
+import { MemoryStateStore } from '../../src/engine/state/memory-state-store.js';
+import { MemoryTrustDebtStore } from '../../src/engine/trust-debt/memory-store.js';
+import { loadavg } from 'node:os';
 import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
 import { Kafka, logLevel } from 'kafkajs';
@@ -65,13 +68,20 @@ async function main(): Promise<void> {
         const t = benchTrace(100_000 + i);
         lanes.set(t.agent_id, [...(lanes.get(t.agent_id) ?? []), t]);
       }
+      // PROFILE_ENGINE_STATE=memory: the same engine (blueprints, registry, gate, ACM, rollouts) with in-process
+      // rate windows and trust debt instead of Redis — what the Redis state path costs, in the same process.
+      const memory = process.env.PROFILE_ENGINE_STATE === 'memory';
+      const engine = memory ? new StewardEngine({ ...(deps.engine as unknown as { o: StewardEngineOptions }).o, state: new MemoryStateStore(), trustDebt: new MemoryTrustDebtStore() }) : deps.engine!;
+      // A warm-up lane pass (JIT, script load), then the measured traffic.
+      await Promise.all([...lanes.values()].map((ts) => engine.decide(ts[0]!, Date.parse(ts[0]!.timestamp))));
       const t0 = performance.now();
       const c0 = process.cpuUsage();
       await profiled(() => Promise.all([...lanes.values()].map(async (ts) => {
-        for (const t of ts) await deps.engine!.decide(t, Date.parse(t.timestamp));
+        for (const t of ts.slice(1)) await engine.decide(t, Date.parse(t.timestamp));
       })));
       const cpu = process.cpuUsage(c0);
-      console.log(`engine_only_decide_per_s=${(N / ((performance.now() - t0) / 1000)).toFixed(0)} cpu_us_per_decide=${((cpu.user + cpu.system) / N).toFixed(1)}`);
+      const n = N - lanes.size;
+      console.log(`engine_only_decide_per_s=${(n / ((performance.now() - t0) / 1000)).toFixed(0)} cpu_us_per_decide=${((cpu.user + cpu.system) / n).toFixed(1)} (user ${(cpu.user / n).toFixed(1)}, system ${(cpu.system / n).toFixed(1)}) state=${memory ? 'memory' : 'redis'} load=${loadavg()[0]!.toFixed(2)}`);
       return;
     }
     await createTopics(admin, names, { partitions: 3, replicationFactor: 1, replyPartitions: 1, replyRetentionMs: 600_000 });

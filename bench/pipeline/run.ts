@@ -11,8 +11,12 @@
  * Diagnostics: CPU per message of the passthrough and the stage, the raw passthrough producing the
  * stage's output volume per trace (a decision and a scoring message of the measured average sizes), and
  * the stage with a constant-answer engine (Kafka + stage machinery without tripwire work or Redis).
+ * The headline `throughput_vs_passthrough` is the median ratio of BENCH_THROUGHPUT_ROUNDS (default 3) pairs run one
+ * after the other — a passthrough (fresh group over the same records), then the join stage (fresh topics, traces of
+ * the same mix) — each pair's ratio printed with the load; the diagnostics divide by the median passthrough rate.
  * Prints `sync_p99_vs_echo=<ratio>` and `throughput_vs_passthrough=<ratio>` last.
  */
+import { loadavg } from 'node:os';
 import { benchProcessEnv } from '../sink/services-env.js';
 import type { DecisionRecord, ScoreRecord } from '../../src/engine/steward-engine.js';
 import { Kafka, logLevel, type Consumer, type Producer } from 'kafkajs';
@@ -33,7 +37,10 @@ import { kafkajsPassthrough } from './raw-clients.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 300);
-const THROUGHPUT_N = Number(process.env.BENCH_THROUGHPUT_N ?? 20000);
+// 50 000 traces: a passthrough of 20 000 lasted 0.2-0.35 s with its group join and swung 58k-116k msg/s between runs.
+const THROUGHPUT_N = Number(process.env.BENCH_THROUGHPUT_N ?? 50000);
+// The headline is the median of this many alternating (passthrough, join stage) pairs, each pair's ratio printed.
+const THROUGHPUT_ROUNDS = Math.max(1, Number(process.env.BENCH_THROUGHPUT_ROUNDS ?? 3));
 const PARTITIONS = 3;
 
 const env = benchProcessEnv;
@@ -98,12 +105,13 @@ async function processed(metrics: StewardMetrics, stage: string, n: number, phas
   }
 }
 
-async function fill(kafka: Kafka, topic: string, n: number): Promise<void> {
+/** `n` bench traces into `topic`, trace numbers from `from` (a later round gets traces of its own, same mix). */
+async function fill(kafka: Kafka, topic: string, n: number, from = 0): Promise<void> {
   const p = kafka.producer();
   await p.connect();
   for (let i = 0; i < n; i += 1000) {
     await p.send({ topic, messages: Array.from({ length: Math.min(1000, n - i) }, (_, j) => {
-      const t = benchTrace(i + j);
+      const t = benchTrace(from + i + j);
       return { key: t.agent_id, value: JSON.stringify(t) };
     }) });
   }
@@ -124,11 +132,12 @@ async function main(): Promise<void> {
   const extra = { echoIn: `${prefix}.echo-in`, echoReply: `${prefix}.echo-reply`, passIn: `${prefix}.pass-in`, passOut: `${prefix}.pass-out`, passOut2: `${prefix}.pass-out2`, pass2In: `${prefix}.pass2-in`, tputIn: `${prefix}t.traces` };
   const tputNames = topicNames(`${prefix}t`);
   const fixedNames = topicNames(`${prefix}f`);
-  const joinNames = topicNames(`${prefix}j`);
+  const joinRounds = Array.from({ length: THROUGHPUT_ROUNDS }, (_, r) => topicNames(`${prefix}j${r}`));
+  const joinNames = joinRounds[0]!;
   await createTopics(admin, names, { partitions: PARTITIONS, replicationFactor: 1, replyPartitions: 4, replyRetentionMs: 600_000 });
   await createTopics(admin, tputNames, { partitions: PARTITIONS, replicationFactor: 1, replyPartitions: 1, replyRetentionMs: 600_000 });
   await createTopics(admin, fixedNames, { partitions: PARTITIONS, replicationFactor: 1, replyPartitions: 1, replyRetentionMs: 600_000 });
-  await createTopics(admin, joinNames, { partitions: PARTITIONS, replicationFactor: 1, replyPartitions: 1, replyRetentionMs: 600_000 });
+  for (const jn of joinRounds) await createTopics(admin, jn, { partitions: PARTITIONS, replicationFactor: 1, replyPartitions: 1, replyRetentionMs: 600_000 });
   await admin.createTopics([extra.echoIn, extra.echoReply, extra.passIn, extra.passOut, extra.passOut2, extra.pass2In].map((topic) => ({ topic, numPartitions: PARTITIONS, replicationFactor: 1 })));
   const kafka = new Kafka({ clientId: 'bench-raw', brokers: cfg.kafka.brokers, logLevel: logLevel.NOTHING });
   const logger = createLogger({ level: 'silent' });
@@ -182,17 +191,50 @@ async function main(): Promise<void> {
       { topic: extra.passOut2, value: 's'.repeat(Math.round(scoringBytes / Math.max(1, scored))) },
     ];
 
-    // 2b. throughput
+    // 2b. throughput: the headline pairs first (passthrough, join stage) x THROUGHPUT_ROUNDS, then the diagnostics.
+    const median = (xs: number[]) => {
+      const v = [...xs].sort((a, b) => a - b);
+      const h = Math.floor(v.length / 2);
+      return v.length % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+    };
+    const us = (c: NodeJS.CpuUsage) => ((c.user + c.system) / THROUGHPUT_N).toFixed(1);
     await fill(kafka, extra.passIn, THROUGHPUT_N);
-    let c0 = process.cpuUsage();
-    const passRate = await kafkajsPassthrough(kafka, extra.passIn, extra.passOut, THROUGHPUT_N, PARTITIONS);
-    const passCpu = process.cpuUsage(c0);
+    const pairs: { pass: number; join: number; passCpu: NodeJS.CpuUsage; joinCpu: NodeJS.CpuUsage }[] = [];
+    let jcfg = cfg;
+    for (let r = 0; r < THROUGHPUT_ROUNDS; r++) {
+      // Fill before the pair, so neither side of it measures the other's setup.
+      await fill(kafka, joinRounds[r]!.traces, THROUGHPUT_N, 10_000_000 * (r + 1));
+      const load0 = loadavg()[0]!;
+      let c0 = process.cpuUsage();
+      // A fresh group over the same records each round: every passthrough reads the same bytes.
+      const pass = await kafkajsPassthrough(kafka, extra.passIn, extra.passOut, THROUGHPUT_N, PARTITIONS, undefined, `${extra.passIn}-pass${r}`);
+      const passCpu = process.cpuUsage(c0);
+      // The stage with consumer.scorer_input: join (docs/pipeline.md "Hot path"): one record out per trace.
+      const jmetrics = new StewardMetrics();
+      c0 = process.cpuUsage();
+      const j0 = performance.now();
+      const rcfg = { ...cfg, topics: { ...cfg.topics, prefix: `${prefix}j${r}` }, consumer: { ...cfg.consumer, groupPrefix: `${prefix}j${r}`, scorerInput: 'join' as const } };
+      if (r === 0) jcfg = rcfg;
+      const jpipe = await startPipeline(rcfg, ['tripwire'], deps as PipelineDeps, { logger, metrics: jmetrics });
+      await processed(jmetrics, 'tripwire', THROUGHPUT_N, 'join throughput phase');
+      const join = THROUGHPUT_N / ((performance.now() - j0) / 1000);
+      const joinCpu = process.cpuUsage(c0);
+      await jpipe.stop();
+      pairs.push({ pass, join, passCpu, joinCpu });
+      console.log(
+        `throughput_pair=${r + 1}/${THROUGHPUT_ROUNDS} passthrough_msgs_per_s=${pass.toFixed(0)} cpu_us_per_msg=${us(passCpu)} join_tripwire_msgs_per_s=${join.toFixed(0)} cpu_us_per_msg=${us(joinCpu)} ratio=${(join / pass).toFixed(3)} load=${load0.toFixed(2)}/${loadavg()[0]!.toFixed(2)}`,
+      );
+    }
+    const passRate = median(pairs.map((p) => p.pass));
+    const joinRate = median(pairs.map((p) => p.join));
+    const headline = median(pairs.map((p) => p.join / p.pass));
+    const cpuMedian = (f: (p: (typeof pairs)[number]) => NodeJS.CpuUsage) => median(pairs.map((p) => { const c = f(p); return (c.user + c.system) / THROUGHPUT_N; })).toFixed(1);
     // Diagnostic only (not the baseline): the same raw passthrough producing the stage's output volume.
     await fill(kafka, extra.pass2In, THROUGHPUT_N);
     const pass2Rate = await kafkajsPassthrough(kafka, extra.pass2In, extra.passOut, THROUGHPUT_N, PARTITIONS, outShape);
     await fill(kafka, tputNames.traces, THROUGHPUT_N);
     const metrics = new StewardMetrics();
-    c0 = process.cpuUsage();
+    let c0 = process.cpuUsage();
     const t0 = performance.now();
     const tcfg = { ...cfg, topics: { ...cfg.topics, prefix: `${prefix}t` }, consumer: { ...cfg.consumer, groupPrefix: `${prefix}t`, scorerInput: 'scoring' as const } };
     const tpipe = await startPipeline(tcfg, ['tripwire'], deps as PipelineDeps, { logger, metrics });
@@ -200,17 +242,6 @@ async function main(): Promise<void> {
     const stewardRate = THROUGHPUT_N / ((performance.now() - t0) / 1000);
     const stewardCpu = process.cpuUsage(c0);
     await tpipe.stop();
-    // The same stage with consumer.scorer_input: join (docs/pipeline.md "Hot path"): one record out per trace.
-    await fill(kafka, joinNames.traces, THROUGHPUT_N);
-    const jmetrics = new StewardMetrics();
-    c0 = process.cpuUsage();
-    const j0 = performance.now();
-    const jcfg = { ...cfg, topics: { ...cfg.topics, prefix: `${prefix}j` }, consumer: { ...cfg.consumer, groupPrefix: `${prefix}j`, scorerInput: 'join' as const } };
-    const jpipe = await startPipeline(jcfg, ['tripwire'], deps as PipelineDeps, { logger, metrics: jmetrics });
-    await processed(jmetrics, 'tripwire', THROUGHPUT_N, 'join throughput phase');
-    const joinRate = THROUGHPUT_N / ((performance.now() - j0) / 1000);
-    const joinCpu = process.cpuUsage(c0);
-    await jpipe.stop();
     const rssEnd = mb();
 
     // Diagnostic: the scorer stage over the scoring records the tripwire phase wrote, with its verdicts committed in
@@ -229,11 +260,6 @@ async function main(): Promise<void> {
     // Rounds alternate exactly-once and at-least-once (BENCH_SCORER_ROUNDS, default 2), medians compared: one pair
     // swung from 0.36 to 1.16 with the load of the shared machine.
     const ROUNDS = Number(process.env.BENCH_SCORER_ROUNDS ?? 2);
-    const median = (xs: number[]) => {
-      const v = [...xs].sort((a, b) => a - b);
-      const h = Math.floor(v.length / 2);
-      return v.length % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
-    };
     const alternate = async (rate: (suffix: string, eo: ('tripwire' | 'scorer')[]) => Promise<number>, tag: string) => {
       const tx: number[] = [], alo: number[] = [];
       for (let r = 0; r < ROUNDS; r++) {
@@ -289,9 +315,8 @@ async function main(): Promise<void> {
     console.log(`engine=${engineName} scorer_input=${cfg.consumer.scorerInput} sync_stages=${process.env.BENCH_SYNC_STAGES ?? "tripwire"} round_trips=${ROUND_TRIPS} throughput_n=${THROUGHPUT_N} partitions=${PARTITIONS}`);
     console.log(`echo_p50_ms=${echoP50.toFixed(2)} echo_p99_ms=${echoP99.toFixed(2)}`);
     console.log(`sync_p50_ms=${syncP50.toFixed(2)} sync_p99_ms=${syncP99.toFixed(2)} fallbacks=${fallbacks}`);
-    console.log(`passthrough_msgs_per_s=${passRate.toFixed(0)} steward_tripwire_msgs_per_s=${stewardRate.toFixed(0)} engine_only_decide_per_s=${engineRate.toFixed(0)}`);
-    const us = (c: NodeJS.CpuUsage) => ((c.user + c.system) / THROUGHPUT_N).toFixed(1);
-    console.log(`cpu_us_per_msg passthrough=${us(passCpu)} steward_tripwire=${us(stewardCpu)}`);
+    console.log(`passthrough_msgs_per_s=${passRate.toFixed(0)} (median of ${THROUGHPUT_ROUNDS}) steward_tripwire_msgs_per_s=${stewardRate.toFixed(0)} engine_only_decide_per_s=${engineRate.toFixed(0)}`);
+    console.log(`cpu_us_per_msg passthrough=${cpuMedian((p) => p.passCpu)} (median) steward_tripwire=${us(stewardCpu)}`);
     console.log(
       `passthrough_with_stage_output_msgs_per_s=${pass2Rate.toFixed(0)} (decision ${outShape[0].value.length} B + scoring ${outShape[1].value.length} B per trace) stage_output_only_vs_passthrough=${(pass2Rate / passRate).toFixed(3)}`,
     );
@@ -301,17 +326,18 @@ async function main(): Promise<void> {
     console.log(`throughput_vs_engine_only=${(stewardRate / engineRate).toFixed(3)}`);
     console.log(`scorer_msgs_per_s exactly_once=${scorerTx.toFixed(0)} at_least_once=${scorerAlo.toFixed(0)} (${scoringRecords} scoring records, no LLM; medians of rounds eo/alo ${sc.rounds}) exactly_once_vs_at_least_once=${(scorerTx / scorerAlo).toFixed(3)}`);
     console.log(`join_scorer_msgs_per_s exactly_once=${joinTx.toFixed(0)} at_least_once=${joinAlo.toFixed(0)} (${decisionRecords} decisions; rounds ${jc.rounds}) join_exactly_once_vs_at_least_once=${(joinTx / joinAlo).toFixed(3)}`);
-    console.log(`scoring_input_tripwire_msgs_per_s=${stewardRate.toFixed(0)} cpu_us_per_msg=${us(stewardCpu)} join_tripwire_msgs_per_s=${joinRate.toFixed(0)} cpu_us_per_msg=${us(joinCpu)}`);
+    console.log(`scoring_input_tripwire_msgs_per_s=${stewardRate.toFixed(0)} cpu_us_per_msg=${us(stewardCpu)} join_tripwire_msgs_per_s=${joinRate.toFixed(0)} cpu_us_per_msg=${cpuMedian((p) => p.joinCpu)} (medians of ${THROUGHPUT_ROUNDS})`);
     console.log(`throughput_vs_passthrough_scoring_input=${(stewardRate / passRate).toFixed(3)}`);
         console.log(`end_to_end_traces_per_s join=${e2eJoin.toFixed(0)} scoring=${e2eScoring.toFixed(0)} (${e2eN} traces → decision + verdict rows in ClickHouse) end_to_end_vs_passthrough_scoring_input=${(e2eScoring / passRate).toFixed(3)}`);
     console.log(`end_to_end_vs_passthrough=${(e2eJoin / passRate).toFixed(3)}`);
         console.log(`rss_mb_start=${rssStart} rss_mb_after_sync=${rssSync} rss_mb_end=${rssEnd}`);
     console.log(`sync_p50_vs_echo=${(syncP50 / echoP50).toFixed(3)}`);
     console.log(`sync_p99_vs_echo=${(syncP99 / echoP99).toFixed(3)}`);
-    console.log(`throughput_vs_passthrough=${(joinRate / passRate).toFixed(3)}`);
+    console.log(`throughput_pairs=${pairs.map((p) => (p.join / p.pass).toFixed(3)).join(' ')} load=${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+    console.log(`throughput_vs_passthrough=${headline.toFixed(3)}`);
   } finally {
     await close();
-    await admin.deleteTopics([...Object.values(names), ...Object.values(tputNames), ...Object.values(fixedNames), ...Object.values(joinNames), ...Object.values(extra).filter((t) => !t.endsWith('.traces'))]).catch(() => undefined);
+    await admin.deleteTopics([...Object.values(names), ...Object.values(tputNames), ...Object.values(fixedNames), ...joinRounds.flatMap((jn) => Object.values(jn)), ...Object.values(extra).filter((t) => !t.endsWith('.traces'))]).catch(() => undefined);
     await admin.disconnect();
   }
 }
