@@ -17,6 +17,7 @@ import { buildConfig } from '../../src/config/steward-config.js';
 import { startHttpIngress } from '../../src/process/http-ingress.js';
 import { apiKeyHash } from '../../src/adapters/http/ingress-auth.js';
 import { createLogger } from '../../src/logger.js';
+import { dropKeys } from './redis-keys.js';
 import { ingestEvents, pool } from './payloads.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
@@ -83,6 +84,7 @@ async function main(): Promise<void> {
     session.disconnect();
     await ing.close();
     await admin.deleteTopics(Object.values(names)).catch(() => undefined);
+    await dropKeys(cfg.redis.url, `${prefix}:`).catch(() => undefined);
     await admin.disconnect();
   }
 }

@@ -29,6 +29,7 @@ import type { Trace } from '../../src/engine/types.js';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { benchEngineDeps } from '../pipeline/engine.js';
+import { dropKeys } from './redis-keys.js';
 import { ingestEvents, pool, produceValues, trace as payloadTrace } from './payloads.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
@@ -149,6 +150,7 @@ async function main(): Promise<void> {
     await pipe.stop();
     await close();
     await admin.deleteTopics(Object.values(names)).catch(() => undefined);
+    await dropKeys(cfg.redis.url, `${prefix}:`).catch(() => undefined);
     await admin.disconnect();
   }
 }
