@@ -73,8 +73,12 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     };
     const redis = createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 });
     closers.push(() => redis.disconnect());
-    redis.defineCommand('stewardIdemClaim', { lua: CLAIM_MANY });
-    const claimScript = redis as unknown as { stewardIdemClaim(numKeys: number, ...args: string[]): Promise<unknown> };
+    // The batch claims' own connection, without auto-pipelining: a claim is written when it is made, so its round
+    // trip runs while the batch is mapped (auto-pipelining would hold it until the mapping's synchronous pass ended).
+    const claims = createRedis(cfg.redis.url, { maxRetriesPerRequest: 1, enableAutoPipelining: false });
+    closers.push(() => claims.disconnect());
+    claims.defineCommand('stewardIdemClaim', { lua: CLAIM_MANY });
+    const claimScript = claims as unknown as { stewardIdemClaim(numKeys: number, ...args: string[]): Promise<unknown> };
     // The batch routes produce through their own producer, a batch in one send (no reply route: nobody waits).
     const kafka = new KafkaAdapter(cfg.kafka, logger);
     const producer = await kafka.producer();
