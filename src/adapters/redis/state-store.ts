@@ -40,8 +40,15 @@ export class RedisStateStore implements StateStore {
 
   /** The window key of `key` in `namespace` (the engine's `tenant:agent` namespace, tagged like the agent's trust-debt hash). */
   rateKey(namespace: string, key: string): string {
-    return `${this.prefix}rate:{${namespaceTag(namespace)}}:${key}`;
+    let tag = this.tags.get(namespace);
+    if (tag === undefined) {
+      // One namespace per agent: split/decode/encode per hit was ~0.3 us of every decision.
+      if (this.tags.size >= 10_000) this.tags.clear();
+      this.tags.set(namespace, (tag = namespaceTag(namespace)));
+    }
+    return `${this.prefix}rate:{${tag}}:${key}`;
   }
+  private readonly tags = new Map<string, string>();
 
   private kvKey(namespace: string, key: string): string {
     return `${this.prefix}kv:${namespace}:${key}`;
