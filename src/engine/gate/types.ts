@@ -100,30 +100,16 @@ export interface EventFacts {
  * the attempt already holds (job, agent, tenant, event id, verdict, action) and without the events and ledger
  * draft, which are rebuilt from it (a third of the bytes).
  */
-export interface StoredOutcome {
-  quality_score: number | null;
-  reason_codes: string[];
-  fix_mode: FixMode | null;
-  attempt_index: number;
-  judged_by: JudgedBy;
-  missing_requirements: string[];
-  directive: string | null;
-  intervention: Intervention;
-  degraded: boolean;
-  trace_id: string;
-  blueprint: string;
-  skill_id: string | null;
-  hits: GateHit[];
-  dropped_reason_codes: string[];
-  evidence_issues: string[];
-  next_actions: NextAction[];
-  anti_loop: 'max_retries' | 'no_difference' | null;
-  judge_error: { code: string; message: string } | null;
-  trust_debt: GateTrustDebt;
+export type StoredOutcome = Pick<
+  GateOutcome,
+  | 'quality_score' | 'reason_codes' | 'fix_mode' | 'attempt_index' | 'judged_by' | 'missing_requirements' | 'directive'
+  | 'intervention' | 'degraded' | 'trace_id' | 'blueprint' | 'skill_id' | 'hits' | 'dropped_reason_codes'
+  | 'evidence_issues' | 'next_actions' | 'anti_loop' | 'judge_error' | 'trust_debt'
+> & {
   facts: EventFacts;
   /** The job's start as this decision saw it (time_to_finalize_ms). */
   job_start_ms: number;
-}
+};
 
 /** Per-job state, plain JSON (a Redis implementation stores it as is). */
 export interface GateJobState {
