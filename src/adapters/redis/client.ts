@@ -14,7 +14,7 @@ export type RedisClient = Redis | Cluster;
 export function createRedis(url: string, opts: RedisOptions = {}): Redis {
   if (!url) throw new StewardError('STEWARD_CONFIG', 'no Redis URL (redis.url / REDIS_URL)');
   // The state rounds stay auto-pipelined although they are batched per turn already (state-rounds.ts): leaving them
-  // out (autoPipeliningIgnoredCommands, ~2 us a decision cheaper) made test/integration/faults/redis-slow fail —
+  // out (autoPipeliningIgnoredCommands, ~2 us a decision cheaper) made test/integration/faults/redis-slow.int.test.ts fail —
   // after Redis had been slower than the decision budget, the first normal decision's trust-debt event never came
   // (docs/pipeline.md "The engine alone with Redis"; cause not found yet).
   return new Redis(url, { enableAutoPipelining: true, maxRetriesPerRequest: 3, lazyConnect: false, ...opts });
