@@ -13,11 +13,10 @@ export type RedisClient = Redis | Cluster;
 
 export function createRedis(url: string, opts: RedisOptions = {}): Redis {
   if (!url) throw new StewardError('STEWARD_CONFIG', 'no Redis URL (redis.url / REDIS_URL)');
-  // The state rounds stay auto-pipelined although they are batched per turn already (state-rounds.ts): leaving them
-  // out (autoPipeliningIgnoredCommands, ~2 us a decision cheaper) made test/integration/faults/redis-slow.int.test.ts fail —
-  // after Redis had been slower than the decision budget, the first normal decision's trust-debt event never came
-  // (docs/pipeline.md "The engine alone with Redis"; cause not found yet).
-  return new Redis(url, { enableAutoPipelining: true, maxRetriesPerRequest: 3, lazyConnect: false, ...opts });
+  // The decision path's state rounds are batched per turn already (state-rounds.ts): auto-pipelining them again cost
+  // a Pipeline object (which copies every defined script onto itself) and a setImmediate hop per call — ~30 % of a
+  // 14-operation call's CPU (docs/pipeline.md "The engine alone with Redis"). Other commands keep it.
+  return new Redis(url, { enableAutoPipelining: true, autoPipeliningIgnoredCommands: ['stewardStateRound'], maxRetriesPerRequest: 3, lazyConnect: false, ...opts });
 }
 
 /** `host:port` seed nodes (a `redis://` prefix is accepted and dropped). */

@@ -3,7 +3,7 @@
  * rate-window hits and trust-debt state reads issued in one event-loop turn — the stage decides the agents of a
  * chunk concurrently, so a turn holds the next state step of every lane — go to Redis as one script call per hash
  * slot (all of them in one call on a standalone Redis), the calls of different slots served by one cluster node in
- * one pipeline (on a standalone Redis ioredis' auto-pipelining still wraps each call: client.ts says why). The script applies a call's operations in the order they were issued, so
+ * one pipeline. ioredis' auto-pipelining is off for this script (client.ts): the rounds batch per turn already. The script applies a call's operations in the order they were issued, so
  * an agent's hits keep the order of its traces: a lane issues its next operation only after the previous one
  * answered, and one agent's keys share one slot. The decision each agent gets is the one sequential
  * evaluation gives (test/integration/redis-cluster/batched-state.int.test.ts compares them).
@@ -169,6 +169,11 @@ export class RedisStateRounds {
   }
 
   private settle(batch: Pending[], res: unknown[]): void {
+    // One answer per operation, always (the script never returns a nil element). A reply of another length is not
+    // this call's: fail the call (retryable) rather than hand an operation someone else's answer or undefined.
+    if (!Array.isArray(res) || res.length !== batch.length) {
+      return this.fail(batch, new Error(`state round answered ${Array.isArray(res) ? `${res.length} replies` : typeof res} for ${batch.length} operations`));
+    }
     for (let i = 0; i < batch.length; i++) {
       const v = res[i];
       if (typeof v === 'string' && v.startsWith('ERR')) batch[i]!.reject(stateUnavailable(new Error(v.slice(4))));

@@ -101,11 +101,29 @@ export class TcpFaultProxy {
       const upstream = net.connect(targetPort, targetHost);
       self!.track(client);
       self!.track(upstream);
+      // Chunks leave in the order they came, each no earlier than its delay: a timer per chunk let a chunk that came
+      // after delayMs was lowered overtake the ones still waiting, which reordered the byte stream (Redis replies
+      // then reached the wrong commands: ioredis matches them by order).
       const pipe = (from: net.Socket, to: net.Socket) => {
+        const queue: { at: number; c: Buffer }[] = [];
+        let timer: NodeJS.Timeout | undefined;
+        const drain = () => {
+          timer = undefined;
+          const now = Date.now();
+          while (queue.length > 0 && queue[0]!.at <= now) {
+            const { c } = queue.shift()!;
+            if (to.writable) to.write(c);
+          }
+          if (queue.length > 0) timer = setTimeout(drain, queue[0]!.at - now);
+        };
         from.on('data', (c: Buffer) => {
           const d = self!.delayMs;
-          if (d <= 0) to.write(c);
-          else setTimeout(() => to.writable && to.write(c), d);
+          if (d <= 0 && queue.length === 0) {
+            to.write(c);
+            return;
+          }
+          queue.push({ at: Math.max(Date.now() + Math.max(d, 0), queue.at(-1)?.at ?? 0), c });
+          if (!timer) timer = setTimeout(drain, queue[0]!.at - Date.now());
         });
         from.on('close', () => to.destroy());
         from.on('error', () => to.destroy());
