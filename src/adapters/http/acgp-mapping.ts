@@ -2,9 +2,7 @@
  * The acgp client's events → Steward traces (contracts C1), field by field as docs/http.md "Mapping" lists
  * them. Pure: the agent comes from the API key (docs/spec-decisions.md D24), never from the event.
  */
-import { StewardError } from '../../errors.js';
 import type { SourceRef, Trace } from '../../engine/types.js';
-import { isTimestamp } from '../../engine/time.js';
 
 /** What the acgp 0.1.4 client sends per event (client.trace() and TraceContext); unknown fields are kept in context. */
 export interface AcgpEvent {
@@ -27,19 +25,12 @@ export interface AcgpEvent {
   [k: string]: unknown;
 }
 
-/** Zone-less ISO times (Python's datetime.now().isoformat()) are read as UTC (docs/http.md). */
-export function utcTimestamp(s: string): string {
-  const out = utcForm(s);
-  if (!isTimestamp(out)) throw new StewardError('STEWARD_TRACE_SCHEMA', `trace invalid at /timestamp: not an ISO-8601 time (${JSON.stringify(s.slice(0, 40))})`);
-  return out;
-}
-
 const ZONED = /(?:[zZ]|[+-]\d{2}(?::?\d{2})?)$/;
 const DATE_T = /^\d{4}-\d{2}-\d{2}T/;
 
 /**
- * `s` with a `Z` when it is a zone-less date-time, unchecked: the mapped trace goes through validateTrace, whose
- * date-time format is the one check (parsing it here too cost a second parse per event).
+ * `s` with a `Z` when it is a zone-less date-time (Python's datetime.now().isoformat() is read as UTC, docs/http.md),
+ * unchecked: the mapped trace goes through validateTrace, whose date-time format is the one check.
  */
 function utcForm(s: string): string {
   const t = s.trim();

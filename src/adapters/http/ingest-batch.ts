@@ -66,8 +66,10 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
       if (refused) return refused;
       throw e;
     }
+    // Hands back the claims of events not produced (keys ending in ':' name none), so a retry is not a duplicate.
+    const release = (idx: readonly number[]) => Promise.allSettled(idx.flatMap((i) => (keys[i].endsWith(':') ? [] : [deps.idempotency?.release(keys[i])])));
     if (refused) {
-      await Promise.allSettled(keys.flatMap((k, i) => (claimed[i] && !k.endsWith(':') ? [deps.idempotency?.release(k)] : [])));
+      await release(keys.flatMap((_, i) => (claimed[i] ? [i] : [])));
       return refused;
     }
     const fresh: number[] = [];
@@ -82,7 +84,7 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
       failed = fresh.filter((_, j) => results[j].status === 'rejected');
     }
     if (failed.length > 0) {
-      await Promise.allSettled(failed.map((i) => deps.idempotency?.release(keys[i])));
+      await release(failed);
       return { status: 503, retryAfter: '2', body: { error: 'STEWARD_KAFKA', message: `${failed.length} of ${traces.length} events could not be produced to the traces topic; retry the batch` } };
     }
     return { status: 200, body: { accepted: fresh.length, duplicates: traces.length - fresh.length, ...(batchKey && { batch_id: batchKey }) } };

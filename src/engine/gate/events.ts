@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { LedgerDraft } from '../ledger/types.js';
+import type { GateAction } from './codes.js';
 import type { Trace } from '../types.js';
 import type { EventFacts, FinalAlignmentJudgeResultEvent, FinalizationOutcomeEvent, GateOutcome } from './types.js';
 
@@ -77,8 +78,10 @@ export function judgeResultEvent(o: Core, f: EventFacts, nowMs: number): FinalAl
 }
 
 /** Jobs end with finalize, finalize_with_limitations or block; repairs keep the job open. */
+export const ENDS_JOB: ReadonlySet<GateAction> = new Set(['finalize', 'finalize_with_limitations', 'block']);
+
 export function outcomeEvent(o: Core, f: EventFacts, nowMs: number, jobStartMs: number): FinalizationOutcomeEvent | null {
-  if (o.action !== 'finalize' && o.action !== 'finalize_with_limitations' && o.action !== 'block') return null;
+  if (!ENDS_JOB.has(o.action)) return null;
   const final_verdict = o.action === 'block' || o.verdict === 'FAIL' || o.verdict === null ? 'fail' : o.verdict === 'PASS' ? 'pass' : 'caveats';
   return {
     event: 'finalization_outcome',

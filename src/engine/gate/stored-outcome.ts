@@ -6,7 +6,7 @@
  * expandOutcome, so a redelivered answer is the first answer field for field (spec-decisions D21).
  */
 import type { GateAction, GateVerdict } from './codes.js';
-import { judgeResultEvent, outcomeEvent, replanLedgerDraft } from './events.js';
+import { ENDS_JOB, judgeResultEvent, outcomeEvent, replanLedgerDraft } from './events.js';
 import type { FinalizationOutcomeEvent, GateAttempt, GateOutcome, StoredOutcome } from './types.js';
 
 /** Where the outcome's ids come from: the job state (or the key it was made from). */
@@ -69,8 +69,6 @@ export function outcomeOfAttempt(ids: OutcomeIds, a: GateAttempt, redelivered: b
   if (a.o) return expandOutcome(ids, a, a.o, redelivered);
   return a.outcome ? { ...a.outcome, redelivered } : undefined;
 }
-
-const ENDS_JOB: ReadonlySet<GateAction> = new Set(['finalize', 'finalize_with_limitations', 'block']);
 
 /** The finalization_outcome of the job's latest attempt that ended it (user_feedback), or null. */
 export function lastEndedOutcome(ids: OutcomeIds, attempts: readonly GateAttempt[]): FinalizationOutcomeEvent | null {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { acgpEventToTrace, utcTimestamp } from '../../../../src/adapters/http/acgp-mapping.js';
+import { acgpEventToTrace } from '../../../../src/adapters/http/acgp-mapping.js';
+import { validateTrace } from '../../../../src/adapters/kafka/serde.js';
 import { agentForKey, apiKeyHash, KeyRateLimiter } from '../../../../src/adapters/http/ingress-auth.js';
 import { createAgentRegistry } from '../../../../src/engine/blueprint/index.js';
 
@@ -36,8 +37,9 @@ describe('acgp event → trace, field by field (docs/http.md "Mapping")', () => 
   });
   it('zone-less timestamp read as UTC; a zoned one kept', () => {
     expect(t.timestamp).toBe('2026-05-31T10:11:12.123456Z');
-    expect(utcTimestamp('2026-05-31T10:11:12+02:00')).toBe('2026-05-31T10:11:12+02:00');
-    expect(() => utcTimestamp('yesterday')).toThrow(/STEWARD_TRACE_SCHEMA|timestamp/);
+    expect(acgpEventToTrace({ trace_id: 'x', timestamp: '2026-05-31T10:11:12+02:00' }, 'a', now).timestamp).toBe('2026-05-31T10:11:12+02:00');
+    // Not checked while mapping: every caller validates the trace, and an unreadable time fails there.
+    expect(() => validateTrace(acgpEventToTrace({ trace_id: 'x', timestamp: 'yesterday' }, 'a', now))).toThrow(/STEWARD_TRACE_SCHEMA|timestamp/);
   });
   it('end_time, then start_time, then now when no timestamp', () => {
     expect(acgpEventToTrace({ trace_id: 'x', start_time: '2026-01-01T00:00:00', end_time: '2026-01-01T00:00:05' }, 'a', now).timestamp).toBe('2026-01-01T00:00:05Z');
