@@ -207,28 +207,42 @@ describe('steward dashboard in headless Chromium over a real pipeline run', () =
   }, 60_000);
 
   it('refreshes live: a row landing after the page loaded shows up on the next poll', async () => {
+    // Each step is named so a slow CI machine fails with the step that hung, not only vitest's timeout.
+    let step = 'start';
+    const at = async <T>(name: string, p: Promise<T>): Promise<T> => {
+      step = name;
+      return p;
+    };
     const live = new DashboardServer({ store: ro, refreshMs: 1000 });
-    const port = await live.listen();
-    const p2 = await browser.newPage();
+    const port = await at('listen', live.listen());
+    const p2 = await at('newPage', browser.newPage());
     try {
-      await p2.goto(`http://127.0.0.1:${port}/?from=${range.from}&to=${range.to}`);
-      await p2.waitForSelector('body[data-loaded]', { timeout: 30_000 });
+      await at('goto', p2.goto(`http://127.0.0.1:${port}/?from=${range.from}&to=${range.to}`, { timeout: 20_000 }));
+      await at('first render', p2.waitForSelector('body[data-loaded]', { timeout: 20_000 }));
       const before = await p2.$eval('[data-panel="dlq-reasons"]', (s) => Number(s.getAttribute('data-rows')));
       const gen = await p2.$eval('body', (b) => Number(b.getAttribute('data-loaded')));
-      await admin.insert('dlq_events', [
-        { dlq_topic: 'acgp.dlq', dlq_partition: 0, dlq_offset: 1, source_topic: 'live-test', source_partition: 0, source_offset: '1', source_ts_ms: range.from, stage: 'tripwire', code: 'STEWARD_LIVE_TEST', message: 'x', failed_at_ms: range.from, key: 'k', value_bytes: 1, ingested_at_ms: 1 },
-      ]);
-      // The page polls on its own (no reload): wait for a later render, then for the row.
+      await at(
+        'insert',
+        admin.insert('dlq_events', [
+          { dlq_topic: 'acgp.dlq', dlq_partition: 0, dlq_offset: 1, source_topic: 'live-test', source_partition: 0, source_offset: '1', source_ts_ms: range.from, stage: 'tripwire', code: 'STEWARD_LIVE_TEST', message: 'x', failed_at_ms: range.from, key: 'k', value_bytes: 1, ingested_at_ms: 1 },
+        ]),
+      );
+      // The page polls on its own (no reload): wait for a later render that has the row. Polling by interval,
+      // not animation frames, so the wait does not depend on the page being painted.
       // (Expressions as text: the test compiles without the DOM library.)
-      await p2.waitForFunction(`Number(document.body.getAttribute('data-loaded')) > ${gen}`, { timeout: 30_000 });
-      await p2.waitForSelector('[data-panel="dlq-reasons"] td[data-col="code"]', { timeout: 30_000 });
-      await p2.waitForFunction(`[...document.querySelectorAll('[data-panel="dlq-reasons"] td[data-col="code"]')].some((td) => td.textContent === 'STEWARD_LIVE_TEST')`, { timeout: 30_000 });
+      await at('later render', p2.waitForFunction(`Number(document.body.getAttribute('data-loaded')) > ${gen}`, { timeout: 20_000, polling: 100 }));
+      await at(
+        'row shown',
+        p2.waitForFunction(`[...document.querySelectorAll('[data-panel="dlq-reasons"] td[data-col="code"]')].some((td) => td.textContent === 'STEWARD_LIVE_TEST')`, { timeout: 20_000, polling: 100 }),
+      );
       expect(await p2.$eval('[data-panel="dlq-reasons"]', (s) => Number(s.getAttribute('data-rows')))).toBe(before + 1);
+    } catch (e) {
+      throw new Error(`live refresh failed at step '${step}': ${(e as Error).message}`);
     } finally {
-      await p2.close();
+      await p2.close().catch(() => undefined);
       await live.close();
     }
-  }, 90_000);
+  }, 150_000);
 
   it("refuses writes through the dashboard's ClickHouse client (readonly=1 on the server)", async () => {
     const before = await n(`SELECT count() AS n FROM ${database}.decisions`);
