@@ -21,19 +21,10 @@ import { approvalOutcomeSigner } from '../adapters/clickhouse/ledger-keys.js';
 import { parseApproverRegistry } from '../engine/approvals/approvers.js';
 import { answerOverHttp, approvalStatusOf } from '../consumers/approvals.js';
 import type { StewardProducer } from '../adapters/kafka/client.js';
+import { redisIdempotencyClaims } from '../adapters/redis/idempotency-claims.js';
 
-/** How long a retried batch's events are recognised (docs/http.md "Idempotency"). */
+/** How long a retried batch's events are recognised at least (at most twice that; docs/http.md "Idempotency"). */
 export const IDEMPOTENCY_TTL_SECONDS = 86_400;
-
-/**
- * SET NX EX of every key, one round trip for a batch: one character per key, 1 where this call claimed it, 0 where
- * it was taken (one string to read back rather than an array of integers).
- */
-const CLAIM_MANY = `local out = {}
-for i, k in ipairs(KEYS) do
-  if redis.call('SET', k, '1', 'EX', ARGV[1], 'NX') then out[i] = '1' else out[i] = '0' end
-end
-return table.concat(out)`;
 
 /**
  * The approval store's Redis: the same deployment the approvals stage and its sweeper use (a Cluster when
@@ -73,18 +64,17 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     };
     const redis = createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 });
     closers.push(() => redis.disconnect());
-    // The batch claims' own connection, without auto-pipelining: a claim is written when it is made, so its round
+    // The batch claims' own connection (the deployment's Redis: a Cluster when redis.cluster_nodes is set; an
+    // agent's buckets share its hash tag), without auto-pipelining: a claim is written when it is made, so its round
     // trip runs while the batch is mapped (auto-pipelining would hold it until the mapping's synchronous pass ended).
-    const claims = createRedis(cfg.redis.url, { maxRetriesPerRequest: 1, enableAutoPipelining: false });
-    closers.push(() => claims.disconnect());
-    claims.defineCommand('stewardIdemClaim', { lua: CLAIM_MANY });
-    const claimScript = claims as unknown as { stewardIdemClaim(numKeys: number, ...args: string[]): Promise<unknown> };
+    const claimsRedis = createRedisClient(cfg.redis.url, cfg.redis.clusterNodes, { maxRetriesPerRequest: 1, enableAutoPipelining: false });
+    closers.push(() => claimsRedis.disconnect());
+    const claims = redisIdempotencyClaims(claimsRedis, { prefix: cfg.redis.keyPrefix, windowSeconds: IDEMPOTENCY_TTL_SECONDS });
     // The batch routes produce through their own producer, a batch in one send (no reply route: nobody waits).
     const kafka = new KafkaAdapter(cfg.kafka, logger);
     const producer = await kafka.producer();
     closers.push(() => producer.disconnect());
     const tracesTopic = topicNames(cfg.topics.prefix).traces;
-    const prefix = `${cfg.redis.keyPrefix}http:idem:`;
     const feed = new AgentEventFeed(new KafkaAdapter(cfg.kafka, logger), topicNames(cfg.topics.prefix), redis, cfg.redis.keyPrefix, `${cfg.consumer.groupPrefix}-http-stream`);
     closers.push(() => feed.stop());
     const store = new ClickHouseStore(cfg.clickhouse);
@@ -156,16 +146,7 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
           },
         }),
         approvalStatus: (id: string) => approvalStatusOf(apStore, id),
-        idempotency: {
-          claim: async (k) => (await redis.set(prefix + k, '1', 'EX', IDEMPOTENCY_TTL_SECONDS, 'NX')) === 'OK',
-          release: async (k) => void (await redis.del(prefix + k)),
-          // One Redis instance (createRedis): the batch's keys need not share a cluster slot.
-          // EVALSHA (ioredis defineCommand): the script's text is not sent and hashed again with every batch.
-          claimMany: async (keys) => {
-            const got = String(await claimScript.stewardIdemClaim(keys.length, ...keys.map((k) => prefix + k), String(IDEMPOTENCY_TTL_SECONDS)));
-            return keys.map((_, i) => got.charCodeAt(i) === 49);
-          },
-        },
+        idempotency: claims,
       },
     );
     closers.unshift(() => ingress.close());

@@ -7,6 +7,7 @@ import { StewardError } from '../../errors.js';
 import type { AgentInfo, Trace } from '../../engine/types.js';
 import { validateTrace } from '../kafka/serde.js';
 import { acgpEventToTrace, type AcgpEvent } from './acgp-mapping.js';
+import type { IdempotencyClaims } from '../redis/idempotency-claims.js';
 
 export interface BatchIngestDeps {
   /** Produces a trace to acgp.traces, key = its agent id (StewardClient.publish). */
@@ -17,10 +18,10 @@ export interface BatchIngestDeps {
    */
   publishBatch?(items: readonly { trace: Trace; json: string }[]): Promise<void>;
   /**
-   * Claims an idempotency key (true: first time); release() undoes a claim whose send failed. claimMany, when
-   * present, claims a batch's keys in one round trip (same answers as claim, in order).
+   * Claims a batch's event keys for its agent in one round trip (true: claimed by this call, false: a duplicate;
+   * '' names no key and always passes); release() hands back claims whose events were not produced.
    */
-  idempotency?: { claim(key: string): Promise<boolean>; release(key: string): Promise<void>; claimMany?(keys: readonly string[]): Promise<boolean[]> };
+  idempotency?: IdempotencyClaims;
 }
 
 /** The answer to send: status, body, and a Retry-After header for a 503. */
@@ -44,8 +45,8 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
     // The claim goes out first and its round trip overlaps the mapping below (docs/spec-decisions.md D39): nothing
     // is sent before it answers, so a retried batch is still produced once; a batch refused for a bad event
     // releases what it claimed.
-    const keys = events.map((ev, i) => `${agent.id}:${ev.idempotency_key ?? (batchKey ? `${batchKey}:${i}` : '')}`);
-    const claiming = claimAll(deps.idempotency, keys);
+    const keys = events.map((ev, i) => ev.idempotency_key ?? (batchKey ? `${batchKey}:${i}` : ''));
+    const claiming = deps.idempotency ? deps.idempotency.claim(agent.id, keys) : Promise.resolve(keys.map(() => true));
     // Map, validate and serialise each event in one pass; the JSON made for the size check is the record value.
     const traces: { trace: Trace; json: string }[] = new Array(events.length);
     let refused: IngestAnswer | undefined;
@@ -66,8 +67,8 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
       if (refused) return refused;
       throw e;
     }
-    // Hands back the claims of events not produced (keys ending in ':' name none), so a retry is not a duplicate.
-    const release = (idx: readonly number[]) => Promise.allSettled(idx.flatMap((i) => (keys[i].endsWith(':') ? [] : [deps.idempotency?.release(keys[i])])));
+    // Hands back the claims of events not produced, so a retry is not a duplicate.
+    const release = (idx: readonly number[]) => (deps.idempotency && idx.length > 0 ? deps.idempotency.release(agent.id, idx.map((i) => keys[i])).catch(() => undefined) : undefined);
     if (refused) {
       await release(keys.flatMap((_, i) => (claimed[i] ? [i] : [])));
       return refused;
@@ -89,16 +90,4 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
     }
     return { status: 200, body: { accepted: fresh.length, duplicates: traces.length - fresh.length, ...(batchKey && { batch_id: batchKey }) } };
   };
-}
-
-/** Claims every key that names one (keys ending in ':' have none and always pass): in one call when the store can. */
-async function claimAll(idem: BatchIngestDeps['idempotency'], keys: readonly string[]): Promise<boolean[]> {
-  const out = new Array<boolean>(keys.length).fill(true);
-  if (!idem) return out;
-  const named: number[] = [];
-  for (let i = 0; i < keys.length; i++) if (!keys[i].endsWith(':')) named.push(i);
-  if (named.length === 0) return out;
-  const answers = idem.claimMany ? await idem.claimMany(named.length === keys.length ? keys : named.map((i) => keys[i])) : await Promise.all(named.map((i) => idem.claim(keys[i])));
-  for (let j = 0; j < named.length; j++) out[named[j]] = answers[j];
-  return out;
 }

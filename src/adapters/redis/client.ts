@@ -49,7 +49,8 @@ export function createRedisClient(url: string, clusterNodes: readonly string[] |
     // no usable URL: no credentials
   }
   const copts: ClusterOptions = {
-    enableAutoPipelining: true,
+    // off when asked: the HTTP ingress's claims are written when made (docs/spec-decisions.md D39)
+    enableAutoPipelining: opts.enableAutoPipelining ?? true,
     // ioredis' cluster auto-pipelining files a script of a variable key count under the wrong node ("All keys in
     // the pipeline should belong to the same slots allocation group"); those calls are still sent without
     // waiting for each other's replies, one write each.

@@ -1,4 +1,4 @@
-// The batch route's send path (docs/http.md "Idempotency", "Benchmark"): claims in one claimMany call, the fresh
+// The batch route's send path (docs/http.md "Idempotency", "Benchmark"): claims in one claim call, the fresh
 // traces in one publishBatch call carrying the JSON that was size-checked, duplicates not sent again, and a
 // failed send answered 503 with every claim of it released (so the client's retry sends them).
 import { afterEach, describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ afterEach(async () => {
 
 function setup() {
   const claimed = new Set<string>();
-  const calls = { claimMany: 0, claim: 0, publish: 0, batches: [] as { trace: Trace; json: string }[][], released: [] as string[] };
+  const calls = { claimMany: 0, publish: 0, batches: [] as { trace: Trace; json: string }[][], released: [] as string[] };
   let failNext = false;
   const registry = createAgentRegistry([{ id: 'a1', tenant: 'acme', tier: 'ACL-2', tools: [], domains: [], apiKeys: [apiKeyHash('k1')], registered: true }]);
   ingress = new HttpIngress(
@@ -31,9 +31,8 @@ function setup() {
         calls.batches.push([...items]);
       },
       idempotency: {
-        claim: async (k) => (calls.claim++, !claimed.has(k) && !!claimed.add(k)),
-        claimMany: async (keys) => (calls.claimMany++, keys.map((k) => !claimed.has(k) && !!claimed.add(k))),
-        release: async (k) => void (claimed.delete(k), calls.released.push(k)),
+        claim: async (agent, keys) => (calls.claimMany++, keys.map((k) => k === '' || (!claimed.has(`${agent}:${k}`) && !!claimed.add(`${agent}:${k}`)))),
+        release: async (agent, keys) => void keys.forEach((k) => (claimed.delete(`${agent}:${k}`), calls.released.push(`${agent}:${k}`))),
       },
     },
   );
@@ -50,7 +49,7 @@ describe('batch ingest send path', () => {
     const r = await post(batch(['t1', 't2', 't3']));
     expect(r.statusCode).toBe(200);
     expect(r.json()).toMatchObject({ accepted: 3, duplicates: 0 });
-    expect(calls).toMatchObject({ claimMany: 1, claim: 0, publish: 0 });
+    expect(calls).toMatchObject({ claimMany: 1, publish: 0 });
     expect(calls.batches).toHaveLength(1);
     expect(calls.batches[0].map((x) => x.trace.trace_id)).toEqual(['t1', 't2', 't3']);
     for (const x of calls.batches[0]) expect(JSON.parse(x.json)).toEqual(x.trace);
