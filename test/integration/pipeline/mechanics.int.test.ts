@@ -90,6 +90,8 @@ describe('pipeline mechanics', () => {
         const d = await client.decide(trace(4, 'evil'), { timeoutMs: 15000 });
         expect(d.fallback).toBeUndefined();
         await waitFor(() => out.byId(topics.decisions).size === 4, { timeoutMs: 15000, message: 'decisions' });
+        // The client got its reply; the collector reads the replies topic on its own and may not have it yet.
+        await waitFor(() => out.on(topics.replies).length >= 1, { timeoutMs: 15000, message: 'the reply on the collector' });
         expect(out.on(topics.reviews)).toHaveLength(0);
         expect(out.on(topics.replies).map((m) => JSON.parse(m.value!.toString()).trace_id)).toEqual(['t-evil-4']);
       } finally {
