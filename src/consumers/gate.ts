@@ -10,9 +10,9 @@
 import type { InMessage } from '../adapters/kafka/client.js';
 import { replyMessage, type ReplyTarget } from '../adapters/kafka/request-reply.js';
 import type { TopicNames } from '../adapters/kafka/topics.js';
-import type { GateEventMessage, GateReplyMessage } from '../contracts/messages.js';
+import type { FinalizeRequestMessage, GateEventMessage, GateReplyMessage } from '../contracts/messages.js';
 import { gateAnswerFields } from '../contracts/engine-records.js';
-import type { GateOutcome } from '../engine/gate/types.js';
+import type { FinalizationOutcomeEvent, GateOutcome } from '../engine/gate/types.js';
 import { StewardError, isRetryable } from '../errors.js';
 import type { StewardMetrics } from '../observability/metrics.js';
 import { parseFinalize } from './finalize-message.js';
@@ -29,6 +29,8 @@ export interface GateStageDeps {
   nowMs?: () => number;
   /** limits.max_message_bytes. */
   maxMessageBytes: number;
+  /** Answers of a chunk decided at once (processChunk; default 32, as the runner's lanes). */
+  chunkConcurrency?: number;
   /** Told when a job's user_feedback found no ended job (expired or unknown): nothing to update. */
   onOrphanFeedback?: (jobId: unknown, agentId: string) => void;
 }
@@ -58,17 +60,53 @@ export class GateProcessor implements StageProcessor {
   async process(m: InMessage): Promise<StageOutput[]> {
     const req = parseFinalize(m, this.d.replies.topic);
     const { trace } = req;
-    const t = this.d.topics;
-    const key = trace.agent_id;
-    if (trace.hook === 'user_feedback') {
-      const ev = await this.call(() => this.d.engine.userFeedback(trace, req.event_time_ms));
-      if (!ev) {
-        this.d.onOrphanFeedback?.(trace.job_id, trace.agent_id);
-        return [];
+    if (trace.hook === 'user_feedback') return this.feedbackOutputs(req, await this.call(() => this.d.engine.userFeedback(trace, req.event_time_ms)));
+    return this.answerOutputs(req, await this.call(() => this.d.engine.finalize(trace, req.event_time_ms, req.event_id)));
+  }
+
+  /**
+   * A chunk in job-state rounds (the engine's finalizeChunk; docs/pipeline.md "Gate stage"): one read round and
+   * one write round for the chunk's jobs instead of two rounds per answer. Undefined for an input not finished
+   * here (malformed, a failure, or after a failed input of its job): the runner gives it to process() after the
+   * chunk, where it is retried or dead-lettered as ever.
+   */
+  async processChunk(chunk: InMessage[]): Promise<(StageOutput[] | undefined)[]> {
+    const out: (StageOutput[] | undefined)[] = new Array(chunk.length);
+    const finalizeChunk = this.d.engine.finalizeChunk?.bind(this.d.engine);
+    if (!finalizeChunk) return out;
+    const reqs: { at: number; req: FinalizeRequestMessage }[] = [];
+    chunk.forEach((m, at) => {
+      try {
+        reqs.push({ at, req: parseFinalize(m, this.d.replies.topic) });
+      } catch {
+        // dead-lettered by process()
       }
-      return [{ topic: t.gate, message: { key, value: JSON.stringify(ev satisfies GateEventMessage) } }];
+    });
+    const results = await finalizeChunk(reqs.map(({ req }) => ({ trace: req.trace, nowMs: req.event_time_ms, eventId: req.event_id })), { concurrency: this.d.chunkConcurrency });
+    results.forEach((r, k) => {
+      const { at, req } = reqs[k]!;
+      try {
+        if ('outcome' in r) out[at] = this.answerOutputs(req, r.outcome);
+        else if ('feedback' in r) out[at] = this.feedbackOutputs(req, r.feedback);
+      } catch {
+        // an output over the size limit: process() answers it again (a redelivery, same outputs) and dead-letters it
+      }
+    });
+    return out;
+  }
+
+  private feedbackOutputs(req: FinalizeRequestMessage, ev: FinalizationOutcomeEvent | null): StageOutput[] {
+    const { trace } = req;
+    if (!ev) {
+      this.d.onOrphanFeedback?.(trace.job_id, trace.agent_id);
+      return [];
     }
-    const o = await this.call(() => this.d.engine.finalize(trace, req.event_time_ms, req.event_id));
+    return [{ topic: this.d.topics.gate, message: { key: trace.agent_id, value: JSON.stringify(ev satisfies GateEventMessage) } }];
+  }
+
+  private answerOutputs(req: FinalizeRequestMessage, o: GateOutcome): StageOutput[] {
+    const t = this.d.topics;
+    const key = req.trace.agent_id;
     const outs: StageOutput[] = [];
     if (req.reply) outs.push(replyMessage(req.reply, 'gate', key, JSON.stringify(gateReply(o, req.event_time_ms, (this.d.nowMs ?? Date.now)(), this.d.engineVersion))));
     const judged: GateEventMessage = { ...o.events.final_alignment_judge_result, trust_debt: o.trust_debt };

@@ -8,6 +8,7 @@ import type { Logger } from '../logger.js';
 import type { DecisionRecord, ScoreDecisionInput, ScoreRecord } from '../engine/steward-engine.js';
 import type { Trace } from '../engine/types.js';
 import type { FinalizationOutcomeEvent, GateOutcome } from '../engine/gate/types.js';
+import type { DecideChunkOptions, GateChunkResult } from '../engine/gate/chunk.js';
 import type { StewardMetrics } from '../observability/metrics.js';
 
 /** What the tripwire and scorer stages need of StewardEngine (src/engine/steward-engine.ts). */
@@ -20,6 +21,8 @@ export interface DecideScoreEngine {
 export interface FinalizeEngine {
   finalize(trace: Trace, nowMs: number, eventId: string): Promise<GateOutcome>;
   userFeedback(trace: Trace, nowMs: number): Promise<FinalizationOutcomeEvent | null>;
+  /** A chunk in job-state rounds (StewardEngine.finalizeChunk); without it the stage decides input by input. */
+  finalizeChunk?(items: readonly { trace: Trace; nowMs: number; eventId: string }[], opts?: DecideChunkOptions): Promise<GateChunkResult[]>;
 }
 
 export interface StageOutput {
@@ -34,6 +37,12 @@ export interface StageProcessor {
   readonly inputTopics: string[];
   /** Returns the outputs for one input. Throws StewardError: non-retryable → DLQ, retryable → retried. */
   process(m: InMessage): Promise<StageOutput[]>;
+  /**
+   * Optional: a whole chunk at once (the gate stage: its Redis state in one round per chunk). Per input its
+   * outputs, or undefined: the runner then processes that input with process(), after the chunk, in offset order
+   * per key. Should not throw (a throw leaves the whole chunk to process()).
+   */
+  processChunk?(chunk: InMessage[]): Promise<(StageOutput[] | undefined)[]>;
   /**
    * Extra outputs sent with an input's DLQ record (the tripwire stage answers a waiting client with a
    * fail-closed decision). Must not throw; outputs over `maxMessageBytes` are dropped.

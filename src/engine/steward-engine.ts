@@ -31,6 +31,7 @@ import {
 } from './types.js';
 import { buildVerdict, signVerdict, type VerdictSigner } from './verdict/index.js';
 import type { FinalizationGate } from './gate/finalization-gate.js';
+import { decideChunk, type DecideChunkOptions, type GateChunkItem, type GateChunkResult } from './gate/chunk.js';
 import type { FinalizationOutcomeEvent, GateOutcome } from './gate/types.js';
 import { governRunEvent, type AcmRunStateStore } from './acm/state-store.js';
 import { raiseDecision } from './acm/stage.js';
@@ -183,6 +184,30 @@ export class StewardEngine {
     const bp = selectWithRollout(this.o.blueprints(), agent, trace, this.o.rollouts?.()).blueprint;
     const td = await this.o.trustDebt.current(agent.tenant, agent.id, nowMs, bp.trustDebt);
     return this.o.gate.finalize(trace, agent, bp, nowMs, eventId, { signal: opts.signal, trustDebt: td.debt });
+  }
+
+  /**
+   * A stage's chunk of `final_answer` and `user_feedback` traces, decided in job-state rounds (decideChunk,
+   * src/engine/gate/chunk.ts): per item its answer as finalize()/userFeedback() give it, or undone (the caller
+   * processes it alone, after the chunk). The agents' trust debts are read together (one round too).
+   */
+  async finalizeChunk(items: readonly { trace: Trace; nowMs: number; eventId: string }[], opts: DecideChunkOptions = {}): Promise<GateChunkResult[]> {
+    const gate = this.o.gate;
+    if (!gate) throw new StewardError('STEWARD_INTERNAL', 'finalizeChunk: this engine has no finalization gate');
+    const prepared = await Promise.all(
+      items.map(async ({ trace, nowMs, eventId }): Promise<GateChunkItem> => {
+        const agent = this.o.registry.lookup(trace.agent_id);
+        if (trace.hook !== 'final_answer') return { hook: 'user_feedback', trace, agent, nowMs };
+        try {
+          const bp = selectWithRollout(this.o.blueprints(), agent, trace, this.o.rollouts?.()).blueprint;
+          const td = await this.o.trustDebt.current(agent.tenant, agent.id, nowMs, bp.trustDebt);
+          return { hook: 'final_answer', trace, agent, blueprint: bp, nowMs, eventId, trustDebt: td.debt };
+        } catch (error) {
+          return { hook: 'failed', trace, agent, error };
+        }
+      }),
+    );
+    return decideChunk(gate, prepared, opts);
   }
 
   /** A `hook: user_feedback` trace: the job's finalization_outcome with the feedback, or null (docs/gate.md). */

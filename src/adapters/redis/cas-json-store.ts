@@ -11,20 +11,27 @@
  * the jobs of a chunk's lanes together and writes whatever judge answers arrived in the same poll phase together
  * (docs/pipeline.md "Gate stage"). Each operation still gets its own answer, in the order it was issued.
  */
+import { createHash } from 'node:crypto';
 import { isCluster, redisAdapterError, type RedisClient } from './client.js';
 import { keySlot } from './slots.js';
 import { StewardError } from '../../errors.js';
 
-/** SET KEYS[1] to ARGV[2] (PX ARGV[3]) only when it still holds ARGV[1] ('' = absent). 1 = written, 0 = changed meanwhile. */
+/**
+ * SET KEYS[1] to ARGV[2] (PX ARGV[3]) only when it still holds the text whose SHA-1 is ARGV[1] ('' = absent).
+ * 1 = written, 0 = changed meanwhile. The digest stands in for the text the value was computed from: the write
+ * sends 40 bytes instead of the whole previous value, and no version field is needed in the value, so values
+ * written by any build compare alike (docs/gate.md "Job state": mixed-version rollout).
+ */
 const CAS_SCRIPT = `
 local cur = redis.call('GET', KEYS[1])
-if (cur == false and ARGV[1] ~= '') or (cur ~= false and cur ~= ARGV[1]) then return 0 end
+if (cur == false and ARGV[1] ~= '') or (cur ~= false and redis.sha1hex(cur) ~= ARGV[1]) then return 0 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 1
 `;
 
 /**
- * A round: ARGV[1] the PX ttl; per key i, ARGV[3i-1..3i+1] = kind ('g' read, 'c' compare-and-set), expected, next.
+ * A round: ARGV[1] the PX ttl; per key i, ARGV[3i-1..3i+1] = kind ('g' read, 'c' compare-and-set), expected (the
+ * SHA-1 of the text the write was computed from, '' = absent), next.
  * Answers per key: the value (false = absent) for 'g', 1 written / 0 changed meanwhile for 'c' — CAS_SCRIPT's rule.
  * An operation that fails (a key of another type, a write refused at maxmemory) answers {message} in its place,
  * so it fails alone, as its own command would have, not the other jobs of the round.
@@ -36,7 +43,7 @@ for i = 1, #KEYS do
   local ok, res = pcall(function()
     local cur = redis.call('GET', KEYS[i])
     if ARGV[b] == 'g' then return cur end
-    if (cur == false and ARGV[b + 1] ~= '') or (cur ~= false and cur ~= ARGV[b + 1]) then return 0 end
+    if (cur == false and ARGV[b + 1] ~= '') or (cur ~= false and redis.sha1hex(cur) ~= ARGV[b + 1]) then return 0 end
     redis.call('SET', KEYS[i], ARGV[b + 2], 'PX', ARGV[1])
     return 1
   end)
@@ -104,14 +111,15 @@ export class CasJsonStore<T> {
   }
 
   /**
-   * Writes `value` when the key still holds `expected` (a read's text). False when it changed meanwhile: the
+   * Writes `value` when the key still holds `expected` (a read's text; compared by its SHA-1 in Redis). False when it changed meanwhile: the
    * caller reads again and recomputes (in a stream stage: a retryable error, the input is processed again).
    */
   async compareAndSet(key: string, expected: string, value: T, nowMs: number): Promise<boolean> {
     const env: Envelope<T> = { v: 1, updated_ms: nowMs, value };
+    const digest = expected === '' ? '' : createHash('sha1').update(expected, 'utf8').digest('hex');
     try {
-      if (this.o.batch) return (await this.queue(key, 'c', expected, JSON.stringify(env))) === 1;
-      return (await (this.redis as unknown as CasRedis).stewardCasJson(key, expected, JSON.stringify(env), String(this.o.ttlMs))) === 1;
+      if (this.o.batch) return (await this.queue(key, 'c', digest, JSON.stringify(env))) === 1;
+      return (await (this.redis as unknown as CasRedis).stewardCasJson(key, digest, JSON.stringify(env), String(this.o.ttlMs))) === 1;
     } catch (e) {
       throw redisAdapterError(e, this.o.what);
     }

@@ -12,12 +12,12 @@ import { BUILTIN_REASON_CODES, type FixMode, type GateAction, type GateVerdict, 
 import { EMPTY_GATE } from './config.js';
 import { actionFor, antiLoop, computeVerdict, directiveFor, effectiveFixMode, interventionFor, isRepair, onJudgeErrorOutcome, settingsFor, trustDebtFor } from './decide.js';
 import { eventFacts } from './events.js';
-import { attemptOf, recordAttempt, recordToolCall } from './job-state.js';
+import { attemptOf, recordAttempt, recordToolCall, type DecidedAttempt } from './job-state.js';
 import { GateJudge } from './judge.js';
 import { buildPayload, toolCallFacts } from './payload.js';
 import { JUDGE_SYSTEM, promptWithAdditions, renderJudgePrompt } from './prompts.js';
 import { scanDraft, scanToolCall } from './scan.js';
-import { expandOutcome, lastEndedOutcome, outcomeOfAttempt } from './stored-outcome.js';
+import { expandOutcome, lastEndedOutcome, outcomeOfAttempt, packStored, type OutcomeIds } from './stored-outcome.js';
 import { DEFAULT_GATE_RUNTIME_LIMITS, type GateHit, type GateJobKey, type GateJobState, type GateJobStore, type GateOutcome, type GateRuntimeLimits, type NextAction, type StoredOutcome, type ToolCallCheck, type FinalizationOutcomeEvent } from './types.js';
 import { missingWorkflowSteps, outOfOrderSteps } from './workflow.js';
 
@@ -28,6 +28,16 @@ export interface FinalizationGateOptions {
   limits?: Partial<GateRuntimeLimits>;
   /** Things an operator should see once in a while (unknown reason codes dropped, unknown intents). */
   onWarning?: (message: string) => void;
+}
+
+/** A final answer decided against its job's state, to be recorded (FinalizationGate.decideAgainst). */
+export interface DecidedAnswer {
+  key: GateJobKey;
+  ids: OutcomeIds;
+  /** What the job state records (its outcome packed). */
+  attempt: DecidedAttempt;
+  /** The answer, expanded from the whole stored outcome as a redelivery's will be. */
+  outcome: GateOutcome;
 }
 
 export interface FinalizeOptions {
@@ -80,6 +90,11 @@ export class FinalizationGate {
     if (o.llm) this.judge = new GateJudge(o.llm, this.limits.maxJudgeInFlight);
   }
 
+  /** The job store it reads and records through (decideChunk, chunk.ts). */
+  get jobStore(): GateJobStore {
+    return this.o.jobStore;
+  }
+
   /** Judge calls made so far (tests, metrics). */
   get judgeCalls(): number {
     return this.judge?.calls ?? 0;
@@ -92,14 +107,30 @@ export class FinalizationGate {
   }
 
   async finalize(trace: Trace, agent: AgentInfo, blueprint: CompiledBlueprint, nowMs: number, eventId: string = trace.trace_id, opts: FinalizeOptions = {}): Promise<GateOutcome> {
+    const key = this.jobKey(trace, agent);
+    const d = await this.decideAgainst(await this.o.jobStore.get(key, nowMs), trace, agent, blueprint, nowMs, eventId, opts);
+    if ('again' in d) return d.again;
+    return this.settle(await this.o.jobStore.update(key, nowMs, (prev) => this.record(prev, d, nowMs)), d);
+  }
+
+  /** The job a final answer belongs to (STEWARD_GATE_INPUT when it is not a well-formed final answer). */
+  jobKey(trace: Trace, agent: AgentInfo): GateJobKey {
+    return { tenant: agent.tenant, agentId: agent.id, jobId: parseFinalAnswer(trace).jobId };
+  }
+
+  /**
+   * A final answer decided against its job's state as read (`state`), not yet recorded: a redelivery of a
+   * decided event (`again`: its stored answer), or the decision to record (record(), then settle()). finalize()
+   * does read → decide → record for one answer; decideChunk (chunk.ts) for a stage's chunk in rounds.
+   */
+  async decideAgainst(state: GateJobState | undefined, trace: Trace, agent: AgentInfo, blueprint: CompiledBlueprint, nowMs: number, eventId: string, opts: FinalizeOptions = {}): Promise<{ again: GateOutcome } | DecidedAnswer> {
     const input = parseFinalAnswer(trace);
     const gate = blueprint.gate ?? EMPTY_GATE;
     const { settings, skillId } = settingsFor(gate, trace.skill_id, agent.skills);
     const key: GateJobKey = { tenant: agent.tenant, agentId: agent.id, jobId: input.jobId };
-    const state = await this.o.jobStore.get(key, nowMs);
     const seen = attemptOf(state, eventId);
     const again = seen && outcomeOfAttempt(state!, seen, true);
-    if (again) return again;
+    if (again) return { again };
     const attemptIndex = state?.attempt_count ?? 0;
     const calls = state?.tool_calls ?? [];
     const style = gate.style.filter((s) => (!s.skills || (skillId !== null && s.skills.includes(skillId))) && s.when(trace)).map((s) => s.text);
@@ -203,14 +234,21 @@ export class FinalizationGate {
     };
     const ids = { job_id: input.jobId, agent_id: agent.id, tenant: agent.tenant };
     const outcome = expandOutcome(ids, { event_id: eventId, ts_ms: nowMs, action, verdict }, stored, false);
-    const saved = await this.o.jobStore.update(key, nowMs, (prev) =>
-      recordAttempt(prev, key, { event_id: eventId, ts_ms: nowMs, abstraction_level: input.abstractionLevel, artifact_type: input.artifactType, clarification: input.clarification, action, verdict, o: stored }, nowMs, this.limits.maxRecordedAttempts),
-    );
-    // Another instance decided this event first (a redelivery racing us): its answer stands.
-    const won = attemptOf(saved, eventId);
-    if (!won || won.o === stored) return outcome;
-    const winner = outcomeOfAttempt(ids, won, false);
-    return winner && JSON.stringify(winner) !== JSON.stringify(outcome) ? { ...winner, redelivered: true } : outcome;
+    const attempt: DecidedAttempt = { event_id: eventId, ts_ms: nowMs, abstraction_level: input.abstractionLevel, artifact_type: input.artifactType, clarification: input.clarification, action, verdict, o: packStored(stored) };
+    return { key, ids, attempt, outcome };
+  }
+
+  /** The job state with a decided answer recorded (the job store's update function: pure, may run again). */
+  record(prev: GateJobState | undefined, d: DecidedAnswer, nowMs: number): GateJobState {
+    return recordAttempt(prev, d.key, d.attempt, nowMs, this.limits.maxRecordedAttempts);
+  }
+
+  /** The answer once recorded: ours, or — when another instance decided this event first (a redelivery racing us) — its answer. */
+  settle(saved: GateJobState, d: DecidedAnswer): GateOutcome {
+    const won = attemptOf(saved, d.attempt.event_id);
+    if (!won || won.o === d.attempt.o) return d.outcome;
+    const winner = outcomeOfAttempt(d.ids, won, false);
+    return winner && JSON.stringify(winner) !== JSON.stringify(d.outcome) ? { ...winner, redelivered: true } : d.outcome;
   }
 
   private async callJudge(input: FinalAnswerInput, trace: Trace, settings: ReturnType<typeof settingsFor>['settings'], calls: GateJobState['tool_calls'], signal?: AbortSignal) {
@@ -244,13 +282,7 @@ export class FinalizationGate {
    * the feedback (the analytics row is replaced). Null when the job has not ended or its state expired.
    */
   async userFeedback(trace: Trace, agent: AgentInfo, nowMs: number): Promise<FinalizationOutcomeEvent | null> {
-    const bad = (m: string) => new StewardError('STEWARD_GATE_INPUT', `user_feedback trace ${JSON.stringify(trace.trace_id)}: ${m}`);
-    const jobId = optStr(trace.job_id);
-    if (!jobId) throw bad("missing 'job_id'");
-    if (trace.feedback !== 'up' && trace.feedback !== 'down') throw bad("'feedback' must be 'up' or 'down'");
-    const state = await this.o.jobStore.get({ tenant: agent.tenant, agentId: agent.id, jobId }, nowMs);
-    const ended = state && lastEndedOutcome(state, state.attempts);
-    return ended ? { ...ended, user_feedback: trace.feedback } : null;
+    return feedbackAgainst(await this.o.jobStore.get(feedbackKey(trace, agent), nowMs), trace);
   }
 
   /** Records a decided tool call of a job (`ran`: it was allowed, so it is evidence and a workflow step). No job_id: nothing. */
@@ -294,4 +326,19 @@ export function checkToolCallPure(trace: Trace, agent: AgentInfo, blueprint: Com
   if (rewriteOnly) hits.push({ kind: 'rewrite_only', id: 'rewrite_only', message: `job '${jobId}' is in rewrite-only state (gate spec §9.7): no tool calls until its next final answer` });
   if (typeof trace.tool === 'string' && jobId) hits.push(...outOfOrderSteps(gate.workflows, state?.tool_calls ?? [], trace.tool, trace, skillId));
   return { intervention: hits.length ? 'block' : 'ok', hits, rewrite_only: rewriteOnly, job_id: jobId };
+}
+
+/** The job a `user_feedback` trace is about (STEWARD_GATE_INPUT when it names none or its feedback is not up/down). */
+export function feedbackKey(trace: Trace, agent: AgentInfo): GateJobKey {
+  const bad = (m: string) => new StewardError('STEWARD_GATE_INPUT', `user_feedback trace ${JSON.stringify(trace.trace_id)}: ${m}`);
+  const jobId = optStr(trace.job_id);
+  if (!jobId) throw bad("missing 'job_id'");
+  if (trace.feedback !== 'up' && trace.feedback !== 'down') throw bad("'feedback' must be 'up' or 'down'");
+  return { tenant: agent.tenant, agentId: agent.id, jobId };
+}
+
+/** userFeedback as a pure function of the job's state (feedbackKey validated the trace). */
+export function feedbackAgainst(state: GateJobState | undefined, trace: Trace): FinalizationOutcomeEvent | null {
+  const ended = state && lastEndedOutcome(state, state.attempts);
+  return ended ? { ...ended, user_feedback: trace.feedback as 'up' | 'down' } : null;
 }

@@ -3,7 +3,8 @@
  * bounded replans. Pure: the LLM, the job store and event time are passed in.
  */
 export * from './codes.js';
-export { FinalizationGate, checkToolCallPure, parseFinalAnswer, type FinalizationGateOptions, type FinalizeOptions, type FinalAnswerInput } from './finalization-gate.js';
+export { FinalizationGate, checkToolCallPure, parseFinalAnswer, type DecidedAnswer, type FinalizationGateOptions, type FinalizeOptions, type FinalAnswerInput } from './finalization-gate.js';
+export { decideChunk, type DecideChunkOptions, type GateChunkItem, type GateChunkResult } from './chunk.js';
 export { DEFAULT_GATE_SETTINGS, EMPTY_GATE, assembleGate, compileOwnGuardrails, workflowLimitProblems, workflowToolWarnings } from './config.js';
 export { mergeFinalizationGate } from './merge-config.js';
 export { MemoryGateJobStore, emptyJobState, recordAttempt, recordToolCall, attemptOf, type DecidedAttempt } from './job-state.js';
@@ -14,4 +15,5 @@ export { DEFAULT_DETECTORS, scanDraft, scanToolCall } from './scan.js';
 export { missingWorkflowSteps, outOfOrderSteps, workflowProgress } from './workflow.js';
 export { computeVerdict, effectiveFixMode, actionFor, antiLoop, interventionFor, trustDebtFor } from './decide.js';
 export { judgeResultEvent, outcomeEvent, replanLedgerDraft, userIdHash } from './events.js';
+export { packStored, unpackStored } from './stored-outcome.js';
 export * from './types.js';

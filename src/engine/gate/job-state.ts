@@ -5,7 +5,7 @@
  * redelivered final answer keeps its attempt (spec-decisions D21).
  */
 import type { GateAction, GateVerdict } from './codes.js';
-import type { GateAttempt, GateJobKey, GateJobState, GateJobStore, GateOutcome, GateToolCall, StoredOutcome } from './types.js';
+import type { GateAttempt, GateJobKey, GateJobState, GateJobStore, GateOutcome, GateToolCall, PackedOutcome } from './types.js';
 
 export function emptyJobState(key: GateJobKey, nowMs: number): GateJobState {
   return { v: 1, job_id: key.jobId, tenant: key.tenant, agent_id: key.agentId, created_ms: nowMs, updated_ms: nowMs, attempt_count: 0, attempts: [], tool_calls: [], evidence_count: 0, rewrite_only: false, asked_user: false };
@@ -34,7 +34,7 @@ export interface DecidedAttempt {
   action: GateAction;
   verdict: GateVerdict | null;
   /** The decided outcome, compact (stored-outcome.ts). */
-  o?: StoredOutcome;
+  o?: PackedOutcome;
   /** The whole outcome: only as states written before the compact form hold it (tests of such states). */
   outcome?: GateOutcome;
 }

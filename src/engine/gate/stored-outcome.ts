@@ -7,7 +7,7 @@
  */
 import type { GateAction, GateVerdict } from './codes.js';
 import { ENDS_JOB, judgeResultEvent, outcomeEvent, replanLedgerDraft } from './events.js';
-import type { FinalizationOutcomeEvent, GateAttempt, GateOutcome, StoredOutcome } from './types.js';
+import type { DefaultedOutcomeField, EventFacts, FinalizationOutcomeEvent, GateAttempt, GateOutcome, PackedOutcome, StoredOutcome } from './types.js';
 
 /** Where the outcome's ids come from: the job state (or the key it was made from). */
 export interface OutcomeIds {
@@ -64,9 +64,73 @@ export function expandOutcome(ids: OutcomeIds, a: AttemptHead, s: StoredOutcome,
   };
 }
 
+/**
+ * Fields of a stored outcome that most decisions leave at their default: packStored leaves them out of the job
+ * state (~250 of ~1 070 bytes for a passing answer) and unpackStored puts them back, so the outcome expanded
+ * from a packed attempt is the one expanded from the whole (a redelivery stays byte-identical). States written
+ * before packing hold every field: unpacking them changes nothing.
+ */
+const OUTCOME_DEFAULTS = {
+  reason_codes: [],
+  fix_mode: null,
+  missing_requirements: [],
+  directive: null,
+  degraded: false,
+  skill_id: null,
+  hits: [],
+  dropped_reason_codes: [],
+  evidence_issues: [],
+  next_actions: [],
+  anti_loop: null,
+  judge_error: null,
+} as const satisfies Record<DefaultedOutcomeField, unknown>;
+const FACT_DEFAULTS = { session_id: null, intent_id: null, user_id_hash: null, capability_profile_id: null, model_id: null, token_cost: null } as const satisfies Partial<EventFacts>;
+
+const isDefault = (v: unknown, d: unknown): boolean => v === d || (Array.isArray(v) && Array.isArray(d) && v.length === 0 && d.length === 0);
+
+function withoutDefaults(o: object, defaults: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (!(Object.hasOwn(defaults, k) && isDefault(v, defaults[k]))) out[k] = v;
+  return out;
+}
+
+/** The outcome as the job state keeps it: default-valued fields left out. */
+export function packStored(s: StoredOutcome): PackedOutcome {
+  return { ...withoutDefaults(s, OUTCOME_DEFAULTS), facts: withoutDefaults(s.facts, FACT_DEFAULTS) } as PackedOutcome;
+}
+
+/** The whole stored outcome from a packed (or an unpacked, older) one. Fresh arrays: callers may keep them. */
+export function unpackStored(p: PackedOutcome): StoredOutcome {
+  const f = p.facts;
+  return {
+    ...p,
+    reason_codes: p.reason_codes ?? [],
+    fix_mode: p.fix_mode ?? null,
+    missing_requirements: p.missing_requirements ?? [],
+    directive: p.directive ?? null,
+    degraded: p.degraded ?? false,
+    skill_id: p.skill_id ?? null,
+    hits: p.hits ?? [],
+    dropped_reason_codes: p.dropped_reason_codes ?? [],
+    evidence_issues: p.evidence_issues ?? [],
+    next_actions: p.next_actions ?? [],
+    anti_loop: p.anti_loop ?? null,
+    judge_error: p.judge_error ?? null,
+    facts: {
+      session_id: f.session_id ?? null,
+      intent_id: f.intent_id ?? null,
+      user_id_hash: f.user_id_hash ?? null,
+      capability_profile_id: f.capability_profile_id ?? null,
+      model_id: f.model_id ?? null,
+      token_cost: f.token_cost ?? null,
+      latency_ms: f.latency_ms,
+    },
+  };
+}
+
 /** A recorded attempt's outcome (compact, or whole as states written before the compact form hold it). */
 export function outcomeOfAttempt(ids: OutcomeIds, a: GateAttempt, redelivered: boolean): GateOutcome | undefined {
-  if (a.o) return expandOutcome(ids, a, a.o, redelivered);
+  if (a.o) return expandOutcome(ids, a, unpackStored(a.o), redelivered);
   return a.outcome ? { ...a.outcome, redelivered } : undefined;
 }
 

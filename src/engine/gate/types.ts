@@ -76,7 +76,7 @@ export interface GateAttempt {
    * The decided outcome in compact form (stored-outcome.ts): a redelivery of the same event gets it again,
    * `user_feedback` re-emits its finalization_outcome.
    */
-  o?: StoredOutcome;
+  o?: PackedOutcome;
   /** The whole decided outcome, as states written before the compact form held it (read, never written). */
   outcome?: GateOutcome;
 }
@@ -110,6 +110,15 @@ export type StoredOutcome = Pick<
   /** The job's start as this decision saw it (time_to_finalize_ms). */
   job_start_ms: number;
 };
+
+/** Stored-outcome fields that most decisions leave at their default (stored-outcome.ts packStored leaves them out). */
+export type DefaultedOutcomeField =
+  | 'reason_codes' | 'fix_mode' | 'missing_requirements' | 'directive' | 'degraded' | 'skill_id' | 'hits'
+  | 'dropped_reason_codes' | 'evidence_issues' | 'next_actions' | 'anti_loop' | 'judge_error';
+
+/** A StoredOutcome as the job state keeps it: default-valued fields (and facts) may be absent. */
+export type PackedOutcome = Omit<StoredOutcome, DefaultedOutcomeField | 'facts'> &
+  Partial<Pick<StoredOutcome, DefaultedOutcomeField>> & { facts: Pick<EventFacts, 'latency_ms'> & Partial<EventFacts> };
 
 /** Per-job state, plain JSON (a Redis implementation stores it as is). */
 export interface GateJobState {

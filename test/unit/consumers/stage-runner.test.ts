@@ -111,6 +111,54 @@ const tooLarge = () => Object.assign(new Error('produce failed: The request incl
   cause: Object.assign(new Error('The request included a message larger than the max message size the server will accept'), { type: 'MESSAGE_TOO_LARGE', retriable: false }),
 });
 
+describe('StageRunner with a processor that takes whole chunks (processChunk)', () => {
+  it('the chunk call answers what it finished; the rest goes through process() after it, in key order, with retries and DLQ as ever; outputs stay in offset order', async () => {
+    const calls: string[] = [];
+    let failOnce = true;
+    const proc: StageProcessor = {
+      stage: 'test',
+      inputTopics: ['in'],
+      async processChunk(chunk) {
+        calls.push(`chunk ${chunk.map((m) => m.offset).join(',')}`);
+        // 1 and 3 (key b) left undone; 4 is malformed and left to process() too
+        return chunk.map((m) => (['1', '3', '4'].includes(m.offset) ? undefined : [{ topic: 'out', message: { key: m.key, value: `c${m.offset}` } }]));
+      },
+      async process(m) {
+        calls.push(`process ${m.offset}`);
+        if (m.offset === '4') throw new StewardError('STEWARD_TRACE_SCHEMA', 'bad');
+        if (m.offset === '1' && failOnce) {
+          failOnce = false;
+          throw new StewardError('STEWARD_STATE_UNAVAILABLE', 'redis', { retryable: true });
+        }
+        return [{ topic: 'out', message: { key: m.key, value: `p${m.offset}` } }];
+      },
+    };
+    const { run, sent, resolved, metrics } = await autoSetup(proc, () => undefined);
+    await run([msg(0, 'a'), msg(1, 'b'), msg(2, 'a'), msg(3, 'b'), msg(4, 'c')]);
+    expect(calls).toEqual(['chunk 0,1,2,3,4', 'process 1', 'process 4', 'process 1', 'process 3']);
+    expect(sent().map((s) => `${s.topic}:${String(s.m.value)}`)).toEqual(['out:c0', 'out:p1', 'out:c2', 'out:p3', 'dlq:v4']);
+    expect(resolved).toEqual(['4']);
+    const counts = Object.fromEntries((await metrics.messages.get()).values.map((v) => [v.labels.outcome, v.value]));
+    expect(counts).toEqual({ ok: 4, retry: 1, dlq: 1 });
+  }, 10_000);
+
+  it('a chunk call that throws leaves the whole chunk to process()', async () => {
+    const proc: StageProcessor = {
+      stage: 'test',
+      inputTopics: ['in'],
+      async processChunk() {
+        throw new Error('boom');
+      },
+      async process(m) {
+        return [{ topic: 'out', message: { key: m.key, value: `p${m.offset}` } }];
+      },
+    };
+    const { run, sent } = await autoSetup(proc, () => undefined);
+    await run([msg(0, 'a'), msg(1, 'b')]);
+    expect(sent().map((s) => String(s.m.value))).toEqual(['p0', 'p1']);
+  });
+});
+
 describe('StageRunner dead-lettering', () => {
   it('a dead-lettered input sends the processor\'s onDeadLetter outputs with its DLQ record', async () => {
     const proc: StageProcessor = {

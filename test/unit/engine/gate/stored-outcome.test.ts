@@ -2,7 +2,7 @@
 // get the first answer field for field, through a store that keeps JSON text as Redis does, from a second gate
 // instance too; user_feedback still finds the ended job; states written with the whole outcome still answer.
 import { describe, expect, it } from 'vitest';
-import { FinalizationGate, MemoryGateJobStore } from '../../../../src/engine/gate/index.js';
+import { FinalizationGate, MemoryGateJobStore, unpackStored } from '../../../../src/engine/gate/index.js';
 import type { GateJobKey, GateJobState, GateJobStore } from '../../../../src/engine/gate/types.js';
 import type { AgentInfo, Trace } from '../../../../src/engine/types.js';
 import { compileOne, ScriptedLlm } from './helpers.js';
@@ -138,5 +138,28 @@ describe('stored outcome (compact job state)', () => {
     expect(fromA.action).toBe('replan');
     expect(fromB).toEqual({ ...fromA, redelivered: true });
     expect((await store.get({ tenant: 'acme', agentId: 'agent-1', jobId: 'job-1' }))!.attempt_count).toBe(1);
+  });
+
+  it('default-valued fields are left out of the state and put back on the way out; an attempt stored whole (before packing) answers the same', async () => {
+    const llm = new ScriptedLlm();
+    llm.queue.push('{"quality_score":0.95,"verdict":"PASS","reason_codes":[],"fix_mode":"REWRITE_ONLY","missing_requirements":[]}');
+    const store = new JsonStore();
+    const first = await new FinalizationGate({ llm, jobStore: store }).finalize(fa({ session_id: undefined, user_id: undefined, capability_profile_id: undefined }), agent, bp, T, 'e-1');
+    const key = { tenant: 'acme', agentId: 'agent-1', jobId: 'job-1' };
+    const state = (await store.get(key))!;
+    const o = state.attempts[0]!.o!;
+    for (const f of ['reason_codes', 'missing_requirements', 'directive', 'degraded', 'skill_id', 'hits', 'dropped_reason_codes', 'evidence_issues', 'next_actions', 'anti_loop', 'judge_error']) expect(o).not.toHaveProperty(f);
+    expect(Object.keys(o.facts).sort()).toEqual(['intent_id', 'latency_ms', 'model_id']);
+    expect(unpackStored(o)).toEqual(unpackStored(unpackStored(o))); // unpacking a whole one changes nothing
+
+    // The same attempt stored whole, as a build before packing wrote it: the redelivery is the same bytes.
+    const whole = { ...state, attempts: [{ ...state.attempts[0]!, o: unpackStored(o) }] };
+    expect(JSON.stringify(whole).length - JSON.stringify(state).length).toBeGreaterThan(250);
+    const old = new JsonStore();
+    await old.update(key, T, () => whole);
+    for (const s of [store, old]) {
+      const again = await new FinalizationGate({ llm: new ScriptedLlm(), jobStore: s }).finalize(fa({ session_id: undefined, user_id: undefined, capability_profile_id: undefined }), agent, bp, T, 'e-1');
+      expect(JSON.stringify(again)).toBe(JSON.stringify({ ...first, redelivered: true }));
+    }
   });
 });

@@ -1,0 +1,109 @@
+/**
+ * A stage's chunk of final answers (and user_feedback traces) decided in job-state rounds (docs/gate.md "Job
+ * state", docs/pipeline.md "Gate stage"): the states of every job the chunk names are read together, the answers
+ * are decided (judge calls concurrent, bounded), and every decision is recorded together — instead of a read and
+ * a write per answer, each waiting for its own round. The Redis job store sends the operations issued in one
+ * event-loop turn as one script call per hash slot, so "together" is one round each.
+ *
+ * Answers of the same job are decided in order, each against the state the one before it recorded: the chunk
+ * runs in waves, wave k holding the k-th item of every job (a chunk rarely holds two answers of one job: an
+ * agent waits for the gate's reply before it answers again; redeliveries and feedback do).
+ */
+import type { AgentInfo, CompiledBlueprint, Trace } from '../types.js';
+import { feedbackAgainst, feedbackKey, type DecidedAnswer, type FinalizationGate } from './finalization-gate.js';
+import type { FinalizationOutcomeEvent, GateJobKey, GateJobState, GateOutcome } from './types.js';
+
+export type GateChunkItem =
+  | { hook: 'final_answer'; trace: Trace; agent: AgentInfo; blueprint: CompiledBlueprint; nowMs: number; eventId: string; trustDebt?: number }
+  | { hook: 'user_feedback'; trace: Trace; agent: AgentInfo; nowMs: number }
+  /** Failed before the gate (e.g. the agent's trust debt could not be read): undone, and so are its job's later items. */
+  | { hook: 'failed'; trace: Trace; agent: AgentInfo; error: unknown };
+
+/**
+ * Per item: its answer, its feedback event (null: no ended job), or `undone` — not decided here (its own failure,
+ * or an earlier item of its job failed, so deciding it would skip that one); the caller processes undone items one
+ * by one, in order, after the chunk (the stage: process()). An undone item recorded nothing that it needs.
+ */
+export type GateChunkResult = { outcome: GateOutcome } | { feedback: FinalizationOutcomeEvent | null } | { undone: true; error?: unknown };
+
+export interface DecideChunkOptions {
+  /** Answers decided at once (their judge calls are bounded again by llm.max_in_flight); default 32. */
+  concurrency?: number;
+}
+
+const jobText = (k: GateJobKey) => `${k.tenant}\u0000${k.agentId}\u0000${k.jobId}`;
+
+export async function decideChunk(gate: FinalizationGate, items: readonly GateChunkItem[], o: DecideChunkOptions = {}): Promise<GateChunkResult[]> {
+  const store = gate.jobStore;
+  const results: GateChunkResult[] = new Array(items.length);
+  const keys: GateJobKey[] = new Array(items.length);
+  const jobs = new Map<string, number[]>();
+  items.forEach((it, i) => {
+    try {
+      if (it.hook === 'failed') keys[i] = { tenant: it.agent.tenant, agentId: it.agent.id, jobId: typeof it.trace.job_id === 'string' ? it.trace.job_id : '' };
+      else keys[i] = it.hook === 'final_answer' ? gate.jobKey(it.trace, it.agent) : feedbackKey(it.trace, it.agent);
+    } catch (error) {
+      // Malformed (dead-lettered one by one): it touches no state, so its job's other items go on.
+      results[i] = { undone: true, error };
+      return;
+    }
+    const k = jobText(keys[i]!);
+    const list = jobs.get(k);
+    if (list) list.push(i);
+    else jobs.set(k, [i]);
+  });
+  const undoFrom = (list: number[], pos: number, error: unknown) => {
+    results[list[pos]!] = { undone: true, error };
+    for (let p = pos + 1; p < list.length; p++) results[list[p]!] = { undone: true };
+  };
+
+  let wave = [...jobs.values()].map((list) => ({ list, pos: 0 }));
+  while (wave.length > 0) {
+    const idx = wave.map((j) => j.list[j.pos]!);
+    const failed = new Set<number>();
+    const fail = (w: number, e: unknown) => {
+      failed.add(w);
+      undoFrom(wave[w]!.list, wave[w]!.pos, e);
+    };
+    // One read round: every get issued in this turn.
+    const reads = await Promise.allSettled(idx.map((i) => (items[i]!.hook === 'failed' ? Promise.reject((items[i] as { error: unknown }).error) : store.get(keys[i]!, (items[i] as { nowMs: number }).nowMs))));
+    const states: (GateJobState | undefined)[] = reads.map((r, w) => (r.status === 'fulfilled' ? r.value : (fail(w, r.reason), undefined)));
+
+    const decided: (DecidedAnswer | undefined)[] = new Array(idx.length);
+    await pool(idx.length, o.concurrency ?? 32, async (w) => {
+      if (failed.has(w)) return;
+      const i = idx[w]!;
+      const it = items[i]!;
+      try {
+        if (it.hook === 'user_feedback') results[i] = { feedback: feedbackAgainst(states[w], it.trace) };
+        else if (it.hook === 'final_answer') {
+          const d = await gate.decideAgainst(states[w], it.trace, it.agent, it.blueprint, it.nowMs, it.eventId, { trustDebt: it.trustDebt });
+          if ('again' in d) results[i] = { outcome: d.again };
+          else decided[w] = d;
+        }
+      } catch (e) {
+        fail(w, e);
+      }
+    });
+
+    // One write round: every update issued in this turn (a lost compare-and-set re-reads that job alone).
+    const writes = await Promise.allSettled(decided.map((d, w) => (d ? store.update(d.key, (items[idx[w]!] as { nowMs: number }).nowMs, (prev) => gate.record(prev, d, (items[idx[w]!] as { nowMs: number }).nowMs)) : undefined)));
+    writes.forEach((r, w) => {
+      const d = decided[w];
+      if (!d) return;
+      if (r.status === 'fulfilled') results[idx[w]!] = { outcome: gate.settle(r.value!, d) };
+      else fail(w, r.reason);
+    });
+    wave = wave.filter((j, w) => !failed.has(w) && ++j.pos < j.list.length);
+  }
+  return results;
+}
+
+/** Runs task(0..n-1) with at most `limit` running at once. */
+async function pool(n: number, limit: number, task: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < n; i = next++) await task(i);
+  };
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), n) }, worker));
+}
