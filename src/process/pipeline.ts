@@ -2,13 +2,12 @@
  * Starts a set of stages in this process on one Kafka adapter and one idempotent producer. Used by
  * `steward run`, the demo, the integration tests and the bench, so all of them exercise the same wiring.
  */
-import { KafkaAdapter, METADATA_MAX_AGE_MS, type StewardAdmin, type StewardProducer } from '../adapters/kafka/client.js';
-import { TOPIC_KEYS, topicNames, type TopicKey, type TopicNames } from '../adapters/kafka/topics.js';
+import { KafkaAdapter, METADATA_MAX_AGE_MS, type StewardProducer } from '../adapters/kafka/client.js';
+import { topicNames, type TopicNames } from '../adapters/kafka/topics.js';
 import { TraceDecoder, createRegistry } from '../adapters/kafka/serde.js';
 import { PartitionTransactions } from '../adapters/kafka/partition-transactions.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import { groupId } from '../config/steward-config.js';
-import { StewardError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { StewardMetrics } from '../observability/metrics.js';
 import { StageRunner, type StageProcessor } from '../consumers/stage-runner.js';
@@ -18,9 +17,10 @@ import type { Trace } from '../engine/types.js';
 import type { InMessage } from '../adapters/kafka/kafka-types.js';
 import { TripwireProcessor, type TripwireStageDeps } from '../consumers/tripwire.js';
 import type { ScorerStageDeps } from '../consumers/scorer.js';
-import type { ReplyTarget } from '../adapters/kafka/request-reply.js';
 import { pipelineBacklogBefore } from '../adapters/kafka/backlog.js';
-import { checkCoPartitioned, scorerProcessor } from './scorer-stage.js';
+import { scorerProcessor } from './scorer-stage.js';
+import { pipelinePreflight } from './pipeline-preflight.js';
+import { stageInputs, type StageName } from './stage-topics.js';
 import type { ScoredMarks } from '../adapters/redis/scored-marks.js';
 import { trustDebtMaxRecordAgeMs, TrustDebtProcessor, startTrustDebtAuditSweep } from '../consumers/trust-debt.js';
 import type { AuditSweep, SweepableStore } from '../consumers/audit-sweep.js';
@@ -30,8 +30,7 @@ import { ApprovalSweeper, ApprovalsProcessor } from '../consumers/approvals.js';
 import type { RedisApprovalStore } from '../adapters/redis/approval-store.js';
 import type { ApproverRegistry } from '../engine/approvals/approvers.js';
 
-export const STAGES = ['tripwire', 'scorer', 'gate', 'trust-debt', 'sink', 'approvals'] as const;
-export type StageName = (typeof STAGES)[number];
+export { STAGES, type StageName } from './stage-topics.js';
 
 export interface PipelineDeps {
   engine?: DecideScoreEngine;
@@ -99,30 +98,8 @@ export async function startPipeline(
     if (s === 'trust-debt' && (!deps.trustDebtStore || !deps.trustDebtConfigFor)) throw new Error('stage trust-debt needs a trust-debt store');
     if (s === 'sink' && !deps.startSink) throw new Error('stage sink is not available in this build');
   }
-  // One admin connection for the start-up checks.
-  let replies: ReplyTarget | undefined;
-  {
-    const admin = await adapter.admin();
-    try {
-      // A missing topic fails later inside kafkajs as "This server does not host this topic-partition", naming
-      // neither the topic nor the fix. Only what the started stages read and write: a split deployment's
-      // credentials may not see the rest.
-      const present = new Set(await admin.listTopics());
-      const needed = new Set<TopicKey>(stages.flatMap((s) => [...stageInputs(cfg, s), ...STAGE_OUTPUTS[s]]));
-      const missing = TOPIC_KEYS.filter((k) => needed.has(k) && !present.has(topics[k])).map((k) => topics[k]);
-      if (missing.length > 0) {
-        throw new StewardError('STEWARD_KAFKA', `topics missing: ${missing.join(', ')} (run \`steward topics create\` with the same topics.prefix)`);
-      }
-      await refuseSilentGroupMove(admin, cfg, stages, topics);
-      if (stages.includes('tripwire')) await checkTraceTimestamps(admin, cfg, topics.traces, opts.logger);
-      const joined = stages.includes('scorer') && cfg.consumer.scorerInput === 'join';
-      if (joined) await checkCoPartitioned(admin, topics);
-      if (stages.includes('tripwire') || stages.includes('gate') || joined) replies = { topic: topics.replies, partitions: await admin.partitionCount(topics.replies) };
-    } finally {
-      await admin.disconnect();
-    }
-    if (replies?.partitions === 0) opts.logger.warn({ topic: topics.replies }, 'replies topic missing: synchronous decide() calls will time out (run steward topics create)');
-  }
+  // What the started stages need of the cluster, checked on one admin connection before anything starts.
+  const replies = await pipelinePreflight(adapter, cfg, stages, topics, opts.logger);
   const routeLog = opts.logger.child({ stage: 'tripwire' });
   // The replies topic may gain partitions (or be created) while the stage runs: clients of the new partitions
   // must be answered without a restart. Re-read every minute, and at once (at most every 5 s) when a route
@@ -334,8 +311,6 @@ export async function startPipeline(
   };
 }
 
-
-/** The input topics of each stage's consumer group. */
 /** Logs that the scorer scores without its duplicate marks (Redis unreachable), at most once a minute. */
 function marksWarning(log: Logger): (e: unknown) => void {
   let lastMs = -Infinity;
@@ -345,63 +320,4 @@ function marksWarning(log: Logger): (e: unknown) => void {
     lastMs = now;
     log.warn({ err: e instanceof Error ? e.message : String(e) }, 'scored marks unavailable: scoring without them (a trace the tripwire stage decided twice may get two verdicts)');
   };
-}
-
-function stageInputs(cfg: StewardConfig, s: StageName): TopicKey[] {
-  return s === 'scorer' && cfg.consumer.scorerInput === 'join' ? ['decisions'] : STAGE_INPUTS[s];
-}
-
-const STAGE_INPUTS: Record<StageName, TopicKey[]> = {
-  tripwire: ['traces'],
-  scorer: ['scoring'],
-  gate: ['finalize'],
-  'trust-debt': ['verdicts', 'decisions', 'reviews', 'gate'],
-  sink: ['decisions', 'verdicts', 'ledger', 'trustDebt', 'gate', 'dlq'],
-  // docs/approvals.md: requests and outcomes on acgp.approvals, approvers' answers on acgp.approval-answers.
-  approvals: ['approvals', 'approvalAnswers'],
-};
-/** What each stage writes besides its inputs (replies are checked on their own: a missing one only warns). */
-const STAGE_OUTPUTS: Record<StageName, TopicKey[]> = {
-  tripwire: ['decisions', 'scoring', 'finalize', 'ledger', 'dlq', 'approvals'],
-  scorer: ['verdicts', 'ledger', 'dlq'],
-  gate: ['gate', 'ledger', 'dlq'],
-  'trust-debt': ['trustDebt', 'dlq'],
-  sink: ['ledger'],
-  approvals: ['ledger', 'dlq'],
-};
-
-/**
- * Until 2026-11-25 every deployment's groups were `steward-<stage>` whatever its topic prefix. A deployment
- * with its own prefix that still relies on the default now gets `steward-<prefix>-<stage>`: new groups that
- * would re-read every topic from the earliest offset. Refused when the new group has never committed on the
- * stage's inputs and the old one has, naming the setting that keeps the old offsets.
- */
-async function refuseSilentGroupMove(admin: StewardAdmin, cfg: StewardConfig, stages: readonly StageName[], topics: TopicNames): Promise<void> {
-  if (!cfg.consumer.groupPrefixDefaulted || cfg.consumer.groupPrefix === 'steward') return;
-  const started = async (group: string, s: StageName) =>
-    (await Promise.all(stageInputs(cfg, s).map((k) => admin.groupOffsets(group, topics[k])))).flat().some((o) => BigInt(o.offset) >= 0n);
-  // Credentials allowed only this deployment's groups may not read the old one (GROUP_AUTHORIZATION_FAILED): then
-  // it is not this deployment's, and nothing was moved.
-  const oldStarted = (s: StageName) => started(`steward-${s}`, s).catch(() => false);
-  for (const s of stages) {
-    if ((await started(groupId(cfg, s), s)) || !(await oldStarted(s))) continue;
-    throw new StewardError(
-      'STEWARD_CONFIG',
-      `consumer group ${groupId(cfg, s)} is new, but steward-${s} has committed offsets on this deployment's topics (the default group prefix before 2026-11-25): set consumer.group_prefix: steward (or STEWARD_GROUP_PREFIX=steward) to continue from them, or delete group steward-${s} to start over from the earliest offsets`,
-    );
-  }
-}
-
-/**
- * The event-time clamp (limits.max_event_time_skew_ms) bounds an agent's timestamp by the record's Kafka
- * timestamp: only meaningful when the broker stamps it (LogAppendTime). `steward topics create` sets that; a
- * topic created elsewhere may not have it, and then the agent writes both sides of the clamp.
- */
-async function checkTraceTimestamps(admin: StewardAdmin, cfg: StewardConfig, topic: string, logger: Logger): Promise<void> {
-  if (cfg.limits.maxEventTimeSkewMs === null) return;
-  const type = await admin.topicConfig(topic, 'message.timestamp.type');
-  if (type === 'LogAppendTime') return;
-  const why = `topic ${topic} has message.timestamp.type=${type ?? 'unknown'}: its record timestamps are the agents' own, so the event-time clamp (limits.max_event_time_skew_ms) bounds nothing; set message.timestamp.type=LogAppendTime on the topic`;
-  if (cfg.requireLogAppendTime) throw new StewardError('STEWARD_KAFKA', `${why} (or kafka.require_log_append_time: false to start anyway)`);
-  logger.warn({ topic, timestamp_type: type }, why);
 }
