@@ -10,7 +10,7 @@
  * agent waits for the gate's reply before it answers again; redeliveries and feedback do).
  */
 import type { AgentInfo, CompiledBlueprint, Trace } from '../types.js';
-import { feedbackAgainst, feedbackKey, type DecidedAnswer, type FinalizationGate } from './finalization-gate.js';
+import { feedbackAgainst, feedbackKey, prepareAnswer, type DecidedAnswer, type FinalizationGate, type PreparedAnswer } from './finalization-gate.js';
 import type { FinalizationOutcomeEvent, GateJobKey, GateJobState, GateOutcome } from './types.js';
 
 export type GateChunkItem =
@@ -37,11 +37,13 @@ export async function decideChunk(gate: FinalizationGate, items: readonly GateCh
   const store = gate.jobStore;
   const results: GateChunkResult[] = new Array(items.length);
   const keys: GateJobKey[] = new Array(items.length);
+  const prepared: (PreparedAnswer | undefined)[] = new Array(items.length);
   const jobs = new Map<string, number[]>();
   items.forEach((it, i) => {
     try {
       if (it.hook === 'failed') keys[i] = { tenant: it.agent.tenant, agentId: it.agent.id, jobId: typeof it.trace.job_id === 'string' ? it.trace.job_id : '' };
-      else keys[i] = it.hook === 'final_answer' ? gate.jobKey(it.trace, it.agent) : feedbackKey(it.trace, it.agent);
+      else if (it.hook === 'user_feedback') keys[i] = feedbackKey(it.trace, it.agent);
+      else keys[i] = (prepared[i] = prepareAnswer(it.trace, it.agent)).key;
     } catch (error) {
       // Malformed (dead-lettered one by one): it touches no state, so its job's other items go on.
       results[i] = { undone: true, error };
@@ -77,7 +79,7 @@ export async function decideChunk(gate: FinalizationGate, items: readonly GateCh
       try {
         if (it.hook === 'user_feedback') results[i] = { feedback: feedbackAgainst(states[w], it.trace) };
         else if (it.hook === 'final_answer') {
-          const d = await gate.decideAgainst(states[w], it.trace, it.agent, it.blueprint, it.nowMs, it.eventId, { trustDebt: it.trustDebt });
+          const d = await gate.decideAgainst(states[w], prepared[i]!, it.trace, it.agent, it.blueprint, it.nowMs, it.eventId, { trustDebt: it.trustDebt });
           if ('again' in d) results[i] = { outcome: d.again };
           else decided[w] = d;
         }

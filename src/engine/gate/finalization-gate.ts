@@ -80,6 +80,18 @@ export function parseFinalAnswer(trace: Trace): FinalAnswerInput {
   };
 }
 
+/** A final answer parsed, and the job it belongs to. */
+export interface PreparedAnswer {
+  input: FinalAnswerInput;
+  key: GateJobKey;
+}
+
+/** Parses a final answer (STEWARD_GATE_INPUT when it is not a well-formed one) and names its job. */
+export function prepareAnswer(trace: Trace, agent: AgentInfo): PreparedAnswer {
+  const input = parseFinalAnswer(trace);
+  return { input, key: { tenant: agent.tenant, agentId: agent.id, jobId: input.jobId } };
+}
+
 export class FinalizationGate {
   private readonly limits: GateRuntimeLimits;
   private readonly judge?: GateJudge;
@@ -107,15 +119,10 @@ export class FinalizationGate {
   }
 
   async finalize(trace: Trace, agent: AgentInfo, blueprint: CompiledBlueprint, nowMs: number, eventId: string = trace.trace_id, opts: FinalizeOptions = {}): Promise<GateOutcome> {
-    const key = this.jobKey(trace, agent);
-    const d = await this.decideAgainst(await this.o.jobStore.get(key, nowMs), trace, agent, blueprint, nowMs, eventId, opts);
+    const p = prepareAnswer(trace, agent);
+    const d = await this.decideAgainst(await this.o.jobStore.get(p.key, nowMs), p, trace, agent, blueprint, nowMs, eventId, opts);
     if ('again' in d) return d.again;
-    return this.settle(await this.o.jobStore.update(key, nowMs, (prev) => this.record(prev, d, nowMs)), d);
-  }
-
-  /** The job a final answer belongs to (STEWARD_GATE_INPUT when it is not a well-formed final answer). */
-  jobKey(trace: Trace, agent: AgentInfo): GateJobKey {
-    return { tenant: agent.tenant, agentId: agent.id, jobId: parseFinalAnswer(trace).jobId };
+    return this.settle(await this.o.jobStore.update(p.key, nowMs, (prev) => this.record(prev, d, nowMs)), d);
   }
 
   /**
@@ -123,11 +130,9 @@ export class FinalizationGate {
    * decided event (`again`: its stored answer), or the decision to record (record(), then settle()). finalize()
    * does read → decide → record for one answer; decideChunk (chunk.ts) for a stage's chunk in rounds.
    */
-  async decideAgainst(state: GateJobState | undefined, trace: Trace, agent: AgentInfo, blueprint: CompiledBlueprint, nowMs: number, eventId: string, opts: FinalizeOptions = {}): Promise<{ again: GateOutcome } | DecidedAnswer> {
-    const input = parseFinalAnswer(trace);
+  async decideAgainst(state: GateJobState | undefined, { input, key }: PreparedAnswer, trace: Trace, agent: AgentInfo, blueprint: CompiledBlueprint, nowMs: number, eventId: string, opts: FinalizeOptions = {}): Promise<{ again: GateOutcome } | DecidedAnswer> {
     const gate = blueprint.gate ?? EMPTY_GATE;
     const { settings, skillId } = settingsFor(gate, trace.skill_id, agent.skills);
-    const key: GateJobKey = { tenant: agent.tenant, agentId: agent.id, jobId: input.jobId };
     const seen = attemptOf(state, eventId);
     const again = seen && outcomeOfAttempt(state!, seen, true);
     if (again) return { again };

@@ -86,17 +86,22 @@ const OUTCOME_DEFAULTS = {
 } as const satisfies Record<DefaultedOutcomeField, unknown>;
 const FACT_DEFAULTS = { session_id: null, intent_id: null, user_id_hash: null, capability_profile_id: null, model_id: null, token_cost: null } as const satisfies Partial<EventFacts>;
 
-const isDefault = (v: unknown, d: unknown): boolean => v === d || (Array.isArray(v) && Array.isArray(d) && v.length === 0 && d.length === 0);
-
-function withoutDefaults(o: object, defaults: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) if (!(Object.hasOwn(defaults, k) && isDefault(v, defaults[k]))) out[k] = v;
-  return out;
-}
-
-/** The outcome as the job state keeps it: default-valued fields left out. */
+/** The outcome as the job state keeps it: default-valued fields left out (written out: it runs once per answer). */
 export function packStored(s: StoredOutcome): PackedOutcome {
-  return { ...withoutDefaults(s, OUTCOME_DEFAULTS), facts: withoutDefaults(s.facts, FACT_DEFAULTS) } as PackedOutcome;
+  const p: Record<string, unknown> = {};
+  for (const k in s) {
+    const v = (s as unknown as Record<string, unknown>)[k];
+    const d = (OUTCOME_DEFAULTS as Record<string, unknown>)[k];
+    if (d === undefined || !(v === d || (Array.isArray(d) && Array.isArray(v) && v.length === 0))) p[k] = v;
+  }
+  const f = s.facts;
+  const facts: Record<string, unknown> = {};
+  for (const k in f) {
+    const v = (f as unknown as Record<string, unknown>)[k];
+    if (!(v === null && Object.hasOwn(FACT_DEFAULTS, k))) facts[k] = v;
+  }
+  p.facts = facts;
+  return p as PackedOutcome;
 }
 
 /** The whole stored outcome from a packed (or an unpacked, older) one. Fresh arrays: callers may keep them. */
