@@ -1,7 +1,8 @@
 /**
  * CPU profile of the HTTP ingress's batch path (docs/http.md "Benchmark"): the ingress alone in this process
  * (no tripwire stage), the agents' load from a child process (load.ts), a V8 CPU profile of this process written
- * to BENCH_PROFILE_OUT (default ingress.cpuprofile) plus its CPU time per ingested trace.
+ * to BENCH_PROFILE_OUT (default ingress.cpuprofile) plus its CPU time per ingested trace, and Redis's (INFO used_cpu of
+ * the whole server: other clients of a shared Redis count too).
  * `flock /tmp/h/bench.lock npx tsx bench/ingress/profile.ts` (BENCH_INGEST_N traces, default 40 000).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { buildConfig } from '../../src/config/steward-config.js';
 import { startHttpIngress } from '../../src/process/http-ingress.js';
 import { apiKeyHash } from '../../src/adapters/http/ingress-auth.js';
 import { createLogger } from '../../src/logger.js';
+import { createRedis } from '../../src/adapters/redis/client.js';
 import { dropKeys } from './redis-keys.js';
 import { ingestEvents, pool } from './payloads.js';
 
@@ -68,20 +70,28 @@ async function main(): Promise<void> {
   const url = `http://127.0.0.1:${ing.port}/v1`;
   const session = new Session();
   session.connect();
+  const redis = createRedis(cfg.redis.url);
+  const redisCpu = async () => {
+    const text = await redis.info('cpu');
+    return ['used_cpu_user', 'used_cpu_sys'].reduce((a, k) => a + Number(new RegExp(`${k}:(\\S+)`).exec(text)?.[1] ?? NaN), 0);
+  };
   try {
     await loadChild(['http', url, '2000', '100', '4', KEY, `${prefix}-warm`]);
     await session.post('Profiler.enable');
     await session.post('Profiler.start');
     const cpu0 = process.cpuUsage();
+    const r0 = await redisCpu();
     // BENCH_PROFILE_IN_PROCESS=1: the agents' requests from this process too, as bench:ingress's headline ratio runs them.
     const r = process.env.BENCH_PROFILE_IN_PROCESS === '1' ? await inProcess(url, N, `${prefix}-p`) : await loadChild(['http', url, String(N), '100', '4', KEY, `${prefix}-p`]);
     const cpu = process.cpuUsage(cpu0);
+    const rc = (await redisCpu()) - r0;
     const { profile } = await session.post('Profiler.stop');
     const out = process.env.BENCH_PROFILE_OUT ?? 'ingress.cpuprofile';
     writeFileSync(out, JSON.stringify(profile));
-    console.log(`http batch ingest ${r.rate.toFixed(0)} traces/s, refused ${r.refused}; ingress CPU ${(((cpu.user + cpu.system) / N)).toFixed(1)} us per trace (child start-up included); profile: ${out}`);
+    console.log(`http batch ingest ${r.rate.toFixed(0)} traces/s, refused ${r.refused}; ingress CPU ${(((cpu.user + cpu.system) / N)).toFixed(1)} us per trace (child start-up included); Redis ${((rc * 1e6) / N).toFixed(1)} us per trace; load ${(await import('node:os')).loadavg().map((x) => x.toFixed(2)).join(' ')}; profile: ${out}`);
   } finally {
     session.disconnect();
+    redis.disconnect();
     await ing.close();
     await admin.deleteTopics(Object.values(names)).catch(() => undefined);
     await dropKeys(cfg.redis.url, `${prefix}:`).catch(() => undefined);
