@@ -18,15 +18,15 @@
  * fit, and should the broker still refuse a record as too large (MESSAGE_TOO_LARGE / RECORD_LIST_TOO_LARGE,
  * e.g. a topic whose max.message.bytes is below the configured limit) the chunk is re-sent input by input
  * and the inputs whose outputs the broker refuses are dead-lettered (STEWARD_TRACE_TOO_LARGE).
+ * Sending, transactions, that fallback and DLQ records are stage-delivery.ts; this file is the loop.
  */
-import { lagAfter, type InMessage, type OutMessage, type StewardConsumer, type InBatch, type BatchControl } from '../adapters/kafka/client.js';
+import { lagAfter, type InMessage, type StewardConsumer, type InBatch, type BatchControl } from '../adapters/kafka/client.js';
 import { DLQ_DROPPED_HEADER } from '../adapters/kafka/dlq.js';
 import { LagRefresher } from './lag-refresher.js';
-import { fitsIn, fittedDlqMessage, toRecords } from './stage-io.js';
+import { StageDelivery, stageField } from './stage-delivery.js';
 import type { StageOutput, StageProcessor, StageRunnerOptions } from './stage-types.js';
 import { isMessageTooLarge, isRebalance } from '../adapters/kafka/kafka-error.js';
 import { StewardError, isRetryable } from '../errors.js';
-import { DEFAULT_MAX_MESSAGE_BYTES } from '../config/steward-config.js';
 
 export type { StageOutput, StageProcessor, StageRunnerOptions } from './stage-types.js';
 
@@ -51,6 +51,8 @@ export class StageRunner {
   private readonly lag: LagRefresher;
   private readonly chunkSize: number;
   private readonly keyConcurrency: number;
+  /** Where the outputs go: sends, transactions, the too-large fallback and DLQ records. */
+  private readonly out: StageDelivery;
 
   constructor(
     private readonly proc: StageProcessor,
@@ -59,6 +61,7 @@ export class StageRunner {
     this.chunkSize = opts.chunkSize ?? 500;
     this.lag = new LagRefresher({ adapter: opts.adapter, groupId: opts.groupId, stage: proc.stage, metrics: opts.metrics, everyMs: opts.lagRefreshMs ?? 15_000 });
     this.keyConcurrency = opts.keyConcurrency ?? 32;
+    this.out = new StageDelivery(proc, opts);
   }
 
   get stage(): string {
@@ -194,12 +197,12 @@ export class StageRunner {
         // committed offset never stops short of them (a backlog check would count them as unread).
         const whole = done === chunk.length && i + this.chunkSize >= msgs.length;
         const last = done === 0 ? undefined : whole && batch.lastOffset !== undefined && BigInt(batch.lastOffset) > BigInt(chunk[done - 1].offset) ? batch.lastOffset : chunk[done - 1].offset;
-        const sent = this.deliver(batch, outs, last, chunk[0].offset)
+        const sent = this.out.deliver(batch, outs, last, chunk[0].offset)
           .catch((e: unknown) => {
             // Never retried as a whole: the same bytes would be refused forever and the partition would stall.
             if (!isMessageTooLarge(e)) throw e;
             this.opts.logger.warn({ err: e, ...this.stageField(), topic: batch.topic, partition: batch.partition }, 'broker refused an output as too large; re-sending the chunk input by input');
-            return this.flushEach(batch, chunk.slice(0, done), perInput, e, last);
+            return this.out.flushEach(batch, chunk.slice(0, done), perInput, e, last);
           })
           .then(() => {
             if (last !== undefined) ctl.resolveOffset(last);
@@ -294,71 +297,6 @@ export class StageRunner {
     return msgs.slice(skip);
   }
 
-  /**
-   * One chunk's outputs. Without transactions: an idempotent send (offsets are resolved once it is
-   * acknowledged and committed by kafkajs). With them: the outputs and `last` + 1 as the committed offset, in
-   * one transaction, then the `afterCommit` outputs (replies) on their own.
-   */
-  private async deliver(batch: InBatch, outs: StageOutput[], last: string | undefined, first: string): Promise<void> {
-    const tx = this.opts.transactions;
-    if (!tx) return this.flush(outs);
-    if (last === undefined) return;
-    const after = outs.filter((o) => o.afterCommit);
-    await tx.commit(batch.topic, batch.partition, toRecords(after.length === 0 ? outs : outs.filter((o) => !o.afterCommit)), last, first);
-    if (after.length === 0) return;
-    // Committed: a failure now must not redo the chunk (its offsets moved on), so it costs the clients their answers only.
-    await this.flush(after).catch((e: unknown) => {
-      this.opts.logger.warn({ err: e, ...this.stageField(), topic: batch.topic, partition: batch.partition, replies: after.length }, 'replies after a committed transaction not sent');
-    });
-  }
-
-  private async flush(outs: StageOutput[]): Promise<void> {
-    if (outs.length === 0) return;
-    await this.opts.producer.send(toRecords(outs));
-  }
-
-  /**
-   * After the broker refused a chunk's send as too large: each input's outputs go out on their own, in
-   * offset order (outputs of the chunk that already landed may repeat: at-least-once). An input whose
-   * own send is refused twice is dead-lettered (STEWARD_TRACE_TOO_LARGE); if even its DLQ record is
-   * refused, a record without the original value and headers is sent, and failing that it is logged and
-   * skipped, so the partition always moves on. Other errors fail the batch as usual (redone).
-   */
-  private async flushEach(batch: InBatch, msgs: InMessage[], perInput: StageOutput[][], cause: unknown, last: string | undefined): Promise<void> {
-    let offset: string | undefined;
-    let first = '';
-    const tooLarge = async (outs: StageOutput[]): Promise<boolean> => {
-      try {
-        await this.deliver(batch, outs, offset, first);
-        return false;
-      } catch (e) {
-        if (!isMessageTooLarge(e)) throw e;
-        return true;
-      }
-    };
-    for (let i = 0; i < msgs.length; i++) {
-      const m = msgs[i];
-      // With transactions each input commits its own offset (the chunk's last input: past trailing markers too).
-      offset = i === msgs.length - 1 ? last : m.offset;
-      first = m.offset;
-      // One retry: a refused request fails every send merged into it, so an innocent input may share one failure.
-      if (!(await tooLarge(perInput[i])) || !(await tooLarge(perInput[i]))) continue;
-      const err = { code: 'STEWARD_TRACE_TOO_LARGE', message: `the broker refused an output of this input as too large (${(cause as Error)?.message ?? String(cause)})` };
-      this.opts.metrics.dlq.inc({ stage: this.stage, code: err.code });
-      this.opts.logger.warn({ code: err.code, ...this.stageField(), topic: m.topic, partition: m.partition, offset: m.offset }, 'dead-lettered: output refused by the broker as too large');
-      if (!(await tooLarge(this.deadLetter(m, err)))) continue;
-      if (!(await tooLarge(this.deadLetter(m, err, 0)))) continue;
-      if (!(await tooLarge([{ topic: this.opts.dlqTopic, message: this.dlqRecord(m, err, 0) }]))) continue;
-      this.opts.logger.error({ ...this.stageField(), topic: m.topic, partition: m.partition, offset: m.offset }, 'even a bare DLQ record was refused as too large; input skipped');
-      await this.deliver(batch, [], offset, m.offset);
-    }
-  }
-
-  /** The DLQ record of `m`, cut to `limit` bytes (stage-io.ts). */
-  private dlqRecord(m: InMessage, err: { code: string; message: string }, limit = this.opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES): OutMessage {
-    return fittedDlqMessage(m, err, this.stage, (this.opts.nowMs ?? Date.now)(), limit);
-  }
-
   /** Heartbeats; true when the group is rebalancing (or this member left its generation). */
   private async rebalancing(ctl: BatchControl): Promise<boolean> {
     try {
@@ -373,19 +311,7 @@ export class StageRunner {
 
   /** `stage` for a log line unless the logger already binds it (one `stage` key per line). */
   private stageField(): { stage?: string } {
-    return 'stage' in this.opts.logger.bindings() ? {} : { stage: this.stage };
-  }
-
-  /** The outputs of a dead-lettered input: the processor's extras (e.g. a client's reply) that fit, then the DLQ record. */
-  private deadLetter(m: InMessage, err: { code: string; message: string }, dlqLimit?: number): StageOutput[] {
-    const limit = this.opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-    let extra: StageOutput[] = [];
-    try {
-      extra = (this.proc.onDeadLetter?.(m, err) ?? []).filter((o) => fitsIn(o.message, limit));
-    } catch (e) {
-      this.opts.logger.warn({ err: e, ...this.stageField() }, 'onDeadLetter failed');
-    }
-    return [...extra, { topic: this.opts.dlqTopic, message: this.dlqRecord(m, err, dlqLimit) }];
+    return stageField(this.opts.logger, this.stage);
   }
 
   /** The retry bound of `e`'s code (opts.retryLimitsMs; 0 or absent: retried without bound). */
@@ -427,7 +353,7 @@ export class StageRunner {
         this.opts.metrics.messages.inc({ stage: this.stage, outcome: 'dlq' });
         // One `msg` (pino's message key) and one `stage` (bound by the stage's child logger): the error text is `err`.
         this.opts.logger.warn({ code: se.code, err: se.message, ...this.stageField(), topic: m.topic, partition: m.partition, offset: m.offset }, 'dead-lettered');
-        return this.deadLetter(m, { code: se.code, message: se.message });
+        return this.out.deadLetter(m, { code: se.code, message: se.message });
       }
     }
   }
