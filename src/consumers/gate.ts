@@ -29,7 +29,7 @@ export interface GateStageDeps {
   nowMs?: () => number;
   /** limits.max_message_bytes. */
   maxMessageBytes: number;
-  /** Answers of a chunk decided at once (processChunk; default 32, as the runner's lanes). */
+  /** Answers of a chunk decided at once (processChunk; default: the judge's llm.max_in_flight). */
   chunkConcurrency?: number;
   /** Told when a job's user_feedback found no ended job (expired or unknown): nothing to update. */
   onOrphanFeedback?: (jobId: unknown, agentId: string) => void;

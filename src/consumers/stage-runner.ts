@@ -271,13 +271,15 @@ export class StageRunner {
       return;
     }
     const s = (performance.now() - t0) / 1000;
+    let n = 0;
     for (let i = 0; i < chunk.length; i++) {
       const outs = done[i];
       if (outs === undefined) continue;
       results[i] = outs;
+      n++;
       this.opts.metrics.stageLatency.observe({ stage: this.stage }, s);
-      this.opts.metrics.messages.inc({ stage: this.stage, outcome: 'ok' });
     }
+    if (n > 0) this.opts.metrics.messages.inc({ stage: this.stage, outcome: 'ok' }, n);
   }
 
   /**

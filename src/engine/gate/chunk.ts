@@ -27,7 +27,10 @@ export type GateChunkItem =
 export type GateChunkResult = { outcome: GateOutcome } | { feedback: FinalizationOutcomeEvent | null } | { undone: true; error?: unknown };
 
 export interface DecideChunkOptions {
-  /** Answers decided at once (their judge calls are bounded again by llm.max_in_flight); default 32. */
+  /**
+   * Answers decided at once; default the judge's in-flight bound (llm.max_in_flight): more would only queue for
+   * a judge slot (a wait that counts against the judge's deadline) while holding their prompts in memory.
+   */
   concurrency?: number;
 }
 
@@ -72,7 +75,7 @@ export async function decideChunk(gate: FinalizationGate, items: readonly GateCh
     const states: (GateJobState | undefined)[] = reads.map((r, w) => (r.status === 'fulfilled' ? r.value : (fail(w, r.reason), undefined)));
 
     const decided: (DecidedAnswer | undefined)[] = new Array(idx.length);
-    await pool(idx.length, o.concurrency ?? 32, async (w) => {
+    await pool(idx.length, o.concurrency ?? gate.judgeInFlight, async (w) => {
       if (failed.has(w)) return;
       const i = idx[w]!;
       const it = items[i]!;

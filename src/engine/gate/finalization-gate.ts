@@ -107,6 +107,11 @@ export class FinalizationGate {
     return this.o.jobStore;
   }
 
+  /** Judge calls it lets run at once (limits.maxJudgeInFlight: llm.max_in_flight). */
+  get judgeInFlight(): number {
+    return this.limits.maxJudgeInFlight;
+  }
+
   /** Judge calls made so far (tests, metrics). */
   get judgeCalls(): number {
     return this.judge?.calls ?? 0;
