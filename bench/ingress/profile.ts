@@ -28,7 +28,8 @@ const AGENT = 'http-p0';
 const KEY = 'profile-key';
 
 function loadChild(args: string[]): Promise<{ rate: number; refused: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./load.ts', import.meta.url)), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // No warm-up traces inside the measured window (main() warms up with a run of its own).
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./load.ts', import.meta.url)), ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, BENCH_LOAD_WARM: '0' } });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   return new Promise((resolve, reject) => {
