@@ -8,7 +8,6 @@ import type { AgentInfo, Trace } from '../../engine/types.js';
 import { validateTrace } from '../kafka/serde.js';
 import { acgpEventToTrace, type AcgpEvent } from './acgp-mapping.js';
 import type { IdempotencyClaims } from '../redis/idempotency-claims.js';
-import type { EventProblem } from './event-check.js';
 
 export interface BatchIngestDeps {
   /** Produces a trace to acgp.traces, key = its agent id (StewardClient.publish). */
@@ -27,7 +26,7 @@ export interface BatchIngestDeps {
 
 /** The answer to send: status, body, and a Retry-After header for a 503. */
 export interface IngestAnswer {
-  status: 200 | 400 | 422 | 503;
+  status: 200 | 422 | 503;
   body: Record<string, unknown>;
   retryAfter?: string;
 }
@@ -41,41 +40,24 @@ export function sizedTraceJson(trace: Trace, maxTraceBytes: number): string {
   return json;
 }
 
-/**
- * `checkEvent`: the event schema's check (event-check.ts), for a route whose Fastify schema left the events
- * unchecked; a failing event is a 400 worded as Ajv's (`body/events/<i>...`), and takes precedence over a 422.
- */
-export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; now: () => Date; checkEvent?: (ev: unknown) => EventProblem | undefined }) {
+export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; now: () => Date }) {
   return async (events: readonly AcgpEvent[], agent: AgentInfo, batchKey: string | undefined): Promise<IngestAnswer> => {
     // The claim goes out first and its round trip overlaps the mapping below (docs/spec-decisions.md D39): nothing
     // is sent before it answers, so a retried batch is still produced once; a batch refused for a bad event
     // releases what it claimed.
-    // An event whose key is not a string, or that is not even an object, is refused below (400): it claims nothing.
-    const keys = events.map((ev, i) => {
-      const k = (ev as AcgpEvent | null)?.idempotency_key;
-      return typeof k === 'string' ? k : k === undefined && batchKey ? `${batchKey}:${i}` : '';
-    });
+    const keys = events.map((ev, i) => ev.idempotency_key ?? (batchKey ? `${batchKey}:${i}` : ''));
     const claiming = deps.idempotency ? deps.idempotency.claim(agent.id, keys) : Promise.resolve(keys.map(() => true));
     // Map, validate and serialise each event in one pass; the JSON made for the size check is the record value.
     const traces: { trace: Trace; json: string }[] = new Array(events.length);
     let refused: IngestAnswer | undefined;
-    const check = o.checkEvent;
     for (let i = 0; i < events.length; i++) {
-      const problem = check?.(events[i]);
-      if (problem) {
-        // As Fastify answered when it validated every event before the handler: no index, Ajv's wording.
-        refused = { status: 400, body: { error: 'STEWARD_HTTP_BAD_REQUEST', message: `body/events/${i}${problem.path} ${problem.message}` } };
-        break;
-      }
-      // After a 422 only the schema check runs on: a later event's schema error answers 400 first, as before.
-      if (refused) continue;
       try {
         const trace = validateTrace(acgpEventToTrace(events[i], agent.id, o.now));
         traces[i] = { trace, json: sizedTraceJson(trace, o.maxTraceBytes) };
       } catch (e) {
         const err = e as StewardError;
         refused = { status: 422, body: { error: err.code ?? 'STEWARD_TRACE_SCHEMA', message: err.message, index: i } };
-        if (!check) break;
+        break;
       }
     }
     let claimed: boolean[];
