@@ -31,6 +31,8 @@ export interface GateStageDeps {
   maxMessageBytes: number;
   /** Answers of a chunk decided at once (processChunk; default: the judge's llm.max_in_flight). */
   chunkConcurrency?: number;
+  /** Inputs per job-state round pair: a chunk is decided in slices of this many, one after another (default 64). */
+  chunkSlice?: number;
   /** Told when a job's user_feedback found no ended job (expired or unknown): nothing to update. */
   onOrphanFeedback?: (jobId: unknown, agentId: string) => void;
 }
@@ -65,33 +67,49 @@ export class GateProcessor implements StageProcessor {
   }
 
   /**
-   * A chunk in job-state rounds (the engine's finalizeChunk; docs/pipeline.md "Gate stage"): one read round and
-   * one write round for the chunk's jobs instead of two rounds per answer. Undefined for an input not finished
-   * here (malformed, a failure, or after a failed input of its job): the runner gives it to process() after the
-   * chunk, where it is retried or dead-lettered as ever.
+   * A chunk in job-state rounds (the engine's finalizeChunk; docs/pipeline.md "Gate stage"): per slice of the
+   * chunk, one read round and one write round for its jobs instead of two rounds per answer. Slices run one after
+   * another, in offset order: a slice's parsed traces and decisions are garbage before the next one starts (a whole
+   * 500-input chunk at once kept them alive across scavenges: GC time per answer nearly doubled). Undefined for an
+   * input not finished here (malformed, a failure, or after an unfinished input of its job): the runner gives it
+   * to process() after the chunk, where it is retried or dead-lettered as ever, in offset order per key.
    */
   async processChunk(chunk: InMessage[]): Promise<(StageOutput[] | undefined)[]> {
     const out: (StageOutput[] | undefined)[] = new Array(chunk.length);
     const finalizeChunk = this.d.engine.finalizeChunk?.bind(this.d.engine);
     if (!finalizeChunk) return out;
-    const reqs: { at: number; req: FinalizeRequestMessage }[] = [];
-    chunk.forEach((m, at) => {
-      try {
-        reqs.push({ at, req: parseFinalize(m, this.d.replies.topic) });
-      } catch {
-        // dead-lettered by process()
+    const slice = Math.max(1, this.d.chunkSlice ?? 64);
+    // Jobs with an unfinished input: their later inputs are left to process() too, so a job's order holds.
+    const blocked = new Set<string>();
+    const jobOf = (req: FinalizeRequestMessage) => `${req.trace.agent_id}\u0000${String(req.trace.job_id)}`;
+    for (let from = 0; from < chunk.length; from += slice) {
+      const reqs: { at: number; req: FinalizeRequestMessage }[] = [];
+      for (let at = from; at < Math.min(chunk.length, from + slice); at++) {
+        try {
+          const req = parseFinalize(chunk[at]!, this.d.replies.topic);
+          if (!blocked.has(jobOf(req))) reqs.push({ at, req });
+        } catch {
+          // dead-lettered by process()
+        }
       }
-    });
-    const results = await finalizeChunk(reqs.map(({ req }) => ({ trace: req.trace, nowMs: req.event_time_ms, eventId: req.event_id })), { concurrency: this.d.chunkConcurrency });
-    results.forEach((r, k) => {
-      const { at, req } = reqs[k]!;
-      try {
-        if ('outcome' in r) out[at] = this.answerOutputs(req, r.outcome);
-        else if ('feedback' in r) out[at] = this.feedbackOutputs(req, r.feedback);
-      } catch {
-        // an output over the size limit: process() answers it again (a redelivery, same outputs) and dead-letters it
-      }
-    });
+      // Each answer becomes its records as soon as it is settled (map), so the expanded answers do not pile up.
+      await finalizeChunk(
+        reqs.map(({ req }) => ({ trace: req.trace, nowMs: req.event_time_ms, eventId: req.event_id })),
+        {
+          concurrency: this.d.chunkConcurrency,
+          map: (r, k) => {
+            const { at, req } = reqs[k]!;
+            try {
+              if ('outcome' in r) out[at] = this.answerOutputs(req, r.outcome);
+              else if ('feedback' in r) out[at] = this.feedbackOutputs(req, r.feedback);
+            } catch {
+              // an output over the size limit: process() answers it again (a redelivery, same outputs) and dead-letters it
+            }
+            if (out[at] === undefined) blocked.add(jobOf(req));
+          },
+        },
+      );
+    }
     return out;
   }
 

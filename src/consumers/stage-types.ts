@@ -22,7 +22,7 @@ export interface FinalizeEngine {
   finalize(trace: Trace, nowMs: number, eventId: string): Promise<GateOutcome>;
   userFeedback(trace: Trace, nowMs: number): Promise<FinalizationOutcomeEvent | null>;
   /** A chunk in job-state rounds (StewardEngine.finalizeChunk); without it the stage decides input by input. */
-  finalizeChunk?(items: readonly { trace: Trace; nowMs: number; eventId: string }[], opts?: DecideChunkOptions): Promise<GateChunkResult[]>;
+  finalizeChunk?<T = GateChunkResult>(items: readonly { trace: Trace; nowMs: number; eventId: string }[], opts?: DecideChunkOptions<T>): Promise<T[]>;
 }
 
 export interface StageOutput {

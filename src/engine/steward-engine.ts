@@ -191,7 +191,7 @@ export class StewardEngine {
    * src/engine/gate/chunk.ts): per item its answer as finalize()/userFeedback() give it, or undone (the caller
    * processes it alone, after the chunk). The agents' trust debts are read together (one round too).
    */
-  async finalizeChunk(items: readonly { trace: Trace; nowMs: number; eventId: string }[], opts: DecideChunkOptions = {}): Promise<GateChunkResult[]> {
+  async finalizeChunk<T = GateChunkResult>(items: readonly { trace: Trace; nowMs: number; eventId: string }[], opts: DecideChunkOptions<T> = {}): Promise<T[]> {
     const gate = this.o.gate;
     if (!gate) throw new StewardError('STEWARD_INTERNAL', 'finalizeChunk: this engine has no finalization gate');
     const prepared = await Promise.all(

@@ -26,7 +26,13 @@ export type GateChunkItem =
  */
 export type GateChunkResult = { outcome: GateOutcome } | { feedback: FinalizationOutcomeEvent | null } | { undone: true; error?: unknown };
 
-export interface DecideChunkOptions {
+export interface DecideChunkOptions<T = GateChunkResult> {
+  /**
+   * Turns each result into what the caller keeps (the stage: its output records), as soon as the result is known:
+   * the expanded answers then do not all stay alive until the chunk ends (fewer objects surviving into the old
+   * generation). Default: the result itself.
+   */
+  map?: (r: GateChunkResult, index: number) => T;
   /**
    * Answers decided at once; default the judge's in-flight bound (llm.max_in_flight): more would only queue for
    * a judge slot (a wait that counts against the judge's deadline) while holding their prompts in memory.
@@ -36,9 +42,11 @@ export interface DecideChunkOptions {
 
 const jobText = (k: GateJobKey) => `${k.tenant}\u0000${k.agentId}\u0000${k.jobId}`;
 
-export async function decideChunk(gate: FinalizationGate, items: readonly GateChunkItem[], o: DecideChunkOptions = {}): Promise<GateChunkResult[]> {
+export async function decideChunk<T = GateChunkResult>(gate: FinalizationGate, items: readonly GateChunkItem[], o: DecideChunkOptions<T> = {}): Promise<T[]> {
   const store = gate.jobStore;
-  const results: GateChunkResult[] = new Array(items.length);
+  const results: T[] = new Array(items.length);
+  const map = o.map ?? ((r: GateChunkResult) => r as T);
+  const put = (i: number, r: GateChunkResult) => void (results[i] = map(r, i));
   const keys: GateJobKey[] = new Array(items.length);
   const prepared: (PreparedAnswer | undefined)[] = new Array(items.length);
   const jobs = new Map<string, number[]>();
@@ -49,7 +57,7 @@ export async function decideChunk(gate: FinalizationGate, items: readonly GateCh
       else keys[i] = (prepared[i] = prepareAnswer(it.trace, it.agent)).key;
     } catch (error) {
       // Malformed (dead-lettered one by one): it touches no state, so its job's other items go on.
-      results[i] = { undone: true, error };
+      put(i, { undone: true, error });
       return;
     }
     const k = jobText(keys[i]!);
@@ -58,8 +66,8 @@ export async function decideChunk(gate: FinalizationGate, items: readonly GateCh
     else jobs.set(k, [i]);
   });
   const undoFrom = (list: number[], pos: number, error: unknown) => {
-    results[list[pos]!] = { undone: true, error };
-    for (let p = pos + 1; p < list.length; p++) results[list[p]!] = { undone: true };
+    put(list[pos]!, { undone: true, error });
+    for (let p = pos + 1; p < list.length; p++) put(list[p]!, { undone: true });
   };
 
   let wave = [...jobs.values()].map((list) => ({ list, pos: 0 }));
@@ -80,10 +88,10 @@ export async function decideChunk(gate: FinalizationGate, items: readonly GateCh
       const i = idx[w]!;
       const it = items[i]!;
       try {
-        if (it.hook === 'user_feedback') results[i] = { feedback: feedbackAgainst(states[w], it.trace) };
+        if (it.hook === 'user_feedback') put(i, { feedback: feedbackAgainst(states[w], it.trace) });
         else if (it.hook === 'final_answer') {
           const d = await gate.decideAgainst(states[w], prepared[i]!, it.trace, it.agent, it.blueprint, it.nowMs, it.eventId, { trustDebt: it.trustDebt });
-          if ('again' in d) results[i] = { outcome: d.again };
+          if ('again' in d) put(i, { outcome: d.again });
           else decided[w] = d;
         }
       } catch (e) {
@@ -96,7 +104,7 @@ export async function decideChunk(gate: FinalizationGate, items: readonly GateCh
     writes.forEach((r, w) => {
       const d = decided[w];
       if (!d) return;
-      if (r.status === 'fulfilled') results[idx[w]!] = { outcome: gate.settle(r.value!, d) };
+      if (r.status === 'fulfilled') put(idx[w]!, { outcome: gate.settle(r.value!, d) });
       else fail(w, r.reason);
     });
     wave = wave.filter((j, w) => !failed.has(w) && ++j.pos < j.list.length);

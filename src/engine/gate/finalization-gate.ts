@@ -36,8 +36,9 @@ export interface DecidedAnswer {
   ids: OutcomeIds;
   /** What the job state records (its outcome packed). */
   attempt: DecidedAttempt;
-  /** The answer, expanded from the whole stored outcome as a redelivery's will be. */
-  outcome: GateOutcome;
+  /** The whole stored outcome: settle() expands the answer from it, as a redelivery's will be (not before: a
+   * chunk holds its decisions until they are recorded, and the expanded events are most of an answer's objects). */
+  stored: StoredOutcome;
 }
 
 export interface FinalizeOptions {
@@ -243,9 +244,8 @@ export class FinalizationGate {
       job_start_ms: state?.created_ms ?? nowMs,
     };
     const ids = { job_id: input.jobId, agent_id: agent.id, tenant: agent.tenant };
-    const outcome = expandOutcome(ids, { event_id: eventId, ts_ms: nowMs, action, verdict }, stored, false);
     const attempt: DecidedAttempt = { event_id: eventId, ts_ms: nowMs, abstraction_level: input.abstractionLevel, artifact_type: input.artifactType, clarification: input.clarification, action, verdict, o: packStored(stored) };
-    return { key, ids, attempt, outcome };
+    return { key, ids, attempt, stored };
   }
 
   /** The job state with a decided answer recorded (the job store's update function: pure, may run again). */
@@ -256,9 +256,11 @@ export class FinalizationGate {
   /** The answer once recorded: ours, or — when another instance decided this event first (a redelivery racing us) — its answer. */
   settle(saved: GateJobState, d: DecidedAnswer): GateOutcome {
     const won = attemptOf(saved, d.attempt.event_id);
-    if (!won || won.o === d.attempt.o) return d.outcome;
+    const a = d.attempt;
+    const outcome = expandOutcome(d.ids, a, d.stored, false);
+    if (!won || won.o === a.o) return outcome;
     const winner = outcomeOfAttempt(d.ids, won, false);
-    return winner && JSON.stringify(winner) !== JSON.stringify(d.outcome) ? { ...winner, redelivered: true } : d.outcome;
+    return winner && JSON.stringify(winner) !== JSON.stringify(outcome) ? { ...winner, redelivered: true } : outcome;
   }
 
   private async callJudge(input: FinalAnswerInput, trace: Trace, settings: ReturnType<typeof settingsFor>['settings'], calls: GateJobState['tool_calls'], signal?: AbortSignal) {

@@ -26,7 +26,7 @@ guardrails:
 const config = defaultEngineConfig();
 const set = compileBlueprintSet([{ file: 'g.yaml', text: BP }], { config }).set!;
 
-function setup() {
+function setup(extra: { chunkSlice?: number } = {}) {
   const engine = new StewardEngine({
     blueprints: () => set,
     registry: createAgentRegistry([{ id: 'a', tenant: 'acme', tier: 'ACL-2', tools: ['read_file'], domains: [], registered: true }]),
@@ -36,7 +36,7 @@ function setup() {
     gate: new FinalizationGate({ jobStore: new MemoryGateJobStore() }),
   });
   const metrics = new StewardMetrics();
-  const proc = new GateProcessor({ engine, topics, metrics, replies: { topic: topics.replies, partitions: 4 }, maxMessageBytes: 1_000_000, nowMs: () => 99 });
+  const proc = new GateProcessor({ engine, topics, metrics, replies: { topic: topics.replies, partitions: 4 }, maxMessageBytes: 1_000_000, nowMs: () => 99, ...extra });
   return { proc, metrics };
 }
 
@@ -90,5 +90,23 @@ describe('gate stage processor', () => {
     await expect(proc.process(bad('{"trace":{}}'))).rejects.toMatchObject({ code: 'STEWARD_TRACE_SCHEMA' });
     await expect(proc.process(msg({ ...answer('fa-3'), hook: 'tool_call' }, 'fa-3#x'))).rejects.toMatchObject({ code: 'STEWARD_TRACE_SCHEMA' });
     await expect(proc.process(msg(answer('fa-4', { draft_answer: '' }), 'fa-4#x'))).rejects.toMatchObject({ code: 'STEWARD_GATE_INPUT', retryable: false });
+  });
+
+  it('processChunk answers like process(), in slices; an unfinished input leaves its job’s later inputs of later slices to process()', async () => {
+    const chunk = (slice: number) => {
+      const { proc } = setup({ chunkSlice: slice });
+      const ms = [msg(answer('fa-1', { draft_answer: '' }), 'fa-1#x'), msg(answer('fa-2', { job_id: 'j2' }), 'fa-2#x'), msg(answer('fa-3'), 'fa-3#x'), { ...msg(answer('fa-4'), 'fa-4#x'), value: Buffer.from('{') }];
+      return { proc, ms, outs: proc.processChunk(ms) };
+    };
+    // One slice: the malformed answer (no draft) is left to process() (which dead-letters it); it changes no state,
+    // so its job's next answer is decided here.
+    const one = chunk(10);
+    const outs = await one.outs;
+    expect(Array.from(outs, (o) => o !== undefined)).toEqual([false, true, true, false]);
+    const fresh = setup();
+    expect(json(outs[2]![0]!)).toEqual(json((await fresh.proc.process(msg(answer('fa-3'), 'fa-3#x')))[0]!));
+    // Slices of two: fa-3 (job j1) comes after j1's unfinished fa-1 in an earlier slice: left to process() too.
+    const two = await chunk(2).outs;
+    expect(Array.from(two, (o) => o !== undefined)).toEqual([false, true, false, false]);
   });
 });
