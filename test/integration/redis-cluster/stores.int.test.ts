@@ -14,6 +14,10 @@ import { isCluster } from '../../../src/adapters/redis/client.js';
 import { MemoryTrustDebtStore, DEFAULT_TRUST_DEBT_CONFIG, HOUR_MS } from '../../../src/engine/trust-debt/index.js';
 import { MemoryStateStore } from '../../../src/engine/state/memory-state-store.js';
 import type { GateJobState } from '../../../src/engine/gate/types.js';
+import { decideChunk, FinalizationGate, type GateChunkItem, type GateChunkResult } from '../../../src/engine/gate/index.js';
+import { compileBlueprintSet } from '../../../src/engine/blueprint/index.js';
+import { defaultEngineConfig } from '../../../src/engine/config.js';
+import type { LlmClient } from '../../../src/engine/types.js';
 import type { StoredRun } from '../../../src/engine/acm/state-store.js';
 import { STREAM_CFG, eventStream } from '../trust-debt/events.js';
 import { clusterClient, mastersHolding, withCluster } from './cluster.js';
@@ -118,6 +122,41 @@ describe('Steward state on a 3-master Redis Cluster', () => {
         expect(stored!.answers).toHaveLength(30);
         expect(await runs[1]!.updateContexts('acme', now, () => ({ packets: {} }) as never)).toEqual({ packets: {} });
         expect(await runs[0]!.getContexts('acme', now)).toEqual({ packets: {} });
+      } finally {
+        c2.disconnect();
+      }
+    });
+  });
+
+  it('gate chunks: a slice of answers over six agents is one script call per slot and round; two instances on the same chunk agree', async () => {
+    await withCluster(async (c1, prefix) => {
+      const c2 = await clusterClient();
+      try {
+        const config = defaultEngineConfig();
+        const bp = compileBlueprintSet([{ file: 'g.yaml', text: 'id: t/g@1.0\nversion: "1.0.0"\ndescription: g\nfinalization_gate: { enabled: true }\n' }], { config }).set!.blueprints.find((b) => b.id === 't/g@1.0')!;
+        const verdict = (v: string): LlmClient => ({ complete: async () => ({ text: `{"quality_score":${v === 'PASS' ? 0.95 : 0.3},"verdict":"${v}","reason_codes":${v === 'PASS' ? '[]' : '["OVERLY_GENERIC"]'},"fix_mode":"REWRITE_ONLY","missing_requirements":[]}`, model: 'j', latencyMs: 0 }) });
+        const stores = [new RedisGateJobStore(c1, { prefix }), new RedisGateJobStore(c2, { prefix })];
+        const gates = [new FinalizationGate({ llm: verdict('PASS'), jobStore: stores[0]! }), new FinalizationGate({ llm: verdict('FAIL'), jobStore: stores[1]! })];
+        const now = Date.UTC(2026, 0, 1);
+        const agents = Array.from({ length: 6 }, (_, i) => `bot-${i}`);
+        const items: GateChunkItem[] = Array.from({ length: 30 }, (_, i) => ({
+          hook: 'final_answer',
+          trace: { trace_id: `fa-${i}`, agent_id: agents[i % 6]!, timestamp: new Date(now).toISOString(), hook: 'final_answer', job_id: `job-${i}`, draft_answer: 'done' },
+          agent: { id: agents[i % 6]!, tenant: 'acme', tier: 'ACL-2', tools: [], domains: [], registered: true },
+          blueprint: bp,
+          nowMs: now,
+          eventId: `e-${i}`,
+        }));
+        const slots = new Set(agents.map((a) => keySlot(stores[0]!.key({ tenant: 'acme', agentId: a, jobId: 'x' })))).size;
+        const [a, b] = await Promise.all(gates.map((g) => decideChunk(g, items)));
+        const answer = (r: GateChunkResult) => ('outcome' in r ? [r.outcome.verdict, r.outcome.action, r.outcome.attempt_index] : r);
+        expect(a.map(answer)).toEqual(b.map(answer));
+        // one read call per slot; the writes of the instance that lost some races re-read those jobs alone
+        expect(stores[0]!.rounds.calls).toBeGreaterThanOrEqual(2 * slots);
+        for (let i = 0; i < 30; i++) expect((await stores[0]!.get({ tenant: 'acme', agentId: agents[i % 6]!, jobId: `job-${i}` }, now))!.attempt_count).toBe(1);
+        const quiet = new RedisGateJobStore(c1, { prefix: `${prefix}q:` });
+        await decideChunk(new FinalizationGate({ llm: verdict('PASS'), jobStore: quiet }), items);
+        expect(quiet.rounds).toEqual({ calls: 2 * slots, ops: 60 });
       } finally {
         c2.disconnect();
       }
