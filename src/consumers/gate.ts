@@ -74,7 +74,7 @@ export class GateProcessor implements StageProcessor {
    * input not finished here (malformed, a failure, or after an unfinished input of its job): the runner gives it
    * to process() after the chunk, where it is retried or dead-lettered as ever, in offset order per key.
    */
-  async processChunk(chunk: InMessage[]): Promise<(StageOutput[] | undefined)[]> {
+  async processChunk(chunk: InMessage[], shouldStop?: () => boolean): Promise<(StageOutput[] | undefined)[]> {
     const out: (StageOutput[] | undefined)[] = new Array(chunk.length);
     const finalizeChunk = this.d.engine.finalizeChunk?.bind(this.d.engine);
     if (!finalizeChunk) return out;
@@ -83,6 +83,8 @@ export class GateProcessor implements StageProcessor {
     const blocked = new Set<string>();
     const jobOf = (req: FinalizeRequestMessage) => `${req.trace.agent_id}\u0000${String(req.trace.job_id)}`;
     for (let from = 0; from < chunk.length; from += slice) {
+      // A rebalance or shutdown between slices: the rest is left undefined, the runner marks it stopped.
+      if (shouldStop?.()) break;
       const reqs: { at: number; req: FinalizeRequestMessage }[] = [];
       for (let at = from; at < Math.min(chunk.length, from + slice); at++) {
         try {

@@ -232,7 +232,7 @@ export class StageRunner {
    */
   private async processChunk(chunk: InMessage[], ctl: BatchControl, state: { rebalancing: boolean }): Promise<(StageOutput[] | 'stopped')[]> {
     const results: (StageOutput[] | 'stopped')[] = new Array(chunk.length);
-    if (this.proc.processChunk && !state.rebalancing && ctl.isRunning()) await this.wholeChunk(this.proc.processChunk.bind(this.proc), chunk, results);
+    if (this.proc.processChunk && !state.rebalancing && ctl.isRunning()) await this.wholeChunk(this.proc.processChunk.bind(this.proc), chunk, results, () => state.rebalancing || !ctl.isRunning());
     const byKey = new Map<string, number[]>();
     chunk.forEach((m, idx) => {
       if (results[idx] !== undefined) return; // done by processChunk
@@ -261,11 +261,11 @@ export class StageRunner {
    * A processor's processChunk: the inputs it finished count as processed (each observed with the chunk's time:
    * that is how long it waited for its answer); the rest stay undefined for the lanes (process(), retries, DLQ).
    */
-  private async wholeChunk(fn: NonNullable<StageProcessor['processChunk']>, chunk: InMessage[], results: (StageOutput[] | 'stopped')[]): Promise<void> {
+  private async wholeChunk(fn: NonNullable<StageProcessor['processChunk']>, chunk: InMessage[], results: (StageOutput[] | 'stopped')[], shouldStop: () => boolean): Promise<void> {
     const t0 = performance.now();
     let done: (StageOutput[] | undefined)[];
     try {
-      done = await fn(chunk);
+      done = await fn(chunk, shouldStop);
     } catch (e) {
       this.opts.logger.warn({ err: e, ...this.stageField() }, 'processChunk failed: processing the chunk input by input');
       return;

@@ -40,9 +40,11 @@ export interface StageProcessor {
   /**
    * Optional: a whole chunk at once (the gate stage: its Redis state in one round per chunk). Per input its
    * outputs, or undefined: the runner then processes that input with process(), after the chunk, in offset order
-   * per key. Should not throw (a throw leaves the whole chunk to process()).
+   * per key. Should not throw (a throw leaves the whole chunk to process()). `shouldStop` turns true on a
+   * rebalance or a shutdown: check it between units of work and leave the rest undefined (the runner then marks
+   * them stopped, to be redone by the next owner), so a long chunk does not outlive the group's rebalance timeout.
    */
-  processChunk?(chunk: InMessage[]): Promise<(StageOutput[] | undefined)[]>;
+  processChunk?(chunk: InMessage[], shouldStop?: () => boolean): Promise<(StageOutput[] | undefined)[]>;
   /**
    * Extra outputs sent with an input's DLQ record (the tripwire stage answers a waiting client with a
    * fail-closed decision). Must not throw; outputs over `maxMessageBytes` are dropped.

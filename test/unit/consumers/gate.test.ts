@@ -109,4 +109,13 @@ describe('gate stage processor', () => {
     const two = await chunk(2).outs;
     expect(Array.from(two, (o) => o !== undefined)).toEqual([false, true, false, false]);
   });
+
+  it('processChunk stops between slices when told to (a rebalance or shutdown): the rest is left undefined', async () => {
+    const { proc } = setup({ chunkSlice: 1 });
+    const ms = ['fa-1', 'fa-2', 'fa-3'].map((id, i) => msg(answer(id, { job_id: `j${i}` }), `${id}#x`));
+    let asked = 0;
+    const outs = await proc.processChunk(ms, () => ++asked > 1); // false before the first slice, true before the second
+    expect(Array.from(outs, (o) => o !== undefined)).toEqual([true, false, false]);
+    expect(asked).toBe(2);
+  });
 });

@@ -350,6 +350,48 @@ describe('StageRunner and rebalances', () => {
     expect(resolved).toEqual(['1']); // 2 and 3 are read again by whoever owns the partition next
   });
 
+  it('a whole-chunk processor is told to stop on a rebalance: what it finished is sent, what it left is not processed', async () => {
+    let rebalancing = false;
+    const processed: string[] = [];
+    const proc: StageProcessor = {
+      stage: 'test',
+      inputTopics: ['in'],
+      async processChunk(chunk, shouldStop) {
+        // The first slice (0, 1) is finished; the rest waits for the stop a slow judge would have run into.
+        const out: (StageOutput[] | undefined)[] = chunk.map((m) => (['0', '1'].includes(m.offset) ? [{ topic: 'out', message: { key: m.key, value: `c${m.offset}` } }] : undefined));
+        const t0 = Date.now();
+        while (!shouldStop?.() && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 5));
+        return out;
+      },
+      async process(m) {
+        processed.push(m.offset);
+        return [{ topic: 'out', message: { key: m.key, value: `p${m.offset}` } }];
+      },
+    };
+    const sends: string[] = [];
+    const producer: StewardProducer = { async send(rs) { sends.push(...rs.flatMap((r) => r.messages.map((x) => String(x.value)))); }, async disconnect() {} };
+    const { handle } = await startedRunner(proc, { producer, chunkSize: 10 });
+    const resolved: string[] = [];
+    const ctl: BatchControl = {
+      resolveOffset: (o) => void resolved.push(o),
+      heartbeat: async () => {
+        if (rebalancing) throw Object.assign(new Error('The group is rebalancing, so a rejoin is needed'), { type: 'REBALANCE_IN_PROGRESS' });
+      },
+      isRunning: () => true,
+      isStale: () => false,
+      commit: async () => undefined,
+    };
+    const t0 = Date.now();
+    const done = handle({ topic: 'in', partition: 0, highWatermark: '4', messages: [0, 1, 2, 3].map((o) => msg(o, 'a')) }, ctl);
+    await new Promise((r) => setTimeout(r, 50));
+    rebalancing = true;
+    await done;
+    expect(Date.now() - t0).toBeLessThan(9_000); // stopped by the heartbeat's report, not by the processor's own limit
+    expect(sends).toEqual(['c0', 'c1']);
+    expect(processed).toEqual([]);
+    expect(resolved).toEqual(['1']);
+  }, 15_000);
+
   it("isRebalance: only the group's rebalance and generation errors count", async () => {
     const { isRebalance } = await import('../../../src/adapters/kafka/kafka-error.js');
     expect(['REBALANCE_IN_PROGRESS', 'ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID', 'NOT_COORDINATOR_FOR_GROUP'].every((type) => isRebalance({ type }))).toBe(true);
