@@ -15,37 +15,49 @@
 import type { RedisClient } from './client.js';
 
 /**
- * KEYS: the current bucket's set, the previous one's, the one before (unlinked when the current set is new).
- * ARGV: the current set's expiry (unix seconds), then the keys. One character per key back: 1 where this call
- * claimed it, 0 where either bucket held it or an earlier key of the same call was the same.
+ * The bucket is Redis' own clock (TIME), not the caller's: every set of an agent lives on one master, so ingress
+ * replicas whose clocks differ still claim into the same bucket (with each replica's clock, a replica behind by δ
+ * would check the two buckets before the current one for δ after a turn and claim again what another replica
+ * claimed). The caller names the sets around its own estimate b of the bucket, so the script touches declared keys
+ * only (a Redis Cluster requirement): KEYS = the sets of buckets b-3 … b+1; Redis' bucket is clamped to b-1 … b+1
+ * (clocks a whole window apart are not expected). ARGV: b, the window (s), a fixed bucket ('' = Redis' clock; tests
+ * pass their own), then the keys. One character per key back: 1 where this call claimed it, 0 where the current or
+ * previous bucket held it or an earlier key of the same call was the same.
  */
-export const CLAIM_SCRIPT = `local cur, prev = KEYS[1], KEYS[2]
+export const CLAIM_SCRIPT = `local b, w = tonumber(ARGV[1]), tonumber(ARGV[2])
+local sb
+if ARGV[3] ~= '' then sb = tonumber(ARGV[3]) else sb = math.floor(tonumber(redis.call('TIME')[1]) / w) end
+if sb > b + 1 then sb = b + 1 elseif sb < b - 1 then sb = b - 1 end
+local i = sb - b + 4
+local cur, prev, old = KEYS[i], KEYS[i - 1], KEYS[i - 2]
 local out, fresh, seen = {}, {}, {}
-for s = 2, #ARGV, 1000 do
+for s = 4, #ARGV, 1000 do
   local e = math.min(s + 999, #ARGV)
   local inPrev = redis.call('SMISMEMBER', prev, unpack(ARGV, s, e))
   local inCur = redis.call('SMISMEMBER', cur, unpack(ARGV, s, e))
-  for i = s, e do
-    local k = ARGV[i]
-    if inPrev[i - s + 1] == 1 or inCur[i - s + 1] == 1 or seen[k] then out[i - 1] = '0'
-    else seen[k] = true; fresh[#fresh + 1] = k; out[i - 1] = '1' end
+  for j = s, e do
+    local k = ARGV[j]
+    if inPrev[j - s + 1] == 1 or inCur[j - s + 1] == 1 or seen[k] then out[j - 3] = '0'
+    else seen[k] = true; fresh[#fresh + 1] = k; out[j - 3] = '1' end
   end
 end
 if #fresh > 0 then
-  if redis.call('EXISTS', cur) == 0 then redis.call('UNLINK', KEYS[3]) end
+  if redis.call('EXISTS', cur) == 0 then redis.call('UNLINK', old) end
   for s = 1, #fresh, 1000 do redis.call('SADD', cur, unpack(fresh, s, math.min(s + 999, #fresh))) end
-  redis.call('EXPIREAT', cur, ARGV[1])
+  redis.call('EXPIREAT', cur, string.format('%d', (sb + 3) * w))
 end
 return table.concat(out)`;
 
-/** KEYS: the current and the previous bucket's set; ARGV: the keys whose claims are handed back. */
+/**
+ * KEYS: the sets of buckets b-2 … b+1 around the caller's bucket b; ARGV: the keys whose claims are handed back.
+ * The claim went to Redis' bucket at claim time, within one bucket of the caller's (see CLAIM_SCRIPT), also when
+ * the bucket turned since: removed from all four, so a released key is claimed in none.
+ */
 export const RELEASE_SCRIPT = `for s = 1, #ARGV, 1000 do
   local e = math.min(s + 999, #ARGV)
-  redis.call('SREM', KEYS[1], unpack(ARGV, s, e))
-  redis.call('SREM', KEYS[2], unpack(ARGV, s, e))
+  for i = 1, #KEYS do redis.call('SREM', KEYS[i], unpack(ARGV, s, e)) end
 end
 return 0`;
-
 
 export interface IdempotencyClaims {
   /** Claims the agent's event keys (true: claimed by this call; false: a duplicate). Empty keys are not claimed. */
@@ -60,7 +72,10 @@ type Scripted = { stewardIdemClaim(...args: (string | number)[]): Promise<unknow
  * Claims on `redis` (a single Redis or a Cluster; give it a connection without auto-pipelining, so that a claim is
  * written when it is made and overlaps the batch's mapping, D39). `windowSeconds`: the bucket length.
  */
-export function redisIdempotencyClaims(redis: RedisClient, o: { prefix: string; windowSeconds: number; now?: () => number }): IdempotencyClaims {
+export function redisIdempotencyClaims(
+  redis: RedisClient,
+  o: { prefix: string; windowSeconds: number; now?: () => number; /** 'caller': the bucket from `now` (tests of bucket turns); default Redis' clock. */ bucketClock?: 'redis' | 'caller' },
+): IdempotencyClaims {
   redis.defineCommand('stewardIdemClaim', { lua: CLAIM_SCRIPT });
   redis.defineCommand('stewardIdemRelease', { lua: RELEASE_SCRIPT });
   const r = redis as unknown as Scripted;
@@ -78,6 +93,7 @@ export function redisIdempotencyClaims(redis: RedisClient, o: { prefix: string; 
     return b;
   };
   const bucketOf = () => Math.floor(now() / 1000 / w);
+  const fixed = o.bucketClock === 'caller';
   return {
     async claim(agentId, keys) {
       const out = new Array<boolean>(keys.length).fill(true);
@@ -87,17 +103,17 @@ export function redisIdempotencyClaims(redis: RedisClient, o: { prefix: string; 
       const b = bucketOf();
       const k = base(agentId);
       const args = named.length === keys.length ? keys : named.map((i) => keys[i]);
-      const got = String(await r.stewardIdemClaim(3, k + b, k + (b - 1), k + (b - 2), (b + 3) * w, ...args));
+      const got = String(await r.stewardIdemClaim(5, k + (b - 3), k + (b - 2), k + (b - 1), k + b, k + (b + 1), b, w, fixed ? b : '', ...args));
       for (let j = 0; j < named.length; j++) out[named[j]] = got.charCodeAt(j) === 49;
       return out;
     },
     async release(agentId, keys) {
       const named = keys.filter((x) => x !== '');
       if (named.length === 0) return;
-      // The bucket may have turned since the claim: the key is in the current or the previous set.
+      // The bucket may have turned since the claim, and the claim used Redis' clock: every set it can be in.
       const b = bucketOf();
       const k = base(agentId);
-      await r.stewardIdemRelease(2, k + b, k + (b - 1), ...named);
+      await r.stewardIdemRelease(4, k + (b - 2), k + (b - 1), k + b, k + (b + 1), ...named);
     },
   };
 }

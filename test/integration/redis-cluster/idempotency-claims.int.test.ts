@@ -16,7 +16,7 @@ async function exercise(redis: RedisClient, prefix: string): Promise<void> {
   // Real time (the sets' expiry is absolute, judged by Redis' clock), early in bucket b0.
   const b0 = Math.floor(Date.now() / 1000 / W) + 1;
   let nowMs = b0 * W * 1000 + 10_000;
-  const claims = redisIdempotencyClaims(redis, { prefix, windowSeconds: W, now: () => nowMs });
+  const claims = redisIdempotencyClaims(redis, { prefix, windowSeconds: W, now: () => nowMs, bucketClock: 'caller' });
   const keys = ['b1_t1', 'b1_t2', 'b1_t3'];
   expect(await claims.claim('agent-a', keys)).toEqual([true, true, true]);
   // The retried batch: all duplicates; re-batched with a new event and a repeated one inside the same call.
@@ -45,6 +45,21 @@ async function exercise(redis: RedisClient, prefix: string): Promise<void> {
   expect(await claims.claim('agent-a', ['b1_t1'])).toEqual([true]);
 }
 
+/** Two ingress replicas whose clocks are a bucket apart claim into Redis' bucket: a key one claimed is a duplicate for the other, and either can release it. */
+async function skewedReplicas(redis: RedisClient, prefix: string): Promise<void> {
+  const ahead = redisIdempotencyClaims(redis, { prefix, windowSeconds: W });
+  const behind = redisIdempotencyClaims(redis, { prefix, windowSeconds: W, now: () => Date.now() - W * 1000 });
+  expect(await ahead.claim('agent-s', ['s1'])).toEqual([true]);
+  // With its own clock the lagging replica looked in the two buckets before Redis' current one and claimed s1 again.
+  expect(await behind.claim('agent-s', ['s1', 's2'])).toEqual([false, true]);
+  expect(await ahead.claim('agent-s', ['s2'])).toEqual([false]);
+  await behind.release('agent-s', ['s1']);
+  await ahead.release('agent-s', ['s2']);
+  expect(await ahead.claim('agent-s', ['s1', 's2'])).toEqual([true, true]);
+  const [secs] = (await redis.call('TIME')) as [string, string];
+  expect(await redis.exists(`${prefix}http:idem:{agent-s}:${Math.floor(Number(secs) / W)}`)).toBe(1);
+}
+
 describe('HTTP ingress idempotency claims', () => {
   const single = uniqueRedisPrefix('idem');
   const cluster = uniqueRedisPrefix('idem-cl');
@@ -61,6 +76,7 @@ describe('HTTP ingress idempotency claims', () => {
     const r = createRedis(services().redisUrl, { enableAutoPipelining: false });
     try {
       await exercise(r, single);
+      await skewedReplicas(r, single);
     } finally {
       r.disconnect();
     }
@@ -70,6 +86,7 @@ describe('HTTP ingress idempotency claims', () => {
     const c = await clusterClient();
     try {
       await exercise(c, cluster);
+      await skewedReplicas(c, cluster);
     } finally {
       c.disconnect();
     }
