@@ -147,6 +147,7 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
         }),
         approvalStatus: (id: string) => approvalStatusOf(apStore, id),
         idempotency: claims,
+        warn: (fields, msg) => logger.warn(fields, msg),
       },
     );
     closers.unshift(() => ingress.close());

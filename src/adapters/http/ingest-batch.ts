@@ -1,13 +1,24 @@
 /**
  * The batch ingest behind POST /v1/ingest/traces/batch and /v1/ingest/trace (docs/http.md "Ingest"): the batch's
  * idempotency keys claimed in one call while every event is mapped and validated (nothing is sent from a batch with
- * a bad event, and its claims are released), the unclaimed traces sent in one send, a failed send's claims released.
+ * a bad event, and its claims are released), the claimed traces sent in one send, then — after the answer — their
+ * keys finalised as done, or released after a failed send (docs/spec-decisions.md D39).
  */
 import { StewardError } from '../../errors.js';
 import type { AgentInfo, Trace } from '../../engine/types.js';
 import { validateTrace } from '../kafka/serde.js';
 import { acgpEventToTrace, type AcgpEvent } from './acgp-mapping.js';
-import type { IdempotencyClaims } from '../redis/idempotency-claims.js';
+import type { BatchClaim, IdempotencyClaims } from '../redis/idempotency-claims.js';
+
+/**
+ * How long a batch waits for its send before it is answered 503 (the send goes on and settles its claims when it
+ * ends): below the acgp client's 30 s read timeout, so the client is told rather than left to time out. The pending
+ * claims' stale bound (idempotency-claims PENDING_STALE_MS) is twice this.
+ */
+export const INGEST_SEND_TIMEOUT_MS = 20_000;
+
+/** Attempts of a finalise or release that fails (Redis unreachable, failover), and the pause before each retry. */
+const SETTLE_DELAYS_MS = [0, 100, 500, 2_000];
 
 export interface BatchIngestDeps {
   /** Produces a trace to acgp.traces, key = its agent id (StewardClient.publish). */
@@ -18,10 +29,12 @@ export interface BatchIngestDeps {
    */
   publishBatch?(items: readonly { trace: Trace; json: string }[]): Promise<void>;
   /**
-   * Claims a batch's event keys for its agent in one round trip (true: claimed by this call, false: a duplicate;
-   * '' names no key and always passes); release() hands back claims whose events were not produced.
+   * Claims a batch's event keys for its agent in one round trip ('' names no key and always passes); finalise()
+   * marks produced keys done, release() hands back claims whose events were not produced.
    */
   idempotency?: IdempotencyClaims;
+  /** Told when a finalise or release still fails after its retries (a pino logger's warn). */
+  warn?(fields: Record<string, unknown>, msg: string): void;
 }
 
 /** The answer to send: status, body, and a Retry-After header for a 503. */
@@ -40,13 +53,43 @@ export function sizedTraceJson(trace: Trace, maxTraceBytes: number): string {
   return json;
 }
 
-export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; now: () => Date }) {
-  return async (events: readonly AcgpEvent[], agent: AgentInfo, batchKey: string | undefined): Promise<IngestAnswer> => {
+/** A batch ingest function, and `idle()`: resolves once every send and claim settlement begun so far has ended. */
+export interface BatchIngest {
+  (events: readonly AcgpEvent[], agent: AgentInfo, batchKey: string | undefined): Promise<IngestAnswer>;
+  idle(): Promise<void>;
+}
+
+export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; now: () => Date; sendTimeoutMs?: number }): BatchIngest {
+  const sendTimeoutMs = o.sendTimeoutMs ?? INGEST_SEND_TIMEOUT_MS;
+  const settling = new Set<Promise<void>>();
+  const track = (p: Promise<void>) => {
+    settling.add(p);
+    void p.finally(() => settling.delete(p));
+  };
+  /** Runs a finalise or release with bounded retries; a last failure is logged (the keys stay pending until the stale bound). */
+  const settle = (what: 'finalise' | 'release', agentId: string, keys: string[], run: () => Promise<void>): Promise<void> =>
+    (async () => {
+      let last: unknown;
+      for (const d of SETTLE_DELAYS_MS) {
+        if (d > 0) await new Promise((r) => setTimeout(r, d));
+        try {
+          return await run();
+        } catch (e) {
+          last = e;
+        }
+      }
+      deps.warn?.(
+        { agent_id: agentId, keys: keys.length, attempts: SETTLE_DELAYS_MS.length, err: (last as Error)?.message },
+        `idempotency ${what} failed: the keys stay pending until the stale bound, then count as unclaimed (docs/http.md "Idempotency")`,
+      );
+    })();
+  const ingest = async (events: readonly AcgpEvent[], agent: AgentInfo, batchKey: string | undefined): Promise<IngestAnswer> => {
     // The claim goes out first and its round trip overlaps the mapping below (docs/spec-decisions.md D39): nothing
     // is sent before it answers, so a retried batch is still produced once; a batch refused for a bad event
     // releases what it claimed.
     const keys = events.map((ev, i) => ev.idempotency_key ?? (batchKey ? `${batchKey}:${i}` : ''));
-    const claiming = deps.idempotency ? deps.idempotency.claim(agent.id, keys) : Promise.resolve(keys.map(() => true));
+    const idem = deps.idempotency;
+    const claiming: Promise<BatchClaim> = idem ? idem.claim(agent.id, keys) : Promise.resolve({ states: keys.map(() => 'claimed' as const), at: '0' });
     // Map, validate and serialise each event in one pass; the JSON made for the size check is the record value.
     const traces: { trace: Trace; json: string }[] = new Array(events.length);
     let refused: IngestAnswer | undefined;
@@ -60,34 +103,76 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
         break;
       }
     }
-    let claimed: boolean[];
+    let claim: BatchClaim;
     try {
-      claimed = await claiming;
+      claim = await claiming;
     } catch (e) {
       if (refused) return refused;
       throw e;
     }
-    // Hands back the claims of events not produced, so a retry is not a duplicate.
-    const release = (idx: readonly number[]) => (deps.idempotency && idx.length > 0 ? deps.idempotency.release(agent.id, idx.map((i) => keys[i])).catch(() => undefined) : undefined);
+    const fresh: number[] = [];
+    let pending = 0;
+    for (let i = 0; i < claim.states.length; i++) {
+      if (claim.states[i] === 'claimed') fresh.push(i);
+      else if (claim.states[i] === 'pending') pending++;
+    }
+    const keysOf = (idx: readonly number[]) => idx.map((i) => keys[i]);
+    // Hands back this claim's pending entries of events not produced, so a retry sends them.
+    const release = (idx: readonly number[]) => {
+      if (!idem || idx.length === 0) return Promise.resolve();
+      const ks = keysOf(idx);
+      const p = settle('release', agent.id, ks, () => idem.release(agent.id, ks, claim.at));
+      track(p);
+      return p;
+    };
     if (refused) {
-      await release(keys.flatMap((_, i) => (claimed[i] ? [i] : [])));
+      await release(fresh);
       return refused;
     }
-    const fresh: number[] = [];
-    for (let i = 0; i < claimed.length; i++) if (claimed[i]) fresh.push(i);
-    let failed: number[];
-    if (deps.publishBatch) {
-      // One send for the batch (concurrent requests' sends merge further in the coalescing producer).
-      const ok = fresh.length === 0 || (await deps.publishBatch(fresh.length === traces.length ? traces : fresh.map((i) => traces[i])).then(() => true, () => false));
-      failed = ok ? [] : fresh;
-    } else {
-      const results = await Promise.allSettled(fresh.map((i) => deps.publish(traces[i].trace)));
-      failed = fresh.filter((_, j) => results[j].status === 'rejected');
+    let failed: number[] = [];
+    if (fresh.length > 0) {
+      // The send's outcome settles the claims whenever it comes; the answer waits for it at most sendTimeoutMs.
+      const sending: Promise<number[]> = deps.publishBatch
+        ? // One send for the batch (concurrent requests' sends merge further in the coalescing producer).
+          deps.publishBatch(fresh.length === traces.length ? traces : fresh.map((i) => traces[i])).then(() => [], () => fresh)
+        : Promise.allSettled(fresh.map((i) => deps.publish(traces[i].trace))).then((rs) => fresh.filter((_, j) => rs[j].status === 'rejected'));
+      const settled = sending.then((bad) => {
+        const ok = bad.length === 0 ? fresh : fresh.filter((i) => !bad.includes(i));
+        // After the answer is written (setImmediate runs after the reply's microtasks): no round trip on its path.
+        // A retry arriving before this lands sees the keys pending and is answered 503 (it retries a moment later).
+        if (idem && ok.length > 0) {
+          const ks = keysOf(ok);
+          track(new Promise<void>((resolve) => setImmediate(() => void settle('finalise', agent.id, ks, () => idem.finalise(agent.id, ks)).then(resolve))));
+        }
+        return release(bad).then(() => bad);
+      });
+      track(settled.then(() => undefined));
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), sendTimeoutMs)));
+      const got = await Promise.race([settled, timedOut]);
+      clearTimeout(timer);
+      if (got === 'timeout') {
+        return { status: 503, retryAfter: '2', body: { error: 'STEWARD_KAFKA', message: `the traces topic did not acknowledge ${fresh.length} events within ${sendTimeoutMs} ms; retry the batch (events it produces meanwhile count as duplicates)` } };
+      }
+      failed = got;
     }
     if (failed.length > 0) {
-      await release(failed);
       return { status: 503, retryAfter: '2', body: { error: 'STEWARD_KAFKA', message: `${failed.length} of ${traces.length} events could not be produced to the traces topic; retry the batch` } };
+    }
+    if (pending > 0) {
+      // Another request (a retry of this batch, here or on another replica) is producing these: a duplicate only
+      // once it is done, so the client retries and is told then (done: duplicates; released: produced by it).
+      return {
+        status: 503,
+        retryAfter: '1',
+        body: { error: 'STEWARD_HTTP_PENDING', message: `${pending} of ${traces.length} events are being produced by an earlier request with the same idempotency keys; retry the batch (the other ${traces.length - pending} are produced or duplicates)` },
+      };
     }
     return { status: 200, body: { accepted: fresh.length, duplicates: traces.length - fresh.length, ...(batchKey && { batch_id: batchKey }) } };
   };
+  return Object.assign(ingest, {
+    async idle() {
+      while (settling.size > 0) await Promise.allSettled([...settling]);
+    },
+  });
 }

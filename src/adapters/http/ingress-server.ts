@@ -13,7 +13,7 @@ import { StewardError } from '../../errors.js';
 import type { AgentInfo, Trace } from '../../engine/types.js';
 import { validateTrace } from '../kafka/serde.js';
 import { acgpEventToTrace, type AcgpEvent } from './acgp-mapping.js';
-import { batchIngest, sizedTraceJson, type BatchIngestDeps } from './ingest-batch.js';
+import { batchIngest, sizedTraceJson, type BatchIngest, type BatchIngestDeps } from './ingest-batch.js';
 import { agentForKey, KeyRateLimiter, type KeyedRegistry } from './ingress-auth.js';
 import { registerAgentApprovalRoute, registerApprovalRoutes, type ApprovalRouteDeps, type ApprovalStatusFn } from './approval-routes.js';
 
@@ -42,6 +42,8 @@ export interface HttpIngressOptions {
    * reading included — are closed, so no client holds a socket, a stream loop or buffered events for ever.
    */
   clientTimeoutMs?: number;
+  /** A batch's send not acknowledged by then is answered 503; it goes on and settles its claims (ingest-batch INGEST_SEND_TIMEOUT_MS). */
+  sendTimeoutMs?: number;
 }
 
 /** What the ingress routes need; without it only /v1/health and the OpenAPI document are served. */
@@ -112,6 +114,8 @@ export class HttpIngress {
   /** Approvers' requests, by approver id (authenticated first): apart from the agents' buckets. */
   private readonly approverLimiter: KeyRateLimiter;
   private streams = 0;
+  /** The batch routes' ingest: close() waits for the sends and claim settlements it began. */
+  private ingestBatch?: BatchIngest;
 
   /** SSE streams being served now. */
   get openStreams(): number {
@@ -227,7 +231,8 @@ export class HttpIngress {
     const maxEvents = this.opts.maxBatchEvents ?? 500;
     const maxTraceBytes = this.opts.maxTraceBytes ?? 900_000;
     const now = deps.now ?? (() => new Date());
-    const ingestBatch = batchIngest(deps, { maxTraceBytes, now });
+    const ingestBatch = batchIngest(deps, { maxTraceBytes, now, sendTimeoutMs: this.opts.sendTimeoutMs });
+    this.ingestBatch = ingestBatch;
     const ingest = async (events: AcgpEvent[], agent: AgentInfo, batchKey: string | undefined, reply: import('fastify').FastifyReply) => {
       const a = await ingestBatch(events, agent, batchKey);
       if (a.retryAfter) reply.header('retry-after', a.retryAfter);
@@ -369,11 +374,13 @@ export class HttpIngress {
   async close(): Promise<void> {
     if (!this.listening && !this.app.server.listening) {
       await this.app.close();
-      return;
+    } else {
+      this.listening = false;
+      this.app.server.closeAllConnections?.();
+      await this.app.close();
     }
-    this.listening = false;
-    this.app.server.closeAllConnections?.();
-    await this.app.close();
+    // Produced keys left pending would answer 503 to retries until the stale bound, then be produced again.
+    await this.ingestBatch?.idle();
   }
 }
 

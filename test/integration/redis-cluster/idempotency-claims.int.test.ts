@@ -1,8 +1,9 @@
 /**
  * The HTTP ingress's idempotency claims (src/adapters/redis/idempotency-claims.ts, docs/http.md "Idempotency") on
- * a single Redis and on the Redis Cluster: a retried batch, or its events re-batched differently, claims nothing
- * again; the previous bucket's keys still count; a release hands a claim back, also after the bucket turned; the
- * first claim of a new bucket unlinks the set from two buckets back; the sets expire.
+ * a single Redis and on the Redis Cluster: a key claimed is pending (never a duplicate) until finalised, then done;
+ * a retried batch, or its events re-batched differently, claims nothing done again; the previous bucket's keys still
+ * count; a release hands back only its own claim, also after the bucket turned; a pending claim older than the bound
+ * is claimed again; the first finalise of a new bucket unlinks the set from two buckets back; the sets expire.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRedis, type RedisClient } from '../../../src/adapters/redis/client.js';
@@ -12,50 +13,90 @@ import { clusterClient, deleteClusterPrefix } from './cluster.js';
 
 const W = 3600;
 
+const states = (s: string) => [...s].map((c) => ({ c: 'claimed', d: 'done', p: 'pending' })[c as 'c' | 'd' | 'p']);
+
 async function exercise(redis: RedisClient, prefix: string): Promise<void> {
   // Real time (the sets' expiry is absolute, judged by Redis' clock), early in bucket b0.
   const b0 = Math.floor(Date.now() / 1000 / W) + 1;
   let nowMs = b0 * W * 1000 + 10_000;
   const claims = redisIdempotencyClaims(redis, { prefix, windowSeconds: W, now: () => nowMs, bucketClock: 'caller' });
   const keys = ['b1_t1', 'b1_t2', 'b1_t3'];
-  expect(await claims.claim('agent-a', keys)).toEqual([true, true, true]);
-  // The retried batch: all duplicates; re-batched with a new event and a repeated one inside the same call.
-  expect(await claims.claim('agent-a', keys)).toEqual([false, false, false]);
-  expect(await claims.claim('agent-a', ['b1_t4', 'b1_t2', 'b1_t4'])).toEqual([true, false, false]);
+  const first = await claims.claim('agent-a', keys);
+  expect(first.states).toEqual(states('ccc'));
+  // The retry while the first send is in flight: pending, never a duplicate.
+  expect((await claims.claim('agent-a', keys)).states).toEqual(states('ppp'));
+  await claims.finalise('agent-a', keys);
+  // Produced: now duplicates; re-batched with a new event and a repeated one inside the same call.
+  expect((await claims.claim('agent-a', keys)).states).toEqual(states('ddd'));
+  const t4 = await claims.claim('agent-a', ['b1_t4', 'b1_t2', 'b1_t4']);
+  expect(t4.states).toEqual(states('cdd'));
   // Keys are per agent; '' names no key and always passes.
-  expect(await claims.claim('agent-b', ['b1_t1', '', ''])).toEqual([true, true, true]);
-  // Next bucket: the previous bucket's keys still count, new ones are claimed in the new set.
+  expect((await claims.claim('agent-b', ['b1_t1', '', ''])).states).toEqual(states('ccc'));
+  // A failed send's release hands its claim back: the retry claims it.
+  await claims.release('agent-a', ['b1_t4'], t4.at);
+  const t4again = await claims.claim('agent-a', ['b1_t4']);
+  expect(t4again.states).toEqual(states('c'));
+  // A release names its claim: the earlier claim's (stale) release leaves the new claim pending.
+  await claims.release('agent-a', ['b1_t4'], t4.at);
+  expect((await claims.claim('agent-a', ['b1_t4'])).states).toEqual(states('p'));
+  // Next bucket: the previous bucket's done keys still count; a pending key claimed before the turn is released
+  // after it (pending entries are not bucketed) and claimed again.
   nowMs += W * 1000;
-  expect(await claims.claim('agent-a', ['b1_t1', 'b2_t1'])).toEqual([false, true]);
-  // A release after the bucket turned hands the claim back (it lives in the previous set).
-  await claims.release('agent-a', ['b1_t3']);
-  expect(await claims.claim('agent-a', ['b1_t3'])).toEqual([true]);
-  await claims.release('agent-a', ['b1_t3', '']);
-  expect(await claims.claim('agent-a', ['b1_t3'])).toEqual([true]);
+  await claims.release('agent-a', ['b1_t4', ''], t4again.at);
+  expect((await claims.claim('agent-a', ['b1_t1', 'b2_t1', 'b1_t4'])).states).toEqual(states('dcc'));
+  await claims.finalise('agent-a', ['b2_t1', 'b1_t4']);
   const tag = `${prefix}http:idem:{agent-a}:`;
   expect(await redis.exists(`${tag}${b0}`)).toBe(1);
+  expect(await redis.zcard(`${tag}pending`)).toBe(0);
   // Expiry: end of the bucket after next (unix seconds), so a set is consulted for two buckets.
-  const ttl = await redis.ttl(`${tag}${b0 + 1}`);
-  expect(ttl).toBeGreaterThan(0);
+  expect(await redis.ttl(`${tag}${b0 + 1}`)).toBeGreaterThan(0);
   expect(await redis.call('EXPIRETIME', `${tag}${b0 + 1}`)).toBe((b0 + 4) * W);
-  // Two buckets on: bucket b0's set is gone (unlinked by the first claim of bucket b0 + 2), b0 + 1's keys still count.
+  // Two buckets on: bucket b0's set is gone (unlinked by the first finalise of bucket b0 + 2), b0 + 1's keys still count.
   nowMs += W * 1000;
-  expect(await claims.claim('agent-a', ['b2_t1', 'b3_t1'])).toEqual([false, true]);
+  const b3 = await claims.claim('agent-a', ['b2_t1', 'b3_t1']);
+  expect(b3.states).toEqual(states('dc'));
+  await claims.finalise('agent-a', ['b3_t1']);
   expect(await redis.exists(`${tag}${b0}`)).toBe(0);
-  expect(await claims.claim('agent-a', ['b1_t1'])).toEqual([true]);
+  const again = await claims.claim('agent-a', ['b1_t1']);
+  expect(again.states).toEqual(states('c'));
+  await claims.release('agent-a', ['b1_t1'], again.at);
 }
 
-/** Two ingress replicas whose clocks are a bucket apart claim into Redis' bucket: a key one claimed is a duplicate for the other, and either can release it. */
+/** A pending claim older than the bound counts as unclaimed (an ingress that crashed between claim and finalise). */
+async function stalePending(redis: RedisClient, prefix: string): Promise<void> {
+  const claims = redisIdempotencyClaims(redis, { prefix, windowSeconds: W, pendingStaleMs: 300 });
+  const crashed = await claims.claim('agent-p', ['p1', 'p2']);
+  expect(crashed.states).toEqual(states('cc'));
+  expect((await claims.claim('agent-p', ['p1', 'p3'])).states).toEqual(states('pc'));
+  await new Promise((r) => setTimeout(r, 450));
+  // p1, p2 are stale: claimed again; p3 (claimed ~450 ms ago too) likewise.
+  const retry = await claims.claim('agent-p', ['p1', 'p2', 'p3']);
+  expect(retry.states).toEqual(states('ccc'));
+  // The crashed claim's late release does not hand back the new claim's entries.
+  await claims.release('agent-p', ['p1', 'p2'], crashed.at);
+  expect((await claims.claim('agent-p', ['p1', 'p2'])).states).toEqual(states('pp'));
+  await claims.finalise('agent-p', ['p1', 'p2', 'p3']);
+  expect((await claims.claim('agent-p', ['p1', 'p2', 'p3'])).states).toEqual(states('ddd'));
+  // The pending set expires with its last claim's bound.
+  const pttl = await redis.pttl(`${prefix}http:idem:{agent-p}:pending`);
+  expect(pttl === -2 || pttl <= 300).toBe(true);
+}
+
+/** Two ingress replicas whose clocks are a bucket apart claim into Redis' bucket: a key one produced is a duplicate for the other, and either can release it. */
 async function skewedReplicas(redis: RedisClient, prefix: string): Promise<void> {
   const ahead = redisIdempotencyClaims(redis, { prefix, windowSeconds: W });
   const behind = redisIdempotencyClaims(redis, { prefix, windowSeconds: W, now: () => Date.now() - W * 1000 });
-  expect(await ahead.claim('agent-s', ['s1'])).toEqual([true]);
+  expect((await ahead.claim('agent-s', ['s1'])).states).toEqual(states('c'));
+  await ahead.finalise('agent-s', ['s1']);
   // With its own clock the lagging replica looked in the two buckets before Redis' current one and claimed s1 again.
-  expect(await behind.claim('agent-s', ['s1', 's2'])).toEqual([false, true]);
-  expect(await ahead.claim('agent-s', ['s2'])).toEqual([false]);
-  await behind.release('agent-s', ['s1']);
-  await ahead.release('agent-s', ['s2']);
-  expect(await ahead.claim('agent-s', ['s1', 's2'])).toEqual([true, true]);
+  const b = await behind.claim('agent-s', ['s1', 's2']);
+  expect(b.states).toEqual(states('dc'));
+  expect((await ahead.claim('agent-s', ['s2'])).states).toEqual(states('p'));
+  await behind.release('agent-s', ['s2'], b.at);
+  const a2 = await ahead.claim('agent-s', ['s2']);
+  expect(a2.states).toEqual(states('c'));
+  await ahead.finalise('agent-s', ['s2']);
+  expect((await behind.claim('agent-s', ['s1', 's2'])).states).toEqual(states('dd'));
   const [secs] = (await redis.call('TIME')) as [string, string];
   expect(await redis.exists(`${prefix}http:idem:{agent-s}:${Math.floor(Number(secs) / W)}`)).toBe(1);
 }
@@ -76,6 +117,7 @@ describe('HTTP ingress idempotency claims', () => {
     const r = createRedis(services().redisUrl, { enableAutoPipelining: false });
     try {
       await exercise(r, single);
+      await stalePending(r, single);
       await skewedReplicas(r, single);
     } finally {
       r.disconnect();
@@ -86,6 +128,7 @@ describe('HTTP ingress idempotency claims', () => {
     const c = await clusterClient();
     try {
       await exercise(c, cluster);
+      await stalePending(c, cluster);
       await skewedReplicas(c, cluster);
     } finally {
       c.disconnect();

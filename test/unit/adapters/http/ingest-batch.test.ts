@@ -1,6 +1,7 @@
 // The batch route's send path (docs/http.md "Idempotency", "Benchmark"): claims in one claim call, the fresh
-// traces in one publishBatch call carrying the JSON that was size-checked, duplicates not sent again, and a
-// failed send answered 503 with every claim of it released (so the client's retry sends them).
+// traces in one publishBatch call carrying the JSON that was size-checked, duplicates not sent again, a failed
+// send answered 503 with every claim of it released (so the client's retry sends them), keys still pending under
+// another request answered 503 (never `duplicates`), and finalised only after the answer.
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpIngress } from '../../../../src/adapters/http/ingress-server.js';
 import { apiKeyHash } from '../../../../src/adapters/http/ingress-auth.js';
@@ -13,30 +14,60 @@ afterEach(async () => {
   ingress = undefined;
 });
 
-function setup() {
-  const claimed = new Set<string>();
-  const calls = { claimMany: 0, publish: 0, batches: [] as { trace: Trace; json: string }[][], released: [] as string[] };
+function setup(o: { failRelease?: number; sendTimeoutMs?: number } = {}) {
+  const pending = new Set<string>();
+  const done = new Set<string>();
+  const calls = { claimMany: 0, publish: 0, batches: [] as { trace: Trace; json: string }[][], released: [] as string[], finalised: [] as string[], warned: [] as string[] };
   let failNext = false;
+  let hold: Promise<void> | undefined;
+  let failRelease = o.failRelease ?? 0;
   const registry = createAgentRegistry([{ id: 'a1', tenant: 'acme', tier: 'ACL-2', tools: [], domains: [], apiKeys: [apiKeyHash('k1')], registered: true }]);
   ingress = new HttpIngress(
-    { host: '127.0.0.1', port: 0, maxBodyBytes: 1 << 20, ratePerSecond: 1000 },
+    { host: '127.0.0.1', port: 0, maxBodyBytes: 1 << 20, ratePerSecond: 1000, sendTimeoutMs: o.sendTimeoutMs },
     {
       registry: () => registry,
       publish: async () => void calls.publish++,
       publishBatch: async (items) => {
-        if (failNext) {
-          failNext = false;
-          throw new Error('broker down');
-        }
+        const fail = failNext;
+        failNext = false;
+        const held = hold;
+        hold = undefined;
+        if (held) await held;
+        if (fail) throw new Error('broker down');
         calls.batches.push([...items]);
       },
       idempotency: {
-        claim: async (agent, keys) => (calls.claimMany++, keys.map((k) => k === '' || (!claimed.has(`${agent}:${k}`) && !!claimed.add(`${agent}:${k}`)))),
-        release: async (agent, keys) => void keys.forEach((k) => (claimed.delete(`${agent}:${k}`), calls.released.push(`${agent}:${k}`))),
+        claim: async (agent, keys) => {
+          calls.claimMany++;
+          const states = keys.map((k) => {
+            const id = `${agent}:${k}`;
+            if (k === '') return 'claimed' as const;
+            if (done.has(id)) return 'done' as const;
+            if (pending.has(id)) return 'pending' as const;
+            pending.add(id);
+            return 'claimed' as const;
+          });
+          return { states, at: '1' };
+        },
+        finalise: async (agent, keys) => void keys.forEach((k) => (pending.delete(`${agent}:${k}`), done.add(`${agent}:${k}`), calls.finalised.push(`${agent}:${k}`))),
+        release: async (agent, keys) => {
+          if (failRelease-- > 0) throw new Error('redis down');
+          keys.forEach((k) => (pending.delete(`${agent}:${k}`), calls.released.push(`${agent}:${k}`)));
+        },
       },
+      warn: (_f, msg) => void calls.warned.push(msg),
     },
   );
-  return { calls, failOnce: () => (failNext = true) };
+  return {
+    calls,
+    failOnce: () => (failNext = true),
+    /** Holds the next send until the returned function is called. */
+    holdSends: () => {
+      let go!: () => void;
+      hold = new Promise<void>((r) => (go = r));
+      return () => go();
+    },
+  };
 }
 
 const batch = (ids: string[]) => ({ batch_id: 'b1', event_count: ids.length, events: ids.map((id) => ({ trace_id: id, final_output: `out ${id}`, idempotency_key: `b1_${id}` })) });
@@ -104,5 +135,67 @@ describe('batch ingest send path', () => {
     expect(calls.released).toEqual(['a1:b1_w2']);
     // w1 is still a duplicate.
     expect((await post(batch(['w1']))).json()).toMatchObject({ accepted: 0, duplicates: 1 });
+  });
+
+  it('a retry while the first send is pending is a 503, not duplicates; after that send fails the retry produces the events once', async () => {
+    const { calls, failOnce, holdSends } = setup();
+    await ingress!.ready();
+    failOnce();
+    const release = holdSends();
+    const first = post(batch(['p1', 'p2']));
+    await new Promise((r) => setTimeout(r, 20));
+    // The retry, re-batched with a fresh event: p3 is produced, p1/p2 are pending -> 503 + Retry-After.
+    const retry = await post(batch(['p1', 'p2', 'p3']));
+    expect(retry.statusCode).toBe(503);
+    expect(retry.headers['retry-after']).toBe('1');
+    expect(retry.json()).toMatchObject({ error: 'STEWARD_HTTP_PENDING' });
+    release();
+    expect((await first).statusCode).toBe(503);
+    expect(calls.released).toEqual(['a1:b1_p1', 'a1:b1_p2']);
+    const again = await post(batch(['p1', 'p2', 'p3']));
+    expect(again.json()).toMatchObject({ accepted: 2, duplicates: 1 });
+    const sent = calls.batches.flatMap((b) => b.map((x) => x.trace.trace_id)).sort();
+    expect(sent).toEqual(['p1', 'p2', 'p3']);
+  });
+
+  it('keys are finalised after the answer, and then a retry is a duplicate', async () => {
+    const { calls } = setup();
+    await ingress!.ready();
+    const r = await post(batch(['f1']));
+    expect(r.statusCode).toBe(200);
+    // The finalise runs after the reply is written (setImmediate), not on its path.
+    await new Promise((res) => setImmediate(res));
+    expect(calls.finalised).toEqual(['a1:b1_f1']);
+    expect((await post(batch(['f1']))).json()).toMatchObject({ accepted: 0, duplicates: 1 });
+  });
+
+  it('a send past the send timeout is a 503; it settles its claims when it ends, and close() waits for it', async () => {
+    const { calls, holdSends } = setup({ sendTimeoutMs: 50 });
+    await ingress!.ready();
+    const release = holdSends();
+    const r = await post(batch(['s1']));
+    expect(r.statusCode).toBe(503);
+    expect(r.json().message).toMatch(/within 50 ms/);
+    expect(calls.finalised).toEqual([]);
+    release();
+    await ingress!.close();
+    expect(calls.finalised).toEqual(['a1:b1_s1']);
+  });
+
+  it('a failed release is retried (bounded), and a release that keeps failing is logged', async () => {
+    const { calls, failOnce } = setup({ failRelease: 2 });
+    await ingress!.ready();
+    failOnce();
+    expect((await post(batch(['r1']))).statusCode).toBe(503);
+    expect(calls.released).toEqual(['a1:b1_r1']);
+    expect(calls.warned).toEqual([]);
+    await ingress!.close();
+    const more = setup({ failRelease: 10 });
+    await ingress!.ready();
+    more.failOnce();
+    expect((await post(batch(['r2']))).statusCode).toBe(503);
+    expect(more.calls.released).toEqual([]);
+    expect(more.calls.warned).toHaveLength(1);
+    expect(more.calls.warned[0]).toMatch(/release failed/);
   });
 });
