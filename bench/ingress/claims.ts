@@ -1,7 +1,8 @@
 /**
- * Redis cost of the HTTP ingress's per-event idempotency claims (docs/http.md "Benchmark"): the per-agent bucket
- * sets of src/adapters/redis/idempotency-claims.ts vs the per-key `SET NX EX` script of the tree before (kept here
- * as the baseline), alternating, BENCH_CLAIM_ROUNDS rounds (default 3) of BENCH_CLAIM_N keys (default 100 000) in
+ * Redis cost of the HTTP ingress's per-event idempotency claims (docs/http.md "Benchmark"): the pending set and
+ * bucket sets of src/adapters/redis/idempotency-claims.ts (a claim, then a finalise of the claimed keys) vs the
+ * claim-only bucket-set script before issue #24's pending state and the per-key `SET NX EX` script before that
+ * (both kept here as baselines), alternating, BENCH_CLAIM_ROUNDS rounds (default 3) of BENCH_CLAIM_N keys (default 100 000) in
  * batches of 100 (4 in flight), each batch claimed once fresh and once again (all duplicates, as a retried batch).
  * Redis CPU is read from INFO (used_cpu_user + used_cpu_sys, the whole server: run it on a Redis of its own for a
  * clean figure, BENCH_REDIS_URL; e.g. `redis-server --port 16999 --save '' &`), memory from used_memory.
@@ -19,7 +20,32 @@ const ROUNDS = Number(process.env.BENCH_CLAIM_ROUNDS ?? 3);
 const BATCH = 100;
 const TTL = 86_400;
 
-/** The tree before's claim (src/process/http-ingress.ts until this change): SET NX EX of every key. */
+/** The bucket-set claim before the pending state (issue #24): SMISMEMBER of two buckets, SADD at claim time. */
+const BUCKET_CLAIM_SCRIPT = `local b, w = tonumber(ARGV[1]), tonumber(ARGV[2])
+local sb
+if ARGV[3] ~= '' then sb = tonumber(ARGV[3]) else sb = math.floor(tonumber(redis.call('TIME')[1]) / w) end
+if sb > b + 1 then sb = b + 1 elseif sb < b - 1 then sb = b - 1 end
+local i = sb - b + 4
+local cur, prev, old = KEYS[i], KEYS[i - 1], KEYS[i - 2]
+local out, fresh, seen = {}, {}, {}
+for s = 4, #ARGV, 1000 do
+  local e = math.min(s + 999, #ARGV)
+  local inPrev = redis.call('SMISMEMBER', prev, unpack(ARGV, s, e))
+  local inCur = redis.call('SMISMEMBER', cur, unpack(ARGV, s, e))
+  for j = s, e do
+    local k = ARGV[j]
+    if inPrev[j - s + 1] == 1 or inCur[j - s + 1] == 1 or seen[k] then out[j - 3] = '0'
+    else seen[k] = true; fresh[#fresh + 1] = k; out[j - 3] = '1' end
+  end
+end
+if #fresh > 0 then
+  if redis.call('EXISTS', cur) == 0 then redis.call('UNLINK', old) end
+  for s = 1, #fresh, 1000 do redis.call('SADD', cur, unpack(fresh, s, math.min(s + 999, #fresh))) end
+  redis.call('EXPIREAT', cur, string.format('%d', (sb + 3) * w))
+end
+return table.concat(out)`;
+
+/** The per-key claim before the bucket sets: SET NX EX of every key. */
 const SET_NX_SCRIPT = `local out = {}
 for i, k in ipairs(KEYS) do
   if redis.call('SET', k, '1', 'EX', ARGV[1], 'NX') then out[i] = '1' else out[i] = '0' end
@@ -31,6 +57,8 @@ async function main(): Promise<void> {
   const prefix = `bench-claims-${Date.now().toString(36)}:`;
   const redis = createRedis(url, { enableAutoPipelining: false });
   redis.defineCommand('benchSetNx', { lua: SET_NX_SCRIPT });
+  redis.defineCommand('benchBucketClaim', { lua: BUCKET_CLAIM_SCRIPT });
+  const bucketClaim = redis as unknown as { benchBucketClaim(...args: (string | number)[]): Promise<unknown> };
   const setNx = redis as unknown as { benchSetNx(n: number, ...args: string[]): Promise<unknown> };
   const sets = redisIdempotencyClaims(redis, { prefix, windowSeconds: TTL });
   const agent = 'bench-agent';
@@ -46,8 +74,16 @@ async function main(): Promise<void> {
       const keys = keysOf(tag, b);
       await setNx.benchSetNx(keys.length, ...keys.map((k) => `${prefix}http:idem:${agent}:${k}`), String(TTL));
     },
-    'bucket sets (after)': async (tag: string, b: number) => {
-      await sets.claim(agent, keysOf(tag, b));
+    'bucket sets, claim only (before #24)': async (tag: string, b: number) => {
+      const bk = Math.floor(Date.now() / 1000 / TTL);
+      const k = `${prefix}old:{${agent}}:`;
+      await bucketClaim.benchBucketClaim(5, k + (bk - 3), k + (bk - 2), k + (bk - 1), k + bk, k + (bk + 1), bk, TTL, '', ...keysOf(tag, b));
+    },
+    'pending + bucket sets, claim then finalise (after #24)': async (tag: string, b: number) => {
+      const keys = keysOf(tag, b);
+      const c = await sets.claim(agent, keys);
+      const fresh = keys.filter((_, i) => c.states[i] === 'claimed');
+      if (fresh.length > 0) await sets.finalise(agent, fresh);
     },
   };
   const rows: Record<string, string[]> = {};
