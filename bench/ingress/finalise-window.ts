@@ -53,7 +53,8 @@ async function main(): Promise<void> {
       const other = n % 2 === 1;
       const retry = await post(other ? b.port : a.port, n);
       await retry.body.json();
-      if (retry.statusCode === 503) (other ? otherPending++ : samePending++);
+      if (retry.statusCode === 503 && other) otherPending++;
+      else if (retry.statusCode === 503) samePending++;
       await new Promise((res) => setTimeout(res, 2));
       gaps.push(finalisedAt.get(`b${n}_t0`)! - read);
     }
