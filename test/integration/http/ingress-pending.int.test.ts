@@ -3,7 +3,12 @@
 // (a producer wrapper in the test); the client's retry reaches replica B meanwhile and is answered 503 — not
 // `duplicates` — while B produces the batch's fresh event; after A's send fails, the retry produces the held
 // events, each exactly once, and the next retry is all duplicates. A pending claim left by a crashed replica is
-// claimed again once older than the bound.
+// claimed again once older than the bound. And the same with the real acgp client (PyPI 0.1.4): its read times out,
+// it retries on its own while the first send is held, and its events end up produced once.
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { HttpIngress } from '../../../src/adapters/http/ingress-server.js';
 import { apiKeyHash } from '../../../src/adapters/http/ingress-auth.js';
@@ -39,6 +44,10 @@ async function replica(producer: StewardProducer, topic: string, claims: Idempot
       idempotency: claims,
     },
   );
+  const answers: number[] = [];
+  ing.app.addHook('onResponse', async (req, reply) => {
+    if (req.url.startsWith('/v1/ingest/')) answers.push(reply.statusCode);
+  });
   await ing.ready();
   const port = await ing.listen();
   const post = (events: { trace_id: string }[]) =>
@@ -49,6 +58,8 @@ async function replica(producer: StewardProducer, topic: string, claims: Idempot
     });
   return {
     ing,
+    port,
+    answers,
     post,
     /** Holds the next send until the returned function is called, then fails it. */
     holdThenFail() {
@@ -132,6 +143,44 @@ describe('HTTP ingress: a retry while the first send is pending (real Kafka, Red
       await scenario(c, prefix);
     } finally {
       await deleteClusterPrefix(c, prefix).catch(() => undefined);
+      c.disconnect();
+    }
+  }, 90_000);
+
+  it('the real acgp client: its request times out, its own retries meet the pending claim (503), and its events are produced once', async () => {
+    const py = resolve('.venv-acgp/bin/python');
+    expect(existsSync(py), `${py} missing: .ci/run creates it`).toBe(true);
+    const prefix = uniqueRedisPrefix('http-pend-py');
+    const redis = createRedis(services().redisUrl, { enableAutoPipelining: false });
+    try {
+      await withPipelineEnv('http-pend-py', async ({ topics, adapter }) => {
+        const producer = await adapter.producer();
+        const a = await replica(producer, topics.traces, redisIdempotencyClaims(redis, { prefix, windowSeconds: 86_400 }));
+        const out = await new Collector(adapter, [topics.traces]).start();
+        try {
+          // The first send is held ~2.5 s, then fails; the client gives up on it after 0.5 s and retries (5xx too).
+          const fail = a.holdThenFail();
+          const timer = setTimeout(fail, 2500);
+          const env = { PATH: process.env.PATH ?? '', ACGP_ENDPOINT: `http://127.0.0.1:${a.port}`, ACGP_API_KEY: 'pend-key', ACGP_READ_TIMEOUT: '0.5', ACGP_MAX_RETRIES: '5', ACGP_RETRY_BASE_DELAY: '0.5', ACGP_FAIL_SILENTLY: 'true' };
+          const { stdout } = await promisify(execFile)(py, [resolve('test/integration/http/acgp_agent.py'), '3'], { env, timeout: 60_000 });
+          clearTimeout(timer);
+          const res = JSON.parse(stdout.split('\n').find((l) => l.startsWith('{"trace_ids"'))!) as { trace_ids: string[]; results: { success: boolean }[] };
+          expect(res.results).toEqual([expect.objectContaining({ success: true })]);
+          // At least one retry met the pending claim (the client was told 503, never `duplicates` for unproduced events).
+          expect(a.answers.filter((s) => s === 503).length).toBeGreaterThanOrEqual(1);
+          await waitFor(() => out.on(topics.traces).length >= 3, { timeoutMs: 20_000 });
+          await new Promise((r) => setTimeout(r, 1000));
+          expect(out.json(topics.traces).map((t) => t.trace_id).sort()).toEqual([...res.trace_ids].sort());
+        } finally {
+          await out.stop();
+          await a.ing.close();
+          await producer.disconnect();
+        }
+      });
+    } finally {
+      redis.disconnect();
+      const c = redisClient();
+      await deleteRedisPrefix(c, prefix).catch(() => 0);
       c.disconnect();
     }
   }, 90_000);
