@@ -53,10 +53,13 @@ export function sizedTraceJson(trace: Trace, maxTraceBytes: number): string {
   return json;
 }
 
-/** A batch ingest function, and `idle()`: resolves once every send and claim settlement begun so far has ended. */
+/**
+ * A batch ingest function, and `idle(maxMs)`: resolves once every send and claim settlement begun so far has ended,
+ * or after maxMs (a send kafkajs is still retrying leaves its keys pending; the stale bound ends that).
+ */
 export interface BatchIngest {
   (events: readonly AcgpEvent[], agent: AgentInfo, batchKey: string | undefined): Promise<IngestAnswer>;
-  idle(): Promise<void>;
+  idle(maxMs: number): Promise<void>;
 }
 
 export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; now: () => Date; sendTimeoutMs?: number }): BatchIngest {
@@ -64,7 +67,8 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
   const settling = new Set<Promise<void>>();
   const track = (p: Promise<void>) => {
     settling.add(p);
-    void p.finally(() => settling.delete(p));
+    const done = () => void settling.delete(p);
+    p.then(done, done);
   };
   /** Runs a finalise or release with bounded retries; a last failure is logged (the keys stay pending until the stale bound). */
   const settle = (what: 'finalise' | 'release', agentId: string, keys: string[], run: () => Promise<void>): Promise<void> =>
@@ -171,8 +175,13 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
     return { status: 200, body: { accepted: fresh.length, duplicates: traces.length - fresh.length, ...(batchKey && { batch_id: batchKey }) } };
   };
   return Object.assign(ingest, {
-    async idle() {
-      while (settling.size > 0) await Promise.allSettled([...settling]);
+    async idle(maxMs: number) {
+      let timer: NodeJS.Timeout | undefined;
+      const limit = new Promise<void>((r) => (timer = setTimeout(r, maxMs)));
+      let over = false;
+      void limit.then(() => (over = true));
+      while (settling.size > 0 && !over) await Promise.race([Promise.allSettled([...settling]), limit]);
+      clearTimeout(timer);
     },
   });
 }

@@ -13,7 +13,7 @@ import { StewardError } from '../../errors.js';
 import type { AgentInfo, Trace } from '../../engine/types.js';
 import { validateTrace } from '../kafka/serde.js';
 import { acgpEventToTrace, type AcgpEvent } from './acgp-mapping.js';
-import { batchIngest, sizedTraceJson, type BatchIngest, type BatchIngestDeps } from './ingest-batch.js';
+import { batchIngest, INGEST_SEND_TIMEOUT_MS, sizedTraceJson, type BatchIngest, type BatchIngestDeps } from './ingest-batch.js';
 import { agentForKey, KeyRateLimiter, type KeyedRegistry } from './ingress-auth.js';
 import { registerAgentApprovalRoute, registerApprovalRoutes, type ApprovalRouteDeps, type ApprovalStatusFn } from './approval-routes.js';
 
@@ -380,7 +380,7 @@ export class HttpIngress {
       await this.app.close();
     }
     // Produced keys left pending would answer 503 to retries until the stale bound, then be produced again.
-    await this.ingestBatch?.idle();
+    await this.ingestBatch?.idle(this.opts.sendTimeoutMs ?? INGEST_SEND_TIMEOUT_MS);
   }
 }
 
