@@ -29,11 +29,11 @@ import { StewardMetrics } from '../../src/observability/metrics.js';
 import { createLogger } from '../../src/logger.js';
 import type { Trace } from '../../src/engine/types.js';
 import { benchEngineDeps, BENCH_AGENTS } from './engine.js';
-import { demoTrace } from '../../src/demo/agents.js';
 import { decisionMessage } from '../../src/contracts/engine-records.js';
 import { scoringJson } from '../../src/consumers/scoring-message.js';
 import { endToEndRate } from './end-to-end.js';
 import { kafkajsPassthrough } from './raw-clients.js';
+import { benchTrace, fill } from './traces.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 300);
@@ -50,13 +50,6 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
 const mb = () => Math.round(process.memoryUsage().rss / 1048576);
-
-const RUN = Date.now().toString(36);
-/** The demo agents' realistic mix over 30 agents (JSON); event time spread so rate limits stay mostly quiet. */
-function benchTrace(i: number): Trace {
-  const a = BENCH_AGENTS[i % BENCH_AGENTS.length];
-  return demoTrace(a.type, i, 3, Date.UTC(2026, 0, 1) + i * 60_000, `b${RUN}`, a.id);
-}
 
 async function rawEcho(kafka: Kafka, inTopic: string, replyTopic: string): Promise<number[]> {
   const producer: Producer = kafka.producer();
@@ -103,19 +96,6 @@ async function processed(metrics: StewardMetrics, stage: string, n: number, phas
     if (performance.now() - t0 > 180_000) throw new Error(`${phase} timed out at ${v}/${n}`);
     await new Promise((r) => setTimeout(r, 20));
   }
-}
-
-/** `n` bench traces into `topic`, trace numbers from `from` (a later round gets traces of its own, same mix). */
-async function fill(kafka: Kafka, topic: string, n: number, from = 0): Promise<void> {
-  const p = kafka.producer();
-  await p.connect();
-  for (let i = 0; i < n; i += 1000) {
-    await p.send({ topic, messages: Array.from({ length: Math.min(1000, n - i) }, (_, j) => {
-      const t = benchTrace(from + i + j);
-      return { key: t.agent_id, value: JSON.stringify(t) };
-    }) });
-  }
-  await p.disconnect();
 }
 
 async function main(): Promise<void> {
