@@ -7,10 +7,12 @@
  * BENCH_SCALE_WARMUP traces (default 1 000) until the group is stable with K members and all of them decided. The
  * measured window runs from the start of the fill of BENCH_SCALE_N (default 50 000) traces until the children's
  * processed counters (polled every 25 ms over stdin/stdout) add up to all of them: no start-up, group join or first
- * fetch in it, the fill (one producer in this process, batches of 1 000) is. Rounds (BENCH_SCALE_ROUNDS, default 2)
+ * fetch in it, the sends of the fill (one producer in this
+ * process, batches of 1 000 encoded beforehand) are. Rounds (BENCH_SCALE_ROUNDS, default 3)
  * each run a passthrough (fresh group over the same records) then every K (order reversed on odd rounds, so no K is
  * always first); each K's ratio is against its own round's passthrough, the summary takes medians. Printed per run:
- * msgs/s, the ratio, each process's CPU µs per trace it decided and its share of the traces, and the load.
+ * msgs/s, the ratio, each process's CPU µs per trace it decided and its share of the traces, the same after the
+ * fill's last send (the backlog's drain: full fetches, no producer alongside), and the load.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -22,12 +24,12 @@ import { createTopics, topicNames } from '../../src/adapters/kafka/topics.js';
 import { buildConfig } from '../../src/config/steward-config.js';
 import { benchProcessEnv } from '../sink/services-env.js';
 import { kafkajsPassthrough } from './raw-clients.js';
-import { fill } from './traces.js';
+import { fill, produceBatches, traceBatches } from './traces.js';
 import type { ChildSample } from './scale-out-child.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const N = Number(process.env.BENCH_SCALE_N ?? 50_000);
-const ROUNDS = Math.max(1, Number(process.env.BENCH_SCALE_ROUNDS ?? 2));
+const ROUNDS = Math.max(1, Number(process.env.BENCH_SCALE_ROUNDS ?? 3));
 const PARTITIONS = Number(process.env.BENCH_SCALE_PARTITIONS ?? 6);
 const KS = (process.env.BENCH_SCALE_K ?? '1,2,3').split(',').map(Number);
 const WARMUP = Number(process.env.BENCH_SCALE_WARMUP ?? 1000);
@@ -120,6 +122,10 @@ interface KRun {
   cpuAllPerTrace: number;
   parentCpuPerTrace: number;
   fillMs: number;
+  /** after the fill's last send: traces decided, their rate, all processes' CPU per trace */
+  drain: { rate: number; n: number; cpuPerTrace: number };
+  /** each partition's share of the traces (warm-up included): keys are agents, 30 of them */
+  partitionShares: number[];
   load: string;
 }
 
@@ -157,22 +163,32 @@ async function main(): Promise<void> {
       from += WARMUP;
       await decided(children, WARMUP);
       await stable(admin, `${pfx}-tripwire`, k);
+      // Encoded before the window: only the sends run alongside the stage processes.
+      const batches = traceBatches(N, from);
       const s0 = await Promise.all(children.map((c) => c.sample()));
       const load0 = loadavg()[0]!;
       const p0 = process.cpuUsage();
       const t0 = performance.now();
-      await fill(kafka, names.traces, N, from);
+      await produceBatches(kafka, names.traces, batches);
       const fillMs = performance.now() - t0;
+      // The backlog left once every trace is on the topic: its drain is the stages' rate with full fetches.
+      const sMid = await Promise.all(children.map((c) => c.sample()));
+      const tMid = performance.now();
       from += N;
       const s1 = await decided(children, WARMUP + N);
-      const secs = (performance.now() - t0) / 1000;
+      const tEnd = performance.now();
+      const secs = (tEnd - t0) / 1000;
+      const drained = sum(s1.map((s, i) => s.processed - sMid[i]!.processed));
+      const drain = { rate: drained / ((tEnd - tMid) / 1000), n: drained, cpuPerTrace: sum(s1.map((s, i) => s.cpuUs - sMid[i]!.cpuUs)) / drained };
       const pc = process.cpuUsage(p0);
+      const ends = (await admin.fetchTopicOffsets(names.traces)).sort((a, b) => a.partition - b.partition);
+      const partitionShares = ends.map((o) => Number(o.high) / (WARMUP + N));
       const perProcess = s1.map((s, i) => {
         const n = s.processed - s0[i]!.processed;
         return { share: n / N, cpuPerTrace: n > 0 ? (s.cpuUs - s0[i]!.cpuUs) / n : NaN };
       });
       const cpuAll = sum(s1.map((s, i) => s.cpuUs - s0[i]!.cpuUs));
-      return { rate: N / secs, perProcess, cpuAllPerTrace: cpuAll / N, parentCpuPerTrace: (pc.user + pc.system) / N, fillMs, load: `${load0.toFixed(2)}/${loadavg()[0]!.toFixed(2)}` };
+      return { rate: N / secs, perProcess, cpuAllPerTrace: cpuAll / N, parentCpuPerTrace: (pc.user + pc.system) / N, fillMs, drain, partitionShares, load: `${load0.toFixed(2)}/${loadavg()[0]!.toFixed(2)}` };
     } finally {
       await Promise.all(children.map((c) => c.stop()));
       live.splice(0, live.length, ...live.filter((c) => !children.includes(c)));
@@ -197,7 +213,7 @@ async function main(): Promise<void> {
         console.log(
           `round=${r + 1}/${ROUNDS} K=${k} join_tripwire_msgs_per_s=${run.rate.toFixed(0)} ratio=${(run.rate / pass).toFixed(3)} ` +
             `per_process(share,cpu_us_per_trace)=${run.perProcess.map((p) => `${(p.share * 100).toFixed(0)}%,${p.cpuPerTrace.toFixed(1)}`).join(' ')} ` +
-            `cpu_us_per_trace_all_processes=${run.cpuAllPerTrace.toFixed(1)} parent_fill_cpu_us_per_trace=${run.parentCpuPerTrace.toFixed(1)} fill_ms=${run.fillMs.toFixed(0)} load=${run.load}`,
+            `cpu_us_per_trace_all_processes=${run.cpuAllPerTrace.toFixed(1)} parent_fill_cpu_us_per_trace=${run.parentCpuPerTrace.toFixed(1)} fill_ms=${run.fillMs.toFixed(0)} after_fill(n,msgs_per_s,ratio,cpu_us_per_trace_all)=${run.drain.n},${run.drain.rate.toFixed(0)},${(run.drain.rate / pass).toFixed(3)},${run.drain.cpuPerTrace.toFixed(1)} partition_shares=${run.partitionShares.map((x) => (x * 100).toFixed(0)).join('/')}% load=${run.load}`,
         );
       }
     }
@@ -206,7 +222,7 @@ async function main(): Promise<void> {
       const rs = runs.get(k)!;
       console.log(
         `scale_out K=${k} join_tripwire_msgs_per_s=${median(rs.map((x) => x.run.rate)).toFixed(0)} ratio=${median(rs.map((x) => x.run.rate / x.pass)).toFixed(3)} ` +
-          `cpu_us_per_trace_per_process=${median(rs.flatMap((x) => x.run.perProcess.map((p) => p.cpuPerTrace))).toFixed(1)} cpu_us_per_trace_all=${median(rs.map((x) => x.run.cpuAllPerTrace)).toFixed(1)} (medians of ${rs.length})`,
+          `cpu_us_per_trace_per_process=${median(rs.flatMap((x) => x.run.perProcess.map((p) => p.cpuPerTrace))).toFixed(1)} cpu_us_per_trace_all=${median(rs.map((x) => x.run.cpuAllPerTrace)).toFixed(1)} after_fill_ratio=${median(rs.map((x) => x.run.drain.rate / x.pass)).toFixed(3)} after_fill_cpu_us_per_trace_all=${median(rs.map((x) => x.run.drain.cpuPerTrace)).toFixed(1)} (medians of ${rs.length})`,
       );
     }
     console.log(`load=${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
