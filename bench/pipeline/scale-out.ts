@@ -4,7 +4,7 @@
  * The traces topic has BENCH_SCALE_PARTITIONS (default 6) partitions, the passthrough reads the same count. For each
  * K of BENCH_SCALE_K (default 1,2,3) the stage runs as K processes of one consumer group (scale-out-child.ts, the
  * engine of bench/pipeline/engine.ts, each its own Redis key prefix), started and joined on an empty topic, then fed
- * BENCH_SCALE_WARMUP traces (default 1 000) until the group is stable with K members and all of them decided. The
+ * BENCH_SCALE_WARMUP traces per process (default 4 000) until the group is stable with K members and all of them decided. The
  * measured window runs from the start of the fill of BENCH_SCALE_N (default 50 000) traces until the children's
  * processed counters (polled every 25 ms over stdin/stdout) add up to all of them: no start-up, group join or first
  * fetch in it, the sends of the fill (one producer in this
@@ -32,7 +32,9 @@ const N = Number(process.env.BENCH_SCALE_N ?? 50_000);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_SCALE_ROUNDS ?? 3));
 const PARTITIONS = Number(process.env.BENCH_SCALE_PARTITIONS ?? 6);
 const KS = (process.env.BENCH_SCALE_K ?? '1,2,3').split(',').map(Number);
-const WARMUP = Number(process.env.BENCH_SCALE_WARMUP ?? 1000);
+// Per process: each process JIT-compiles on its own; with 1 000 traces for the whole group (333 a process at K = 3) the
+// measured CPU per trace was 104 µs at K = 3, 74 with 6 000 (docs/pipeline.md "Scale-out over processes").
+const WARMUP_PER_PROCESS = Number(process.env.BENCH_SCALE_WARMUP ?? 4000);
 const CHILD = fileURLToPath(new URL('./scale-out-child.ts', import.meta.url));
 
 /** One stage process, spoken to one line at a time. */
@@ -157,6 +159,7 @@ async function main(): Promise<void> {
     await createTopics(sadmin, names, { partitions: PARTITIONS, replicationFactor: 1, replyPartitions: 1, replyRetentionMs: 600_000 });
     const children = await Promise.all(Array.from({ length: k }, () => StageChild.start(rawFor(pfx), env)));
     live.push(...children);
+    const WARMUP = WARMUP_PER_PROCESS * k;
     try {
       await stable(admin, `${pfx}-tripwire`, k);
       await fill(kafka, names.traces, WARMUP, from);
@@ -217,7 +220,7 @@ async function main(): Promise<void> {
         );
       }
     }
-    console.log(`scale_out n=${N} partitions=${PARTITIONS} rounds=${ROUNDS} warmup=${WARMUP} passthrough_msgs_per_s=${median(passes).toFixed(0)} (median) cpus=${(await import('node:os')).cpus().length}`);
+    console.log(`scale_out n=${N} partitions=${PARTITIONS} rounds=${ROUNDS} warmup_per_process=${WARMUP_PER_PROCESS} passthrough_msgs_per_s=${median(passes).toFixed(0)} (median) cpus=${(await import('node:os')).cpus().length}`);
     for (const k of KS) {
       const rs = runs.get(k)!;
       console.log(
