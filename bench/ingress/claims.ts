@@ -83,7 +83,7 @@ async function main(): Promise<void> {
       const keys = keysOf(tag, b);
       const c = await sets.claim(agent, keys);
       const fresh = keys.filter((_, i) => c.states[i] === 'claimed');
-      if (fresh.length > 0) await sets.finalise(agent, fresh);
+      if (fresh.length > 0) await sets.finalise(agent, fresh, c.id);
     },
   };
   const rows: Record<string, string[]> = {};

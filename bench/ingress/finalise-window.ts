@@ -27,8 +27,8 @@ async function replica() {
   const claims = redisIdempotencyClaims(redis, { prefix, windowSeconds: 86_400 });
   const timed: IdempotencyClaims = {
     ...claims,
-    finalise: async (agent, keys) => {
-      await claims.finalise(agent, keys);
+    finalise: async (agent, keys, id) => {
+      await claims.finalise(agent, keys, id);
       finalisedAt.set(keys[0], performance.now());
     },
   };

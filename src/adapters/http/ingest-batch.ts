@@ -8,7 +8,7 @@ import { StewardError } from '../../errors.js';
 import type { AgentInfo, Trace } from '../../engine/types.js';
 import { validateTrace } from '../kafka/serde.js';
 import { acgpEventToTrace, type AcgpEvent } from './acgp-mapping.js';
-import type { BatchClaim, IdempotencyClaims } from '../redis/idempotency-claims.js';
+import { newClaimId, type BatchClaim, type IdempotencyClaims } from '../redis/idempotency-claims.js';
 
 /**
  * How long a batch waits for its send before it is answered 503 (the send goes on and settles its claims when it
@@ -93,7 +93,9 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
     // releases what it claimed.
     const keys = events.map((ev, i) => ev.idempotency_key ?? (batchKey ? `${batchKey}:${i}` : ''));
     const idem = deps.idempotency;
-    const claiming: Promise<BatchClaim> = idem ? idem.claim(agent.id, keys) : Promise.resolve({ states: keys.map(() => 'claimed' as const), at: '0' });
+    // The claim id is made here, so that a claim whose answer never came can still be released by it.
+    const claimId = newClaimId();
+    const claiming: Promise<BatchClaim> = idem ? idem.claim(agent.id, keys, claimId) : Promise.resolve({ states: keys.map(() => 'claimed' as const), id: claimId });
     // Map, validate and serialise each event in one pass; the JSON made for the size check is the record value.
     const traces: { trace: Trace; json: string }[] = new Array(events.length);
     let refused: IngestAnswer | undefined;
@@ -111,6 +113,12 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
     try {
       claim = await claiming;
     } catch (e) {
+      // The script may have run although its answer was lost: hand back whatever it took (by the id, nothing
+      // another claim holds), so the client's retry is not answered STEWARD_HTTP_PENDING until the stale bound.
+      if (idem) {
+        const ks = keys.filter((k) => k !== '');
+        if (ks.length > 0) track(settle('release', agent.id, ks, () => idem.release(agent.id, ks, claimId)));
+      }
       if (refused) return refused;
       throw e;
     }
@@ -125,7 +133,7 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
     const release = (idx: readonly number[]) => {
       if (!idem || idx.length === 0) return Promise.resolve();
       const ks = keysOf(idx);
-      const p = settle('release', agent.id, ks, () => idem.release(agent.id, ks, claim.at));
+      const p = settle('release', agent.id, ks, () => idem.release(agent.id, ks, claimId));
       track(p);
       return p;
     };
@@ -146,7 +154,7 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
         // A retry arriving before this lands sees the keys pending and is answered 503 (it retries a moment later).
         if (idem && ok.length > 0) {
           const ks = keysOf(ok);
-          track(new Promise<void>((resolve) => setImmediate(() => void settle('finalise', agent.id, ks, () => idem.finalise(agent.id, ks)).then(resolve))));
+          track(new Promise<void>((resolve) => setImmediate(() => void settle('finalise', agent.id, ks, () => idem.finalise(agent.id, ks, claimId)).then(resolve))));
         }
         return release(bad).then(() => bad);
       });

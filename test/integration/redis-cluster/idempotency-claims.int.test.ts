@@ -25,7 +25,7 @@ async function exercise(redis: RedisClient, prefix: string): Promise<void> {
   expect(first.states).toEqual(states('ccc'));
   // The retry while the first send is in flight: pending, never a duplicate.
   expect((await claims.claim('agent-a', keys)).states).toEqual(states('ppp'));
-  await claims.finalise('agent-a', keys);
+  await claims.finalise('agent-a', keys, first.id);
   // Produced: now duplicates; re-batched with a new event and a repeated one inside the same call.
   expect((await claims.claim('agent-a', keys)).states).toEqual(states('ddd'));
   const t4 = await claims.claim('agent-a', ['b1_t4', 'b1_t2', 'b1_t4']);
@@ -33,21 +33,25 @@ async function exercise(redis: RedisClient, prefix: string): Promise<void> {
   // Keys are per agent; '' names no key and always passes.
   expect((await claims.claim('agent-b', ['b1_t1', '', ''])).states).toEqual(states('ccc'));
   // A failed send's release hands its claim back: the retry claims it.
-  await claims.release('agent-a', ['b1_t4'], t4.at);
+  await claims.release('agent-a', ['b1_t4'], t4.id);
   const t4again = await claims.claim('agent-a', ['b1_t4']);
   expect(t4again.states).toEqual(states('c'));
   // A release names its claim: the earlier claim's (stale) release leaves the new claim pending.
-  await claims.release('agent-a', ['b1_t4'], t4.at);
+  await claims.release('agent-a', ['b1_t4'], t4.id);
   expect((await claims.claim('agent-a', ['b1_t4'])).states).toEqual(states('p'));
   // Next bucket: the previous bucket's done keys still count; a pending key claimed before the turn is released
   // after it (pending entries are not bucketed) and claimed again.
   nowMs += W * 1000;
-  await claims.release('agent-a', ['b1_t4', ''], t4again.at);
-  expect((await claims.claim('agent-a', ['b1_t1', 'b2_t1', 'b1_t4'])).states).toEqual(states('dcc'));
-  await claims.finalise('agent-a', ['b2_t1', 'b1_t4']);
+  await claims.release('agent-a', ['b1_t4', ''], t4again.id);
+  const b2 = await claims.claim('agent-a', ['b1_t1', 'b2_t1', 'b1_t4']);
+  expect(b2.states).toEqual(states('dcc'));
+  await claims.finalise('agent-a', ['b2_t1', 'b1_t4'], b2.id);
   const tag = `${prefix}http:idem:{agent-a}:`;
   expect(await redis.exists(`${tag}${b0}`)).toBe(1);
   expect(await redis.zcard(`${tag}pending`)).toBe(0);
+  // A settled claim leaves no record: b2's went with its finalise, t4again's with its release.
+  expect(await redis.zscore(`${tag}claims`, b2.id)).toBe(null);
+  expect(await redis.zscore(`${tag}claims`, t4again.id)).toBe(null);
   // Expiry: end of the bucket after next (unix seconds), so a set is consulted for two buckets.
   expect(await redis.ttl(`${tag}${b0 + 1}`)).toBeGreaterThan(0);
   expect(await redis.call('EXPIRETIME', `${tag}${b0 + 1}`)).toBe((b0 + 4) * W);
@@ -55,11 +59,11 @@ async function exercise(redis: RedisClient, prefix: string): Promise<void> {
   nowMs += W * 1000;
   const b3 = await claims.claim('agent-a', ['b2_t1', 'b3_t1']);
   expect(b3.states).toEqual(states('dc'));
-  await claims.finalise('agent-a', ['b3_t1']);
+  await claims.finalise('agent-a', ['b3_t1'], b3.id);
   expect(await redis.exists(`${tag}${b0}`)).toBe(0);
   const again = await claims.claim('agent-a', ['b1_t1']);
   expect(again.states).toEqual(states('c'));
-  await claims.release('agent-a', ['b1_t1'], again.at);
+  await claims.release('agent-a', ['b1_t1'], again.id);
 }
 
 /** A pending claim older than the bound counts as unclaimed (an ingress that crashed between claim and finalise). */
@@ -73,29 +77,52 @@ async function stalePending(redis: RedisClient, prefix: string): Promise<void> {
   const retry = await claims.claim('agent-p', ['p1', 'p2', 'p3']);
   expect(retry.states).toEqual(states('ccc'));
   // The crashed claim's late release does not hand back the new claim's entries.
-  await claims.release('agent-p', ['p1', 'p2'], crashed.at);
+  await claims.release('agent-p', ['p1', 'p2'], crashed.id);
   expect((await claims.claim('agent-p', ['p1', 'p2'])).states).toEqual(states('pp'));
-  await claims.finalise('agent-p', ['p1', 'p2', 'p3']);
+  await claims.finalise('agent-p', ['p1', 'p2', 'p3'], retry.id);
   expect((await claims.claim('agent-p', ['p1', 'p2', 'p3'])).states).toEqual(states('ddd'));
   // The pending set expires with its last claim's bound.
   const pttl = await redis.pttl(`${prefix}http:idem:{agent-p}:pending`);
   expect(pttl === -2 || pttl <= 300).toBe(true);
 }
 
+/**
+ * A claim run twice under one id (a command ioredis or the Cluster client re-sent: test/integration/faults/
+ * claim-resend.int.test.ts drops a real reply) answers the same both times, keys another claim took meanwhile
+ * stay pending, and a key released meanwhile is taken under the first run's time (the release finds it).
+ */
+async function reRun(redis: RedisClient, prefix: string): Promise<void> {
+  const claims = redisIdempotencyClaims(redis, { prefix, windowSeconds: W });
+  const other = await claims.claim('agent-r', ['r3']);
+  const first = await claims.claim('agent-r', ['r1', 'r2', 'r1', 'r3'], 'claim-x');
+  expect(first.states).toEqual(states('ccdp'));
+  await claims.release('agent-r', ['r3'], other.id);
+  expect((await claims.claim('agent-r', ['r1', 'r2', 'r1', 'r3'], 'claim-x')).states).toEqual(states('ccdc'));
+  expect((await claims.claim('agent-r', ['r1', 'r3'])).states).toEqual(states('pp'));
+  await claims.finalise('agent-r', ['r1'], 'claim-x');
+  // The record stays while r2, r3 are pending under it; its release frees both, then the record goes.
+  expect(await redis.zscore(`${prefix}http:idem:{agent-r}:claims`, 'claim-x')).not.toBe(null);
+  await claims.release('agent-r', ['r2', 'r3'], 'claim-x');
+  expect(await redis.zcard(`${prefix}http:idem:{agent-r}:pending`)).toBe(0);
+  expect(await redis.exists(`${prefix}http:idem:{agent-r}:claims`)).toBe(0);
+  expect((await claims.claim('agent-r', ['r1', 'r2'])).states).toEqual(states('dc'));
+}
+
 /** Two ingress replicas whose clocks are a bucket apart claim into Redis' bucket: a key one produced is a duplicate for the other, and either can release it. */
 async function skewedReplicas(redis: RedisClient, prefix: string): Promise<void> {
   const ahead = redisIdempotencyClaims(redis, { prefix, windowSeconds: W });
   const behind = redisIdempotencyClaims(redis, { prefix, windowSeconds: W, now: () => Date.now() - W * 1000 });
-  expect((await ahead.claim('agent-s', ['s1'])).states).toEqual(states('c'));
-  await ahead.finalise('agent-s', ['s1']);
+  const a1 = await ahead.claim('agent-s', ['s1']);
+  expect(a1.states).toEqual(states('c'));
+  await ahead.finalise('agent-s', ['s1'], a1.id);
   // With its own clock the lagging replica looked in the two buckets before Redis' current one and claimed s1 again.
   const b = await behind.claim('agent-s', ['s1', 's2']);
   expect(b.states).toEqual(states('dc'));
   expect((await ahead.claim('agent-s', ['s2'])).states).toEqual(states('p'));
-  await behind.release('agent-s', ['s2'], b.at);
+  await behind.release('agent-s', ['s2'], b.id);
   const a2 = await ahead.claim('agent-s', ['s2']);
   expect(a2.states).toEqual(states('c'));
-  await ahead.finalise('agent-s', ['s2']);
+  await ahead.finalise('agent-s', ['s2'], a2.id);
   expect((await behind.claim('agent-s', ['s1', 's2'])).states).toEqual(states('dd'));
   const [secs] = (await redis.call('TIME')) as [string, string];
   expect(await redis.exists(`${prefix}http:idem:{agent-s}:${Math.floor(Number(secs) / W)}`)).toBe(1);
@@ -118,6 +145,7 @@ describe('HTTP ingress idempotency claims', () => {
     try {
       await exercise(r, single);
       await stalePending(r, single);
+      await reRun(r, single);
       await skewedReplicas(r, single);
     } finally {
       r.disconnect();
@@ -129,6 +157,7 @@ describe('HTTP ingress idempotency claims', () => {
     try {
       await exercise(c, cluster);
       await stalePending(c, cluster);
+      await reRun(c, cluster);
       await skewedReplicas(c, cluster);
     } finally {
       c.disconnect();

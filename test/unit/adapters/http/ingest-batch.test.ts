@@ -2,7 +2,7 @@
 // traces in one publishBatch call carrying the JSON that was size-checked, duplicates not sent again, a failed
 // send answered 503 with every claim of it released (so the client's retry sends them), keys still pending under
 // another request answered 503 (never `duplicates`), and finalised only after the answer.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HttpIngress } from '../../../../src/adapters/http/ingress-server.js';
 import { apiKeyHash } from '../../../../src/adapters/http/ingress-auth.js';
 import { createAgentRegistry } from '../../../../src/engine/blueprint/registry.js';
@@ -14,10 +14,10 @@ afterEach(async () => {
   ingress = undefined;
 });
 
-function setup(o: { failRelease?: number; sendTimeoutMs?: number } = {}) {
+function setup(o: { failRelease?: number; sendTimeoutMs?: number; loseClaimReply?: boolean } = {}) {
   const pending = new Set<string>();
   const done = new Set<string>();
-  const calls = { claimMany: 0, publish: 0, batches: [] as { trace: Trace; json: string }[][], released: [] as string[], finalised: [] as string[], warned: [] as string[] };
+  const calls = { claimMany: 0, publish: 0, batches: [] as { trace: Trace; json: string }[][], released: [] as string[], finalised: [] as string[], warned: [] as string[], ids: [] as string[] };
   let failNext = false;
   let hold: Promise<void> | undefined;
   let failRelease = o.failRelease ?? 0;
@@ -37,8 +37,9 @@ function setup(o: { failRelease?: number; sendTimeoutMs?: number } = {}) {
         calls.batches.push([...items]);
       },
       idempotency: {
-        claim: async (agent, keys) => {
+        claim: async (agent, keys, id) => {
           calls.claimMany++;
+          calls.ids.push(`claim ${id}`);
           const states = keys.map((k) => {
             const id = `${agent}:${k}`;
             if (k === '') return 'claimed' as const;
@@ -47,11 +48,14 @@ function setup(o: { failRelease?: number; sendTimeoutMs?: number } = {}) {
             pending.add(id);
             return 'claimed' as const;
           });
-          return { states, at: '1' };
+          // The script ran, but its answer never came (a dropped connection, retries exhausted).
+          if (o.loseClaimReply) throw new Error('Connection is closed.');
+          return { states, id: id ?? '' };
         },
         finalise: async (agent, keys) => void keys.forEach((k) => (pending.delete(`${agent}:${k}`), done.add(`${agent}:${k}`), calls.finalised.push(`${agent}:${k}`))),
-        release: async (agent, keys) => {
+        release: async (agent, keys, id) => {
           if (failRelease-- > 0) throw new Error('redis down');
+          calls.ids.push(`release ${id}`);
           keys.forEach((k) => (pending.delete(`${agent}:${k}`), calls.released.push(`${agent}:${k}`)));
         },
       },
@@ -197,5 +201,16 @@ describe('batch ingest send path', () => {
     expect(more.calls.released).toEqual([]);
     expect(more.calls.warned).toHaveLength(1);
     expect(more.calls.warned[0]).toMatch(/release failed/);
+  });
+
+  it('a claim whose answer is lost is released by its id, so the retry is not held pending', async () => {
+    const { calls } = setup({ loseClaimReply: true });
+    await ingress!.ready();
+    expect((await post(batch(['l1', 'l2']))).statusCode).toBeGreaterThanOrEqual(500);
+    await vi.waitFor(() => expect(calls.released.sort()).toEqual(['a1:b1_l1', 'a1:b1_l2']));
+    const [claimed, released] = calls.ids;
+    expect(claimed).toMatch(/^claim [\w-]{16}$/);
+    expect(released).toBe(claimed.replace('claim', 'release'));
+    expect(calls.batches).toHaveLength(0);
   });
 });
