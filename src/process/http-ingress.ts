@@ -64,16 +64,18 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     };
     const redis = createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 });
     closers.push(() => redis.disconnect());
+    // The batch routes produce through their own producer, a batch in one send (no reply route: nobody waits).
+    // Made before the claims connection so that its closer runs first: a send still settling at shutdown releases
+    // or finalises its keys on the claims connection, closed after it.
+    const kafka = new KafkaAdapter(cfg.kafka, logger);
+    const producer = await kafka.producer();
+    closers.push(() => producer.disconnect());
     // The batch claims' own connection (the deployment's Redis: a Cluster when redis.cluster_nodes is set; an
     // agent's buckets share its hash tag), without auto-pipelining: a claim is written when it is made, so its round
     // trip runs while the batch is mapped (auto-pipelining would hold it until the mapping's synchronous pass ended).
     const claimsRedis = createRedisClient(cfg.redis.url, cfg.redis.clusterNodes, { maxRetriesPerRequest: 1, enableAutoPipelining: false });
     closers.push(() => claimsRedis.disconnect());
     const claims = redisIdempotencyClaims(claimsRedis, { prefix: cfg.redis.keyPrefix, windowSeconds: IDEMPOTENCY_TTL_SECONDS });
-    // The batch routes produce through their own producer, a batch in one send (no reply route: nobody waits).
-    const kafka = new KafkaAdapter(cfg.kafka, logger);
-    const producer = await kafka.producer();
-    closers.push(() => producer.disconnect());
     const tracesTopic = topicNames(cfg.topics.prefix).traces;
     const feed = new AgentEventFeed(new KafkaAdapter(cfg.kafka, logger), topicNames(cfg.topics.prefix), redis, cfg.redis.keyPrefix, `${cfg.consumer.groupPrefix}-http-stream`);
     closers.push(() => feed.stop());

@@ -87,7 +87,7 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
         `idempotency ${what} failed: the keys stay pending until the stale bound, then count as unclaimed (docs/http.md "Idempotency")`,
       );
     })();
-  const ingest = async (events: readonly AcgpEvent[], agent: AgentInfo, batchKey: string | undefined): Promise<IngestAnswer> => {
+  const run = async (events: readonly AcgpEvent[], agent: AgentInfo, batchKey: string | undefined): Promise<IngestAnswer> => {
     // The claim goes out first and its round trip overlaps the mapping below (docs/spec-decisions.md D39): nothing
     // is sent before it answers, so a retried batch is still produced once; a batch refused for a bad event
     // releases what it claimed.
@@ -181,6 +181,13 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
       };
     }
     return { status: 200, body: { accepted: fresh.length, duplicates: traces.length - fresh.length, ...(batchKey && { batch_id: batchKey }) } };
+  };
+  // Tracked from its start, so that idle() (a shutdown) also waits for a batch whose claim is still in flight: its
+  // send and settlements are tracked only once the claim answers.
+  const ingest = (events: readonly AcgpEvent[], agent: AgentInfo, batchKey: string | undefined): Promise<IngestAnswer> => {
+    const answer = run(events, agent, batchKey);
+    track(answer.then(() => undefined, () => undefined));
+    return answer;
   };
   return Object.assign(ingest, {
     async idle(maxMs: number) {

@@ -14,7 +14,7 @@ afterEach(async () => {
   ingress = undefined;
 });
 
-function setup(o: { failRelease?: number; sendTimeoutMs?: number; loseClaimReply?: boolean } = {}) {
+function setup(o: { failRelease?: number; sendTimeoutMs?: number; loseClaimReply?: boolean; claimDelayMs?: number } = {}) {
   const pending = new Set<string>();
   const done = new Set<string>();
   const calls = { claimMany: 0, publish: 0, batches: [] as { trace: Trace; json: string }[][], released: [] as string[], finalised: [] as string[], warned: [] as string[], ids: [] as string[] };
@@ -40,6 +40,7 @@ function setup(o: { failRelease?: number; sendTimeoutMs?: number; loseClaimReply
         claim: async (agent, keys, id) => {
           calls.claimMany++;
           calls.ids.push(`claim ${id}`);
+          if (o.claimDelayMs) await new Promise((r) => setTimeout(r, o.claimDelayMs));
           const states = keys.map((k) => {
             const id = `${agent}:${k}`;
             if (k === '') return 'claimed' as const;
@@ -201,6 +202,21 @@ describe('batch ingest send path', () => {
     expect(more.calls.released).toEqual([]);
     expect(more.calls.warned).toHaveLength(1);
     expect(more.calls.warned[0]).toMatch(/release failed/);
+  });
+
+  it('close() waits for a batch whose claim is still in flight: its send and finalise come before close resolves', async () => {
+    const { calls } = setup({ claimDelayMs: 50 });
+    await ingress!.ready();
+    const answer = post(batch(['c1']));
+    await vi.waitFor(() => expect(calls.claimMany).toBe(1));
+    let closedWith: string[] | undefined;
+    const closing = ingress!.close().then(() => (closedWith = [...calls.finalised]));
+    ingress = undefined;
+    expect((await answer).statusCode).toBe(200);
+    await closing;
+    // Before: close() resolved while the claim was in flight (idle() saw nothing tracked yet) — finalised was [].
+    expect(closedWith).toEqual(['a1:b1_c1']);
+    expect(calls.batches.flat().map((x) => x.trace.trace_id)).toEqual(['c1']);
   });
 
   it('a claim whose answer is lost is released by its id, so the retry is not held pending', async () => {
