@@ -1,8 +1,9 @@
 /**
  * The batch ingest behind POST /v1/ingest/traces/batch and /v1/ingest/trace (docs/http.md "Ingest"): the batch's
  * idempotency keys claimed in one call while every event is mapped and validated (nothing is sent from a batch with
- * a bad event, and its claims are released), the claimed traces sent in one send, then — after the answer — their
- * keys finalised as done, or released after a failed send (docs/spec-decisions.md D39).
+ * a bad event, and its claims are released), the claimed traces sent in one send, keys pending under another request
+ * waited for (bounded), then — after the answer — the produced keys finalised as done, or released after a failed
+ * send (docs/spec-decisions.md D39).
  */
 import { StewardError } from '../../errors.js';
 import type { AgentInfo, Trace } from '../../engine/types.js';
@@ -16,6 +17,14 @@ import { newClaimId, type BatchClaim, type IdempotencyClaims } from '../redis/id
  * claims' stale bound (idempotency-claims PENDING_STALE_MS) is twice this.
  */
 export const INGEST_SEND_TIMEOUT_MS = 20_000;
+
+/**
+ * How long, from its start, a batch waits for keys pending under another request to settle before it is answered
+ * 503 STEWARD_HTTP_PENDING; a send of keys claimed while waiting gets at most LATE_SEND_TIMEOUT_MS, so an answer
+ * comes within max(INGEST_SEND_TIMEOUT_MS, 15 + 10 s), under the acgp client's 30 s read timeout.
+ */
+export const PENDING_WAIT_MS = 15_000;
+const LATE_SEND_TIMEOUT_MS = 10_000;
 
 /** Attempts of a finalise or release that fails (Redis unreachable, failover), and the pause before each retry. */
 const SETTLE_DELAYS_MS = [0, 100, 500, 2_000];
@@ -62,8 +71,9 @@ export interface BatchIngest {
   idle(maxMs: number): Promise<void>;
 }
 
-export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; now: () => Date; sendTimeoutMs?: number }): BatchIngest {
+export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; now: () => Date; sendTimeoutMs?: number; pendingWaitMs?: number }): BatchIngest {
   const sendTimeoutMs = o.sendTimeoutMs ?? INGEST_SEND_TIMEOUT_MS;
+  const pendingWaitMs = o.pendingWaitMs ?? PENDING_WAIT_MS;
   const settling = new Set<Promise<void>>();
   const track = (p: Promise<void>) => {
     settling.add(p);
@@ -88,6 +98,7 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
       );
     })();
   const run = async (events: readonly AcgpEvent[], agent: AgentInfo, batchKey: string | undefined): Promise<IngestAnswer> => {
+    const started = Date.now();
     // The claim goes out first and its round trip overlaps the mapping below (docs/spec-decisions.md D39): nothing
     // is sent before it answers, so a retried batch is still produced once; a batch refused for a bad event
     // releases what it claimed.
@@ -123,11 +134,7 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
       throw e;
     }
     const fresh: number[] = [];
-    let pending = 0;
-    for (let i = 0; i < claim.states.length; i++) {
-      if (claim.states[i] === 'claimed') fresh.push(i);
-      else if (claim.states[i] === 'pending') pending++;
-    }
+    for (let i = 0; i < claim.states.length; i++) if (claim.states[i] === 'claimed') fresh.push(i);
     const keysOf = (idx: readonly number[]) => idx.map((i) => keys[i]);
     // Hands back this claim's pending entries of events not produced, so a retry sends them.
     const release = (idx: readonly number[]) => {
@@ -141,17 +148,17 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
       await release(fresh);
       return refused;
     }
-    let failed: number[] = [];
-    if (fresh.length > 0) {
-      // The send's outcome settles the claims whenever it comes; the answer waits for it at most sendTimeoutMs.
+    /** Sends the events at `idx` and settles their claims; answers the indices not produced, or 'timeout'. */
+    const produce = async (idx: number[], timeoutMs: number): Promise<number[] | 'timeout'> => {
+      // The send's outcome settles the claims whenever it comes; the answer waits for it at most timeoutMs.
       const sending: Promise<number[]> = deps.publishBatch
         ? // One send for the batch (concurrent requests' sends merge further in the coalescing producer).
-          deps.publishBatch(fresh.length === traces.length ? traces : fresh.map((i) => traces[i])).then(() => [], () => fresh)
-        : Promise.allSettled(fresh.map((i) => deps.publish(traces[i].trace))).then((rs) => fresh.filter((_, j) => rs[j].status === 'rejected'));
+          deps.publishBatch(idx.length === traces.length ? traces : idx.map((i) => traces[i])).then(() => [], () => idx)
+        : Promise.allSettled(idx.map((i) => deps.publish(traces[i].trace))).then((rs) => idx.filter((_, j) => rs[j].status === 'rejected'));
       const settled = sending.then((bad) => {
-        const ok = bad.length === 0 ? fresh : fresh.filter((i) => !bad.includes(i));
+        const ok = bad.length === 0 ? idx : idx.filter((i) => !bad.includes(i));
         // After the answer is written (setImmediate runs after the reply's microtasks): no round trip on its path.
-        // A retry arriving before this lands sees the keys pending and is answered 503 (it retries a moment later).
+        // A retry arriving before this lands sees the keys pending (and waits for them, below).
         if (idem && ok.length > 0) {
           const ks = keysOf(ok);
           track(new Promise<void>((resolve) => setImmediate(() => void settle('finalise', agent.id, ks, () => idem.finalise(agent.id, ks, claimId)).then(resolve))));
@@ -160,27 +167,61 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
       });
       track(settled.then(() => undefined));
       let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), sendTimeoutMs)));
+      const timedOut = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), timeoutMs)));
       const got = await Promise.race([settled, timedOut]);
       clearTimeout(timer);
-      if (got === 'timeout') {
-        return { status: 503, retryAfter: '2', body: { error: 'STEWARD_KAFKA', message: `the traces topic did not acknowledge ${fresh.length} events within ${sendTimeoutMs} ms; retry the batch (events it produces meanwhile count as duplicates)` } };
+      return got;
+    };
+    const notProduced = (got: number[] | 'timeout', n: number, timeoutMs: number): IngestAnswer | undefined =>
+      got === 'timeout'
+        ? { status: 503, retryAfter: '2', body: { error: 'STEWARD_KAFKA', message: `the traces topic did not acknowledge ${n} events within ${timeoutMs} ms; retry the batch (events it produces meanwhile count as duplicates)` } }
+        : got.length > 0
+          ? { status: 503, retryAfter: '2', body: { error: 'STEWARD_KAFKA', message: `${got.length} of ${traces.length} events could not be produced to the traces topic; retry the batch` } }
+          : undefined;
+    let accepted = 0;
+    if (fresh.length > 0) {
+      const stop = notProduced(await produce(fresh, sendTimeoutMs), fresh.length, sendTimeoutMs);
+      if (stop) return stop;
+      accepted = fresh.length;
+    }
+    // Keys pending under another request (a retry of this batch, here or on another replica): a duplicate only once
+    // that request produced them. Rather than answer 503 at once — the acgp client gives up after 3.5-10.5 s of
+    // retries and reports the batch failed — wait for them to settle, polling with this claim's id (the claim is
+    // safe to run again): done ones are duplicates, released (or stale) ones are claimed by the poll and produced
+    // here. Bounded by pendingWaitMs from the request's start, and the sends after it by LATE_SEND_TIMEOUT_MS, so
+    // the answer comes within the client's 30 s read timeout.
+    let waiting: number[] = [];
+    for (let i = 0; i < claim.states.length; i++) if (claim.states[i] === 'pending') waiting.push(i);
+    const until = started + pendingWaitMs;
+    for (let pause = 50; idem && waiting.length > 0 && Date.now() + pause <= until; pause = Math.min(pause * 2, 500)) {
+      await new Promise((r) => setTimeout(r, pause));
+      const ks = keysOf(waiting);
+      let polled: BatchClaim;
+      try {
+        polled = await idem.claim(agent.id, ks, claimId);
+      } catch {
+        // The poll may have claimed keys although its answer was lost: hand back this claim's entries of them.
+        track(settle('release', agent.id, ks, () => idem.release(agent.id, ks, claimId)));
+        break;
       }
-      failed = got;
+      const mine = waiting.filter((_, j) => polled.states[j] === 'claimed');
+      waiting = waiting.filter((_, j) => polled.states[j] === 'pending');
+      if (mine.length > 0) {
+        const late = Math.min(sendTimeoutMs, LATE_SEND_TIMEOUT_MS);
+        const stop = notProduced(await produce(mine, late), mine.length, late);
+        if (stop) return stop;
+        accepted += mine.length;
+      }
     }
-    if (failed.length > 0) {
-      return { status: 503, retryAfter: '2', body: { error: 'STEWARD_KAFKA', message: `${failed.length} of ${traces.length} events could not be produced to the traces topic; retry the batch` } };
-    }
-    if (pending > 0) {
-      // Another request (a retry of this batch, here or on another replica) is producing these: a duplicate only
-      // once it is done, so the client retries and is told then (done: duplicates; released: produced by it).
+    if (waiting.length > 0) {
+      // Still pending: the client retries and is told then (done: duplicates; released: produced by it).
       return {
         status: 503,
         retryAfter: '1',
-        body: { error: 'STEWARD_HTTP_PENDING', message: `${pending} of ${traces.length} events are being produced by an earlier request with the same idempotency keys; retry the batch (the other ${traces.length - pending} are produced or duplicates)` },
+        body: { error: 'STEWARD_HTTP_PENDING', message: `${waiting.length} of ${traces.length} events are being produced by an earlier request with the same idempotency keys; retry the batch (the other ${traces.length - waiting.length} are produced or duplicates)` },
       };
     }
-    return { status: 200, body: { accepted: fresh.length, duplicates: traces.length - fresh.length, ...(batchKey && { batch_id: batchKey }) } };
+    return { status: 200, body: { accepted, duplicates: traces.length - accepted, ...(batchKey && { batch_id: batchKey }) } };
   };
   // Tracked from its start, so that idle() (a shutdown) also waits for a batch whose claim is still in flight: its
   // send and settlements are tracked only once the claim answers.

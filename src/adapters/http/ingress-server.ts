@@ -44,6 +44,8 @@ export interface HttpIngressOptions {
   clientTimeoutMs?: number;
   /** A batch's send not acknowledged by then is answered 503; it goes on and settles its claims (ingest-batch INGEST_SEND_TIMEOUT_MS). */
   sendTimeoutMs?: number;
+  /** How long a batch waits for keys pending under another request before answering 503 (default ingest-batch PENDING_WAIT_MS; tests). */
+  pendingWaitMs?: number;
 }
 
 /** What the ingress routes need; without it only /v1/health and the OpenAPI document are served. */
@@ -231,7 +233,7 @@ export class HttpIngress {
     const maxEvents = this.opts.maxBatchEvents ?? 500;
     const maxTraceBytes = this.opts.maxTraceBytes ?? 900_000;
     const now = deps.now ?? (() => new Date());
-    const ingestBatch = batchIngest(deps, { maxTraceBytes, now, sendTimeoutMs: this.opts.sendTimeoutMs });
+    const ingestBatch = batchIngest(deps, { maxTraceBytes, now, sendTimeoutMs: this.opts.sendTimeoutMs, pendingWaitMs: this.opts.pendingWaitMs });
     this.ingestBatch = ingestBatch;
     const ingest = async (events: AcgpEvent[], agent: AgentInfo, batchKey: string | undefined, reply: import('fastify').FastifyReply) => {
       const a = await ingestBatch(events, agent, batchKey);

@@ -22,11 +22,14 @@ import { clusterClient, deleteClusterPrefix } from '../redis-cluster/cluster.js'
 
 const registry = createAgentRegistry([{ id: 'pend-agent', tenant: 'acme', tier: 'ACL-2', tools: [], domains: [], apiKeys: [apiKeyHash('pend-key')], registered: true }]);
 
-/** One ingress replica on the real producer and claims; `gate` (when set) holds the next send, then fails it. */
-async function replica(producer: StewardProducer, topic: string, claims: IdempotencyClaims) {
+/**
+ * One ingress replica on the real producer and claims; `gate` (when set) holds the next send, then fails it.
+ * `pendingWaitMs` 0: a batch meeting pending keys is answered 503 at once (the path the acgp client's retries meet).
+ */
+async function replica(producer: StewardProducer, topic: string, claims: IdempotencyClaims, pendingWaitMs = 0) {
   let gate: Promise<void> | undefined;
   const ing = new HttpIngress(
-    { host: '127.0.0.1', port: 0, maxBodyBytes: 1 << 20, ratePerSecond: 1000 },
+    { host: '127.0.0.1', port: 0, maxBodyBytes: 1 << 20, ratePerSecond: 1000, pendingWaitMs },
     {
       registry: () => registry,
       publish: async () => {
@@ -101,6 +104,32 @@ async function scenario(redis: RedisClient, prefix: string): Promise<void> {
       await new Promise((r) => setTimeout(r, 1000));
       expect(out.json(topics.traces).map((t) => t.trace_id).sort()).toEqual(['p-0', 'p-1', 'p-2', 'p-3']);
 
+      // A replica that waits for pending keys (the default, 15 s): the retry on it meets A's held send, waits, and
+      // once that send fails claims and produces the held events itself — answered 200, each produced once.
+      const w = await replica(producer, topics.traces, claims, 5_000);
+      try {
+        const wev = (n: number) => Array.from({ length: n }, (_, i) => ({ trace_id: `w-${i}` }));
+        const failW = a.holdThenFail();
+        const firstW = a.post(wev(2));
+        await new Promise((r) => setTimeout(r, 300));
+        const t0 = Date.now();
+        const waited = w.post(wev(3));
+        await new Promise((r) => setTimeout(r, 700));
+        failW();
+        expect((await firstW).status).toBe(503);
+        const got = await waited;
+        expect(got.status).toBe(200);
+        expect(await got.json()).toEqual({ accepted: 3, duplicates: 0, batch_id: 'b1' });
+        expect(Date.now() - t0).toBeGreaterThanOrEqual(600);
+        await new Promise((r) => setTimeout(r, 50));
+        expect(await (await a.post(wev(3))).json()).toEqual({ accepted: 0, duplicates: 3, batch_id: 'b1' });
+        await waitFor(() => out.on(topics.traces).length >= 7, { timeoutMs: 20_000 });
+        await new Promise((r) => setTimeout(r, 1000));
+        expect(out.json(topics.traces).map((t) => t.trace_id).filter((id) => id.startsWith('w-')).sort()).toEqual(['w-0', 'w-1', 'w-2']);
+      } finally {
+        await w.ing.close();
+      }
+
       // A replica crashed between claim and finalise (its claim taken, nothing after): pending until the bound.
       const bounded = redisIdempotencyClaims(redis, { prefix, windowSeconds: 86_400, pendingStaleMs: 600 });
       const c = await replica(producer, topics.traces, bounded);
@@ -109,7 +138,7 @@ async function scenario(redis: RedisClient, prefix: string): Promise<void> {
         expect((await c.post([{ trace_id: 's-0' }])).status).toBe(503);
         await new Promise((r) => setTimeout(r, 700));
         expect(await (await c.post([{ trace_id: 's-0' }])).json()).toEqual({ accepted: 1, duplicates: 0, batch_id: 'b1' });
-        await waitFor(() => out.on(topics.traces).length >= 5, { timeoutMs: 20_000 });
+        await waitFor(() => out.on(topics.traces).length >= 8, { timeoutMs: 20_000 });
       } finally {
         await c.ing.close();
       }

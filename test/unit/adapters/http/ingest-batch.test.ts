@@ -14,7 +14,7 @@ afterEach(async () => {
   ingress = undefined;
 });
 
-function setup(o: { failRelease?: number; sendTimeoutMs?: number; loseClaimReply?: boolean; claimDelayMs?: number } = {}) {
+function setup(o: { failRelease?: number; sendTimeoutMs?: number; loseClaimReply?: boolean; claimDelayMs?: number; pendingWaitMs?: number } = {}) {
   const pending = new Set<string>();
   const done = new Set<string>();
   const calls = { claimMany: 0, publish: 0, batches: [] as { trace: Trace; json: string }[][], released: [] as string[], finalised: [] as string[], warned: [] as string[], ids: [] as string[] };
@@ -23,7 +23,7 @@ function setup(o: { failRelease?: number; sendTimeoutMs?: number; loseClaimReply
   let failRelease = o.failRelease ?? 0;
   const registry = createAgentRegistry([{ id: 'a1', tenant: 'acme', tier: 'ACL-2', tools: [], domains: [], apiKeys: [apiKeyHash('k1')], registered: true }]);
   ingress = new HttpIngress(
-    { host: '127.0.0.1', port: 0, maxBodyBytes: 1 << 20, ratePerSecond: 1000, sendTimeoutMs: o.sendTimeoutMs },
+    { host: '127.0.0.1', port: 0, maxBodyBytes: 1 << 20, ratePerSecond: 1000, sendTimeoutMs: o.sendTimeoutMs, pendingWaitMs: o.pendingWaitMs ?? 0 },
     {
       registry: () => registry,
       publish: async () => void calls.publish++,
@@ -142,7 +142,7 @@ describe('batch ingest send path', () => {
     expect((await post(batch(['w1']))).json()).toMatchObject({ accepted: 0, duplicates: 1 });
   });
 
-  it('a retry while the first send is pending is a 503, not duplicates; after that send fails the retry produces the events once', async () => {
+  it('a retry while the first send is pending is a 503 (when it may not wait), not duplicates; after that send fails the retry produces the events once', async () => {
     const { calls, failOnce, holdSends } = setup();
     await ingress!.ready();
     failOnce();
@@ -161,6 +161,49 @@ describe('batch ingest send path', () => {
     expect(again.json()).toMatchObject({ accepted: 2, duplicates: 1 });
     const sent = calls.batches.flatMap((b) => b.map((x) => x.trace.trace_id)).sort();
     expect(sent).toEqual(['p1', 'p2', 'p3']);
+  });
+
+  it('a retry waits for keys pending under another request: released ones it produces, done ones are duplicates', async () => {
+    const { calls, failOnce, holdSends } = setup({ pendingWaitMs: 2_000 });
+    await ingress!.ready();
+    failOnce();
+    let release = holdSends();
+    const first = post(batch(['q1', 'q2']));
+    await new Promise((r) => setTimeout(r, 20));
+    const retry = post(batch(['q1', 'q2', 'q3']));
+    await new Promise((r) => setTimeout(r, 100));
+    // The first send fails: its keys are released, and the waiting retry claims and produces them.
+    release();
+    expect((await first).statusCode).toBe(503);
+    const r = await retry;
+    expect(r.statusCode).toBe(200);
+    expect(r.json()).toMatchObject({ accepted: 3, duplicates: 0 });
+    expect(calls.batches.flatMap((b) => b.map((x) => x.trace.trace_id)).sort()).toEqual(['q1', 'q2', 'q3']);
+    // The first send succeeds this time: the waiting retry finds its keys done.
+    release = holdSends();
+    const first2 = post(batch(['q4']));
+    await new Promise((r2) => setTimeout(r2, 20));
+    const retry2 = post(batch(['q4', 'q5']));
+    await new Promise((r2) => setTimeout(r2, 100));
+    release();
+    expect((await first2).statusCode).toBe(200);
+    expect((await retry2).json()).toMatchObject({ accepted: 1, duplicates: 1 });
+    expect(calls.batches.flatMap((b) => b.map((x) => x.trace.trace_id)).filter((id) => id === 'q4')).toEqual(['q4']);
+  });
+
+  it('a retry that waited its bound for a pending key is a 503 STEWARD_HTTP_PENDING', async () => {
+    const { holdSends } = setup({ pendingWaitMs: 300 });
+    await ingress!.ready();
+    const release = holdSends();
+    const first = post(batch(['h1']));
+    await new Promise((r) => setTimeout(r, 20));
+    const t0 = Date.now();
+    const retry = await post(batch(['h1']));
+    expect(retry.statusCode).toBe(503);
+    expect(retry.json()).toMatchObject({ error: 'STEWARD_HTTP_PENDING' });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(150);
+    release();
+    expect((await first).statusCode).toBe(200);
   });
 
   it('keys are finalised after the answer, and then a retry is a duplicate', async () => {
