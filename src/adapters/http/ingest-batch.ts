@@ -74,6 +74,8 @@ export interface BatchIngest {
 export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; now: () => Date; sendTimeoutMs?: number; pendingWaitMs?: number }): BatchIngest {
   const sendTimeoutMs = o.sendTimeoutMs ?? INGEST_SEND_TIMEOUT_MS;
   const pendingWaitMs = o.pendingWaitMs ?? PENDING_WAIT_MS;
+  /** Set by idle() (a shutdown): batches waiting for keys pending elsewhere stop waiting. */
+  let closing = false;
   const settling = new Set<Promise<void>>();
   const track = (p: Promise<void>) => {
     settling.add(p);
@@ -193,8 +195,10 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
     let waiting: number[] = [];
     for (let i = 0; i < claim.states.length; i++) if (claim.states[i] === 'pending') waiting.push(i);
     const until = started + pendingWaitMs;
-    for (let pause = 50; idem && waiting.length > 0 && Date.now() + pause <= until; pause = Math.min(pause * 2, 500)) {
+    // A shutdown ends the wait (the 503 below): the wait's bound (up to ~25 s with its sends) is past close()'s.
+    for (let pause = 50; idem && waiting.length > 0 && !closing && Date.now() + pause <= until; pause = Math.min(pause * 2, 500)) {
       await new Promise((r) => setTimeout(r, pause));
+      if (closing) break;
       const ks = keysOf(waiting);
       let polled: BatchClaim;
       try {
@@ -232,6 +236,7 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
   };
   return Object.assign(ingest, {
     async idle(maxMs: number) {
+      closing = true;
       let timer: NodeJS.Timeout | undefined;
       const limit = new Promise<void>((r) => (timer = setTimeout(r, maxMs)));
       let over = false;

@@ -206,6 +206,27 @@ describe('batch ingest send path', () => {
     expect((await first).statusCode).toBe(200);
   });
 
+  it('close() ends a wait for keys pending elsewhere (503 STEWARD_HTTP_PENDING) instead of outlasting its bound', async () => {
+    const { holdSends } = setup({ pendingWaitMs: 15_000, sendTimeoutMs: 200 });
+    await ingress!.ready();
+    const release = holdSends();
+    const first = post(batch(['w1']));
+    await new Promise((r) => setTimeout(r, 20));
+    const retry = post(batch(['w1']));
+    await new Promise((r) => setTimeout(r, 100));
+    const t0 = Date.now();
+    const closing = ingress!.close();
+    ingress = undefined;
+    const r = await retry;
+    expect(r.statusCode).toBe(503);
+    expect(r.json()).toMatchObject({ error: 'STEWARD_HTTP_PENDING' });
+    release();
+    await first;
+    await closing;
+    // Without the stop the retry waited its 15 s bound; close() gives up on idle work after the 200 ms send timeout.
+    expect(Date.now() - t0).toBeLessThan(3_000);
+  });
+
   it('keys are finalised after the answer, and then a retry is a duplicate', async () => {
     const { calls } = setup();
     await ingress!.ready();
