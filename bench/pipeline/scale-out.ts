@@ -14,9 +14,7 @@
  * msgs/s, the ratio, each process's CPU µs per trace it decided and its share of the traces, the same after the
  * fill's last send (the backlog's drain: full fetches, no producer alongside), and the load.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { KafkaAdapter } from '../../src/adapters/kafka/client.js';
@@ -26,6 +24,7 @@ import { benchProcessEnv } from '../sink/services-env.js';
 import { kafkajsPassthrough } from './raw-clients.js';
 import { fill, produceBatches, traceBatches } from './traces.js';
 import type { ChildSample } from './scale-out-child.js';
+import { LineChild } from '../line-child.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const N = Number(process.env.BENCH_SCALE_N ?? 50_000);
@@ -37,54 +36,22 @@ const KS = (process.env.BENCH_SCALE_K ?? '1,2,3').split(',').map(Number);
 const WARMUP_PER_PROCESS = Number(process.env.BENCH_SCALE_WARMUP ?? 4000);
 const CHILD = fileURLToPath(new URL('./scale-out-child.ts', import.meta.url));
 
-/** One stage process, spoken to one line at a time. */
+/** One stage process (scale-out-child.ts), spoken to one line at a time. */
 class StageChild {
-  private readonly waiting: ((v: Record<string, unknown>) => void)[] = [];
-  private exited = false;
-
-  constructor(readonly proc: ChildProcess) {
-    createInterface({ input: proc.stdout! }).on('line', (line) => {
-      let v: Record<string, unknown>;
-      try {
-        v = JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        return; // not ours (a library printing to stdout)
-      }
-      this.waiting.shift()?.(v);
-    });
-    proc.once('exit', (code) => {
-      this.exited = true;
-      for (const w of this.waiting.splice(0)) w({ exited: code });
-    });
-  }
+  private constructor(private readonly child: LineChild) {}
 
   static async start(raw: Record<string, unknown>, env: Record<string, string>): Promise<StageChild> {
-    const c = new StageChild(spawn(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(raw)], { stdio: ['pipe', 'pipe', 'inherit'], env }));
-    const first = await c.next();
-    if (first.ready !== true) throw new Error(`stage process did not start (${JSON.stringify(first)})`);
-    return c;
-  }
-
-  private next(): Promise<Record<string, unknown>> {
-    if (this.exited) return Promise.resolve({ exited: this.proc.exitCode });
-    return new Promise((resolve) => this.waiting.push(resolve));
+    return new StageChild(await LineChild.start(['--import', 'tsx', CHILD, JSON.stringify(raw)], env, 'stage process'));
   }
 
   async sample(): Promise<ChildSample> {
-    const reply = this.next();
-    this.proc.stdin!.write('sample\n');
-    const v = await reply;
+    const v = await this.child.ask('sample');
     if (typeof v.processed !== 'number') throw new Error(`stage process did not answer a sample (${JSON.stringify(v)})`);
     return v as unknown as ChildSample;
   }
 
-  async stop(): Promise<void> {
-    if (this.exited) return;
-    const done = new Promise<void>((r) => this.proc.once('exit', () => r()));
-    this.proc.stdin!.write('stop\n');
-    const t = setTimeout(() => this.proc.kill('SIGKILL'), 20_000);
-    await done;
-    clearTimeout(t);
+  stop(): Promise<void> {
+    return this.child.stop();
   }
 }
 
