@@ -15,6 +15,7 @@ import { validateTrace } from '../kafka/serde.js';
 import { acgpEventToTrace, type AcgpEvent } from './acgp-mapping.js';
 import { batchIngest, INGEST_SEND_TIMEOUT_MS, sizedTraceJson, type BatchIngest, type BatchIngestDeps } from './ingest-batch.js';
 import { agentForKey, KeyRateLimiter, type KeyedRegistry } from './ingress-auth.js';
+import { errorSchema, eventSchema, healthSchema, ingestResponse } from './ingress-schemas.js';
 import { registerAgentApprovalRoute, registerApprovalRoutes, type ApprovalRouteDeps, type ApprovalStatusFn } from './approval-routes.js';
 
 export interface HttpIngressOptions {
@@ -73,39 +74,8 @@ declare module 'fastify' {
   }
 }
 
-/** The 4xx body: the reason code (the DLQ's, for traces) and its message (docs/http.md "Errors"). */
-const errorSchema = { type: 'object', properties: { error: { type: 'string' }, message: { type: 'string' }, index: { type: 'integer' } } } as const;
-
-const eventSchema = {
-  type: 'object',
-  required: ['trace_id'],
-  properties: {
-    trace_id: { type: 'string', minLength: 1, maxLength: 256 },
-    agent_type: { type: 'string' },
-    goal: { type: 'string' },
-    user_query: { type: 'string' },
-    reasoning_text: { type: ['string', 'null'] },
-    final_output: { type: ['string', 'null'] },
-    context_information: { type: ['object', 'null'], additionalProperties: true },
-    documents_used: { type: ['array', 'null'], items: { type: 'string' } },
-    timestamp: { type: ['string', 'null'] },
-    idempotency_key: { type: 'string', maxLength: 512 },
-  },
-  additionalProperties: true,
-} as const;
-
-const ingestResponse = {
-  type: 'object',
-  properties: { accepted: { type: 'integer' }, duplicates: { type: 'integer' }, batch_id: { type: 'string' } },
-} as const;
-
 /** Where the OpenAPI document is served (docs/http.md). */
 export const OPENAPI_PATH = '/v1/openapi.json';
-
-const healthSchema = {
-  summary: 'The ingress is up',
-  response: { 200: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } } },
-} as const;
 
 export class HttpIngress {
   readonly app: FastifyInstance;
