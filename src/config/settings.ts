@@ -5,6 +5,8 @@
  * steward.example.yaml are checked against it (test/unit/config/settings-table.test.ts).
  */
 import { DEFAULT_DEDUP_TTL_SECONDS } from '../adapters/redis/trust-debt-store.js';
+import { INGEST_SEND_TIMEOUT_MS, PENDING_WAIT_MS } from '../adapters/http/ingest-batch.js';
+import { PENDING_STALE_MS } from '../adapters/redis/idempotency-claims.js';
 
 /** How an environment variable's text becomes a value. Text that does not parse is passed on as text, so the schema check names the variable. */
 export type EnvKind = 'string' | 'list' | 'int' | 'bool';
@@ -97,6 +99,10 @@ export const SETTINGS = {
   'http.limits.max_in_flight_bytes': s('http.limits.max_in_flight_bytes', 67_108_864, 'request bytes handled at once; beyond, 503 + Retry-After (backpressure when Kafka is slow)'),
   'http.limits.rate_per_second': s('http.limits.rate_per_second', 50, 'requests per second per API key (burst: twice that); over gets 429 + Retry-After'),
   'http.limits.client_timeout_ms': s('http.limits.client_timeout_ms', 30_000, 'a request not fully received, or a connection (an SSE reader too) making no progress, this long is closed (slow clients)'),
+  'http.idempotency.window_seconds': s('http.idempotency.window_seconds', 86_400, 'how long an ingested event\'s idempotency key is remembered at least (at most twice: keys live in buckets this long); a retry within it is a duplicate, not produced again'),
+  'http.idempotency.send_timeout_ms': s('http.idempotency.send_timeout_ms', INGEST_SEND_TIMEOUT_MS, 'a batch whose Kafka send is not acknowledged within this is answered 503 + Retry-After; the send goes on and settles its keys'),
+  'http.idempotency.pending_wait_ms': s('http.idempotency.pending_wait_ms', PENDING_WAIT_MS, 'how long a batch waits (from its start) for keys another request is still sending before answering 503 STEWARD_HTTP_PENDING; keep it + 10 s under the clients\' read timeout'),
+  'http.idempotency.pending_stale_ms': s('http.idempotency.pending_stale_ms', PENDING_STALE_MS, 'a key pending this long (its replica crashed) may be claimed again; must exceed send_timeout_ms (a send still running would be produced twice)'),
   'dashboard.enabled': s('dashboard.enabled', false, 'steward run also serves the analyst dashboard (docs/dashboard.md; read-only ClickHouse)', { env: 'STEWARD_DASHBOARD_ENABLED', kind: 'bool' }),
   'dashboard.host': s('dashboard.host', '127.0.0.1', 'dashboard bind address (loopback unless configured)', { env: 'STEWARD_DASHBOARD_HOST' }),
   'dashboard.port': s('dashboard.port', 8790, 'dashboard port', { env: 'STEWARD_DASHBOARD_PORT', kind: 'int' }),

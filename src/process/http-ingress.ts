@@ -23,9 +23,6 @@ import { answerOverHttp, approvalStatusOf } from '../consumers/approvals.js';
 import type { StewardProducer } from '../adapters/kafka/client.js';
 import { redisIdempotencyClaims } from '../adapters/redis/idempotency-claims.js';
 
-/** How long a retried batch's events are recognised at least (at most twice that; docs/http.md "Idempotency"). */
-export const IDEMPOTENCY_TTL_SECONDS = 86_400;
-
 /**
  * The approval store's Redis: the same deployment the approvals stage and its sweeper use (a Cluster when
  * redis.cluster_nodes is set), not the ingress's own single connection — on a Cluster that one would be told
@@ -75,7 +72,8 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     // trip runs while the batch is mapped (auto-pipelining would hold it until the mapping's synchronous pass ended).
     const claimsRedis = createRedisClient(cfg.redis.url, cfg.redis.clusterNodes, { maxRetriesPerRequest: 1, enableAutoPipelining: false });
     closers.push(() => claimsRedis.disconnect());
-    const claims = redisIdempotencyClaims(claimsRedis, { prefix: cfg.redis.keyPrefix, windowSeconds: IDEMPOTENCY_TTL_SECONDS });
+    const idem = cfg.http.idempotency;
+    const claims = redisIdempotencyClaims(claimsRedis, { prefix: cfg.redis.keyPrefix, windowSeconds: idem.windowSeconds, pendingStaleMs: idem.pendingStaleMs });
     const tracesTopic = topicNames(cfg.topics.prefix).traces;
     const feed = new AgentEventFeed(new KafkaAdapter(cfg.kafka, logger), topicNames(cfg.topics.prefix), redis, cfg.redis.keyPrefix, `${cfg.consumer.groupPrefix}-http-stream`);
     closers.push(() => feed.stop());
@@ -116,6 +114,8 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
         maxTraceBytes: cfg.limits.maxTraceBytes,
         requireSignature: cfg.agents.requireSignature,
         clientTimeoutMs: cfg.http.clientTimeoutMs,
+        sendTimeoutMs: cfg.http.idempotency.sendTimeoutMs,
+        pendingWaitMs: cfg.http.idempotency.pendingWaitMs,
       },
       {
         registry: () => holder?.registry ?? empty,

@@ -14,7 +14,7 @@ import { newClaimId, type BatchClaim, type IdempotencyClaims } from '../redis/id
 /**
  * How long a batch waits for its send before it is answered 503 (the send goes on and settles its claims when it
  * ends): below the acgp client's 30 s read timeout, so the client is told rather than left to time out. The pending
- * claims' stale bound (idempotency-claims PENDING_STALE_MS) is twice this.
+ * claims' stale bound (idempotency-claims PENDING_STALE_MS) is twice this. The default of http.idempotency.send_timeout_ms.
  */
 export const INGEST_SEND_TIMEOUT_MS = 20_000;
 

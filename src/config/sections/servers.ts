@@ -7,9 +7,31 @@ import { settingPath, type SectionContext } from './context.js';
 export interface ServersSection {
   observability: { enabled: boolean; host: string; port: number };
   /** http.*: the acgp client's HTTP ingress (docs/http.md); tls files resolved against the config file. */
-  http: { enabled: boolean; host: string; port: number; tls?: { certFile: string; keyFile: string }; maxBodyBytes: number; maxBatchEvents: number; maxInFlightBytes: number; ratePerSecond: number; clientTimeoutMs: number };
+  http: { enabled: boolean; host: string; port: number; tls?: { certFile: string; keyFile: string }; maxBodyBytes: number; maxBatchEvents: number; maxInFlightBytes: number; ratePerSecond: number; clientTimeoutMs: number; idempotency: HttpIdempotency };
   /** dashboard.*: the analyst dashboard inside `steward run` (docs/dashboard.md). */
   dashboard: { enabled: boolean; host: string; port: number; refreshMs: number; allowedHosts: string[] };
+}
+
+/** http.idempotency.*: the batch routes' per-event idempotency keys (docs/http.md "Idempotency"). */
+export interface HttpIdempotency {
+  windowSeconds: number;
+  sendTimeoutMs: number;
+  pendingWaitMs: number;
+  pendingStaleMs: number;
+}
+
+function httpIdempotency(raw: Raw): HttpIdempotency {
+  const o: HttpIdempotency = {
+    windowSeconds: v(raw, 'http.idempotency.window_seconds'),
+    sendTimeoutMs: v(raw, 'http.idempotency.send_timeout_ms'),
+    pendingWaitMs: v(raw, 'http.idempotency.pending_wait_ms'),
+    pendingStaleMs: v(raw, 'http.idempotency.pending_stale_ms'),
+  };
+  // A key whose send may still be acknowledged must not be claimable again: its events would be produced twice.
+  if (o.pendingStaleMs <= o.sendTimeoutMs) {
+    throw new StewardError('STEWARD_CONFIG', `http.idempotency.pending_stale_ms (${o.pendingStaleMs}) must exceed http.idempotency.send_timeout_ms (${o.sendTimeoutMs}): a key pending under a send still running would be claimed and produced again`);
+  }
+  return o;
 }
 
 function httpTls(raw: Raw, ctx: SectionContext): ServersSection['http']['tls'] {
@@ -33,6 +55,7 @@ export function serversSection(raw: Raw, ctx: SectionContext): ServersSection {
       maxInFlightBytes: v(raw, 'http.limits.max_in_flight_bytes'),
       ratePerSecond: v(raw, 'http.limits.rate_per_second'),
       clientTimeoutMs: v(raw, 'http.limits.client_timeout_ms'),
+      idempotency: httpIdempotency(raw),
     },
     dashboard: { enabled: v(raw, 'dashboard.enabled'), host: v(raw, 'dashboard.host'), port: v(raw, 'dashboard.port'), refreshMs: v(raw, 'dashboard.refresh_ms'), allowedHosts: v(raw, 'dashboard.allowed_hosts') },
   };
