@@ -28,6 +28,8 @@ export type StewardErrorCode =
   | 'STEWARD_TRACE_JSON'
   | 'STEWARD_TRACE_SCHEMA'
   | 'STEWARD_TRACE_AVRO'
+  // an acgp.decisions / acgp.verdicts record in Avro that cannot be read (unknown schema id, not that message's schema)
+  | 'STEWARD_OUTPUT_AVRO'
   | 'STEWARD_TRACE_TOO_LARGE'
   | 'STEWARD_TRUST_DEBT_STALE'
   | 'STEWARD_CONFIG'

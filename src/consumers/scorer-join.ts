@@ -28,6 +28,7 @@ import { tracePosition } from '../adapters/kafka/trace-position.js';
 import { traceEventId } from '../engine/event-id.js';
 import { scoreOne, type ScorerStageDeps } from './scorer.js';
 import { INTERVENTIONS } from '../engine/types.js';
+import { avroSchemaId, type OutputDecoder } from '../adapters/kafka/output-decoder.js';
 
 const KNOWN_INTERVENTIONS = new Set<string>(INTERVENTIONS);
 
@@ -41,6 +42,8 @@ export interface JoinedScorerDeps extends ScorerStageDeps {
   maxEventTimeSkewMs?: number | null;
   /** Told about a decision without trace position headers (written before contracts C10): it is not scored here. */
   onUnpositioned?: (m: InMessage) => void;
+  /** Reads decisions written in Avro (topics.avro_outputs); absent, they are dead-lettered. */
+  outputs?: OutputDecoder;
 }
 
 export class JoinedScorerProcessor implements StageProcessor {
@@ -52,7 +55,7 @@ export class JoinedScorerProcessor implements StageProcessor {
   }
 
   async process(m: InMessage): Promise<StageOutput[]> {
-    const decision = parseDecision(m);
+    const decision = parseDecision(m, avroSchemaId(m.value) !== undefined ? await decodeAvroDecision(m, this.d.outputs) : undefined);
     // Halted traces are never scored: their decision is final (the trust-debt stage reads it). With run governance,
     // a halted event of a run still gets its replay answer (scoreOne: no verdict).
     if (decision.halted === true && !this.d.runRecords) return [];
@@ -73,14 +76,22 @@ export class JoinedScorerProcessor implements StageProcessor {
   }
 }
 
-/** The acgp.decisions message, checked where the scorer relies on it (else DLQ). */
-export function parseDecision(m: InMessage): DecisionMessage {
+function decodeAvroDecision(m: InMessage, outputs: OutputDecoder | undefined): Promise<DecisionMessage> {
+  if (!outputs) throw new StewardError('STEWARD_OUTPUT_AVRO', `Avro decision (schema id ${avroSchemaId(m.value)}) but no schema registry configured`);
+  return outputs.decode('decision', m.value!);
+}
+
+/** The acgp.decisions message, checked where the scorer relies on it (else DLQ); `decoded`: an Avro record's message. */
+export function parseDecision(m: InMessage, decoded?: DecisionMessage): DecisionMessage {
   if (m.value === null) throw new StewardError('STEWARD_TRACE_JSON', 'empty decision message');
   let d: Partial<DecisionMessage>;
-  try {
-    d = JSON.parse(m.value.toString('utf8')) as Partial<DecisionMessage>;
-  } catch (e) {
-    throw new StewardError('STEWARD_TRACE_JSON', `malformed decision message: ${(e as Error).message}`);
+  if (decoded) d = decoded;
+  else {
+    try {
+      d = JSON.parse(m.value.toString('utf8')) as Partial<DecisionMessage>;
+    } catch (e) {
+      throw new StewardError('STEWARD_TRACE_JSON', `malformed decision message: ${(e as Error).message}`);
+    }
   }
   if (!d || typeof d !== 'object' || typeof d.trace_id !== 'string' || typeof d.agent_id !== 'string' || typeof d.intervention !== 'string' || !KNOWN_INTERVENTIONS.has(d.intervention) || typeof d.stage !== 'string') {
     throw new StewardError('STEWARD_TRACE_SCHEMA', 'decision message lacks trace_id/agent_id/intervention/stage');

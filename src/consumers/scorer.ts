@@ -12,7 +12,7 @@ import { verdictMessage } from '../contracts/engine-records.js';
 import type { DecideScoreEngine } from './stage-types.js';
 import type { ScoreDecisionInput, ScoreRecord } from '../engine/steward-engine.js';
 import type { Trace } from '../engine/types.js';
-import type { DecisionMessage, ReplyRoute } from '../contracts/messages.js';
+import type { DecisionMessage, ReplyRoute, VerdictMessage } from '../contracts/messages.js';
 import { parseScoring } from './scoring-message.js';
 import { runEventAnswer } from '../engine/acm/bundle/stream-record.js';
 import { runIdOf } from '../engine/acm/run-state.js';
@@ -35,6 +35,8 @@ export interface ScorerStageDeps {
    * (docs/acm.md "In the stream").
    */
   runRecords?: boolean;
+  /** topics.avro_outputs has `verdicts`: the acgp.verdicts value in Avro (output-avro.ts, schema id from start-up); absent: JSON. The reply stays JSON. */
+  encodeVerdict?: (v: VerdictMessage) => Buffer;
 }
 
 export class ScorerProcessor implements StageProcessor {
@@ -91,9 +93,10 @@ export async function scoreOne(
   if (answerOnly) return answer;
   const verdict = verdictMessage(record, decision, (d.nowMs ?? Date.now)());
   if (turn !== 'reply-only') d.metrics.interventions.inc({ stage, intervention: verdict.intervention });
-  const json = JSON.stringify(verdict);
-  const outs: StageOutput[] = turn === 'reply-only' ? [] : [{ topic: d.topics.verdicts, message: { key: trace.agent_id, value: json } }];
-  if (reply) outs.push(replyMessage(reply, 'verdict', trace.agent_id, json));
+  // JSON for the reply (clients read JSON) and for acgp.verdicts unless that topic is Avro.
+  const json = d.encodeVerdict && !reply ? undefined : JSON.stringify(verdict);
+  const outs: StageOutput[] = turn === 'reply-only' ? [] : [{ topic: d.topics.verdicts, message: { key: trace.agent_id, value: d.encodeVerdict ? d.encodeVerdict(verdict) : json! } }];
+  if (reply) outs.push(replyMessage(reply, 'verdict', trace.agent_id, json!));
   outs.push(...answer);
   if (d.afterVerdict && turn !== 'reply-only') outs.push(...(await d.afterVerdict(record, { blueprintVersion: decision.blueprint_version, rolloutArm: decision.rollout_arm, eventTimeMs })));
   if (turn === 'reply-only') d.metrics.duplicates.inc({ stage });

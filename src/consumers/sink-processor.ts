@@ -18,6 +18,7 @@ import { StewardError } from '../errors.js';
 import { reviewQueueRow, rolloutEventRow, shadowDiffRow } from '../adapters/clickhouse/rollout-rows.js';
 import { approvalRow } from '../adapters/clickhouse/approval-rows.js';
 import { runEventRows, runRecordPart, type RunRecordJoin, type RunRecordPart } from './run-record-join.js';
+import { avroSchemaId, OutputDecoder } from '../adapters/kafka/output-decoder.js';
 
 type Kind = 'decisions' | 'verdicts' | 'ledger' | 'trustDebt' | 'gate' | 'dlq' | RolloutKind | 'approvals';
 // docs/rollout.md: parsed and mapped by rollout-rows.ts.
@@ -77,6 +78,8 @@ export class SinkProcessor {
     private readonly runLedger?: LedgerWriter,
     /** Joins ACM runs' replay-record halves (run-record-join.ts); without it they are dead-lettered. */
     private readonly runRecords?: RunRecordJoin,
+    /** Reads decisions and verdicts written in Avro (topics.avro_outputs); without a registry they are dead-lettered. */
+    private readonly outputs: OutputDecoder = new OutputDecoder(undefined),
   ) {
     this.kindOf = new Map(
       (['decisions', 'verdicts', 'ledger', 'trustDebt', 'gate', 'dlq', 'rollouts', 'shadowDiffs', 'reviewQueue', 'approvals'] as Kind[]).map((k) => [topics[k], k]),
@@ -94,6 +97,9 @@ export class SinkProcessor {
    * to whether they went out at once for that reason (the loop then commits sooner).
    */
   async process(messages: InMessage[], caughtUp = false): Promise<boolean> {
+    // Avro decisions and verdicts (topics.avro_outputs): their writer schemas are looked up before the synchronous
+    // pass, one registry request per id not met before. A registry outage fails the batch (retried, nothing lost).
+    const schemas = await this.outputs.schemasFor(this.outputValues(messages));
     const now = this.nowMs();
     const byTable = new Map<TableName, SinkItem[]>();
     const drafts: LedgerDraft[] = [];
@@ -139,7 +145,9 @@ export class SinkProcessor {
           });
           continue;
         }
-        if (kind === 'decisions' && m.value && this.sink.encodesLines) {
+        // Avro records take the parse → row path with the decoded message (the same rows and drafts as its JSON).
+        const avro = (kind === 'decisions' || kind === 'verdicts') && avroSchemaId(m.value) !== undefined;
+        if (kind === 'decisions' && !avro && m.value && this.sink.encodesLines) {
           scanned ??= new DecisionTsvWriter(now, bytesOf(messages));
           const draft = scanned.add(m.value);
           if (draft) {
@@ -148,14 +156,14 @@ export class SinkProcessor {
             continue;
           }
         }
-        if (kind === 'verdicts' && m.value && this.sink.encodesLines) {
+        if (kind === 'verdicts' && !avro && m.value && this.sink.encodesLines) {
           scannedVerdicts ??= new VerdictTsvWriter(now, bytesOf(messages));
           if (scannedVerdicts.add(m.value)) {
             verdictSources.push(m);
             continue;
           }
         }
-        const v = json(m);
+        const v = avro ? schemas.decode(kind === 'decisions' ? 'decision' : 'verdict', m.value!) : json(m);
         if (kind === 'decisions') {
           const row = decisionRow(v, now);
           push('decisions', { row, source: m });
@@ -280,6 +288,10 @@ export class SinkProcessor {
     if (ledgerRows.length > 0) this.ledger.stored(ledgerRows).catch((e: unknown) => this.onIndexError?.(e));
     if (runRows.length > 0) runLedger!.stored(runRows).catch((e: unknown) => this.onIndexError?.(e));
     return expedited;
+  }
+
+  private *outputValues(messages: readonly InMessage[]): Generator<Buffer | null> {
+    for (const m of messages) if (m.topic === this.topics.decisions || m.topic === this.topics.verdicts) yield m.value;
   }
 
   /** Call on every group join and consumer crash: partitions may come back at other offsets (a new start). */

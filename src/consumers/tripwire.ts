@@ -20,7 +20,7 @@ import type { StewardMetrics } from '../observability/metrics.js';
 import type { StageOutput, StageProcessor } from './stage-runner.js';
 import { eventTimeMs, fitsIn, messageBytes } from './stage-runner.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../config/steward-config.js';
-import { rejectedDecision } from '../contracts/messages.js';
+import { rejectedDecision, type DecisionMessage } from '../contracts/messages.js';
 import { decisionMessage } from '../contracts/engine-records.js';
 import { approvalRequestJson } from '../contracts/approvals.js';
 import { anchoredApproval } from '../engine/approvals/policy.js';
@@ -55,6 +55,8 @@ export interface TripwireStageDeps {
   afterDecision?: (trace: Trace, record: DecisionRecord, eventTimeMs: number) => Promise<StageOutput[]>;
   /** consumer.scorer_input: 'join' writes no acgp.scoring record (the scorer reads the trace itself, docs/pipeline.md "Hot path"). */
   scorerInput?: 'scoring' | 'join';
+  /** topics.avro_outputs has `decisions`: the acgp.decisions value in Avro (output-avro.ts, schema id from start-up); absent: JSON. The reply stays JSON. */
+  encodeDecision?: (d: DecisionMessage) => Buffer;
 }
 
 const MAX_ID_LENGTH = 256;
@@ -102,13 +104,15 @@ export class TripwireProcessor implements StageProcessor {
     // LogAppendTime), not from the timestamp the agent wrote (spec-decisions D35).
     if (record.approval) record = { ...record, approval: anchoredApproval(record.approval, m.timestampMs) };
     const decision = decisionMessage(record, trace, evTime, (this.d.nowMs ?? Date.now)(), this.d.engineVersion);
-    const json = JSON.stringify(decision);
+    const encode = this.d.encodeDecision;
+    // JSON for the reply (clients read JSON) and for acgp.decisions unless that topic is Avro.
+    const json = encode ? undefined : JSON.stringify(decision);
     const outs: StageOutput[] = [];
     const route = replyRoute(m, this.d.replies);
     if (!route && headerText(m, REPLY_HEADERS.topic) !== undefined) this.d.onRejectedRoute?.(m);
-    if (route) outs.push(replyMessage(route, 'decision', trace.agent_id, json));
+    if (route) outs.push(replyMessage(route, 'decision', trace.agent_id, json ?? JSON.stringify(decision)));
     // Where the trace is, for the scorer's join (contracts C10); written in both modes, so a switch to the join finds them.
-    outs.push({ topic: this.d.topics.decisions, message: { key: trace.agent_id, value: json, headers: tracePositionHeaders(m) } });
+    outs.push({ topic: this.d.topics.decisions, message: { key: trace.agent_id, value: encode ? encode(decision) : json!, headers: tracePositionHeaders(m) } });
     // An event of an ACM run (docs/acm.md "In the stream"): its POLICY_DECISION (with the run) and ACM entries go
     // to the agent's chain here, ahead of the plain POLICY_DECISION the sink derives from the decision, which the
     // ledger then skips (same entry id pd:<event id>, same partition: one POLICY_DECISION per event). The run's

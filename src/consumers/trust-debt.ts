@@ -21,6 +21,7 @@ import { parseTimestamp } from '../engine/time.js';
 import type { TrustDebtConfig } from '../engine/types.js';
 import type { StewardMetrics } from '../observability/metrics.js';
 import type { StageOutput, StageProcessor } from './stage-runner.js';
+import { avroSchemaId, type OutputDecoder } from '../adapters/kafka/output-decoder.js';
 
 export interface TrustDebtStageDeps {
   store: Pick<TrustDebtStore, 'apply'>;
@@ -47,6 +48,8 @@ export interface TrustDebtStageDeps {
   maxRecordAgeMs?: number;
   /** Wall clock for maxRecordAgeMs (default Date.now). */
   nowMs?: () => number;
+  /** Reads decisions and verdicts written in Avro (topics.avro_outputs); absent, they are dead-lettered. */
+  outputs?: OutputDecoder;
 }
 
 /**
@@ -97,11 +100,14 @@ export class TrustDebtProcessor implements StageProcessor {
     this.inputTopics = [d.topics.verdicts, d.topics.decisions, d.topics.reviews, d.topics.gate];
   }
 
-  /** The event a message stands for, or undefined when it moves nothing (a non-halted decision). */
-  toEvent(m: InMessage): { ev: TrustDebtEvent; blueprint?: string; traceId?: string } | undefined {
+  /**
+   * The event a message stands for, or undefined when it moves nothing (a non-halted decision). `decoded`: the
+   * message of an Avro decision or verdict record (process() decodes it through the registry).
+   */
+  toEvent(m: InMessage, decoded?: DecisionMessage | VerdictMessage): { ev: TrustDebtEvent; blueprint?: string; traceId?: string } | undefined {
     const t = this.d.topics;
     if (m.topic === t.verdicts) {
-      const v = parseJson<VerdictMessage>(m, 'verdict');
+      const v = (decoded as VerdictMessage | undefined) ?? parseJson<VerdictMessage>(m, 'verdict');
       if (!v || typeof v.trace_id !== 'string' || typeof v.agent_id !== 'string') throw new StewardError('STEWARD_TRACE_SCHEMA', 'verdict lacks trace_id/agent_id');
       if (v.degraded === true) return this.skipDegraded(v);
       return {
@@ -111,7 +117,7 @@ export class TrustDebtProcessor implements StageProcessor {
       };
     }
     if (m.topic === t.decisions) {
-      const d = parseJson<DecisionMessage>(m, 'decision');
+      const d = (decoded as DecisionMessage | undefined) ?? parseJson<DecisionMessage>(m, 'decision');
       if (!d || d.halted !== true || d.fallback) return undefined;
       if (d.degraded === true) return this.skipDegraded(d);
       return {
@@ -159,6 +165,15 @@ export class TrustDebtProcessor implements StageProcessor {
     return undefined;
   }
 
+  /** The message of an Avro decision or verdict record; undefined for JSON (and for the other topics). */
+  private async avroOutput(m: InMessage): Promise<DecisionMessage | VerdictMessage | undefined> {
+    const kind = m.topic === this.d.topics.verdicts ? 'verdict' : m.topic === this.d.topics.decisions ? 'decision' : undefined;
+    const id = kind ? avroSchemaId(m.value) : undefined;
+    if (!kind || id === undefined) return undefined;
+    if (!this.d.outputs) throw new StewardError('STEWARD_OUTPUT_AVRO', `Avro ${kind} (schema id ${id}) but no schema registry configured`);
+    return this.d.outputs.decode(kind, m.value!);
+  }
+
   /** spec-decisions D20: a degraded outcome is recorded and counted, and moves no debt. */
   private skipDegraded(x: { trace_id: string; agent_id: string; intervention: string }): undefined {
     this.d.metrics.degraded.inc({ stage: this.stage, intervention: x.intervention });
@@ -167,7 +182,7 @@ export class TrustDebtProcessor implements StageProcessor {
   }
 
   async process(m: InMessage): Promise<StageOutput[]> {
-    const e = this.toEvent(m);
+    const e = this.toEvent(m, await this.avroOutput(m));
     if (!e) return [];
     if (this.d.maxRecordAgeMs !== undefined) {
       const age = (this.d.nowMs ?? Date.now)() - m.timestampMs;

@@ -9,6 +9,8 @@ import { ClickHouseStore, sqlString } from '../adapters/clickhouse/client.js';
 import { createTopics, topicNames } from '../adapters/kafka/topics.js';
 import type { DecisionMessage, TrustDebtMessage, VerdictMessage } from '../contracts/messages.js';
 import { registerAll } from '../adapters/kafka/schema-registration.js';
+import { OutputDecoder, avroSchemaId } from '../adapters/kafka/output-decoder.js';
+import { createRegistry } from '../adapters/kafka/serde.js';
 import { startStewardProcess } from '../process/steward-process.js';
 import { StewardClient } from '../client/steward-client.js';
 import type { StewardConfig } from '../config/steward-config.js';
@@ -129,11 +131,14 @@ export async function runDemo(cfg0: StewardConfig, opts: DemoOptions, logger: Lo
   const seen = new Set<string>();
   const reader = adapter.consumer({ groupId: `${cfg.consumer.groupPrefix}-summary`, maxWaitTimeMs: 200 });
   await reader.subscribe([names.decisions, names.verdicts, names.trustDebt], true);
+  // Decisions and verdicts may be Avro (topics.avro_outputs).
+  const outputs = new OutputDecoder(cfg.schemaRegistryUrl ? createRegistry(cfg.schemaRegistryUrl) : undefined);
   await reader.runBatches(async (b, ctl) => {
+    const schemas = await outputs.schemasFor(b.messages.map((m) => (m.topic === names.trustDebt ? null : m.value)));
     for (const m of b.messages) {
       ctl.resolveOffset(m.offset);
       if (!m.value) continue;
-      const v = JSON.parse(m.value.toString('utf8')) as Record<string, unknown>;
+      const v = (avroSchemaId(m.value) !== undefined ? schemas.decode(m.topic === names.decisions ? 'decision' : 'verdict', m.value) : JSON.parse(m.value.toString('utf8'))) as Record<string, unknown>;
       const id = `${m.topic}|${String(v.trace_id ?? v.event_id)}`;
       if (seen.has(id)) continue;
       seen.add(id);

@@ -12,6 +12,8 @@ import { createRedis, createRedisClient, type RedisClient } from '../adapters/re
 import type { StewardConfig } from '../config/steward-config.js';
 import type { Logger } from '../logger.js';
 import { AgentEventFeed } from './http-stream.js';
+import { OutputDecoder } from '../adapters/kafka/output-decoder.js';
+import { createRegistry } from '../adapters/kafka/serde.js';
 import { KafkaAdapter } from '../adapters/kafka/client.js';
 import { topicNames } from '../adapters/kafka/topics.js';
 import { ClickHouseStore, sqlString } from '../adapters/clickhouse/client.js';
@@ -75,7 +77,8 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     const idem = cfg.http.idempotency;
     const claims = redisIdempotencyClaims(claimsRedis, { prefix: cfg.redis.keyPrefix, windowSeconds: idem.windowSeconds, pendingStaleMs: idem.pendingStaleMs });
     const tracesTopic = topicNames(cfg.topics.prefix).traces;
-    const feed = new AgentEventFeed(new KafkaAdapter(cfg.kafka, logger), topicNames(cfg.topics.prefix), redis, cfg.redis.keyPrefix, `${cfg.consumer.groupPrefix}-http-stream`);
+    const outputs = new OutputDecoder(cfg.schemaRegistryUrl ? createRegistry(cfg.schemaRegistryUrl) : undefined);
+    const feed = new AgentEventFeed(new KafkaAdapter(cfg.kafka, logger), topicNames(cfg.topics.prefix), redis, cfg.redis.keyPrefix, `${cfg.consumer.groupPrefix}-http-stream`, outputs);
     closers.push(() => feed.stop());
     const store = new ClickHouseStore(cfg.clickhouse);
     closers.push(() => store.close());

@@ -6,6 +6,7 @@
 import type { KafkaAdapter, StewardConsumer } from '../adapters/kafka/client.js';
 import type { Redis } from '../adapters/redis/client.js';
 import type { TopicNames } from '../adapters/kafka/topics.js';
+import { avroSchemaId, type OutputDecoder } from '../adapters/kafka/output-decoder.js';
 
 /** Events kept per agent for resumption. */
 export const STREAM_MAXLEN = 10_000;
@@ -24,6 +25,8 @@ export class AgentEventFeed {
     private readonly redis: Redis,
     private readonly keyPrefix: string,
     private readonly groupId: string,
+    /** Decisions and verdicts written in Avro (topics.avro_outputs) are decoded through it and streamed as JSON; absent, they are skipped. */
+    private readonly outputs?: OutputDecoder,
   ) {}
 
   key(agentId: string): string {
@@ -44,20 +47,31 @@ export class AgentEventFeed {
     await c.subscribe([this.topics.decisions, this.topics.verdicts, this.topics.gate], true);
     await c.runBatches(async (b, ctl) => {
       const pipe = this.redis.pipeline();
+      // Avro decisions and verdicts: their schemas looked up before the pass (a registry outage fails the batch: retried).
+      const outputs = this.outputs;
+      const schemas = outputs ? await outputs.schemasFor(b.messages.map((m) => (m.topic === this.topics.gate ? null : m.value))) : undefined;
       for (const m of b.messages) {
         ctl.resolveOffset(m.offset);
-        // JSON records only (an Avro-encoded deployment's records start with the magic byte 0: skipped).
-        if (!m.value || m.value[0] === 0) continue;
+        if (!m.value) continue;
         let v: Record<string, unknown>;
+        let text: string;
         try {
-          v = JSON.parse(m.value.toString('utf8')) as Record<string, unknown>;
+          if (avroSchemaId(m.value) !== undefined) {
+            // Streamed as the JSON the record stands for; without a decoder (or unreadable) it is skipped.
+            if (!schemas || m.topic === this.topics.gate) continue;
+            v = schemas.decode(m.topic === this.topics.decisions ? 'decision' : 'verdict', m.value) as unknown as Record<string, unknown>;
+            text = JSON.stringify(v);
+          } else {
+            text = m.value.toString('utf8');
+            v = JSON.parse(text) as Record<string, unknown>;
+          }
         } catch {
           continue;
         }
         const agent = typeof v.agent_id === 'string' ? v.agent_id : m.key?.toString('utf8');
         if (!agent) continue;
         const event = m.topic === this.topics.decisions ? 'trace_processed' : m.topic === this.topics.verdicts ? 'feedback_generated' : 'gate_result';
-        pipe.xadd(this.key(agent), 'MAXLEN', '~', String(STREAM_MAXLEN), '*', 'event', event, 'data', m.value.toString('utf8'));
+        pipe.xadd(this.key(agent), 'MAXLEN', '~', String(STREAM_MAXLEN), '*', 'event', event, 'data', text);
       }
       await pipe.exec();
     });

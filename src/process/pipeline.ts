@@ -5,6 +5,8 @@
 import { KafkaAdapter, METADATA_MAX_AGE_MS, type StewardProducer } from '../adapters/kafka/client.js';
 import { topicNames, type TopicNames } from '../adapters/kafka/topics.js';
 import { TraceDecoder, createRegistry } from '../adapters/kafka/serde.js';
+import { OutputDecoder } from '../adapters/kafka/output-decoder.js';
+import { outputEncoders } from '../adapters/kafka/output-avro.js';
 import { PartitionTransactions } from '../adapters/kafka/partition-transactions.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import { groupId } from '../config/steward-config.js';
@@ -90,6 +92,8 @@ export async function startPipeline(
   const adapter = new KafkaAdapter(cfg.kafka, opts.logger);
   const registry = cfg.schemaRegistryUrl ? createRegistry(cfg.schemaRegistryUrl) : undefined;
   const decoder = new TraceDecoder({ registry, maxBytes: cfg.limits.maxTraceBytes });
+  // Decisions and verdicts in either encoding, for every stage that reads them (topics.avro_outputs).
+  const outputs = new OutputDecoder(registry);
   const procs: StageProcessor[] = [];
   // What each stage needs from the caller, checked before anything is contacted or started.
   for (const s of stages) {
@@ -100,6 +104,12 @@ export async function startPipeline(
   }
   // What the started stages need of the cluster, checked on one admin connection before anything starts.
   const replies = await pipelinePreflight(adapter, cfg, stages, topics, opts.logger);
+  // topics.avro_outputs: the writing stages' schemas registered (or their ids looked up) once, here.
+  const avroOut = cfg.topics.avroOutputs;
+  const encoders = await outputEncoders(registry, {
+    decision: avroOut.includes('decisions') && stages.includes('tripwire') ? `${topics.decisions}-value` : undefined,
+    verdict: avroOut.includes('verdicts') && stages.includes('scorer') ? `${topics.verdicts}-value` : undefined,
+  });
   const routeLog = opts.logger.child({ stage: 'tripwire' });
   // The replies topic may gain partitions (or be created) while the stage runs: clients of the new partitions
   // must be answered without a restart. Re-read every minute, and at once (at most every 5 s) when a route
@@ -174,6 +184,7 @@ export async function startPipeline(
                 identity: deps.identity,
                 afterDecision: deps.afterDecision,
                 scorerInput: cfg.consumer.scorerInput,
+                encodeDecision: encoders.decision,
                 replies: replies!,
                 onRejectedRoute: (m) => {
                   routeLog.warn({ topic: m.topic, partition: m.partition, offset: m.offset, key: m.key?.toString('utf8') }, 'reply route outside the replies topic ignored');
@@ -181,7 +192,7 @@ export async function startPipeline(
                 },
               })
             : (() => {
-                const sc = scorerProcessor(cfg, { engine: deps.engine, topics, metrics, marks: deps.scoredMarks, afterVerdict: deps.afterVerdict, runRecords: deps.runRecords, onMarksUnavailable: marksWarning(opts.logger.child({ stage: 'scorer' })) }, { adapter, topics, decoder, replies: replies!, logger: opts.logger, metrics });
+                const sc = scorerProcessor(cfg, { engine: deps.engine, topics, metrics, encodeVerdict: encoders.verdict, marks: deps.scoredMarks, afterVerdict: deps.afterVerdict, runRecords: deps.runRecords, onMarksUnavailable: marksWarning(opts.logger.child({ stage: 'scorer' })) }, { adapter, topics, decoder, outputs, replies: replies!, logger: opts.logger, metrics });
                 extra.push({ stop: sc.stop });
                 return sc.proc;
               })(),
@@ -212,6 +223,7 @@ export async function startPipeline(
             logger: opts.logger.child({ stage: 'trust-debt' }),
             pipelineBehind,
             maxRecordAgeMs: trustDebtMaxRecordAgeMs(cfg.trustDebt.dedupTtlSeconds),
+            outputs,
           }),
         );
       } else if (s === 'approvals') {

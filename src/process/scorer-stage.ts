@@ -6,6 +6,7 @@
 import type { KafkaAdapter, StewardAdmin } from '../adapters/kafka/client.js';
 import type { TopicNames } from '../adapters/kafka/topics.js';
 import type { TraceDecoder } from '../adapters/kafka/serde.js';
+import type { OutputDecoder } from '../adapters/kafka/output-decoder.js';
 import type { ReplyTarget } from '../adapters/kafka/request-reply.js';
 import { PartitionReaders } from '../adapters/kafka/trace-reader.js';
 import type { StewardConfig } from '../config/steward-config.js';
@@ -36,7 +37,7 @@ export async function checkCoPartitioned(admin: StewardAdmin, topics: TopicNames
 export function scorerProcessor(
   cfg: StewardConfig,
   base: ScorerStageDeps,
-  o: { adapter: KafkaAdapter; topics: TopicNames; decoder: TraceDecoder; replies: ReplyTarget; logger: Logger; metrics: StewardMetrics },
+  o: { adapter: KafkaAdapter; topics: TopicNames; decoder: TraceDecoder; outputs?: OutputDecoder; replies: ReplyTarget; logger: Logger; metrics: StewardMetrics },
 ): { proc: StageProcessor; stop(): Promise<void> } {
   if (cfg.consumer.scorerInput !== 'join') return { proc: new ScorerProcessor(base), stop: async () => undefined };
   const log = o.logger.child({ stage: 'scorer' });
@@ -48,6 +49,7 @@ export function scorerProcessor(
   const proc = new JoinedScorerProcessor({
     ...base,
     decoder: o.decoder,
+    outputs: o.outputs,
     traces: readers,
     replies: o.replies,
     maxEventTimeSkewMs: cfg.limits.maxEventTimeSkewMs,

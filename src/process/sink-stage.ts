@@ -25,6 +25,8 @@ import type { Logger } from '../logger.js';
 import type { StewardMetrics } from '../observability/metrics.js';
 import { SinkConsumerLoop } from '../consumers/sink-loop.js';
 import { SinkProcessor } from '../consumers/sink-processor.js';
+import { OutputDecoder } from '../adapters/kafka/output-decoder.js';
+import { createRegistry } from '../adapters/kafka/serde.js';
 import { fittedDlqMessage } from '../consumers/stage-io.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../config/steward-config.js';
 
@@ -57,6 +59,8 @@ export interface SinkStageOptions {
   nowMs?: () => number;
   /** limits.max_message_bytes: DLQ records are cut to fit, like the stages' (default 1 000 000). */
   maxMessageBytes?: number;
+  /** schema_registry.url: decisions and verdicts in Avro are read through it (topics.avro_outputs); without it they are dead-lettered. */
+  schemaRegistryUrl?: string;
 }
 
 export interface RunningSink {
@@ -160,6 +164,7 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
     runLedger,
     // ACM runs' replay records (docs/acm.md "In the stream"): the tripwire stage's and the scorer's halves, joined.
     new RunRecordJoin(async (keys) => (await stagedRunParts(store, keys)).flatMap((v) => stagedPart(v)), { nowMs: now }),
+    new OutputDecoder(opts.schemaRegistryUrl ? createRegistry(opts.schemaRegistryUrl) : undefined),
   );
 
   let consumer: StewardConsumer | undefined;
@@ -260,7 +265,7 @@ async function openSinkStage(opts: SinkStageOptions, store: ClickHouseStore, ope
 
 /** `steward run sink` / startPipeline: options from the steward config. */
 export async function startSinkFromConfig(
-  cfg: { kafka: KafkaSettings; topics: { prefix: string }; clickhouse: ClickHouseSettings; consumer: { groupPrefix: string; sessionTimeoutMs: number; autoCommitIntervalMs: number }; signing?: { key: string; keyId?: string }; limits?: { shutdownTimeoutMs: number; maxMessageBytes?: number } },
+  cfg: { kafka: KafkaSettings; schemaRegistryUrl?: string; topics: { prefix: string }; clickhouse: ClickHouseSettings; consumer: { groupPrefix: string; sessionTimeoutMs: number; autoCommitIntervalMs: number }; signing?: { key: string; keyId?: string }; limits?: { shutdownTimeoutMs: number; maxMessageBytes?: number } },
   logger: Logger,
   signer: LedgerSigner,
   metrics?: StewardMetrics,
@@ -279,5 +284,6 @@ export async function startSinkFromConfig(
     // `steward run`'s forced exit at the full budget.
     shutdownTimeoutMs: cfg.limits ? Math.floor(cfg.limits.shutdownTimeoutMs * 0.8) : undefined,
     maxMessageBytes: cfg.limits?.maxMessageBytes,
+    schemaRegistryUrl: cfg.schemaRegistryUrl,
   });
 }

@@ -1,8 +1,8 @@
 /**
  * The acgp.decisions and acgp.verdicts messages in Avro (schemas/avro/decision.avsc, verdict.avsc) and back,
  * in the Confluent wire format (byte 0, 4-byte schema id, Avro body). Measured against JSON in
- * bench/pipeline/avro-outputs.ts (docs/pipeline.md "Hot path"); the stages still write JSON: wiring these in
- * per topic needs the readers (sink, trust-debt stage, the scorer join) to decode both first.
+ * bench/pipeline/avro-outputs.ts (docs/pipeline.md "Hot path"). The tripwire stage and the scorer write them when
+ * `topics.avro_outputs` selects the topic (JSON otherwise); every reader takes both (output-decoder.ts).
  *
  * The schemas carry the check lists (`tripwires`, `rules`, `metrics`) and the PVS-1 `verdict` as JSON text,
  * optional fields as `null` unions and flags as booleans; the way back leaves absent what JSON leaves absent,
@@ -10,7 +10,9 @@
  */
 import avro from 'avsc';
 import type { DecisionMessage, VerdictMessage } from '../../contracts/messages.js';
-import { readAvroSchema } from './serde.js';
+import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import { StewardError } from '../../errors.js';
+import { readAvroSchema, registerAvro } from './serde.js';
 
 const DECISION_OPTIONAL = ['severity', 'event_id', 'tool', 'session_id', 'engine_version', 'fallback_reason', 'blueprint_version', 'rollout_arm', 'approval_id', 'approval_deadline_ms'] as const;
 const VERDICT_OPTIONAL = ['severity', 'event_id'] as const;
@@ -137,3 +139,37 @@ export class AvroOutputCodec<T> {
 
 export const decisionCodec = (schemaId: number) => new AvroOutputCodec<DecisionMessage>('decision', schemaId, decisionToAvro, decisionFromAvro);
 export const verdictCodec = (schemaId: number) => new AvroOutputCodec<VerdictMessage>('verdict', schemaId, verdictToAvro, verdictFromAvro);
+
+/** The encoders of the output topics selected in topics.avro_outputs (absent: that topic stays JSON). */
+export interface OutputEncoders {
+  decision?: (d: DecisionMessage) => Buffer;
+  verdict?: (v: VerdictMessage) => Buffer;
+}
+
+/**
+ * Registers the selected topics' schemas at start-up (`<topic>-value`, TopicNameStrategy as `steward schemas
+ * register`; the registry answers an already registered schema with its id) and returns their encoders: the id is
+ * looked up once here, never per record. A registry that cannot be reached fails the start (retryable).
+ */
+export async function outputEncoders(registry: SchemaRegistry | undefined, subjects: { decision?: string; verdict?: string }): Promise<OutputEncoders> {
+  const out: OutputEncoders = {};
+  if (!subjects.decision && !subjects.verdict) return out;
+  if (!registry) throw new StewardError('STEWARD_CONFIG', 'topics.avro_outputs needs schema_registry.url');
+  const id = async (name: 'decision' | 'verdict', subject: string): Promise<number> => {
+    try {
+      return await registerAvro(registry, name, subject);
+    } catch (e) {
+      throw new StewardError('STEWARD_KAFKA', `topics.avro_outputs: could not register ${subject} in the schema registry: ${(e as Error).message}`, { retryable: true, cause: e });
+    }
+  };
+  const guarded = <T>(kind: string, codec: AvroOutputCodec<T>) => (m: T): Buffer => {
+    try {
+      return codec.encode(m);
+    } catch (e) {
+      throw new StewardError('STEWARD_OUTPUT_AVRO', `the ${kind} does not fit its Avro schema: ${(e as Error).message}`);
+    }
+  };
+  if (subjects.decision) out.decision = guarded('decision', decisionCodec(await id('decision', subjects.decision)));
+  if (subjects.verdict) out.verdict = guarded('verdict', verdictCodec(await id('verdict', subjects.verdict)));
+  return out;
+}

@@ -247,25 +247,35 @@ export class TraceDecoder {
     try {
       return (await this.opts.registry.decode(value)) as Record<string, unknown>;
     } catch (e) {
-      const status = (e as { status?: number }).status;
-      const message = String((e as Error).message);
-      // A registry's own answer (404/422 with an error body) that it has no such schema: dead-letter. A 5xx or
-      // 429 is an outage whatever its text says, and a 404 without a registry error body (a wrong URL path,
-      // a proxy) is not the registry speaking: both are retried, so good data is never dead-lettered for them.
-      const registryAnswer = (status === 404 || status === 422) && !/Error, status \d+/.test(message);
-      if (registryAnswer || (status === undefined && /not found/i.test(message))) {
-        throw new StewardError('STEWARD_TRACE_AVRO', `unknown Avro schema id ${schemaId}`);
-      }
-      if (status !== undefined && (status >= 500 || status === 429 || status === 404 || status === 408)) {
-        throw new StewardError('STEWARD_KAFKA', `schema registry unavailable (HTTP ${status}): ${message}`, { retryable: true, cause: e });
-      }
-      if (status === undefined && (e as Error).name !== 'ResponseError' && !/ECONNREFUSED|ETIMEDOUT|socket|fetch failed|network/i.test(String((e as Error).message))) {
-        throw new StewardError('STEWARD_TRACE_AVRO', `Avro decode failed (schema id ${schemaId}): ${(e as Error).message}`);
-      }
-      // The registry itself is unreachable: do not dead-letter good data, retry later.
-      throw new StewardError('STEWARD_KAFKA', `schema registry unavailable: ${(e as Error).message}`, { retryable: true, cause: e });
+      throw registryFailure(e, schemaId, 'STEWARD_TRACE_AVRO');
     }
   }
+}
+
+/**
+ * What a failed registry lookup (or decode through it) of `schemaId` means: the registry's own answer that it has
+ * no such schema, or an Avro body that does not decode, is the record's fault (`unknownCode`, not retryable: the
+ * caller dead-letters it); an unreachable or failing registry is an outage (STEWARD_KAFKA, retryable: the
+ * partition waits, good data is never dead-lettered for it).
+ */
+export function registryFailure(e: unknown, schemaId: number, unknownCode: 'STEWARD_TRACE_AVRO' | 'STEWARD_OUTPUT_AVRO'): StewardError {
+  const status = (e as { status?: number }).status;
+  const message = String((e as Error).message);
+  // A registry's own answer (404/422 with an error body) that it has no such schema: dead-letter. A 5xx or
+  // 429 is an outage whatever its text says, and a 404 without a registry error body (a wrong URL path,
+  // a proxy) is not the registry speaking: both are retried, so good data is never dead-lettered for them.
+  const registryAnswer = (status === 404 || status === 422) && !/Error, status \d+/.test(message);
+  if (registryAnswer || (status === undefined && /not found/i.test(message))) {
+    return new StewardError(unknownCode, `unknown Avro schema id ${schemaId}`);
+  }
+  if (status !== undefined && (status >= 500 || status === 429 || status === 404 || status === 408)) {
+    return new StewardError('STEWARD_KAFKA', `schema registry unavailable (HTTP ${status}): ${message}`, { retryable: true, cause: e });
+  }
+  if (status === undefined && (e as Error).name !== 'ResponseError' && !/ECONNREFUSED|ETIMEDOUT|socket|fetch failed|network/i.test(message)) {
+    return new StewardError(unknownCode, `Avro decode failed (schema id ${schemaId}): ${message}`);
+  }
+  // The registry itself is unreachable: do not dead-letter good data, retry later.
+  return new StewardError('STEWARD_KAFKA', `schema registry unavailable: ${message}`, { retryable: true, cause: e });
 }
 
 /** Encodes a trace for producing: Avro wire format when a schema id is given, JSON otherwise. */

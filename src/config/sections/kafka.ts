@@ -15,7 +15,8 @@ export interface KafkaSection {
    */
   requireLogAppendTime: boolean;
   schemaRegistryUrl?: string;
-  topics: { prefix: string; partitions: number; replicationFactor: number; replyPartitions: number };
+  /** avroOutputs (topics.avro_outputs): the output topics the stages write in Avro (registry); the others stay JSON. */
+  topics: { prefix: string; partitions: number; replicationFactor: number; replyPartitions: number; avroOutputs: ('decisions' | 'verdicts')[] };
 }
 
 function readMaybe(base: string, f: string | undefined, setting: string): string | undefined {
@@ -40,6 +41,11 @@ export function kafkaSection(raw: Raw, ctx: SectionContext): KafkaSection {
       rejectUnauthorized: k.ssl.reject_unauthorized ?? true,
     };
   }
+  const avroOutputs = v(raw, 'topics.avro_outputs');
+  const schemaRegistryUrl = v(raw, 'schema_registry.url');
+  if (avroOutputs.length > 0 && !schemaRegistryUrl) {
+    throw new StewardError('STEWARD_CONFIG', `topics.avro_outputs (${avroOutputs.join(', ')}) needs schema_registry.url (SCHEMA_REGISTRY_URL): the stages register the schemas there and every reader looks them up by id`);
+  }
   return {
     kafka: {
       brokers: v(raw, 'kafka.brokers'),
@@ -50,12 +56,13 @@ export function kafkaSection(raw: Raw, ctx: SectionContext): KafkaSection {
       requestTimeoutMs: v(raw, 'kafka.request_timeout_ms'),
     },
     requireLogAppendTime: v(raw, 'kafka.require_log_append_time'),
-    schemaRegistryUrl: v(raw, 'schema_registry.url'),
+    schemaRegistryUrl,
     topics: {
       prefix: v(raw, 'topics.prefix'),
       partitions: v(raw, 'topics.partitions'),
       replicationFactor: v(raw, 'topics.replication_factor'),
       replyPartitions: v(raw, 'topics.reply_partitions'),
+      avroOutputs,
     },
   };
 }
