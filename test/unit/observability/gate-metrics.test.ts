@@ -1,6 +1,6 @@
 // Finalization-gate metrics (gateJudged, gateOutcome) and the shipped alerting rules that read them.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -117,10 +117,13 @@ describe('deploy/prometheus/gate-alerts.yml', () => {
     }
   });
 
-  // promtool (Prometheus' own checker; PROMTOOL=path or on PATH) parses the rules and runs
-  // deploy/prometheus/gate-alerts.test.yml: each alert fires for the intent over its threshold, not for the one under it.
-  const promtool = process.env.PROMTOOL ?? (spawnSync('promtool', ['--version']).status === 0 ? 'promtool' : undefined);
-  it.skipIf(!promtool)('passes promtool check rules and the promtool unit tests', () => {
+  // promtool (Prometheus' own checker; PROMTOOL=path, .tools/bin/promtool as .ci/run installs it, or on PATH) parses the
+  // rules and runs deploy/prometheus/gate-alerts.test.yml: each alert fires for the intent over its threshold, not for
+  // the one under it. Skipped on a machine without promtool, never in CI (CI=true), where .ci/run installs it.
+  const local = fileURLToPath(new URL('../../../.tools/bin/promtool', import.meta.url));
+  const promtool = process.env.PROMTOOL ?? (existsSync(local) ? local : spawnSync('promtool', ['--version']).status === 0 ? 'promtool' : undefined);
+  it.skipIf(!promtool && process.env.CI !== 'true')('passes promtool check rules and the promtool unit tests', () => {
+    if (!promtool) throw new Error('promtool not found (CI=true): .ci/run puts it in .tools/bin (PROMTOOL=path to use another)');
     const dir = fileURLToPath(new URL('../../../deploy/prometheus/', import.meta.url));
     expect(execFileSync(promtool!, ['check', 'rules', 'gate-alerts.yml'], { cwd: dir, encoding: 'utf8' })).toMatch(/SUCCESS: 3 rules found/);
     expect(execFileSync(promtool!, ['test', 'rules', 'gate-alerts.test.yml'], { cwd: dir, encoding: 'utf8' })).toMatch(/SUCCESS/);
