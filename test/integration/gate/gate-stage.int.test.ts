@@ -159,8 +159,19 @@ describe('gate stage (real Kafka, Redis, ClickHouse; local OpenAI-protocol judge
             },
             { timeoutMs: 30_000, message: 'REPLAN_TRIGGERED in ClickHouse' },
           );
-          const rows = await (await db.client.query({ query: `SELECT count() AS n FROM gate_events FINAL WHERE agent_id = 'coder-g'`, format: 'JSONEachRow' })).json<{ n: string }>();
-          expect(Number(rows[0]!.n)).toBeGreaterThanOrEqual(1);
+          // The stage's own events, as the sink stored them: one judge result per attempt, the outcome with the
+          // feedback, and the job in the panels' per-job view.
+          const q = async <T>(sql: string) => (await db.client.query({ query: sql, format: 'JSONEachRow' })).json<T>();
+          await waitFor(async () => (await q<{ user_feedback: string }>(`SELECT user_feedback FROM v_gate_outcomes WHERE agent_id = 'coder-g' AND job_id = 'job-1' AND user_feedback = 'up'`)).length === 1, {
+            timeoutMs: 30_000,
+            message: 'the outcome with its feedback in ClickHouse',
+          });
+          const judgedRows = await q<Record<string, unknown>>(`SELECT attempt_index, verdict, action, fix_mode, reason_codes, judged_by, model_id, session_id, user_id_hash FROM v_gate_judge_results WHERE agent_id = 'coder-g' AND job_id = 'job-1' ORDER BY attempt_index`);
+          expect(judgedRows).toHaveLength(2);
+          expect(judgedRows[0]).toMatchObject({ attempt_index: 0, verdict: 'FAIL', action: 'replan', fix_mode: 'NEEDS_NEW_EVIDENCE', reason_codes: ['UNSUPPORTED_SPECIFICS'], judged_by: 'llm', model_id: 'judge-test', session_id: 's-1', user_id_hash: j0.user_id_hash });
+          expect(judgedRows[1]).toMatchObject({ attempt_index: 1, verdict: 'PASS', action: 'finalize', judged_by: 'llm' });
+          const jobs = await q<Record<string, unknown>>(`SELECT final_verdict, action, num_retries FROM v_gate_jobs WHERE agent_id = 'coder-g' AND job_id = 'job-1'`);
+          expect(jobs).toEqual([{ final_verdict: 'pass', action: 'finalize', num_retries: 1 }]);
           expect(out.on(topics.dlq)).toHaveLength(0);
         } finally {
           child.proc.kill('SIGKILL');
