@@ -16,7 +16,7 @@ import { attemptOf, recordAttempt, recordToolCall, type DecidedAttempt } from '.
 import { GateJudge } from './judge.js';
 import { buildPayload, toolCallFacts } from './payload.js';
 import { JUDGE_SYSTEM, promptWithAdditions, renderJudgePrompt } from './prompts.js';
-import { scanDraft, scanToolCall } from './scan.js';
+import { draftView, scanDraft, scanToolCall } from './scan.js';
 import { expandOutcome, lastEndedOutcome, outcomeOfAttempt, packStored, type OutcomeIds } from './stored-outcome.js';
 import { DEFAULT_GATE_RUNTIME_LIMITS, type GateHit, type GateJobKey, type GateJobState, type GateJobStore, type GateOutcome, type GateRuntimeLimits, type NextAction, type StoredOutcome, type ToolCallCheck, type FinalizationOutcomeEvent } from './types.js';
 import { missingWorkflowSteps, outOfOrderSteps } from './workflow.js';
@@ -144,7 +144,9 @@ export class FinalizationGate {
     if (again) return { again };
     const attemptIndex = state?.attempt_count ?? 0;
     const calls = state?.tool_calls ?? [];
-    const style = gate.style.filter((s) => (!s.skills || (skillId !== null && s.skills.includes(skillId))) && s.when(trace)).map((s) => s.text);
+    // Rules and `when` matchers read the answer to deliver (the draft as `content`), never another `content` beside it.
+    const view = draftView(trace, input.draft);
+    const style = gate.style.filter((s) => (!s.skills || (skillId !== null && s.skills.includes(skillId))) && s.when(view)).map((s) => s.text);
 
     let verdict: GateVerdict | null;
     let score: number | null = null;
@@ -164,7 +166,7 @@ export class FinalizationGate {
     let antiLoopWhy: GateOutcome['anti_loop'] = null;
 
     // Tier 1 first, before any LLM call: a hit is FAIL + block whatever the attempt (D17).
-    const hits: GateHit[] = scanDraft(input.draft, { trace, agent, nowMs, skillId, trustDebt: opts.trustDebt, eventId }, settings, gate.tier1, this.limits);
+    const hits: GateHit[] = scanDraft(input.draft, { trace: view, agent, nowMs, skillId, trustDebt: opts.trustDebt, eventId }, settings, gate.tier1, this.limits);
     const tier1 = hits.length > 0;
     if (tier1) {
       verdict = 'FAIL';
@@ -173,7 +175,7 @@ export class FinalizationGate {
       judgedBy = 'patterns';
       missing = hits.map((h) => h.message);
     } else {
-      const wf = missingWorkflowSteps(gate.workflows, calls, trace, skillId);
+      const wf = missingWorkflowSteps(gate.workflows, calls, view, skillId);
       hits.push(...wf);
       if (wf.length > 0 || !this.judge || !settings.enabled) {
         // D21, no LLM (and a tier-2 failure, which no judge can overrule): tiers 1–2 decide.

@@ -49,6 +49,17 @@ function conditionHit(rule: Tier1Rule, ctx: EvalContext): GateHit | undefined {
   }
 }
 
+/**
+ * The final answer as tier-1 rules see it: the draft is its `content` and its `draft_answer`, whatever the agent
+ * put in those fields besides (spec-decisions "Finalization gate", §1). The gate decides on the answer it would
+ * deliver: a harmless `content` next to the draft once hid the draft from every condition (`content: "ok"` beside
+ * a `draft_answer` promising a refund passed). Conditions and `when` read this view, so one rule serves output
+ * and final_answer traces.
+ */
+export function draftView(trace: Trace, draft: string): Trace {
+  return { ...trace, content: draft, draft_answer: draft };
+}
+
 /** Scans the draft of a final answer. Returns every hit (empty = clean). */
 export function scanDraft(draft: string, c: ScanContext, settings: GateSettings, tier1: readonly Tier1Rule[], limits: Pick<GateRuntimeLimits, 'maxScanChars'>): GateHit[] {
   if (draft.length > limits.maxScanChars)
@@ -57,11 +68,10 @@ export function scanDraft(draft: string, c: ScanContext, settings: GateSettings,
   for (const d of DEFAULT_DETECTORS) if (d.test(draft)) hits.push({ kind: 'default', id: d.id, message: `the draft contains ${d.message}` });
   for (const p of settings.safetyPatterns) if (p.test(draft)) hits.push({ kind: 'safety_pattern', id: p.id, message: p.message });
   for (const k of settings.keywordBlocklist) if (k.test(draft)) hits.push({ kind: 'keyword', id: k.id, message: k.message });
-  // Conditions read the draft as `content` too, so one rule can serve output and final_answer traces.
-  const trace: Trace = typeof c.trace.content === 'string' ? c.trace : { ...c.trace, content: draft };
+  const trace = draftView(c.trace, draft);
   const ctx = evalContext(c, trace);
   for (const r of tier1) {
-    if (!applies(r, 'final_answer', c.trace, c.skillId)) continue;
+    if (!applies(r, 'final_answer', trace, c.skillId)) continue;
     const p = r.patterns.find((x) => x.test(draft));
     if (p) hits.push({ kind: 'tier1', id: r.id, message: p.message });
     else {

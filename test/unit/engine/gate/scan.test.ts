@@ -76,5 +76,16 @@ describe('fail closed: scanning that cannot finish is a hit', () => {
     const d = 'Wire to IBAN DE89 3704 0044 0532 0130 00 hello';
     expect(scanDraft(d, { ...ctx(), skillId: 'payments' }, DEFAULT_GATE_SETTINGS, rules, DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual(['no_iban']);
     expect(scanDraft(d, ctx(), DEFAULT_GATE_SETTINGS, rules, DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual([]);
+    // The agent's own `content` beside the draft changes nothing: the draft is what the condition reads.
+    const beside = ctx(trace({ draft_answer: d, content: 'ok' }));
+    expect(scanDraft(d, { ...beside, skillId: 'payments' }, DEFAULT_GATE_SETTINGS, rules, DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual(['no_iban']);
+    const clean = ctx(trace({ draft_answer: 'done', content: d }));
+    expect(scanDraft('done', { ...clean, skillId: 'payments' }, DEFAULT_GATE_SETTINGS, rules, DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual([]);
+  });
+  it('`when` of a tier-1 rule reads the draft view too', () => {
+    const bp = compileOne('id: s@1.0\nversion: "1.0.0"\ndescription: s\nguardrails:\n  - id: exact\n    tier: 1\n    condition: "false"\n    when: { content: "send it" }\n');
+    const rules = bp.gate!.tier1;
+    expect(scanDraft('send it', ctx(trace({ draft_answer: 'send it', content: 'other' })), DEFAULT_GATE_SETTINGS, rules, DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual(['exact']);
+    expect(scanDraft('other', ctx(trace({ draft_answer: 'other', content: 'send it' })), DEFAULT_GATE_SETTINGS, rules, DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual([]);
   });
 });
