@@ -15,11 +15,11 @@ import { REPLY_HEADERS, replyHeaders } from '../adapters/kafka/request-reply.js'
 import { assertWellFormedIds, createRegistry, encodeTrace, registerAvro } from '../adapters/kafka/serde.js';
 import { isMessageTooLarge } from '../adapters/kafka/kafka-error.js';
 import { rejectedDecision, type DecisionMessage, type GateReplyMessage, type VerdictMessage } from '../contracts/messages.js';
-import { gateAnswerOf, isDecision, type ClientGateAnswer } from './gate-answer.js';
+import { DEFAULT_FINALIZE_TIMEOUT_MS, gateAnswerOf, isDecision, type ClientGateAnswer } from './gate-answer.js';
 import { waitForApprovalOutcome, type ApprovalWaitOptions } from './approval-wait.js';
 import type { ApprovalOutcome } from '../engine/approvals/outcome.js';
 
-export type { ClientGateAnswer } from './gate-answer.js';
+export { DEFAULT_FINALIZE_TIMEOUT_MS, finalizeTimeoutFor, type ClientGateAnswer } from './gate-answer.js';
 import { parseTimestamp } from '../engine/time.js';
 import { isApproved, type AclTier, type FallbackOnTimeout, type Intervention, type Trace } from '../engine/types.js';
 import { StewardError } from '../errors.js';
@@ -36,7 +36,14 @@ export interface StewardClientOptions {
   /** Governance contract fallback on timeout; default by tier: allow_and_log below ACL-4, escalate from ACL-4. */
   fallbackOnTimeout?: FallbackOnTimeout;
   tier?: AclTier;
+  /** decide()'s wait when the call names none (default 1 000 ms). */
   defaultTimeoutMs?: number;
+  /**
+   * finalize()'s wait when the call names none: default DEFAULT_FINALIZE_TIMEOUT_MS (25 s), above the gate's
+   * worst case with the default 10 s judge timeout (finalizeTimeoutFor; spec-decisions D40). Not defaultTimeoutMs:
+   * a final answer waits for an LLM judge, a tool call for the tripwire stage.
+   */
+  finalizeTimeoutMs?: number;
   logger?: Logger;
   /**
    * The agent's Ed25519 private key (PEM): every trace is signed (x-steward-signature over the record bytes),
@@ -245,7 +252,7 @@ export class StewardClient {
 
   private request(trace: Trace, correlation: string, askedMs: number | undefined, gate: boolean): Promise<ClientDecision | GateReplyMessage> {
     // setTimeout fires at once beyond 2^31-1 ms (and on NaN/Infinity): clamp, never answer early.
-    const asked = askedMs ?? this.opts.defaultTimeoutMs ?? 1000;
+    const asked = askedMs ?? (gate ? (this.opts.finalizeTimeoutMs ?? DEFAULT_FINALIZE_TIMEOUT_MS) : (this.opts.defaultTimeoutMs ?? 1000));
     const timeoutMs = Number.isNaN(asked) ? 1000 : Math.min(MAX_TIMER_MS, Math.max(0, asked));
     return new Promise<ClientDecision | GateReplyMessage>((resolve) => {
       let done = false;
@@ -293,8 +300,9 @@ export class StewardClient {
   /**
    * Publishes a `final_answer` trace and waits for the finalization gate (docs/gate.md): the verdict, the action
    * (finalize, rewrite, replan, ask_user, finalize_with_limitations, block) and the repair directive. Never
-   * rejects: a refused trace gets a fail-closed `block` with `rejected`; no answer within `timeoutMs` (a slow
-   * judge) gets the governance contract's fallback (`fallback: true`).
+   * rejects: a refused trace gets a fail-closed `block` with `rejected`; no answer within `timeoutMs` (default
+   * `finalizeTimeoutMs`, 25 s: above a slow judge's worst case) — or no Kafka — gets a fail-closed `block` with
+   * `fallback: true`, whatever the contract's fallback_on_timeout: nothing checked the draft (spec-decisions D40).
    */
   async finalize(trace: Trace, opts: { timeoutMs?: number } = {}): Promise<ClientGateAnswer> {
     const t: Trace = trace.hook === 'final_answer' ? trace : { ...trace, hook: 'final_answer' };

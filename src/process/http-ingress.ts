@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { HttpIngress } from '../adapters/http/ingress-server.js';
-import { StewardClient } from '../client/steward-client.js';
+import { finalizeTimeoutFor, StewardClient } from '../client/steward-client.js';
 import { watchAgentRegistry } from '../adapters/fs/agent-registry-watcher.js';
 import { createAgentRegistry } from '../engine/blueprint/registry.js';
 import { createRedis, createRedisClient, type RedisClient } from '../adapters/redis/client.js';
@@ -49,12 +49,13 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     const client = new StewardClient({ kafka: cfg.kafka, topicPrefix: cfg.topics.prefix, logger });
     closers.push(() => client.close());
     // decide/finalize wait for replies with the governance contract's fallback, which depends on the agent's
-    // tier (spec-decisions D5): one client per tier, made when first needed.
+    // tier (spec-decisions D5): one client per tier, made when first needed. /v1/finalize without timeout_ms
+    // waits out the gate's worst case for this config's judge timeout (llm.timeout_ms; D40), not decide's 5 s.
     const byTier = new Map<AclTier, StewardClient>();
     const tierClient = (tier: AclTier): StewardClient => {
       let c = byTier.get(tier);
       if (!c) {
-        const made = new StewardClient({ kafka: cfg.kafka, topicPrefix: cfg.topics.prefix, logger, tier, fallbackOnTimeout: cfg.engine.fallbackOnTimeout as FallbackOnTimeout | undefined, defaultTimeoutMs: 5000 });
+        const made = new StewardClient({ kafka: cfg.kafka, topicPrefix: cfg.topics.prefix, logger, tier, fallbackOnTimeout: cfg.engine.fallbackOnTimeout as FallbackOnTimeout | undefined, defaultTimeoutMs: 5000, finalizeTimeoutMs: finalizeTimeoutFor(cfg.llm?.timeoutMs) });
         closers.push(() => made.close());
         byTier.set(tier, made);
         c = made;

@@ -86,7 +86,8 @@ describe('HTTP ingress (real Kafka, Redis)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'steward-http-'));
     writeFileSync(join(dir, 'agents.yaml'), `agents:\n  - id: dec-agent\n    tier: ACL-2\n    api_keys: ["${apiKeyHash('k-dec')}"]\n`);
     await withPipelineEnv('http-decide', async ({ cfg: base }) => {
-      const cfg = pipelineConfig(base.topics.prefix, { blueprints: { dir, agents: join(dir, 'agents.yaml'), watch: false }, redis: { key_prefix: uniqueRedisPrefix('http') }, http: { enabled: true, port: 0 } });
+      // llm.timeout_ms 1 s: /v1/finalize's default wait is 2 x 1 s + 5 s (finalizeTimeoutFor, spec-decisions D40).
+      const cfg = pipelineConfig(base.topics.prefix, { blueprints: { dir, agents: join(dir, 'agents.yaml'), watch: false }, redis: { key_prefix: uniqueRedisPrefix('http') }, http: { enabled: true, port: 0 }, llm: { base_url: 'http://127.0.0.1:9', timeout_ms: 1000 } });
       const ing = await startHttpIngress(cfg, quietLogger());
       const pipe = await startPipeline(cfg, ['tripwire'], { engine: new TestEngine() }, { logger: quietLogger() });
       const decide = async (body: unknown) => {
@@ -123,6 +124,14 @@ describe('HTTP ingress (real Kafka, Redis)', () => {
         stopped = true;
         const fb = await decide({ trace_id: 'd-3', timeout_ms: 300, steward: { tool: 'search' } });
         expect(fb.body).toMatchObject({ trace_id: 'd-3', fallback: true });
+        // A final answer nobody answers, without timeout_ms: the finalize default (7 s here), not decide's 5 s, and
+        // blocked though the ACL-2 contract fallback allows (D40: no judge and no tier-1 scan saw the draft).
+        const t0 = Date.now();
+        const fr2 = await fetch(`http://127.0.0.1:${ing.port}/v1/finalize`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'k-dec' }, body: JSON.stringify({ trace_id: 'f-2', final_output: 'card 4111 1111 1111 1111', steward: { job_id: 'j-2' } }) });
+        const waited = Date.now() - t0;
+        expect(waited).toBeGreaterThanOrEqual(6_900);
+        expect(waited).toBeLessThan(20_000);
+        expect(await fr2.json()).toMatchObject({ trace_id: 'f-2', job_id: 'j-2', fallback: true, action: 'block', approved: false });
         expect((await decide({ trace_id: 'd-4', timestamp: 'nope' })).status).toBe(422);
       } finally {
         if (!stopped) await pipe.stop();

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { StewardClient } from '../../../src/client/steward-client.js';
+import { describe, expect, it, vi } from 'vitest';
+import { DEFAULT_FINALIZE_TIMEOUT_MS, finalizeTimeoutFor, StewardClient } from '../../../src/client/steward-client.js';
 import { KafkaAdapter, type BatchControl, type InBatch, type OutRecord, type StewardAdmin, type StewardConsumer, type StewardProducer } from '../../../src/adapters/kafka/client.js';
 import { REPLY_HEADERS } from '../../../src/adapters/kafka/request-reply.js';
 import type { Trace } from '../../../src/engine/types.js';
@@ -241,3 +241,101 @@ describe('StewardClient.decide', () => {
   });
 });
 
+
+describe('StewardClient.finalize (spec-decisions D40)', () => {
+  const answer: Trace = { trace_id: 'fa-1', agent_id: 'a1', timestamp: '2026-01-01T00:00:00Z', hook: 'final_answer', job_id: 'j-1', draft_answer: 'Refunded to card 4111 1111 1111 1111.' };
+  const gateReply = (value: object, correlation: string) => ({ value, correlation });
+
+  it('waits DEFAULT_FINALIZE_TIMEOUT_MS (2 x the 10 s judge timeout + 5 s) by default, while decide() keeps its 1 s', async () => {
+    expect(DEFAULT_FINALIZE_TIMEOUT_MS).toBe(25_000);
+    expect(finalizeTimeoutFor(4_000)).toBe(13_000);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const { adapter } = fakeAdapter();
+      const c = client(adapter);
+      let fin: unknown;
+      let dec: unknown;
+      void c.finalize(answer).then((a) => (fin = a));
+      void c.decide(trace).then((d) => (dec = d));
+      await vi.advanceTimersByTimeAsync(1_000);
+      // The governance contract's decide() fallback is unchanged: allow_and_log at ACL-2 after 1 s.
+      expect(dec).toMatchObject({ fallback: true, intervention: 'flag', approved: true });
+      await vi.advanceTimersByTimeAsync(25_000 - 1_000 - 1);
+      expect(fin).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(1);
+      expect(fin).toMatchObject({ trace_id: 'fa-1', job_id: 'j-1', fallback: true, fallback_reason: 'timeout', action: 'block', approved: false });
+      await c.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('finalizeTimeoutMs sets the default wait; a call\'s timeoutMs still wins', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const { adapter } = fakeAdapter();
+      const c = client(adapter, { finalizeTimeoutMs: 40_000, defaultTimeoutMs: 5_000 });
+      let a: unknown;
+      let b: unknown;
+      void c.finalize(answer).then((x) => (a = x));
+      void c.finalize({ ...answer, trace_id: 'fa-2' }, { timeoutMs: 100 }).then((x) => (b = x));
+      await vi.advanceTimersByTimeAsync(100);
+      expect(b).toMatchObject({ trace_id: 'fa-2', fallback: true });
+      await vi.advanceTimersByTimeAsync(39_899);
+      expect(a).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(1);
+      expect(a).toMatchObject({ trace_id: 'fa-1', fallback: true });
+      await c.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('an allow fallback never approves: a draft with a card number (and a clean one) is blocked, unchecked', async () => {
+    for (const fallbackOnTimeout of ['allow_and_log', 'cached_decision', 'deny'] as const) {
+      const { adapter } = fakeAdapter();
+      const c = client(adapter, { fallbackOnTimeout, tier: 'ACL-1' });
+      for (const t of [answer, { ...answer, trace_id: 'fa-clean', draft_answer: 'All tests pass.' }]) {
+        const a = await c.finalize(t, { timeoutMs: 20 });
+        expect(a, fallbackOnTimeout).toMatchObject({ trace_id: t.trace_id, action: 'block', intervention: 'block', approved: false, fallback: true, degraded: true, verdict: null });
+        expect(a.directive).toMatch(/draft was not checked; do not deliver it/);
+      }
+      await c.close();
+    }
+    // escalate: held for a human, still not delivered.
+    const { adapter } = fakeAdapter();
+    const c = client(adapter, { tier: 'ACL-4' });
+    expect(await c.finalize(answer, { timeoutMs: 20 })).toMatchObject({ action: 'block', intervention: 'escalate', approved: false, fallback: true });
+    await c.close();
+  });
+
+  it('no Kafka (replies topic missing) or a closed client: blocked at once, not the approved fallback', async () => {
+    const { adapter } = fakeAdapter({ topics: () => [] });
+    const c = client(adapter);
+    const t0 = performance.now();
+    const a = await c.finalize(answer);
+    expect(performance.now() - t0).toBeLessThan(10_000);
+    expect(a).toMatchObject({ action: 'block', approved: false, fallback: true });
+    expect(a.fallback_reason).toMatch(/publish failed/);
+    const ok = fakeAdapter();
+    const c2 = client(ok.adapter);
+    const pending = c2.finalize(answer);
+    await new Promise((r) => setTimeout(r, 20));
+    await c2.close();
+    expect(await pending).toMatchObject({ action: 'block', approved: false, fallback: true, fallback_reason: 'client closed' });
+  });
+
+  it("the gate's own answer still resolves the call", async () => {
+    const { adapter, state } = fakeAdapter();
+    const c = client(adapter);
+    const pending = c.finalize(answer, { timeoutMs: 5_000 });
+    for (let i = 0; i < 100 && state.sent.length === 0; i++) await new Promise((r) => setImmediate(r));
+    const corr = state.sent[0].messages[0].headers![REPLY_HEADERS.correlation] as string;
+    const g = gateReply({ trace_id: 'fa-1', agent_id: 'a1', job_id: 'j-1', intervention: 'block', approved: false, verdict: 'FAIL', quality_score: null, reason_codes: ['SAFETY_OR_POLICY_VIOLATION'], fix_mode: null, attempt_index: 0, action: 'block', judged_by: 'patterns', missing_requirements: [], directive: 'x', degraded: false, event_time_ms: 0, decided_at_ms: 0 }, corr);
+    const ctl = { resolveOffset() {}, heartbeat: async () => undefined, isRunning: () => true, isStale: () => false, commit: async () => undefined };
+    await state.handler!({ topic: 'p.replies', partition: 1, highWatermark: '1', messages: [{ topic: 'p.replies', partition: 1, offset: '0', key: null, value: Buffer.from(JSON.stringify(g.value)), headers: { [REPLY_HEADERS.correlation]: Buffer.from(g.correlation), [REPLY_HEADERS.kind]: Buffer.from('gate') }, timestampMs: 0 }] }, ctl);
+    expect(await pending).toMatchObject({ action: 'block', judged_by: 'patterns', reason_codes: ['SAFETY_OR_POLICY_VIOLATION'] });
+    expect((await pending).fallback).toBeUndefined();
+    await c.close();
+  });
+});
