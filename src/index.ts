@@ -32,6 +32,7 @@ export {
   type LlmClient,
   type LlmRequest,
   type LlmResponse,
+  type LlmUsage,
   type MetricOutcome,
   type MetricStatus,
   type OnFail,

@@ -36,6 +36,14 @@ export interface LlmResponse {
   text: string;
   model?: string;
   latencyMs: number;
+  /** Tokens the provider reported for the call (its `usage`); absent when it reported none. */
+  usage?: LlmUsage;
+}
+
+/** A call's token counts as the provider reported them: the prompt (input) and the completion (output). */
+export interface LlmUsage {
+  inputTokens: number;
+  outputTokens: number;
 }
 
 /** Implemented by adapters (OpenAI-compatible, Anthropic); the engine only sees this. */

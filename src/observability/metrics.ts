@@ -54,7 +54,7 @@ export class StewardMetrics {
   /** Latency of the LLM judge calls (results judged_by llm), by intent. */
   readonly gateJudgeLatency: Histogram<'intent'>;
   readonly gateDegraded: Counter<'intent'>;
-  /** Token cost the judge reported, by intent. */
+  /** Tokens (input + output) the judge's calls reported, by intent (spec-decisions D41). */
   readonly gateTokenCost: Counter<'intent'>;
   /** Intent label values seen; past maxGateIntents new intents are counted as `other` (agent-supplied values). */
   private readonly gateIntents = new Set<string>();
@@ -111,7 +111,7 @@ export class StewardMetrics {
       registers,
     });
     this.gateDegraded = new Counter({ name: 'steward_gate_degraded_total', help: 'Finalization-gate judge results decided degraded (judge timeout or invalid output: on_judge_error), by intent', labelNames: ['intent'], registers });
-    this.gateTokenCost = new Counter({ name: 'steward_gate_token_cost_total', help: 'Token cost the finalization-gate judge reported, by intent', labelNames: ['intent'], registers });
+    this.gateTokenCost = new Counter({ name: 'steward_gate_token_cost_total', help: 'Tokens (input + output) the finalization-gate judge calls reported, by intent', labelNames: ['intent'], registers });
     const pending = () => this.sinkPending();
     this.sinkBuffered = new Gauge({
       name: 'steward_sink_buffered_rows',

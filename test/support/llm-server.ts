@@ -6,9 +6,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/** Token usage the answer reports, in each protocol's own fields (default 1 in, 1 out); null: no `usage` at all. */
+export type ScriptedUsage = { input: number; output: number; cacheRead?: number } | null;
+
 export type Behaviour =
-  | { kind: 'score'; score: number; explanation?: string; delayMs?: number }
-  | { kind: 'content'; content: string; delayMs?: number }
+  | { kind: 'score'; score: number; explanation?: string; delayMs?: number; usage?: ScriptedUsage }
+  | { kind: 'content'; content: string; delayMs?: number; usage?: ScriptedUsage }
   | { kind: 'status'; status: number; body?: string; delayMs?: number }
   | { kind: 'malformed-body'; delayMs?: number }
   | { kind: 'hang' };
@@ -82,15 +85,19 @@ export async function startLlmServer(initial: Behaviour = { kind: 'score', score
         }
         const content = b.kind === 'score' ? JSON.stringify({ score: b.score, explanation: b.explanation ?? 'scripted' }) : b.content;
         const model = typeof body.model === 'string' ? body.model : 'stand-in';
+        const u = b.usage === undefined ? { input: 1, output: 1 } : b.usage;
+        // As the providers send it: Anthropic's input_tokens leaves out cached prompt tokens (cache_read_input_tokens).
+        const anthropicUsage = u && { input_tokens: u.input, output_tokens: u.output, ...(u.cacheRead !== undefined && { cache_creation_input_tokens: 0, cache_read_input_tokens: u.cacheRead }) };
+        const openAiUsage = u && { prompt_tokens: u.input + (u.cacheRead ?? 0), completion_tokens: u.output, total_tokens: u.input + (u.cacheRead ?? 0) + u.output };
         const payload = anthropic
-          ? { id: 'msg_1', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: content }], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 } }
+          ? { id: 'msg_1', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: content }], stop_reason: 'end_turn', ...(anthropicUsage && { usage: anthropicUsage }) }
           : {
               id: 'chatcmpl-1',
               object: 'chat.completion',
               created: 0,
               model,
               choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-              usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+              ...(openAiUsage && { usage: openAiUsage }),
             };
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
       };

@@ -1,7 +1,7 @@
 /** Anthropic `POST {base}/v1/messages`. */
 import { StewardError } from '../../errors.js';
 import type { LlmClient, LlmRequest, LlmResponse } from '../../engine/types.js';
-import { postJson, trimSlash } from './http.js';
+import { postJson, trimSlash, usageOf } from './http.js';
 
 export interface AnthropicClientOptions {
   baseUrl: string;
@@ -29,9 +29,16 @@ export class AnthropicClient implements LlmClient {
     };
     const headers: Record<string, string> = { 'anthropic-version': this.o.apiVersion ?? '2023-06-01' };
     if (this.o.apiKey) headers['x-api-key'] = this.o.apiKey;
-    const json = (await postJson(this.url, headers, body, req.timeoutMs, signal)) as { model?: string; content?: { type?: string; text?: unknown }[] };
+    const json = (await postJson(this.url, headers, body, req.timeoutMs, signal)) as {
+      model?: string;
+      content?: { type?: string; text?: unknown }[];
+      usage?: { input_tokens?: unknown; output_tokens?: unknown; cache_creation_input_tokens?: unknown; cache_read_input_tokens?: unknown };
+    };
     const parts = Array.isArray(json?.content) ? json.content.filter((c) => c?.type === 'text' && typeof c.text === 'string') : [];
     if (parts.length === 0) throw new StewardError('STEWARD_LLM_RESPONSE', 'messages response has no text content');
-    return { text: parts.map((p) => p.text as string).join(''), model: json.model ?? model, latencyMs: performance.now() - t0 };
+    // input_tokens counts only the prompt tokens after the last cache breakpoint: the cached ones are input too.
+    const u = json.usage;
+    const usage = usageOf(u?.input_tokens, u?.output_tokens, u?.cache_creation_input_tokens, u?.cache_read_input_tokens);
+    return { text: parts.map((p) => p.text as string).join(''), model: json.model ?? model, latencyMs: performance.now() - t0, ...(usage && { usage }) };
   }
 }

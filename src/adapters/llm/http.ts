@@ -9,6 +9,7 @@
  */
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { StewardError } from '../../errors.js';
+import type { LlmUsage } from '../../engine/types.js';
 
 /** The most of a response body read (a judge answer is a few KB): a provider streaming without end must not exhaust memory. */
 export const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
@@ -138,4 +139,18 @@ export async function postJson(
 
 export function trimSlash(u: string): string {
   return u.replace(/\/+$/, '');
+}
+
+const tokens = (x: unknown): number | undefined => (typeof x === 'number' && Number.isSafeInteger(x) && x >= 0 ? x : undefined);
+
+/**
+ * A response's token usage from its wire fields (input, output, then further input counts such as Anthropic's
+ * cached prompt tokens, added to the input). Undefined unless both input and output are whole non-negative
+ * numbers: a provider that reports no usage (or garbage) gives no token count rather than a wrong one.
+ */
+export function usageOf(input: unknown, output: unknown, ...moreInput: unknown[]): LlmUsage | undefined {
+  const i = tokens(input);
+  const o = tokens(output);
+  if (i === undefined || o === undefined) return undefined;
+  return { inputTokens: moreInput.reduce<number>((n, x) => n + (tokens(x) ?? 0), i), outputTokens: o };
 }

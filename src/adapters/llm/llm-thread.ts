@@ -32,7 +32,7 @@ function call(id: number, req: LlmRequest): void {
   const ac = new AbortController();
   inFlight.set(id, ac);
   client.complete(req, ac.signal).then(
-    (res) => answer({ id, text: res.text, ...(res.model !== undefined && { model: res.model }) }),
+    (res) => answer({ id, text: res.text, ...(res.model !== undefined && { model: res.model }), ...(res.usage && { usage: res.usage }) }),
     (e: unknown) => {
       const err = e instanceof StewardError ? e : new StewardError('STEWARD_LLM_HTTP', `LLM request failed: ${(e as Error)?.message ?? String(e)}`, { retryable: true });
       answer({ id, error: { code: err.code, message: err.message, retryable: err.retryable, ...(err.details && { details: err.details }) } });

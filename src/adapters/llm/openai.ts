@@ -1,7 +1,7 @@
 /** OpenAI-compatible `POST {base}/v1/chat/completions` (vLLM, llama.cpp, Ollama, OpenAI, ...). */
 import { StewardError } from '../../errors.js';
 import type { LlmClient, LlmRequest, LlmResponse } from '../../engine/types.js';
-import { postJson, trimSlash } from './http.js';
+import { postJson, trimSlash, usageOf } from './http.js';
 
 export interface OpenAiClientOptions {
   baseUrl: string;
@@ -26,9 +26,11 @@ export class OpenAiCompatibleClient implements LlmClient {
     const json = (await postJson(this.url, headers, body, req.timeoutMs, signal)) as {
       model?: string;
       choices?: { message?: { content?: unknown } }[];
+      usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
     };
     const content = json?.choices?.[0]?.message?.content;
     if (typeof content !== 'string') throw new StewardError('STEWARD_LLM_RESPONSE', 'chat completion has no choices[0].message.content');
-    return { text: content, model: json.model ?? model, latencyMs: performance.now() - t0 };
+    const usage = usageOf(json.usage?.prompt_tokens, json.usage?.completion_tokens);
+    return { text: content, model: json.model ?? model, latencyMs: performance.now() - t0, ...(usage && { usage }) };
   }
 }

@@ -12,7 +12,7 @@
 import { Worker } from 'node:worker_threads';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import type { LlmClient, LlmRequest, LlmResponse } from '../../engine/types.js';
+import type { LlmClient, LlmRequest, LlmResponse, LlmUsage } from '../../engine/types.js';
 import { StewardError, type StewardErrorCode } from '../../errors.js';
 import { llmProvider, type LlmSettings } from './direct.js';
 
@@ -26,7 +26,7 @@ export interface ThreadIn {
 
 /** Thread → main, one per call (also for a cancelled one: the main thread ignores it). */
 export type ThreadAnswer =
-  | { id: number; text: string; model?: string }
+  | { id: number; text: string; model?: string; usage?: LlmUsage }
   | { id: number; error: { code: string; message: string; retryable: boolean; details?: Record<string, unknown> } };
 
 interface Pending {
@@ -177,7 +177,7 @@ export class ThreadedLlmClient implements LlmClient {
       if (!p) continue;
       this.pending.delete(a.id);
       this.settle(p);
-      if ('text' in a) p.resolve({ text: a.text, ...(a.model !== undefined && { model: a.model }), latencyMs: performance.now() - p.t0 });
+      if ('text' in a) p.resolve({ text: a.text, ...(a.model !== undefined && { model: a.model }), latencyMs: performance.now() - p.t0, ...(a.usage && { usage: a.usage }) });
       else p.reject(new StewardError(a.error.code as StewardErrorCode, a.error.message, { retryable: a.error.retryable, details: a.error.details }));
     }
     this.idle();

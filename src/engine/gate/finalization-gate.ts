@@ -163,6 +163,7 @@ export class FinalizationGate {
     let nextActions: NextAction[] = [];
     let model: string | null = null;
     let latencyMs = 0;
+    let tokenCost: number | null = null;
     let antiLoopWhy: GateOutcome['anti_loop'] = null;
 
     // Tier 1 first, before any LLM call: a hit is FAIL + block whatever the attempt (D17).
@@ -195,6 +196,8 @@ export class FinalizationGate {
         const r = await this.callJudge(input, trace, settings, calls, opts.signal);
         model = r.model;
         latencyMs = r.latencyMs;
+        // §9.13 token_cost: the judge's tokens for this attempt, input + output (no prices known: spec-decisions D41).
+        tokenCost = r.usage ? r.usage.inputTokens + r.usage.outputTokens : null;
         if (r.ok) {
           const a = r.answer;
           score = a.quality_score;
@@ -242,7 +245,7 @@ export class FinalizationGate {
       anti_loop: antiLoopWhy,
       judge_error: judgeError,
       trust_debt: trustDebtFor(action, intervention, { tier1, degraded }),
-      facts: eventFacts(trace, { model, latencyMs }),
+      facts: eventFacts(trace, { model, latencyMs, tokenCost }),
       job_start_ms: state?.created_ms ?? nowMs,
     };
     const ids = { job_id: input.jobId, agent_id: agent.id, tenant: agent.tenant };

@@ -9,7 +9,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { StewardError } from '../../errors.js';
 import { jsonAnswerBody } from '../json-fence.js';
 import { Semaphore } from '../scorers/concurrency.js';
-import type { LlmClient } from '../types.js';
+import type { LlmClient, LlmUsage } from '../types.js';
 import { FIX_MODES, VERDICTS, type FixMode, type GateVerdict } from './codes.js';
 import type { NextAction } from './types.js';
 
@@ -93,9 +93,13 @@ export interface JudgeRequest {
   signal?: AbortSignal;
 }
 
+/**
+ * `usage`: the tokens of every call that reported them (a retried invalid answer included), summed; null when
+ * none did (no usage on the wire, or every call failed or timed out before an answer).
+ */
 export type JudgeResult =
-  | { ok: true; answer: JudgeAnswer; model: string | null; calls: number; latencyMs: number }
-  | { ok: false; error: { code: string; message: string }; model: string | null; calls: number; latencyMs: number };
+  | { ok: true; answer: JudgeAnswer; model: string | null; calls: number; latencyMs: number; usage: LlmUsage | null }
+  | { ok: false; error: { code: string; message: string }; model: string | null; calls: number; latencyMs: number; usage: LlmUsage | null };
 
 /** One judge per gate instance: its semaphore bounds the calls in flight across all jobs. */
 export class GateJudge {
@@ -115,14 +119,16 @@ export class GateJudge {
     let last: { code: string; message: string } = { code: 'STEWARD_GATE_JUDGE', message: 'no answer' };
     let model: string | null = r.model ?? null;
     let calls = 0;
+    let usage: LlmUsage | null = null;
     // Two calls at most: the first, and one retry when it failed for any reason other than its time running out.
     for (let i = 0; i < 2; i++) {
       calls++;
       const res = await this.once(r);
       if (res.model) model = res.model;
       if ('text' in res) {
+        if (res.usage) usage = addUsage(usage, res.usage);
         try {
-          return { ok: true, answer: parseJudgeOutput(res.text, r.allowedCodes), model, calls, latencyMs: performance.now() - t0 };
+          return { ok: true, answer: parseJudgeOutput(res.text, r.allowedCodes), model, calls, latencyMs: performance.now() - t0, usage };
         } catch (e) {
           last = { code: (e as StewardError).code ?? 'STEWARD_GATE_JUDGE', message: (e as Error).message };
         }
@@ -131,7 +137,7 @@ export class GateJudge {
         if (res.timedOut || r.signal?.aborted) break;
       }
     }
-    return { ok: false, error: last, model, calls, latencyMs: performance.now() - t0 };
+    return { ok: false, error: last, model, calls, latencyMs: performance.now() - t0, usage };
   }
 
   /** One call within `timeoutMs`, waiting for a slot included (a full queue must not hold an agent forever). */
@@ -158,7 +164,7 @@ export class GateJudge {
       if (slot) await Promise.race([slot, aborted]);
       this.calls++;
       const res = await Promise.race([this.llm.complete({ model: r.model, system: r.system, prompt: r.prompt, temperature: 0, maxTokens: 1024, timeoutMs: r.timeoutMs }, ac.signal), aborted]);
-      return { text: res.text, ...(res.model && { model: res.model }) };
+      return { text: res.text, ...(res.model && { model: res.model }), ...(res.usage && { usage: res.usage }) };
     } catch (e) {
       const timedOut = ac.signal.aborted && !r.signal?.aborted;
       const err = e as StewardError;
@@ -183,7 +189,7 @@ export class GateJudge {
     try {
       this.calls++;
       const res = await Promise.race([this.llm.complete({ model: r.model, system: r.system, prompt: r.prompt, temperature: 0, maxTokens: 1024, timeoutMs: r.timeoutMs }), deadline]);
-      return { text: res.text, ...(res.model && { model: res.model }) };
+      return { text: res.text, ...(res.model && { model: res.model }), ...(res.usage && { usage: res.usage }) };
     } catch (e) {
       if (e === JUDGE_DEADLINE) return { error: { code: 'STEWARD_LLM_TIMEOUT', message: `judge did not answer within ${r.timeoutMs} ms` }, timedOut: true };
       const err = e as StewardError;
@@ -195,6 +201,10 @@ export class GateJudge {
   }
 }
 
-type OnceResult = { text: string; model?: string } | { error: { code: string; message: string }; timedOut: boolean; model?: string };
+function addUsage(a: LlmUsage | null, b: LlmUsage): LlmUsage {
+  return a ? { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens } : b;
+}
+
+type OnceResult = { text: string; model?: string; usage?: LlmUsage } | { error: { code: string; message: string }; timedOut: boolean; model?: string };
 /** What onceHolding's deadline rejects with (compared by identity; never leaves this file). */
 const JUDGE_DEADLINE = Symbol('judge deadline');

@@ -1,7 +1,8 @@
 // The gate stage's processor over the real engine (StewardEngine with a FinalizationGate over an in-memory
 // job store; no LLM: tiers 1–2 decide): what it answers and publishes for a final answer, a redelivery,
 // a user_feedback and malformed input.
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AnthropicClient, OpenAiCompatibleClient } from '../../../src/adapters/llm/index.js';
 import type { InMessage } from '../../../src/adapters/kafka/client.js';
 import { topicNames } from '../../../src/adapters/kafka/topics.js';
 import { GateProcessor } from '../../../src/consumers/gate.js';
@@ -14,6 +15,8 @@ import { StewardEngine } from '../../../src/engine/steward-engine.js';
 import { MemoryTrustDebtStore } from '../../../src/engine/trust-debt/index.js';
 import type { Trace } from '../../../src/engine/types.js';
 import { StewardMetrics } from '../../../src/observability/metrics.js';
+import type { LlmClient } from '../../../src/engine/types.js';
+import { startLlmServer, type LlmStandIn } from '../../support/llm-server.js';
 
 const topics = topicNames('acgp');
 const BP = `id: t/gated@1.0
@@ -26,14 +29,14 @@ guardrails:
 const config = defaultEngineConfig();
 const set = compileBlueprintSet([{ file: 'g.yaml', text: BP }], { config }).set!;
 
-function setup(extra: { chunkSlice?: number } = {}) {
+function setup(extra: { chunkSlice?: number } = {}, llm?: LlmClient) {
   const engine = new StewardEngine({
     blueprints: () => set,
     registry: createAgentRegistry([{ id: 'a', tenant: 'acme', tier: 'ACL-2', tools: ['read_file'], domains: [], registered: true }]),
     config,
     trustDebt: new MemoryTrustDebtStore(),
     engineVersion: 't',
-    gate: new FinalizationGate({ jobStore: new MemoryGateJobStore() }),
+    gate: new FinalizationGate({ llm, jobStore: new MemoryGateJobStore() }),
   });
   const metrics = new StewardMetrics();
   const proc = new GateProcessor({ engine, topics, metrics, replies: { topic: topics.replies, partitions: 4 }, maxMessageBytes: 1_000_000, nowMs: () => 99, ...extra });
@@ -117,5 +120,31 @@ describe('gate stage processor', () => {
     const outs = await proc.processChunk(ms, () => ++asked > 1); // false before the first slice, true before the second
     expect(Array.from(outs, (o) => o !== undefined)).toEqual([true, false, false]);
     expect(asked).toBe(2);
+  });
+});
+
+describe('gate stage processor with a judge over HTTP: token cost (spec-decisions D41)', () => {
+  let server: LlmStandIn;
+  const JUDGED = JSON.stringify({ quality_score: 0.9, verdict: 'PASS', reason_codes: [], fix_mode: 'REWRITE_ONLY', missing_requirements: [] });
+  beforeAll(async () => {
+    server = await startLlmServer({ kind: 'content', content: JUDGED });
+  });
+  afterAll(() => server.close());
+
+  it.each([
+    ['openai', (url: string): LlmClient => new OpenAiCompatibleClient({ baseUrl: url, model: 'judge-o' })],
+    ['anthropic', (url: string): LlmClient => new AnthropicClient({ baseUrl: url, model: 'judge-a' })],
+  ])("the %s judge's reported usage is the judge result's token_cost and steward_gate_token_cost_total", async (_p, make) => {
+    const { proc, metrics } = setup({}, make(server.url));
+    server.script({ kind: 'content', content: JUDGED, usage: { input: 1500, output: 42 } }, { kind: 'content', content: JUDGED, usage: { input: 900, output: 58 } });
+    const first = await proc.process(msg(answer('fa-t1', { intent_id: 'SYSTEM_CONTROL_FLOW' }), 'fa-t1#x', false));
+    expect(json(first[0]!)).toMatchObject({ event: 'final_alignment_judge_result', judged_by: 'llm', verdict: 'PASS', token_cost: 1542 });
+    await proc.process(msg(answer('fa-t2', { intent_id: 'SYSTEM_CONTROL_FLOW', job_id: 'j2' }), 'fa-t2#x', false));
+    const cost = (await metrics.gateTokenCost.get()).values;
+    expect(cost).toEqual([expect.objectContaining({ labels: { intent: 'SYSTEM_CONTROL_FLOW' }, value: 2500 })]);
+    // A redelivery answers from the stored outcome: the same token_cost, not counted again.
+    const again = await proc.process(msg(answer('fa-t1', { intent_id: 'SYSTEM_CONTROL_FLOW' }), 'fa-t1#x', false));
+    expect(json(again[0]!)).toMatchObject({ token_cost: 1542 });
+    expect((await metrics.gateTokenCost.get()).values[0]!.value).toBe(2500);
   });
 });

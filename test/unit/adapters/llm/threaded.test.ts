@@ -37,7 +37,7 @@ async function outcome(c: LlmClient, b: Behaviour | undefined, r: LlmRequest, si
   if (b) server.script(b);
   try {
     const res = await c.complete(r, signal);
-    return { text: res.text, model: res.model };
+    return { text: res.text, model: res.model, usage: res.usage };
   } catch (e) {
     expect(e).toBeInstanceOf(StewardError);
     const err = e as StewardError;
@@ -48,6 +48,8 @@ async function outcome(c: LlmClient, b: Behaviour | undefined, r: LlmRequest, si
 describe.each(['openai', 'anthropic'])('threaded LLM client over the %s protocol', (provider) => {
   const cases: [string, Behaviour | undefined, number?][] = [
     ['an answer', { kind: 'content', content: '{"a":1}' }],
+    ['an answer with token usage (cached prompt tokens too)', { kind: 'content', content: '{"a":2}', usage: { input: 321, output: 12, cacheRead: 7 } }],
+    ['an answer without usage', { kind: 'content', content: '{"a":3}', usage: null }],
     ['HTTP 429 (retryable)', { kind: 'status', status: 429 }],
     ['HTTP 503 (retryable)', { kind: 'status', status: 503, body: 'down' }],
     ['HTTP 400 (not retryable)', { kind: 'status', status: 400 }],
@@ -59,7 +61,11 @@ describe.each(['openai', 'anthropic'])('threaded LLM client over the %s protocol
     const want = await outcome(direct, b, req(timeoutMs));
     const got = await outcome(await thread(provider), b, req(timeoutMs));
     expect(got).toEqual(want);
-    if (b?.kind === 'content') expect(got).toEqual({ text: '{"a":1}', model: 'm-1' });
+    if (b?.kind === 'content') {
+      // Both protocols' wire fields read the same: input (cached prompt tokens included) and output tokens.
+      const usage = b.usage === undefined ? { inputTokens: 1, outputTokens: 1 } : b.usage === null ? undefined : { inputTokens: b.usage.input + (b.usage.cacheRead ?? 0), outputTokens: b.usage.output };
+      expect(got).toEqual({ text: b.content, model: 'm-1', usage });
+    }
   });
 
   it("a caller's abort: answered at once as by the direct client, the exchange is cancelled", async () => {

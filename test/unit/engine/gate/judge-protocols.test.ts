@@ -39,6 +39,21 @@ describe.each([
     expect(server.maxConcurrent).toBeLessThanOrEqual(2);
   });
 
+  it("token_cost is the provider's reported tokens, input + output, the one retry included; null without usage", async () => {
+    const gate = new FinalizationGate({ llm: make(server.url), jobStore: new MemoryGateJobStore() });
+    const judged = async (i: number) => (await gate.finalize(fa(i), agent, bp, 0, `e-tok-${i}`)).events.final_alignment_judge_result;
+    server.script({ kind: 'content', content: ANSWER, usage: { input: 1200, output: 80 } });
+    expect(await judged(200)).toMatchObject({ token_cost: 1280, model_id: 'judge-x' });
+    // Cached prompt tokens are input too (Anthropic reports them apart from input_tokens).
+    server.script({ kind: 'content', content: ANSWER, usage: { input: 200, output: 80, cacheRead: 1000 } });
+    expect((await judged(201)).token_cost).toBe(1280);
+    // An invalid answer (retried) costs its tokens as well.
+    server.script({ kind: 'content', content: 'not json', usage: { input: 1200, output: 3 } }, { kind: 'content', content: ANSWER, usage: { input: 1200, output: 80 } });
+    expect((await judged(202)).token_cost).toBe(2483);
+    server.script({ kind: 'content', content: ANSWER, usage: null });
+    expect((await judged(203)).token_cost).toBeNull();
+  });
+
   it('a judge that hangs is cut off by the timeout: on_judge_error, degraded', async () => {
     server.script({ kind: 'hang' });
     const gate = new FinalizationGate({ llm: make(server.url), jobStore: new MemoryGateJobStore(), limits: { judgeTimeoutMs: 150 } });
