@@ -233,7 +233,7 @@ export class StewardEngine {
       const more = severityRank('block') > severityRank(res.intervention);
       out = { ...res, rules, reasons, intervention: more ? 'block' : res.intervention, stage: more ? 'rule' : res.stage, severity: more ? undefined : res.severity };
     }
-    await gate.recordToolCall(trace, agent, nowMs, eventId, isApproved(out.intervention));
+    await gate.recordToolCall(trace, agent, nowMs, eventId, isApproved(out.intervention), bp);
     return out;
   }
 

@@ -4,7 +4,7 @@
  *
  *   finalize(trace, agent, blueprint, nowMs, eventId)   a `final_answer`: tier 1 → tier 2 → judge → action
  *   checkToolCall(trace, agent, blueprint, nowMs)       the pre-tool gate for a `tool_call` (reads state only)
- *   recordToolCall(trace, agent, nowMs, eventId, ran)   the call as decided, into the job's evidence
+ *   recordToolCall(trace, agent, nowMs, eventId, ran, blueprint)   the call as decided, into the job's evidence
  */
 import { StewardError } from '../../errors.js';
 import type { AgentInfo, CompiledBlueprint, Intervention, LlmClient, Trace } from '../types.js';
@@ -176,7 +176,7 @@ export class FinalizationGate {
       judgedBy = 'patterns';
       missing = hits.map((h) => h.message);
     } else {
-      const wf = missingWorkflowSteps(gate.workflows, calls, view, skillId);
+      const wf = missingWorkflowSteps(gate.workflows, calls, view, skillId, state?.steps_done);
       hits.push(...wf);
       if (wf.length > 0 || !this.judge || !settings.enabled) {
         // D21, no LLM (and a tier-2 failure, which no judge can overrule): tiers 1–2 decide.
@@ -302,13 +302,18 @@ export class FinalizationGate {
     return feedbackAgainst(await this.o.jobStore.get(feedbackKey(trace, agent), nowMs), trace);
   }
 
-  /** Records a decided tool call of a job (`ran`: it was allowed, so it is evidence and a workflow step). No job_id: nothing. */
-  async recordToolCall(trace: Trace, agent: AgentInfo, nowMs: number, eventId: string, ran: boolean): Promise<GateJobState | undefined> {
+  /**
+   * Records a decided tool call of a job (`ran`: it was allowed, so it is evidence and a workflow step). No job_id:
+   * nothing. `blueprint`: the one the call was checked against — its workflows' completed steps are kept in the
+   * job beyond the newest calls (without it, the steps are read from the newest calls only).
+   */
+  async recordToolCall(trace: Trace, agent: AgentInfo, nowMs: number, eventId: string, ran: boolean, blueprint: CompiledBlueprint | undefined): Promise<GateJobState | undefined> {
     const jobId = optStr(trace.job_id);
     if (!jobId || typeof trace.tool !== 'string') return undefined;
     const key = { tenant: agent.tenant, agentId: agent.id, jobId };
     const call = { event_id: eventId, tool: trace.tool, ts_ms: nowMs, blocked: !ran, ...toolCallFacts(trace) };
-    return this.o.jobStore.update(key, nowMs, (prev) => recordToolCall(prev, key, call, nowMs, this.limits.maxRecordedToolCalls));
+    const workflows = workflowSteps(blueprint);
+    return this.o.jobStore.update(key, nowMs, (prev) => recordToolCall(prev, key, call, nowMs, this.limits.maxRecordedToolCalls, workflows));
   }
 }
 
@@ -333,6 +338,15 @@ function judgeSetup(settings: GateSettingsOf): { text: string; allowedCodes: Rea
   return s;
 }
 
+/** The step lists of a blueprint's workflows (what recordToolCall keeps progress on), made once per blueprint. */
+const stepLists = new WeakMap<CompiledBlueprint, readonly (readonly string[])[]>();
+function workflowSteps(blueprint: CompiledBlueprint | undefined): readonly (readonly string[])[] {
+  if (!blueprint?.gate || blueprint.gate.workflows.length === 0) return [];
+  let l = stepLists.get(blueprint);
+  if (!l) stepLists.set(blueprint, (l = blueprint.gate.workflows.map((w) => w.steps)));
+  return l;
+}
+
 /** The pre-tool gate as a pure function of the job's state (for a stage that holds the state itself). */
 export function checkToolCallPure(trace: Trace, agent: AgentInfo, blueprint: CompiledBlueprint, nowMs: number, state: GateJobState | undefined, limits: GateRuntimeLimits = DEFAULT_GATE_RUNTIME_LIMITS, opts: FinalizeOptions & { eventId?: string } = {}): ToolCallCheck {
   const gate = blueprint.gate ?? EMPTY_GATE;
@@ -341,7 +355,7 @@ export function checkToolCallPure(trace: Trace, agent: AgentInfo, blueprint: Com
   const hits = scanToolCall({ trace, agent, nowMs, skillId, trustDebt: opts.trustDebt, eventId: opts.eventId }, gate.tier1, limits);
   const rewriteOnly = state?.rewrite_only === true;
   if (rewriteOnly) hits.push({ kind: 'rewrite_only', id: 'rewrite_only', message: `job '${jobId}' is in rewrite-only state (gate spec §9.7): no tool calls until its next final answer` });
-  if (typeof trace.tool === 'string' && jobId) hits.push(...outOfOrderSteps(gate.workflows, state?.tool_calls ?? [], trace.tool, trace, skillId));
+  if (typeof trace.tool === 'string' && jobId) hits.push(...outOfOrderSteps(gate.workflows, state?.tool_calls ?? [], trace.tool, trace, skillId, state?.steps_done));
   return { intervention: hits.length ? 'block' : 'ok', hits, rewrite_only: rewriteOnly, job_id: jobId };
 }
 

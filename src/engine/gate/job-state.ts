@@ -5,6 +5,7 @@
  * redelivered final answer keeps its attempt (spec-decisions D21).
  */
 import type { GateAction, GateVerdict } from './codes.js';
+import { advanceStepsDone } from './workflow.js';
 import type { GateAttempt, GateJobKey, GateJobState, GateJobStore, GateOutcome, GateToolCall, PackedOutcome } from './types.js';
 
 export function emptyJobState(key: GateJobKey, nowMs: number): GateJobState {
@@ -15,14 +16,20 @@ export function attemptOf(state: GateJobState | undefined, eventId: string): Gat
   return state?.attempts.find((a) => a.event_id === eventId);
 }
 
-/** Reducer: a `tool_call` of the job was decided (`call.blocked`: it did not run). Idempotent per event id. */
-export function recordToolCall(prev: GateJobState | undefined, key: GateJobKey, call: GateToolCall, nowMs: number, maxKept: number): GateJobState {
+/**
+ * Reducer: a `tool_call` of the job was decided (`call.blocked`: it did not run). Idempotent per event id.
+ * `workflows`: the step lists of the blueprint's tier-2 workflows, whose completed steps the state keeps beyond
+ * the newest calls (`steps_done`).
+ */
+export function recordToolCall(prev: GateJobState | undefined, key: GateJobKey, call: GateToolCall, nowMs: number, maxKept: number, workflows: readonly (readonly string[])[] = []): GateJobState {
   const s = prev ?? emptyJobState(key, nowMs);
   if (s.tool_calls.some((c) => c.event_id === call.event_id)) return s;
   const tool_calls = [...s.tool_calls, call];
+  // Before the window drops its oldest call: a state from before steps_done still has it to start from.
+  const stepsDone = advanceStepsDone(s.steps_done, workflows, tool_calls, call);
   // The newest calls are kept; the count of ran calls stays exact (it is the evidence measure).
   if (tool_calls.length > maxKept) tool_calls.splice(0, tool_calls.length - maxKept);
-  return { ...s, updated_ms: Math.max(s.updated_ms, nowMs), tool_calls, evidence_count: s.evidence_count + (call.blocked ? 0 : 1) };
+  return { ...s, updated_ms: Math.max(s.updated_ms, nowMs), tool_calls, ...(stepsDone && { steps_done: stepsDone }), evidence_count: s.evidence_count + (call.blocked ? 0 : 1) };
 }
 
 export interface DecidedAttempt {

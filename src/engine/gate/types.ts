@@ -131,7 +131,14 @@ export interface GateJobState {
   /** final_answer attempts decided so far (attempt_index of the next one). */
   attempt_count: number;
   attempts: GateAttempt[];
+  /** The newest tool calls (limits.maxRecordedToolCalls): evidence details and the judge's tool trace summary. */
   tool_calls: GateToolCall[];
+  /**
+   * Completed workflow steps, kept apart from `tool_calls` so no later call pushes a step out: the matched step
+   * prefix of each workflow of the job's blueprint that has one (workflow.ts advanceStepsDone). Absent until a
+   * step ran, and in states written before it (then progress is read from `tool_calls`, as those builds did).
+   */
+  steps_done?: string[][];
   /** Non-blocked tool calls ever recorded (the list above keeps only the newest). */
   evidence_count: number;
   /** §9.7: after a rewrite directive the job may not call tools until its next final answer. */

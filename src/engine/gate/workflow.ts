@@ -1,6 +1,7 @@
 /**
  * Tier-2 workflows (gate spec §1, §8; docs/gate.md "Workflows"): ordered tool steps checked over the job's
- * recorded tool calls. Only calls that ran count (a blocked call is neither a step nor evidence). At the
+ * completed steps (kept apart from the bounded list of recent calls, so a step is never forgotten) and recorded
+ * tool calls. Only calls that ran count (a blocked call is neither a step nor evidence). At the
  * gate, a required workflow whose steps did not all happen in order fails the answer; at `tool_call` time,
  * a step taken before the steps in front of it is blocked before it runs.
  */
@@ -17,17 +18,63 @@ export function workflowProgress(steps: readonly string[], calls: readonly GateT
   return k;
 }
 
+/**
+ * The job's completed workflow steps, as matched step prefixes (`GateJobState.steps_done`). The subsequence match
+ * is greedy, so workflows that agree on their first m steps match those m steps at the same calls: any kept
+ * prefix sharing m leading steps with `steps` proves m of them done. Keyed by the steps, not the guardrail id,
+ * so a reload that changes a workflow's steps does not inherit another list's progress.
+ */
+export function storedProgress(steps: readonly string[], done: readonly (readonly string[])[] | undefined): number {
+  let best = 0;
+  for (const p of done ?? []) {
+    let m = 0;
+    while (m < p.length && m < steps.length && p[m] === steps[m]) m++;
+    if (m > best) best = m;
+  }
+  return best;
+}
+
+/** Where a job stands in `steps`: its kept completed steps, or the kept recent calls (states from before steps_done). */
+export function jobProgress(steps: readonly string[], calls: readonly GateToolCall[], done: readonly (readonly string[])[] | undefined): number {
+  return Math.max(storedProgress(steps, done), workflowProgress(steps, calls));
+}
+
+/** Prefixes kept per job: workflows are at most 3 per blueprint; more only after reloads changed them. */
+export const MAX_STEPS_DONE = 8;
+
+/**
+ * Reducer part: `steps_done` after `call` was recorded (`calls`: the kept calls, `call` last). Each workflow of the
+ * blueprint advances on its own; one that `steps_done` does not know yet (a state written before it, a workflow
+ * added by a reload) starts from the kept calls. Neither source ever counts a step that did not run, so the
+ * result is at most the whole history's progress. Unchanged (same array) when nothing advanced.
+ */
+export function advanceStepsDone(done: readonly (readonly string[])[] | undefined, workflows: readonly (readonly string[])[], calls: readonly GateToolCall[], call: GateToolCall): string[][] | undefined {
+  let out = done as string[][] | undefined;
+  for (const steps of workflows) {
+    const had = storedProgress(steps, out);
+    let k = had;
+    if (!call.blocked && k < steps.length && steps[k] === call.tool) k++;
+    k = Math.max(k, workflowProgress(steps, calls));
+    if (k <= had) continue;
+    const q = steps.slice(0, k);
+    // The new prefix replaces the kept prefixes it extends; the oldest go first past the bound.
+    out = [...(out ?? []).filter((p) => !(p.length <= q.length && p.every((x, i) => x === q[i]))), q];
+    if (out.length > MAX_STEPS_DONE) out = out.slice(out.length - MAX_STEPS_DONE);
+  }
+  return out;
+}
+
 function applies(w: Workflow, trace: Trace, skillId: string | null): boolean {
   if (w.skills && (skillId === null || !w.skills.includes(skillId))) return false;
   return w.when(trace);
 }
 
-/** At the gate: the required workflows whose steps are not all done, as missing requirements. */
-export function missingWorkflowSteps(workflows: readonly Workflow[], calls: readonly GateToolCall[], trace: Trace, skillId: string | null): GateHit[] {
+/** At the gate: the required workflows whose steps are not all done, as missing requirements (`done`: the job's steps_done). */
+export function missingWorkflowSteps(workflows: readonly Workflow[], calls: readonly GateToolCall[], trace: Trace, skillId: string | null, done?: readonly (readonly string[])[]): GateHit[] {
   const hits: GateHit[] = [];
   for (const w of workflows) {
     if (!w.required || !applies(w, trace, skillId)) continue;
-    const k = workflowProgress(w.steps, calls);
+    const k = jobProgress(w.steps, calls, done);
     if (k < w.steps.length)
       hits.push({ kind: 'workflow', id: w.id, message: `workflow '${w.id}': step '${w.steps[k]}' was not performed${k > 0 ? ` (after ${w.steps.slice(0, k).join(' → ')})` : ''}; required order: ${w.steps.join(' → ')}` });
   }
@@ -35,11 +82,11 @@ export function missingWorkflowSteps(workflows: readonly Workflow[], calls: read
 }
 
 /** At `tool_call` time: a call to a step whose earlier steps have not all run is out of order. */
-export function outOfOrderSteps(workflows: readonly Workflow[], calls: readonly GateToolCall[], tool: string, trace: Trace, skillId: string | null): GateHit[] {
+export function outOfOrderSteps(workflows: readonly Workflow[], calls: readonly GateToolCall[], tool: string, trace: Trace, skillId: string | null, done?: readonly (readonly string[])[]): GateHit[] {
   const hits: GateHit[] = [];
   for (const w of workflows) {
     if (!applies(w, trace, skillId)) continue;
-    const k = workflowProgress(w.steps, calls);
+    const k = jobProgress(w.steps, calls, done);
     // Steps already done may repeat; the next step is in order; any later step skips `steps[k]`.
     const later = w.steps.indexOf(tool, k + 1);
     if (later > k && !w.steps.slice(0, k + 1).includes(tool))

@@ -2,8 +2,11 @@
 // expiry runs on event time, and a restart (a new store on a new connection) sees the same state.
 import { describe, expect, it } from 'vitest';
 import { RedisGateJobStore } from '../../../src/adapters/redis/gate-job-store.js';
+import { FinalizationGate } from '../../../src/engine/gate/index.js';
 import { recordToolCall } from '../../../src/engine/gate/job-state.js';
 import type { GateJobKey } from '../../../src/engine/gate/types.js';
+import type { AgentInfo, Trace } from '../../../src/engine/types.js';
+import { compileOne } from '../../unit/engine/gate/helpers.js';
 import { redisClient, withRedis } from '../setup/helpers.js';
 
 const T0 = Date.parse('2026-05-01T00:00:00Z');
@@ -86,6 +89,41 @@ describe('RedisGateJobStore (real Redis)', () => {
         expect(await restarted.get(key, T0 + 60_001)).toBeUndefined();
         const fresh = await restarted.update(key, T0 + 120_000, (p) => recordToolCall(p, key, call(2), T0 + 120_000, 10));
         expect(fresh.tool_calls.map((c) => c.event_id)).toEqual(['e-2']);
+      } finally {
+        await other.quit();
+      }
+    });
+  });
+
+  it('a workflow step stays done after 70 later calls, across connections, and in a state an earlier build wrote', async () => {
+    await withRedis(async (redis, prefix) => {
+      const bp = compileOne('id: w@1.0\nversion: "1.0.0"\ndescription: w\nguardrails:\n  - id: verify_then_access\n    tier: 2\n    workflow: { steps: [verify_identity, access_account], required: true }\n');
+      const agent: AgentInfo = { id: 'coder:1', tenant: 'acme', tier: 'ACL-2', tools: [], domains: [], registered: true };
+      const tc = (job: string, tool: string, i: number): Trace => ({ trace_id: `${job}-${i}`, agent_id: agent.id, timestamp: new Date(T0 + i).toISOString(), hook: 'tool_call', job_id: job, tool, args: {} });
+      const fa = (job: string): Trace => ({ trace_id: `${job}-fa`, agent_id: agent.id, timestamp: new Date(T0 + 500).toISOString(), hook: 'final_answer', job_id: job, draft_answer: 'done' });
+      const other = redisClient();
+      try {
+        const gates = [redis, other].map((c) => new FinalizationGate({ jobStore: new RedisGateJobStore(c, { prefix }) }));
+        await gates[0]!.recordToolCall(tc('job-a', 'verify_identity', 0), agent, T0, 'a-0', true, bp);
+        // 70 other calls from two connections at once (compare-and-set): the step is not lost in the races either
+        await Promise.all(Array.from({ length: 70 }, (_, i) => gates[i % 2]!.recordToolCall(tc('job-a', 'search_kb', i + 1), agent, T0 + i + 1, `a-${i + 1}`, true, bp)));
+        const s = await new RedisGateJobStore(redis, { prefix }).get({ tenant: 'acme', agentId: agent.id, jobId: 'job-a' }, T0 + 100);
+        expect(s?.tool_calls).toHaveLength(64);
+        expect(s?.steps_done).toEqual([['verify_identity']]);
+        expect((await gates[1]!.checkToolCall(tc('job-a', 'access_account', 99), agent, bp, T0 + 100)).intervention).toBe('ok');
+        await gates[1]!.recordToolCall(tc('job-a', 'access_account', 99), agent, T0 + 100, 'a-99', true, bp);
+        expect(await gates[0]!.finalize(fa('job-a'), agent, bp, T0 + 500, 'a-fa')).toMatchObject({ verdict: 'PASS', action: 'finalize' });
+
+        // A state without steps_done (as an earlier build wrote it): read from its calls, then kept past them.
+        const oldKey: GateJobKey = { tenant: 'acme', agentId: agent.id, jobId: 'job-b' };
+        const store = new RedisGateJobStore(redis, { prefix });
+        await store.update(oldKey, T0, (p) => recordToolCall(p, oldKey, { event_id: 'b-0', tool: 'verify_identity', ts_ms: T0, blocked: false }, T0, 64));
+        expect(JSON.stringify(await store.get(oldKey, T0))).not.toContain('steps_done');
+        for (let i = 1; i <= 70; i++) await gates[i % 2]!.recordToolCall(tc('job-b', 'search_kb', i), agent, T0 + i, `b-${i}`, true, bp);
+        expect((await gates[0]!.checkToolCall(tc('job-b', 'access_account', 99), agent, bp, T0 + 100)).intervention).toBe('ok');
+        // Without a first step the order still holds after many calls.
+        for (let i = 1; i <= 70; i++) await gates[0]!.recordToolCall(tc('job-c', 'search_kb', i), agent, T0 + i, `c-${i}`, true, bp);
+        expect((await gates[0]!.checkToolCall(tc('job-c', 'access_account', 99), agent, bp, T0 + 100)).intervention).toBe('block');
       } finally {
         await other.quit();
       }

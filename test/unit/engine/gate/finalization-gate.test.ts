@@ -27,9 +27,9 @@ describe('FinalizationGate facade', () => {
     const store = new MemoryGateJobStore();
     const gate = new FinalizationGate({ llm, jobStore: store });
     const tc = (i: number, tool: string, args: Record<string, unknown>): Trace => ({ trace_id: `tc-${i}`, agent_id: 'agent-1', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', job_id: 'job-1', tool, args });
-    await gate.recordToolCall(tc(1, 'read_file', { path: 'src/loop.ts' }), agent, 1, 'e1', true);
-    await gate.recordToolCall(tc(2, 'web_fetch', { url: 'https://example.com' }), agent, 2, 'e2', true);
-    await gate.recordToolCall(tc(3, 'delete_repo', {}), agent, 3, 'e3', false);
+    await gate.recordToolCall(tc(1, 'read_file', { path: 'src/loop.ts' }), agent, 1, 'e1', true, bp);
+    await gate.recordToolCall(tc(2, 'web_fetch', { url: 'https://example.com' }), agent, 2, 'e2', true, bp);
+    await gate.recordToolCall(tc(3, 'delete_repo', {}), agent, 3, 'e3', false, bp);
     await gate.finalize(fa({ goal: 'One. Two! Three? Four.', intent_id: 'CODE_FLOW_ANALYSIS', tool_trace_summary: 'I read every file in the repo', constraints: ['short'] }), agent, bp, 4, 'fa-e');
     const req = llm.requests[0] as LlmRequest;
     expect(req.model).toBe('judge-small');

@@ -22,6 +22,8 @@ interface Step {
   final_answer?: Record<string, unknown>;
   judge?: Answer[];
   event_id?: string;
+  /** A `tool_call` step sent this many times (distinct events), e.g. to push calls out of the kept window. */
+  repeat?: number;
   expect?: Record<string, unknown>;
   /** The step must throw a StewardError with this code. */
   expect_error?: string;
@@ -83,10 +85,13 @@ describe('gate golden cases', () => {
             const eventId = s.event_id ?? `ev-${i}`;
             const base = { trace_id: `t-${i}`, agent_id: agent.id, timestamp: new Date(t).toISOString(), job_id: 'job-1' };
             if (s.tool_call) {
-              const trace: Trace = { ...base, hook: 'tool_call', ...s.tool_call };
-              const check = await gate.checkToolCall(trace, agent, bp, t);
-              await gate.recordToolCall(trace, agent, t, eventId, check.intervention === 'ok');
-              if (s.expect) expect(check, `step ${i}`).toMatchObject(s.expect);
+              for (let r = 0; r < (s.repeat ?? 1); r++) {
+                const id = s.repeat ? `${eventId}#${r}` : eventId;
+                const trace: Trace = { ...base, ...(s.repeat && { trace_id: `t-${i}#${r}` }), hook: 'tool_call', ...s.tool_call };
+                const check = await gate.checkToolCall(trace, agent, bp, t);
+                await gate.recordToolCall(trace, agent, t, id, check.intervention === 'ok', bp);
+                if (s.expect) expect(check, `step ${i}`).toMatchObject(s.expect);
+              }
               continue;
             }
             llm.queue.push(...(s.judge ?? []));

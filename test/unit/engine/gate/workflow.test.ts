@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkToolCallPure, emptyJobState, missingWorkflowSteps, outOfOrderSteps, recordAttempt, recordToolCall, workflowProgress, type GateToolCall, type Workflow } from '../../../../src/engine/gate/index.js';
+import { checkToolCallPure, emptyJobState, missingWorkflowSteps, outOfOrderSteps, recordAttempt, recordToolCall, workflowProgress, type GateJobState, type GateToolCall, type Workflow } from '../../../../src/engine/gate/index.js';
+import { advanceStepsDone, jobProgress, MAX_STEPS_DONE, storedProgress } from '../../../../src/engine/gate/workflow.js';
 import type { AgentInfo, Trace } from '../../../../src/engine/types.js';
 import { compileOne } from './helpers.js';
 
@@ -60,5 +61,80 @@ describe('job-state reducers', () => {
     expect(s).toMatchObject({ attempt_count: 2, rewrite_only: true, asked_user: true });
     s = recordAttempt(s, key, d('e3', 'replan'), 0, 16);
     expect(s).toMatchObject({ attempt_count: 3, rewrite_only: false, asked_user: true });
+  });
+});
+
+describe('completed workflow steps outlive the kept calls (steps_done)', () => {
+  const key = { tenant: 't', agentId: 'a', jobId: 'j' };
+  const agent: AgentInfo = { id: 'a', tenant: 't', tier: 'ACL-2', tools: [], domains: [], registered: true };
+  const bp = compileOne('id: w@1.0\nversion: "1.0.0"\ndescription: w\nguardrails:\n  - id: flow\n    tier: 2\n    workflow: { steps: [verify, access, refund], required: true }\n');
+  const steps = bp.gate!.workflows.map((w) => w.steps);
+  const run = (s: GateJobState | undefined, tools: string[], from: number, ws = steps, blocked = false) => {
+    for (const [i, t] of tools.entries()) s = recordToolCall(s, key, call(t, blocked, from + i), from + i, 64, ws);
+    return s!;
+  };
+  const filler = (n: number) => Array.from({ length: n }, () => 'search_kb');
+
+  it('a step stays done after 70 later calls: the pre-tool check and the gate both see it', () => {
+    let s = run(undefined, ['verify', ...filler(70)], 0);
+    expect(s.tool_calls).toHaveLength(64);
+    expect(s.tool_calls.some((c) => c.tool === 'verify')).toBe(false);
+    expect(s.steps_done).toEqual([['verify']]);
+    expect(checkToolCallPure({ ...trace, tool: 'access' }, agent, bp, 100, s).intervention).toBe('ok');
+    expect(checkToolCallPure({ ...trace, tool: 'refund' }, agent, bp, 100, s).intervention).toBe('block');
+    s = run(s, ['access', ...filler(70), 'refund'], 100);
+    expect(s.steps_done).toEqual([['verify', 'access', 'refund']]);
+    expect(missingWorkflowSteps(bp.gate!.workflows, s.tool_calls, trace, null, s.steps_done)).toEqual([]);
+    // Without the kept steps (what the newest calls alone say) the workflow was forgotten.
+    expect(missingWorkflowSteps(bp.gate!.workflows, s.tool_calls, trace, null)).toHaveLength(1);
+  });
+
+  it('blocked calls and out-of-order calls are not steps; a skipped step is still missing after many calls', () => {
+    let s = run(undefined, ['verify'], 0, steps, true);
+    s = run(s, ['access', ...filler(70)], 1);
+    expect(s.steps_done).toBeUndefined();
+    expect(missingWorkflowSteps(bp.gate!.workflows, s.tool_calls, trace, null, s.steps_done)[0]!.message).toMatch(/step 'verify' was not performed/);
+    expect(checkToolCallPure({ ...trace, tool: 'access' }, agent, bp, 100, s).intervention).toBe('block');
+  });
+
+  it('a state written before steps_done starts from its kept calls and then keeps them', () => {
+    // An earlier build's state: verify is among its kept calls, no steps_done field.
+    const old = run(undefined, ['verify', ...filler(10)], 0, []);
+    expect(old.steps_done).toBeUndefined();
+    expect(checkToolCallPure({ ...trace, tool: 'access' }, agent, bp, 20, old).intervention).toBe('ok');
+    const s = run(JSON.parse(JSON.stringify(old)) as GateJobState, filler(70), 20);
+    expect(s.steps_done).toEqual([['verify']]);
+    expect(checkToolCallPure({ ...trace, tool: 'access' }, agent, bp, 100, s).intervention).toBe('ok');
+  });
+
+  it('progress is per step list: shared leading steps count, another list does not inherit the rest', () => {
+    const two = [
+      ['verify', 'access', 'refund'],
+      ['verify', 'notify'],
+    ];
+    const s = run(undefined, ['verify', 'access', ...filler(70)], 0, two);
+    expect(s.steps_done).toEqual([['verify', 'access']]); // ['verify'] of the second list is its prefix
+    expect(storedProgress(['verify', 'access', 'refund'], s.steps_done)).toBe(2);
+    expect(storedProgress(['verify', 'notify'], s.steps_done)).toBe(1);
+    // A reload that changed the workflow: only the leading steps both lists share count.
+    expect(storedProgress(['verify', 'audit', 'access'], s.steps_done)).toBe(1);
+    expect(storedProgress(['access', 'verify'], s.steps_done)).toBe(0);
+    expect(jobProgress(['search_kb', 'search_kb'], s.tool_calls, s.steps_done)).toBe(2);
+  });
+
+  it('stays small: absent without workflow progress, one prefix per list, bounded across reloads', () => {
+    expect(run(undefined, filler(5), 0).steps_done).toBeUndefined();
+    expect(run(undefined, ['verify', 'access'], 0, []).steps_done).toBeUndefined();
+    let s = run(undefined, ['verify', 'access', 'refund'], 0);
+    expect(s.steps_done).toEqual([['verify', 'access', 'refund']]);
+    const many = Array.from({ length: 20 }, (_, i) => [`t${i}`]);
+    s = run(s, many.map((m) => m[0]!), 10, many);
+    expect(s.steps_done).toHaveLength(MAX_STEPS_DONE);
+    expect(s.steps_done!.at(-1)).toEqual(['t19']);
+  });
+
+  it('advanceStepsDone returns the same array when nothing advanced (no rewrite of the state)', () => {
+    const done = [['verify']];
+    expect(advanceStepsDone(done, steps, [call('verify'), call('x')], call('x'))).toBe(done);
   });
 });
