@@ -7,6 +7,7 @@
 import { DEFAULT_DEDUP_TTL_SECONDS } from '../adapters/redis/trust-debt-store.js';
 import { INGEST_SEND_TIMEOUT_MS, PENDING_WAIT_MS } from '../adapters/http/ingest-batch.js';
 import { PENDING_STALE_MS } from '../adapters/redis/idempotency-claims.js';
+import { DEFAULT_GATE_LOAD_LIMITS } from '../engine/gate/types.js';
 
 /** How an environment variable's text becomes a value. Text that does not parse is passed on as text, so the schema check names the variable. */
 export type EnvKind = 'string' | 'list' | 'int' | 'bool';
@@ -52,6 +53,8 @@ export const SETTINGS = {
   'blueprints.dir': s('blueprints.dir', 'blueprints', 'blueprint directory (hot-reloaded)'),
   'blueprints.agents': s('blueprints.agents', unset<string>(), 'agent registry file (default: agents.yaml in blueprints.dir when present)'),
   'blueprints.watch': s('blueprints.watch', true, 'hot-reload blueprints and the agent registry'),
+  'blueprints.workflow_limits.max_steps': s('blueprints.workflow_limits.max_steps', DEFAULT_GATE_LOAD_LIMITS.maxWorkflowSteps, 'most steps in one tier-2 workflow guardrail (gate spec §11); more is STEWARD_GATE_WORKFLOW_LIMIT at load (validate --config, eval --config, run, hot reload)'),
+  'blueprints.workflow_limits.max_workflows': s('blueprints.workflow_limits.max_workflows', DEFAULT_GATE_LOAD_LIMITS.maxWorkflows, 'most tier-2 workflows of one blueprint, inherited ones counted (gate spec §11); more is STEWARD_GATE_WORKFLOW_LIMIT at load'),
   sources: s('sources', unset<string>(), 'Certified Source Registry file for source-match metrics', { env: 'STEWARD_SOURCES' }),
   'engine.default_tier': s('engine.default_tier', 'ACL-2', 'tier of agents the registry does not list'),
   'engine.tiers': s('engine.tiers', {} as Record<string, Record<string, unknown>>, 'per-tier thresholds and latency budgets (defaults: docs/spec-decisions.md)'),

@@ -25,6 +25,12 @@ export interface EngineConfig {
   fallbackOnTimeout?: FallbackOnTimeout;
   /** Verdicts below this confidence are marked for human review (PVS-1 §5.3). */
   humanReviewConfidence: number;
+  /**
+   * Workflow complexity limits of the finalization gate checked at load (gate spec §11; GateLoadLimits, default 5
+   * steps, 3 workflows): `blueprints.workflow_limits`, so every load of this config (run, hot reload, eval,
+   * validate --config, rollout) applies the same ones. CompileOptions.gateLimits, when given, wins.
+   */
+  gateLimits?: { maxWorkflowSteps: number; maxWorkflows: number };
 }
 
 const t = (ok: number, nudge: number, escalate: number, block: number, typical: number, max: number): TierSettings => ({

@@ -1,5 +1,5 @@
 /**
- * `steward validate PATH...` (contracts C4): directories recurse; every problem is printed as
+ * `steward validate [--config FILE] PATH...` (contracts C4): directories recurse; every problem is printed as
  * `FILE:LINE:COL: CODE: message`, sorted; exit 0 when valid, 1 on problems (an unreadable PATH included), 2 on bad usage.
  * Agent registries (agents.yaml) found under the paths are validated too. Warnings go to stderr.
  */
@@ -8,7 +8,7 @@ import { basename, join } from 'node:path';
 import { readdir } from 'node:fs/promises';
 import { sortProblems, StewardError } from '../../errors.js';
 import { compileBlueprintSet, parseAgentRegistry } from '../../engine/blueprint/index.js';
-import { defaultEngineConfig } from '../../engine/config.js';
+import { defaultEngineConfig, type EngineConfig } from '../../engine/config.js';
 import { loadBlueprintFiles } from '../../adapters/fs/blueprint-files.js';
 import { readUtf8File } from '../../adapters/fs/text.js';
 import { workflowToolWarnings } from '../../engine/gate/config.js';
@@ -37,7 +37,8 @@ function staleRuleWarnings(files: { file: string; text: string }[], sidecars: Si
   return out;
 }
 
-export const USAGE = 'usage: steward validate [--quiet] PATH...\n  PATH: blueprint files or directories (recursive: *.yaml, *.yml, *.json; agents.yaml is checked as the agent registry)';
+export const USAGE =
+  'usage: steward validate [--quiet] [--config FILE] PATH...\n  PATH: blueprint files or directories (recursive: *.yaml, *.yml, *.json; agents.yaml is checked as the agent registry)\n  --config FILE: steward.yaml whose engine settings and blueprints.workflow_limits the blueprints are checked with (default: built-in defaults)';
 
 async function registries(paths: string[]): Promise<string[]> {
   const out: string[] = [];
@@ -58,13 +59,21 @@ async function registries(paths: string[]): Promise<string[]> {
 export async function run(argv: string[]): Promise<number> {
   const paths: string[] = [];
   let quiet = false;
-  for (const a of argv) {
+  let configFile: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
     if (a === '--help' || a === '-h') {
       process.stdout.write(USAGE + '\n');
       return 0;
     }
     if (a === '--quiet' || a === '-q') quiet = true;
-    else if (a.startsWith('-')) {
+    else if (a === '--config' || a.startsWith('--config=')) {
+      configFile = a === '--config' ? argv[++i] : a.slice('--config='.length);
+      if (!configFile) {
+        process.stderr.write(`steward validate: --config needs a value\n${USAGE}\n`);
+        return 2;
+      }
+    } else if (a.startsWith('-')) {
       process.stderr.write(`steward validate: unknown option '${a}'\n${USAGE}\n`);
       return 2;
     } else paths.push(a);
@@ -72,6 +81,17 @@ export async function run(argv: string[]): Promise<number> {
   if (paths.length === 0) {
     process.stderr.write(`steward validate: no PATH given\n${USAGE}\n`);
     return 2;
+  }
+  // The deployment's config, when named: named lists and patterns, and the gate's workflow limits, as `steward run` loads them.
+  let config: EngineConfig = defaultEngineConfig();
+  if (configFile !== undefined) {
+    try {
+      const { loadStewardConfig } = await import('../../config/steward-config.js');
+      config = loadStewardConfig(configFile).engine;
+    } catch (e) {
+      process.stderr.write(`steward validate: ${e instanceof StewardError ? e.format() : (e as Error).message}\n`);
+      return 2;
+    }
   }
   // A path that cannot be read is a problem of that path like any other (§4.4: exit 1, one positioned
   // line each); the readable paths are still validated so every problem is reported in one run.
@@ -92,7 +112,7 @@ export async function run(argv: string[]): Promise<number> {
   problems.push(...loaded.errors);
   const files = loaded.files.filter((f) => !regFiles.includes(f.file));
   const side = await readSidecars(files, { registryFiles: regFiles });
-  const res = compileBlueprintSet(files, { config: defaultEngineConfig(), sidecars: side.sidecars });
+  const res = compileBlueprintSet(files, { config, sidecars: side.sidecars });
   problems.push(...res.errors);
   const agents: AgentInfo[] = [];
   for (const r of regFiles) {

@@ -35,6 +35,7 @@ function engineFrom(raw: Raw): EngineConfig {
     namedPatterns: v(raw, 'engine.named_patterns'),
     fallbackOnTimeout: v(raw, 'engine.fallback_on_timeout') as FallbackOnTimeout | undefined,
     humanReviewConfidence: v(raw, 'engine.human_review_confidence'),
+    gateLimits: { maxWorkflowSteps: v(raw, 'blueprints.workflow_limits.max_steps'), maxWorkflows: v(raw, 'blueprints.workflow_limits.max_workflows') },
   });
 }
 

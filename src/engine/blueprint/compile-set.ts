@@ -35,7 +35,7 @@ export interface CompileOptions {
    * checked at load (name, arity, literal argument types) like standard ones; docs/dsl.md "Custom functions".
    */
   functions?: FunctionRegistry;
-  /** Workflow complexity limits of the finalization gate (gate spec §11; default 5 steps, 3 workflows). */
+  /** Workflow complexity limits of the finalization gate (gate spec §11); default `config.gateLimits`, else 5 steps, 3 workflows. */
   gateLimits?: GateLoadLimits;
   /**
    * Per blueprint file (its path as in `files`): the rules lock `steward compile-rules` wrote beside it and the
@@ -251,7 +251,7 @@ export function compileBlueprintSet(files: { file: string; text: string }[], opt
     }
     // Gate (docs/gate.md): guardrail ids are unique along the chain; workflow limits count inherited ones.
     const chainDocs = r.chain.map((k) => byKey.get(k)!);
-    errors.push(...duplicateGuardrailProblems(chainDocs.map((c) => ({ doc: c.doc, value: c.value, key: c.key }))), ...workflowLimitProblems(r.guardrails, opts.gateLimits));
+    errors.push(...duplicateGuardrailProblems(chainDocs.map((c) => ({ doc: c.doc, value: c.value, key: c.key }))), ...workflowLimitProblems(r.guardrails, opts.gateLimits ?? opts.config.gateLimits));
     if (!r.ok) continue;
     const bp = assemble({ resolved: r.resolved, items: r.items, chain: r.chain, file: a.builtin ? undefined : a.file, config: opts.config, ctqMetricDocs: r.ctqMetricDocs });
     bp.gate = assembleGate(r.resolved.finalization_gate, r.guardrails);

@@ -56,6 +56,24 @@ describe('steward eval / verify (process)', () => {
     rmSync(join(tmp, 'bad.yaml'));
   });
 
+  it('--config applies blueprints.workflow_limits: a 4-workflow chain is invalid by default (exit 2), evaluates with max_workflows 4', () => {
+    const d = mkdtempSync(join(tmpdir(), 'steward-eval-wf-'));
+    const wf = (id: string) => `  - id: ${id}\n    tier: 2\n    workflow: { steps: [read_file, run_tests] }\n`;
+    writeFileSync(join(d, 'p.yaml'), `id: w/p@1.0\nversion: "1.0.0"\ndescription: p\nguardrails:\n${wf('w1')}${wf('w2')}`);
+    writeFileSync(join(d, 'k.yaml'), `id: w/k@1.0\nversion: "1.0.0"\ndescription: k\ninherits: w/p@1.0\nguardrails:\n${wf('w3')}${wf('w4')}`);
+    const cfg = join(tmp, 'wf-limits.yaml');
+    writeFileSync(cfg, 'blueprints:\n  workflow_limits: { max_workflows: 4 }\n');
+    const trace = JSON.stringify({ trace_id: 'wf-1', agent_id: 'a', timestamp: '2026-01-01T00:00:00Z', hook: 'tool_call', tool: 'read_file' });
+    const byDefault = steward(['eval', '--blueprints', d, '-'], trace + '\n');
+    expect(byDefault.status).toBe(2);
+    expect(byDefault.stderr).toMatch(/k\.yaml:\d+:\d+: STEWARD_GATE_WORKFLOW_LIMIT: 4 workflows/);
+    const larger = steward(['eval', '--blueprints', d, '--config', cfg, '-'], trace + '\n');
+    rmSync(d, { recursive: true, force: true });
+    expect(larger.stderr).not.toMatch(/STEWARD_GATE_WORKFLOW_LIMIT/);
+    expect(larger.status).toBe(0);
+    expect(JSON.parse(larger.stdout.trim().split('\n')[0]!)).toMatchObject({ trace_id: 'wf-1' });
+  });
+
   it('a repeated trace_id: the same record is a redelivery (debt moves once), another trace under the id counts; both warned about', () => {
     const t = (id: string, hour: number, amount: number) =>
       JSON.stringify({ trace_id: id, agent_id: 'a2', timestamp: `2025-03-01T0${hour}:00:00`, hook: 'tool_call', tool: 'transfer', args: { amount } });

@@ -71,6 +71,34 @@ describe('steward validate', () => {
     expect(lines[2]).toMatch(/^unreadable\/latin\.yaml:4:12: STEWARD_BLUEPRINT_SYNTAX: invalid UTF-8/);
   });
 
+  it('--config applies blueprints.workflow_limits (gate spec §11): 4 workflows and a 6-step one fail by default, pass with larger limits', () => {
+    const d = join(tmp, 'limits');
+    mkdirSync(d, { recursive: true });
+    const wf = (id: string, n: number) => `  - id: ${id}\n    tier: 2\n    workflow: { steps: [${Array.from({ length: n }, (_, i) => `s${i}`).join(', ')}] }\n`;
+    // A chain: the child's two workflows and its parent's two are four.
+    writeFileSync(join(d, 'p.yaml'), bp('lim/p@1.0', '1.0.0', `guardrails:\n${wf('w1', 6)}${wf('w2', 2)}`));
+    writeFileSync(join(d, 'k.yaml'), bp('lim/k@1.0', '1.0.0', `inherits: lim/p@1.0\nguardrails:\n${wf('w3', 2)}${wf('w4', 2)}`));
+    const byDefault = steward(['validate', 'limits'], tmp);
+    expect(byDefault.status).toBe(1);
+    expect(byDefault.stdout).toMatch(/^limits\/k\.yaml:\d+:\d+: STEWARD_GATE_WORKFLOW_LIMIT: 4 workflows \(inherited ones included\); at most 3/m);
+    expect(byDefault.stdout).toMatch(/^limits\/p\.yaml:\d+:\d+: STEWARD_GATE_WORKFLOW_LIMIT: workflow 'w1' has 6 steps; at most 5/m);
+    writeFileSync(join(tmp, 'limits.yaml'), 'blueprints:\n  workflow_limits: { max_steps: 6, max_workflows: 4 }\n');
+    const larger = steward(['validate', '--config', 'limits.yaml', 'limits'], tmp);
+    expect(larger.stdout).toBe('');
+    expect(larger.status).toBe(0);
+    // Only the limit raised is lifted.
+    writeFileSync(join(tmp, 'limits-w.yaml'), 'blueprints:\n  workflow_limits: { max_workflows: 4 }\n');
+    const one = steward(['validate', '--config=limits-w.yaml', 'limits'], tmp);
+    expect(one.status).toBe(1);
+    expect(one.stdout.trim().split('\n')).toEqual([expect.stringMatching(/^limits\/p\.yaml:.*STEWARD_GATE_WORKFLOW_LIMIT: workflow 'w1' has 6 steps; at most 5/)]);
+    // A bad config is bad usage (exit 2), named with its position; a missing value too.
+    writeFileSync(join(tmp, 'limits-bad.yaml'), 'blueprints:\n  workflow_limits: { max_workflows: 0 }\n');
+    const bad = steward(['validate', '--config', 'limits-bad.yaml', 'limits'], tmp);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/limits-bad\.yaml:2:.*STEWARD_CONFIG.*max_workflows/);
+    expect(steward(['validate', 'limits', '--config'], tmp).status).toBe(2);
+  });
+
   it('exits 2 on bad arguments', () => {
     expect(steward(['validate']).status).toBe(2);
     expect(steward(['validate', '--frobnicate', 'blueprints']).status).toBe(2);

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { watchBlueprints, type BlueprintHolder, type ReloadEvent } from '../../../../src/adapters/fs/blueprint-watcher.js';
 import { listBlueprintFiles } from '../../../../src/adapters/fs/blueprint-files.js';
 import { defaultEngineConfig } from '../../../../src/engine/config.js';
+import { buildConfig } from '../../../../src/config/steward-config.js';
 import { useTempDirs } from './temp-dirs.js';
 
 const bp = (desc: string) => `id: w/x@1.0\nversion: "1.0.0"\ndescription: ${desc}\n`;
@@ -72,5 +73,20 @@ describe('watchBlueprints', () => {
     const bad = tmp();
     writeFileSync(join(bad, 'x.yaml'), 'id: [');
     await expect(watchBlueprints(bad, { config: defaultEngineConfig() })).rejects.toMatchObject({ code: 'STEWARD_BLUEPRINT_INVALID' });
+  });
+});
+
+describe("steward run's loader: blueprints.workflow_limits (gate spec §11)", () => {
+  it('a 4-workflow chain the default limits reject loads with blueprints.workflow_limits.max_workflows 4', async () => {
+    const d = tmp();
+    const wf = (id: string) => `  - id: ${id}\n    tier: 2\n    workflow: { steps: [read_file, run_tests] }\n`;
+    writeFileSync(join(d, 'p.yaml'), `id: w/p@1.0\nversion: "1.0.0"\ndescription: p\nguardrails:\n${wf('w1')}${wf('w2')}`);
+    writeFileSync(join(d, 'k.yaml'), `id: w/k@1.0\nversion: "1.0.0"\ndescription: k\ninherits: w/p@1.0\nguardrails:\n${wf('w3')}${wf('w4')}`);
+    await expect(watchBlueprints(d, { config: buildConfig({}, {}).engine, watch: false })).rejects.toMatchObject({ errors: [expect.objectContaining({ code: 'STEWARD_GATE_WORKFLOW_LIMIT' })] });
+    const cfg = buildConfig({ blueprints: { workflow_limits: { max_workflows: 4 } } }, {});
+    expect(cfg.engine.gateLimits).toEqual({ maxWorkflowSteps: 5, maxWorkflows: 4 });
+    const h = await watchBlueprints(d, { config: cfg.engine, watch: false });
+    holders.push(h);
+    expect(h.current().blueprints.map((b) => b.id).sort()).toContain('w/k@1.0');
   });
 });
