@@ -51,7 +51,10 @@ export interface IngestAnswer {
   status: 200 | 422 | 503;
   body: Record<string, unknown>;
   retryAfter?: string;
+  /** Settles when every send the batch began has ended — later than the answer after a send timeout: until then the producer holds the batch's records (the ingress keeps their bytes reserved). */
+  sent: Promise<void>;
 }
+type Answer = Omit<IngestAnswer, 'sent'>;
 
 /** The trace's JSON text, refused when over limits.max_trace_bytes (STEWARD_TRACE_TOO_LARGE). */
 export function sizedTraceJson(trace: Trace, maxTraceBytes: number): string {
@@ -99,7 +102,7 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
         `idempotency ${what} failed: the keys stay pending until the stale bound, then count as unclaimed (docs/http.md "Idempotency")`,
       );
     })();
-  const run = async (events: readonly AcgpEvent[], agent: AgentInfo, batchKey: string | undefined): Promise<IngestAnswer> => {
+  const run = async (events: readonly AcgpEvent[], agent: AgentInfo, batchKey: string | undefined, sends: Promise<unknown>[]): Promise<Answer> => {
     const started = Date.now();
     // The claim goes out first and its round trip overlaps the mapping below (docs/spec-decisions.md D39): nothing
     // is sent before it answers, so a retried batch is still produced once; a batch refused for a bad event
@@ -111,7 +114,7 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
     const claiming: Promise<BatchClaim> = idem ? idem.claim(agent.id, keys, claimId) : Promise.resolve({ states: keys.map(() => 'claimed' as const), id: claimId });
     // Map, validate and serialise each event in one pass; the JSON made for the size check is the record value.
     const traces: { trace: Trace; json: string }[] = new Array(events.length);
-    let refused: IngestAnswer | undefined;
+    let refused: Answer | undefined;
     for (let i = 0; i < events.length; i++) {
       try {
         const trace = validateTrace(acgpEventToTrace(events[i], agent.id, o.now));
@@ -168,13 +171,14 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
         return release(bad).then(() => bad);
       });
       track(settled.then(() => undefined));
+      sends.push(settled);
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), timeoutMs)));
       const got = await Promise.race([settled, timedOut]);
       clearTimeout(timer);
       return got;
     };
-    const notProduced = (got: number[] | 'timeout', n: number, timeoutMs: number): IngestAnswer | undefined =>
+    const notProduced = (got: number[] | 'timeout', n: number, timeoutMs: number): Answer | undefined =>
       got === 'timeout'
         ? { status: 503, retryAfter: '2', body: { error: 'STEWARD_KAFKA', message: `the traces topic did not acknowledge ${n} events within ${timeoutMs} ms; retry the batch (events it produces meanwhile count as duplicates)` } }
         : got.length > 0
@@ -229,10 +233,12 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
   };
   // Tracked from its start, so that idle() (a shutdown) also waits for a batch whose claim is still in flight: its
   // send and settlements are tracked only once the claim answers.
-  const ingest = (events: readonly AcgpEvent[], agent: AgentInfo, batchKey: string | undefined): Promise<IngestAnswer> => {
-    const answer = run(events, agent, batchKey);
+  const ingest = async (events: readonly AcgpEvent[], agent: AgentInfo, batchKey: string | undefined): Promise<IngestAnswer> => {
+    const sends: Promise<unknown>[] = [];
+    const answer = run(events, agent, batchKey, sends);
     track(answer.then(() => undefined, () => undefined));
-    return answer;
+    const a = await answer;
+    return { ...a, sent: Promise.allSettled(sends).then(() => undefined) };
   };
   return Object.assign(ingest, {
     async idle(maxMs: number) {

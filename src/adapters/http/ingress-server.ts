@@ -13,6 +13,7 @@ import { StewardError } from '../../errors.js';
 import type { AgentInfo, Trace } from '../../engine/types.js';
 import { validateTrace } from '../kafka/serde.js';
 import { acgpEventToTrace, type AcgpEvent } from './acgp-mapping.js';
+import { Reservation } from './reservation.js';
 import { batchIngest, INGEST_SEND_TIMEOUT_MS, sizedTraceJson, type BatchIngest, type BatchIngestDeps } from './ingest-batch.js';
 import { agentForKey, KeyRateLimiter, type KeyedRegistry } from './ingress-auth.js';
 import { errorSchema, eventSchema, healthSchema, ingestResponse } from './ingress-schemas.js';
@@ -176,15 +177,23 @@ export class HttpIngress {
       req.agent = agent;
     });
     app.addHook('preParsing', async (req, reply, payload) => {
-      // Backpressure: the bytes a request may hold are reserved before its body is read.
+      // Backpressure: the bytes a request may hold are reserved before its body is read — only a request that has a
+      // body (a GET, an SSE stream among them, holds none). The reservation ends once, when the response is closed
+      // (finished, or its client gone: 'close' fires either way, also for a hijacked stream or a timed-out upload)
+      // and whatever the request began that still holds its bytes has settled (a batch's send: the producer keeps
+      // its records until then).
       const declared = Number(req.headers['content-length'] ?? NaN);
+      const hasBody = (Number.isFinite(declared) && declared > 0) || req.headers['transfer-encoding'] !== undefined;
+      if (!hasBody) return payload;
       const reserve = Number.isFinite(declared) && req.headers['content-encoding'] !== 'gzip' ? Math.min(declared, maxBody) : maxBody;
       if (this.inFlightBytes + reserve > maxInFlight) {
         reply.code(503).header('retry-after', '1').send({ error: 'STEWARD_HTTP_BUSY', message: 'the ingress is at its in-flight limit; retry' });
         return payload;
       }
       this.inFlightBytes += reserve;
-      (req as unknown as { reserved: number }).reserved = reserve;
+      const reservation = new Reservation(() => (this.inFlightBytes -= reserve));
+      (req as unknown as { reservation: Reservation }).reservation = reservation;
+      reply.raw.once('close', () => reservation.close());
       const enc = req.headers['content-encoding'];
       if (enc === undefined || enc === 'identity') return payload;
       if (enc !== 'gzip') throw Object.assign(new Error(`unsupported Content-Encoding '${enc}'`), { statusCode: 415 });
@@ -196,17 +205,16 @@ export class HttpIngress {
       (payload as Readable).pipe(gunzip);
       return gunzip;
     });
-    app.addHook('onResponse', async (req) => {
-      const r = (req as unknown as { reserved?: number }).reserved;
-      if (r) this.inFlightBytes -= r;
-    });
     const maxEvents = this.opts.maxBatchEvents ?? 500;
     const maxTraceBytes = this.opts.maxTraceBytes ?? 900_000;
     const now = deps.now ?? (() => new Date());
     const ingestBatch = batchIngest(deps, { maxTraceBytes, now, sendTimeoutMs: this.opts.sendTimeoutMs, pendingWaitMs: this.opts.pendingWaitMs });
     this.ingestBatch = ingestBatch;
     const ingest = async (events: AcgpEvent[], agent: AgentInfo, batchKey: string | undefined, reply: import('fastify').FastifyReply) => {
-      const a = await ingestBatch(events, agent, batchKey);
+      const answer = ingestBatch(events, agent, batchKey);
+      // The batch's bytes stay reserved until its sends end, also past a 503 on the send timeout or a client gone.
+      (reply.request as unknown as { reservation?: Reservation }).reservation?.hold(answer.then((x) => x.sent));
+      const a = await answer;
       if (a.retryAfter) reply.header('retry-after', a.retryAfter);
       return reply.code(a.status).send(a.body);
     };
@@ -277,8 +285,15 @@ export class HttpIngress {
         res.on('close', () => (open = false));
         this.streams++;
         let beat = Date.now();
+        const key = String(req.headers['x-api-key']);
         try {
           while (open) {
+            // A key revoked (or moved to another agent) by a registry reload ends its open streams too, not only its
+            // next requests: the reader is told why, and a reconnect gets the 401.
+            if (agentForKey(deps.registry(), key)?.id !== agent) {
+              res.write(`event: error\ndata: ${JSON.stringify({ error: 'STEWARD_HTTP_UNAUTHORIZED', message: 'the API key was revoked' })}\n\n`);
+              break;
+            }
             let events: { id: string; event: string; data: string }[] = [];
             try {
               events = await feed.read(agent, last);
@@ -372,3 +387,4 @@ function drained(res: import('node:http').ServerResponse, ms: number): Promise<b
     res.once('close', onClose);
   });
 }
+
