@@ -36,7 +36,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { benchEngineDeps } from '../pipeline/engine.js';
 import { dropKeys } from './redis-keys.js';
-import { brokerPid, processCpuUs, redisCpuUs } from './proc-cpu.js';
+import { brokerPid, processCpuUs, redisCpuUs } from '../proc-cpu.js';
 import { createRedis } from '../../src/adapters/redis/client.js';
 import { ingestEvents, pool, produceValues, trace as payloadTrace } from './payloads.js';
 

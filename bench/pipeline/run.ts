@@ -34,6 +34,8 @@ import { scoringJson } from '../../src/consumers/scoring-message.js';
 import { endToEndRate } from './end-to-end.js';
 import { kafkajsPassthrough } from './raw-clients.js';
 import { benchTrace, fill } from './traces.js';
+import { brokerPid, processCpuUs, redisCpuUs } from '../proc-cpu.js';
+import { createRedis } from '../../src/adapters/redis/client.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 300);
@@ -179,16 +181,26 @@ async function main(): Promise<void> {
     };
     const us = (c: NodeJS.CpuUsage) => ((c.user + c.system) / THROUGHPUT_N).toFixed(1);
     await fill(kafka, extra.passIn, THROUGHPUT_N);
-    const pairs: { pass: number; join: number; passCpu: NodeJS.CpuUsage; joinCpu: NodeJS.CpuUsage }[] = [];
+    const pairs: { pass: number; join: number; passCpu: NodeJS.CpuUsage; joinCpu: NodeJS.CpuUsage; passSvc: Svc; joinSvc: Svc }[] = [];
+    // The services' CPU per message too (bench/proc-cpu.ts): on a 2-core machine the broker and Redis share the
+    // cores with the stage, so a path's cost is the sum over its processes.
+    type Svc = { broker: number; redis: number };
+    const infoRedis = createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 });
+    const broker = brokerPid();
+    const svcNow = async (): Promise<Svc> => ({ broker: processCpuUs(broker), redis: await redisCpuUs(() => infoRedis.info('cpu')) });
+    const svcPer = (a: Svc, b: Svc): Svc => ({ broker: (b.broker - a.broker) / THROUGHPUT_N, redis: (b.redis - a.redis) / THROUGHPUT_N });
     let jcfg = cfg;
     for (let r = 0; r < THROUGHPUT_ROUNDS; r++) {
       // Fill before the pair, so neither side of it measures the other's setup.
       await fill(kafka, joinRounds[r]!.traces, THROUGHPUT_N, 10_000_000 * (r + 1));
       const load0 = loadavg()[0]!;
+      let s0 = await svcNow();
       let c0 = process.cpuUsage();
       // A fresh group over the same records each round: every passthrough reads the same bytes.
       const pass = await kafkajsPassthrough(kafka, extra.passIn, extra.passOut, THROUGHPUT_N, PARTITIONS, undefined, `${extra.passIn}-pass${r}`);
       const passCpu = process.cpuUsage(c0);
+      const passSvc = svcPer(s0, await svcNow());
+      s0 = await svcNow();
       // The stage with consumer.scorer_input: join (docs/pipeline.md "Hot path"): one record out per trace.
       const jmetrics = new StewardMetrics();
       c0 = process.cpuUsage();
@@ -199,16 +211,23 @@ async function main(): Promise<void> {
       await processed(jmetrics, 'tripwire', THROUGHPUT_N, 'join throughput phase');
       const join = THROUGHPUT_N / ((performance.now() - j0) / 1000);
       const joinCpu = process.cpuUsage(c0);
+      const joinSvc = svcPer(s0, await svcNow());
       await jpipe.stop();
-      pairs.push({ pass, join, passCpu, joinCpu });
+      pairs.push({ pass, join, passCpu, joinCpu, passSvc, joinSvc });
+      const svc = (x: Svc) => `broker_cpu_us=${x.broker.toFixed(1)} redis_cpu_us=${x.redis.toFixed(1)}`;
       console.log(
-        `throughput_pair=${r + 1}/${THROUGHPUT_ROUNDS} passthrough_msgs_per_s=${pass.toFixed(0)} cpu_us_per_msg=${us(passCpu)} join_tripwire_msgs_per_s=${join.toFixed(0)} cpu_us_per_msg=${us(joinCpu)} ratio=${(join / pass).toFixed(3)} load=${load0.toFixed(2)}/${loadavg()[0]!.toFixed(2)}`,
+        `throughput_pair=${r + 1}/${THROUGHPUT_ROUNDS} passthrough_msgs_per_s=${pass.toFixed(0)} cpu_us_per_msg=${us(passCpu)} ${svc(passSvc)} join_tripwire_msgs_per_s=${join.toFixed(0)} cpu_us_per_msg=${us(joinCpu)} ${svc(joinSvc)} ratio=${(join / pass).toFixed(3)} load=${load0.toFixed(2)}/${loadavg()[0]!.toFixed(2)}`,
       );
     }
     const passRate = median(pairs.map((p) => p.pass));
     const joinRate = median(pairs.map((p) => p.join));
     const headline = median(pairs.map((p) => p.join / p.pass));
     const cpuMedian = (f: (p: (typeof pairs)[number]) => NodeJS.CpuUsage) => median(pairs.map((p) => { const c = f(p); return (c.user + c.system) / THROUGHPUT_N; })).toFixed(1);
+    infoRedis.disconnect();
+    const svcMedian = (f: (p: (typeof pairs)[number]) => Svc) => `broker ${median(pairs.map((p) => f(p).broker)).toFixed(1)}, redis ${median(pairs.map((p) => f(p).redis)).toFixed(1)}`;
+    console.log(
+      `cpu_split_us_per_msg (medians of ${THROUGHPUT_ROUNDS}; broker ${broker === undefined ? 'not found' : `pid ${broker}`}): passthrough: process ${cpuMedian((p) => p.passCpu)}, ${svcMedian((p) => p.passSvc)}; join stage: process ${cpuMedian((p) => p.joinCpu)}, ${svcMedian((p) => p.joinSvc)}`,
+    );
     // Diagnostic only (not the baseline): the same raw passthrough producing the stage's output volume.
     await fill(kafka, extra.pass2In, THROUGHPUT_N);
     const pass2Rate = await kafkajsPassthrough(kafka, extra.pass2In, extra.passOut, THROUGHPUT_N, PARTITIONS, outShape);
