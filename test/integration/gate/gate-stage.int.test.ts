@@ -108,7 +108,7 @@ describe('gate stage (real Kafka, Redis, ClickHouse; local OpenAI-protocol judge
           expect((await client.decide(tool('run_tests'), { timeoutMs: 20_000 })).intervention).toBe('ok');
 
           // Attempt 0: the judge fails the draft → replan with the §9.12 directive.
-          llm.script({ kind: 'content', content: judge(0.4, 'FAIL', ['UNSUPPORTED_SPECIFICS'], 'REWRITE_ONLY', ['cite the validation code']) });
+          llm.script({ kind: 'content', content: judge(0.4, 'FAIL', ['UNSUPPORTED_SPECIFICS'], 'REWRITE_ONLY', ['cite the validation code']), usage: { input: 1500, output: 40 } });
           const a0 = await client.finalize(answer('Validation added (see line 42).', { artifact_type: 'summary' }), { timeoutMs: 30_000 });
           expect(a0).toMatchObject({ verdict: 'FAIL', action: 'replan', fix_mode: 'NEEDS_NEW_EVIDENCE', attempt_index: 0, judged_by: 'llm', intervention: 'block', degraded: false });
           expect(a0.directive).toContain('You must repair the final answer');
@@ -141,7 +141,7 @@ describe('gate stage (real Kafka, Redis, ClickHouse; local OpenAI-protocol judge
             [1, 'PASS', 'finalize'],
           ]);
           const j0 = [...judged.values()].find((e) => e.attempt_index === 0)!;
-          expect(j0).toMatchObject({ job_id: 'job-1', session_id: 's-1', intent_id: 'CHANGE_IMPLEMENTATION', model_id: 'judge-test', trust_debt: { no_debt: true } });
+          expect(j0).toMatchObject({ job_id: 'job-1', session_id: 's-1', intent_id: 'CHANGE_IMPLEMENTATION', model_id: 'judge-test', token_cost: 1540, trust_debt: { no_debt: true } });
           expect(j0.user_id_hash).toMatch(/^[0-9a-f]{64}$/);
           const outcome = out.json(topics.gate).find((e) => e.event === 'finalization_outcome')!;
           expect(outcome).toMatchObject({ final_verdict: 'pass', num_retries: 1, action: 'finalize' });
@@ -166,10 +166,11 @@ describe('gate stage (real Kafka, Redis, ClickHouse; local OpenAI-protocol judge
             timeoutMs: 30_000,
             message: 'the outcome with its feedback in ClickHouse',
           });
-          const judgedRows = await q<Record<string, unknown>>(`SELECT attempt_index, verdict, action, fix_mode, reason_codes, judged_by, model_id, session_id, user_id_hash FROM v_gate_judge_results WHERE agent_id = 'coder-g' AND job_id = 'job-1' ORDER BY attempt_index`);
+          const judgedRows = await q<Record<string, unknown>>(`SELECT attempt_index, verdict, action, fix_mode, reason_codes, judged_by, model_id, session_id, user_id_hash, token_cost FROM v_gate_judge_results WHERE agent_id = 'coder-g' AND job_id = 'job-1' ORDER BY attempt_index`);
           expect(judgedRows).toHaveLength(2);
-          expect(judgedRows[0]).toMatchObject({ attempt_index: 0, verdict: 'FAIL', action: 'replan', fix_mode: 'NEEDS_NEW_EVIDENCE', reason_codes: ['UNSUPPORTED_SPECIFICS'], judged_by: 'llm', model_id: 'judge-test', session_id: 's-1', user_id_hash: j0.user_id_hash });
-          expect(judgedRows[1]).toMatchObject({ attempt_index: 1, verdict: 'PASS', action: 'finalize', judged_by: 'llm' });
+          expect(judgedRows[0]).toMatchObject({ attempt_index: 0, verdict: 'FAIL', action: 'replan', fix_mode: 'NEEDS_NEW_EVIDENCE', reason_codes: ['UNSUPPORTED_SPECIFICS'], judged_by: 'llm', model_id: 'judge-test', session_id: 's-1', user_id_hash: j0.user_id_hash, token_cost: 1540 });
+          // The stand-in's default usage (1 in, 1 out): the tokens the providers report reach the row (spec-decisions D41).
+          expect(judgedRows[1]).toMatchObject({ attempt_index: 1, verdict: 'PASS', action: 'finalize', judged_by: 'llm', token_cost: 2 });
           const jobs = await q<Record<string, unknown>>(`SELECT final_verdict, action, num_retries FROM v_gate_jobs WHERE agent_id = 'coder-g' AND job_id = 'job-1'`);
           expect(jobs).toEqual([{ final_verdict: 'pass', action: 'finalize', num_retries: 1 }]);
           expect(out.on(topics.dlq)).toHaveLength(0);
