@@ -36,7 +36,7 @@ export async function endToEndRate(
     const signer = ledgerSignerFrom(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
     const ecfg = { ...cfg, topics: { ...cfg.topics, prefix }, consumer: { ...cfg.consumer, groupPrefix: prefix } };
     const t0 = performance.now();
-    const sink = await startSinkStage({ kafka: { brokers: cfg.kafka.brokers, clientId: `${prefix}-sink` }, topicPrefix: prefix, groupId: `${prefix}-sink`, clickhouse: { url: env.clickhouse, database: store.database }, signer, logger, migrate: false });
+    const sink = await startSinkStage({ kafka: { brokers: cfg.kafka.brokers, clientId: `${prefix}-sink` }, topicPrefix: prefix, groupId: `${prefix}-sink`, clickhouse: { url: env.clickhouse, database: store.database }, signer, logger, migrate: false, schemaRegistryUrl: cfg.schemaRegistryUrl });
     const pipe = await startPipeline(ecfg, ['tripwire', 'scorer'], { ...deps, scoredMarks: undefined }, { logger });
     try {
       for (;;) {
