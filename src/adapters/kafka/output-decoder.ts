@@ -1,6 +1,6 @@
 /**
- * Reading acgp.decisions and acgp.verdicts records in either encoding (`topics.avro_outputs`, docs/pipeline.md
- * "Serde"): a value in the Confluent wire format (byte 0, 4-byte schema id) is Avro, decoded with the writer
+ * Reading acgp.decisions and acgp.verdicts records in either encoding (`topics.avro_outputs`, contracts C13,
+ * spec-decisions D42, docs/pipeline.md "Serde"): a value in the Confluent wire format (byte 0, 4-byte schema id) is Avro, decoded with the writer
  * schema the registry holds under that id and resolved into our reader schema (schemas/avro/decision.avsc,
  * verdict.avsc), so a record written under an earlier or later compatible version still reads; anything else is
  * JSON as before. A deployment switches encoding mid-stream and the JSON records stay in the log, so every reader
