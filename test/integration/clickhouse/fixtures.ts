@@ -62,7 +62,7 @@ export interface Env {
   database: string;
   store: ClickHouseStore;
   produce(topic: string, msgs: { agent_id?: string; [k: string]: unknown }[] | { key: string; value: string }[]): Promise<void>;
-  startSink(opts?: { groupId?: string; clickhouseUrl?: string; shutdownTimeoutMs?: number } & Pick<SinkStageOptions, 'adapter' | 'restartDelayMs' | 'metrics'>): Promise<RunningSink>;
+  startSink(opts?: { groupId?: string; clickhouseUrl?: string; shutdownTimeoutMs?: number } & Pick<SinkStageOptions, 'adapter' | 'restartDelayMs' | 'metrics' | 'schemaRegistryUrl'>): Promise<RunningSink>;
   count(view: string, where?: string): Promise<{ n: number; u: number }>;
   close(): Promise<void>;
 }
@@ -108,6 +108,7 @@ export async function setupEnv(name: string, opts: { partitions?: number; clickh
         adapter: o.adapter,
         restartDelayMs: o.restartDelayMs,
         metrics: o.metrics,
+        schemaRegistryUrl: o.schemaRegistryUrl,
       });
       sinks.push(s);
       return s;
