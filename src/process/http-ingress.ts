@@ -16,7 +16,8 @@ import { OutputDecoder } from '../adapters/kafka/output-decoder.js';
 import { createRegistry } from '../adapters/kafka/serde.js';
 import { KafkaAdapter } from '../adapters/kafka/client.js';
 import { topicNames } from '../adapters/kafka/topics.js';
-import { ClickHouseStore, sqlString } from '../adapters/clickhouse/client.js';
+import { ClickHouseStore } from '../adapters/clickhouse/client.js';
+import { ingressQueries } from './http-queries.js';
 import type { AclTier, FallbackOnTimeout } from '../engine/types.js';
 import { RedisApprovalStore } from '../adapters/redis/approval-store.js';
 import { approvalOutcomeSigner } from '../adapters/clickhouse/ledger-keys.js';
@@ -83,14 +84,6 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     closers.push(() => feed.stop());
     const store = new ClickHouseStore(cfg.clickhouse);
     closers.push(() => store.close());
-    const db = store.database;
-    // Read-only SELECTs; the agent is the key's. The ClickHouse this runs on (18.16) has no query parameters:
-    // values enter the text only through the adapter's sqlString literal escaping.
-    const QUERIES = {
-      scores: `SELECT trace_id, agent_id, intervention, approved, ctq, risk, confidence, metric_names, metric_scores, metric_statuses, policy_violations, scored_at_ms FROM ${db}.verdicts FINAL WHERE agent_id = {agent} AND trace_id = {trace} LIMIT 1`,
-      feedback: `SELECT trace_id, agent_id, intervention, approved, policy_violations, metric_names, metric_statuses, verdict_json FROM ${db}.verdicts FINAL WHERE agent_id = {agent} AND trace_id = {trace} LIMIT 1`,
-      oversight: `SELECT trace_id, agent_id, intervention, approved, stage, halted, severity, reasons, tripwires_fired, rules_failed, fallback, decided_at_ms FROM ${db}.decisions FINAL WHERE agent_id = {agent} AND trace_id = {trace} LIMIT 1`,
-    } as const;
     const tls = cfg.http.tls ? { cert: readFileSync(cfg.http.tls.certFile, 'utf8'), key: readFileSync(cfg.http.tls.keyFile, 'utf8') } : undefined;
     // docs/approvals.md: approvers answer over this route when an approver registry is configured.
     const approvers = cfg.approvals.approversFile ? parseApproverRegistry(readFileSync(cfg.approvals.approversFile, 'utf8'), cfg.approvals.approversFile) : undefined;
@@ -126,20 +119,7 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
         publish: (t) => client.publish(t),
         publishBatch: (items) => producer.send([{ topic: tracesTopic, messages: items.map((x) => ({ key: x.trace.agent_id, value: x.json })) }]),
         stream: { head: (a) => feed.head(a), read: (a, last) => feed.read(a, last) },
-        query: async (kind, agent, trace) => {
-          // One pass: a substituted value is never scanned again.
-          const sql = QUERIES[kind].replace(/\{(agent|trace)\}/g, (_m, k: string) => sqlString(k === 'agent' ? agent : trace));
-          const rs = await store.client.query({ query: sql, format: 'JSONEachRow' });
-          const rows = (await rs.json()) as Record<string, unknown>[];
-          const row = rows[0];
-          if (row && kind === 'feedback' && typeof row.verdict_json === 'string') {
-            const { verdict_json, ...rest } = row;
-            return { ...rest, verdict: JSON.parse(verdict_json) as unknown };
-          }
-          // The acgp client's get_score() waits for a `scores` object.
-          if (row && kind === 'scores') return { status: 'processed', ...row, scores: { ctq: row.ctq, risk: row.risk, confidence: row.confidence } };
-          return row;
-        },
+        query: ingressQueries(store),
         decide: (t, agent, timeoutMs) => tierClient(agent.tier).decide(t, { timeoutMs }),
         finalize: (t, agent, timeoutMs) => tierClient(agent.tier).finalize(t, { timeoutMs }),
         ...(approvalDeps && {

@@ -7,6 +7,7 @@ import type { KafkaAdapter, StewardConsumer } from '../adapters/kafka/client.js'
 import type { Redis } from '../adapters/redis/client.js';
 import type { TopicNames } from '../adapters/kafka/topics.js';
 import { avroSchemaId, type OutputDecoder } from '../adapters/kafka/output-decoder.js';
+import { decisionFeedback, verdictFeedback } from '../adapters/http/acgp-feedback.js';
 
 /** Events kept per agent for resumption. */
 export const STREAM_MAXLEN = 10_000;
@@ -71,6 +72,9 @@ export class AgentEventFeed {
         const agent = typeof v.agent_id === 'string' ? v.agent_id : m.key?.toString('utf8');
         if (!agent) continue;
         const event = m.topic === this.topics.decisions ? 'trace_processed' : m.topic === this.topics.verdicts ? 'feedback_generated' : 'gate_result';
+        // The acgp client hands a trace_processed event to on_feedback only when it has a `feedback` key (D43): a
+        // block or a halt must reach the agent; verdicts carry one too, with the CTQ's oversight mode.
+        if (event !== 'gate_result') text = JSON.stringify({ ...v, feedback: event === 'trace_processed' ? decisionFeedback(v) : verdictFeedback(v) });
         pipe.xadd(this.key(agent), 'MAXLEN', '~', String(STREAM_MAXLEN), '*', 'event', event, 'data', text);
       }
       await pipe.exec();

@@ -35,7 +35,8 @@ interface StreamRun {
   trace_ids: string[];
   all_seen: boolean;
   pending: number;
-  events: { trace_id: string; keys: string[]; intervention?: string }[];
+  events: { trace_id: string; keys: string[]; intervention?: string; feedback: { source?: string; intervention?: string; oversight_mode?: string; reasons?: string[] } }[];
+  pii: { trace_id: string; feedback: { source?: string; intervention?: string; oversight_mode?: string } | null; oversight_mode: string | null } | null;
   scores: Record<string, { status?: string; trace_id?: string; agent_id?: string; scores?: { ctq: number; risk: number; confidence: number } } | null>;
 }
 
@@ -66,12 +67,24 @@ describe('the real acgp client through the stream: SSE, scores, retries', () => 
         const endpoint = `http://127.0.0.1:${ing.port}`;
         const proxy = await HttpFaultProxy.start(endpoint);
         try {
-          const run = await python<StreamRun>('acgp_stream_agent.py', endpoint, 'py-stream-key', ['3']);
+          const run = await python<StreamRun>('acgp_stream_agent.py', endpoint, 'py-stream-key', ['3', 'pii']);
           expect(run.connected, 'SSE connected before sending').toBe(true);
           expect(run.all_seen, `stream reported every trace (pending ${run.pending})`).toBe(true);
           expect(run.pending).toBe(0);
-          // feedback_generated (the verdict) reached the client's on_feedback for each trace it sent.
-          expect([...new Set(run.events.map((e) => e.trace_id))].sort()).toEqual([...run.trace_ids].sort());
+          // The decision and the verdict reached the client's on_feedback for each trace it sent.
+          const pii = run.pii!;
+          expect([...new Set(run.events.map((e) => e.trace_id))].sort()).toEqual([...run.trace_ids, pii.trace_id].sort());
+          for (const id of run.trace_ids) expect(run.events.find((e) => e.trace_id === id && e.feedback.source === 'decision')?.feedback, id).toMatchObject({ intervention: 'ok' });
+          // The blocked action, seen by the unmodified client through its stream (D43): the data guard's PII tripwire.
+          expect(run.events.find((e) => e.trace_id === pii.trace_id && e.feedback.source === 'decision')?.feedback, JSON.stringify(run.events)).toEqual({
+            source: 'decision',
+            intervention: 'block',
+            oversight_mode: 'strict_guardian',
+            reasons: ['PII detected in output'],
+          });
+          // And through its queries: get_feedback() returns (it waits for a `feedback` object), get_oversight_mode() is set.
+          expect(pii.feedback).toMatchObject({ intervention: 'block' });
+          expect(pii.oversight_mode).toBe('strict_guardian');
           for (const id of run.trace_ids) {
             const s = run.scores[id];
             expect(s, `score of ${id}`).toMatchObject({ status: 'processed', trace_id: id, agent_id: 'py-stream' });

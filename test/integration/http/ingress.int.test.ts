@@ -194,8 +194,16 @@ describe('HTTP queries (real ClickHouse)', () => {
         return { status: r.status, body: (await r.json()) as Record<string, any> };
       };
       expect(await get('scores/q-1')).toMatchObject({ status: 200, body: { status: 'processed', trace_id: 'q-1', ctq: 0.42, intervention: 'flag', scores: { ctq: 0.42, risk: 0.3, confidence: 0.9 } } });
-      expect(await get('feedback/q-1')).toMatchObject({ status: 200, body: { policy_violations: ['p1'], verdict: { ctq: 0.42 } } });
-      expect(await get('oversight/q-1')).toMatchObject({ status: 200, body: { intervention: 'block', stage: 'tripwire', reasons: ['no'] } });
+      // The acgp client's get_feedback() waits for `feedback`, get_oversight_mode() reads `oversight_mode` (D43).
+      expect(await get('feedback/q-1')).toMatchObject({ status: 200, body: { status: 'processed', policy_violations: ['p1'], verdict: { ctq: 0.42 }, feedback: { source: 'verdict', intervention: 'flag', approved: true, ctq: 0.42, oversight_mode: 'strict_guardian' } } });
+      expect(await get('oversight/q-1')).toMatchObject({ status: 200, body: { intervention: 'block', stage: 'tripwire', reasons: ['no'], halted: false, ctq: 0.42, oversight_mode: 'strict_guardian' } });
+      // A halted trace has a decision and no verdict: feedback from the decision, no scores.
+      const d = { trace_id: 'q-2', agent_id: 'q-agent', tenant: 'default', blueprint: 'b', intervention: 'halt', approved: 0, stage: 'tripwire', halted: 1, severity: 'critical', reasons: ['cap'], tripwires_fired: ['cap'], rules_failed: [], tripwires_json: '[]', rules_json: '[]', latency_ms: 1, event_time_ms: Date.now(), decided_at_ms: Date.now(), hook: 'tool_call', tool: 'x', session_id: '', engine_version: '1', fallback: 0, ingested_at_ms: Date.now() };
+      await store.insert('decisions', [d, { ...d, trace_id: 'q-3', intervention: 'ok', approved: 1, halted: 0, reasons: [], tripwires_fired: [] }]);
+      await store.insert('verdicts', [{ ...v, trace_id: 'q-3', intervention: 'ok', ctq: 0.9, risk: 0.1 }]);
+      expect(await get('feedback/q-2')).toMatchObject({ status: 200, body: { status: 'processed', feedback: { source: 'decision', intervention: 'halt', approved: false, halted: true, reasons: ['cap'], oversight_mode: 'strict_guardian' } } });
+      expect((await get('scores/q-2')).status).toBe(404);
+      expect(await get('oversight/q-3')).toMatchObject({ status: 200, body: { intervention: 'ok', ctq: 0.9, oversight_mode: 'socratic_philosopher' } });
       expect((await get('scores/q-other')).status).toBe(404);
       expect((await get(`scores/${encodeURIComponent("x' OR 1=1 --")}`)).status).toBe(404);
     } finally {
