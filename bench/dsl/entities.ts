@@ -54,6 +54,13 @@ const INPUTS: Record<string, string> = {
   base62: random(B62, 1),
   base62Spaced: random(B62 + '      ', 2),
   prose: rep('The quick brown fox jumps over the lazy dog, 42 times. '),
+  // #20 audit: card groups joined by dots / no-break spaces, SSN labels before near-miss numbers, URL userinfo.
+  dottedGroups: rep('4111.'),
+  nbspGroups: rep('4111\u00a0'),
+  ssnLabels: rep('SSN: 12345678 '),
+  ssnNines: rep('ssn 000000000 '),
+  schemes: rep('a://'),
+  userinfos: rep('ab://u:p'),
 };
 
 function median(xs: number[]): number {

@@ -9,7 +9,8 @@
  * each start or rescan a run (emails, IPv6 runs, JWTs, generic tokens; cards and IBANs in
  * entity-numbers.ts).
  */
-import { hasBankAccount, hasCreditCard, isAlnum, isDigit, isWordChar } from './entity-numbers.js';
+import { RE2JS } from 're2js';
+import { groupSeparator, hasBankAccount, hasCreditCard, isAlnum, isDigit, isWordChar } from './entity-numbers.js';
 import { parseIPv4, parseIPv6 } from './network.js';
 
 export { abaValid, hasBankAccount, hasCreditCard, ibanValid, luhnValid } from './entity-numbers.js';
@@ -21,16 +22,86 @@ export function isEntityType(s: string): s is EntityType {
   return (ENTITY_TYPES as readonly string[]).includes(s);
 }
 
-const SSN_RE = /(?<![\d-])(\d{3})([- ])(\d{2})\2(\d{4})(?![\d-])/g;
 const SSN_EXAMPLES = new Set(['078051120', '219099999', '123456789']);
 
+/** The nine digits at `a` (area), `g` (group), `s` (serial) follow the SSA's rules and are no published sample. */
+function ssnValid(text: string, a: number, g: number, s: number): boolean {
+  // Char codes first: no strings for the many 9-digit numbers that fail here (order ids, routing numbers).
+  const area = (text.charCodeAt(a) - 48) * 100 + (text.charCodeAt(a + 1) - 48) * 10 + text.charCodeAt(a + 2) - 48;
+  if (area === 0 || area === 666 || area >= 900) return false;
+  if (text.charCodeAt(g) === 48 && text.charCodeAt(g + 1) === 48) return false;
+  if (text.charCodeAt(s) === 48 && text.charCodeAt(s + 1) === 48 && text.charCodeAt(s + 2) === 48 && text.charCodeAt(s + 3) === 48) return false;
+  return !SSN_EXAMPLES.has(text.slice(a, a + 3) + text.slice(g, g + 2) + text.slice(s, s + 4));
+}
+
+function digitsAt(text: string, i: number, n: number): boolean {
+  for (let k = i; k < i + n; k++) if (!isDigit(text.charCodeAt(k))) return false;
+  return true;
+}
+
+/**
+ * `ddd-dd-dddd` with one separator kind twice (groupSeparator: dash, space of any kind, dot), at the 3-digit run
+ * starting at `i`, not inside a longer dash or dot chain.
+ */
+function separatedSsnAt(text: string, i: number): boolean {
+  const sep = groupSeparator(text.charCodeAt(i + 3));
+  if (sep === 0 || !digitsAt(text, i + 4, 2) || groupSeparator(text.charCodeAt(i + 6)) !== sep || !digitsAt(text, i + 7, 4)) return false;
+  const prev = text.charCodeAt(i - 1); // NaN at the start
+  const next = text.charCodeAt(i + 11);
+  if (prev === 45 || (sep === 46 && prev === 46) || isDigit(next) || next === 45 || (sep === 46 && next === 46 && isDigit(text.charCodeAt(i + 12)))) return false;
+  return ssnValid(text, i, i + 4, i + 7);
+}
+
+// How far before a bare 9-digit number its label may end ("social security number: " is 24 characters).
+const SSN_LABEL_WINDOW = 32;
+
+/**
+ * A label right before a bare 9-digit number: `SSN`, `ssn_`, `social security` (a word, case-insensitive) ending
+ * at most 32 characters before it, with no digit and no sentence end in between ("SSN: 219099998", "My SSN is
+ * 219099998", "Social Security No. 219099998"; not "Do not share your SSN. Order 219099998 shipped"). An unlabelled
+ * 9-digit number is an order, invoice or routing number far more often than an SSN.
+ */
+function ssnLabelBefore(text: string, i: number): boolean {
+  const from = Math.max(0, i - SSN_LABEL_WINDOW - 'social security'.length);
+  const w = text.slice(from, i).toLowerCase();
+  for (const label of ['ssn', 'social security']) {
+    for (let at = w.lastIndexOf(label); at >= 0; at = at > 0 ? w.lastIndexOf(label, at - 1) : -1) {
+      const end = at + label.length;
+      if (w.length - end > SSN_LABEL_WINDOW) break;
+      if ((at > 0 && isAlnum(w.charCodeAt(at - 1))) || isLetterCode(w.charCodeAt(end))) continue;
+      if (gapIsLabelFiller(w, end)) return true;
+    }
+  }
+  return false;
+}
+
+/** Between a label and its number: no digit and no sentence end (a dot only in "no."); a line break is fine ("SSN:\n…"). */
+function gapIsLabelFiller(w: string, from: number): boolean {
+  for (let k = from; k < w.length; k++) {
+    const c = w.charCodeAt(k);
+    if (isDigit(c) || c === 33 || c === 59 || c === 63) return false; // ! ; ?
+    if (c === 46 && !(k >= 2 && w.charCodeAt(k - 2) === 110 && (w.charCodeAt(k - 1) === 111 || w.charCodeAt(k - 1) === 114))) return false; // "no." "nr."
+  }
+  return true;
+}
+
+/**
+ * SSNs: `ddd-dd-dddd` (dashes, spaces of any kind or dots), or 9 digits in a row after an SSN label. One pass over
+ * the digit runs, each label check reading at most 47 characters before its number: linear.
+ */
 export function hasSsn(text: string): boolean {
-  for (const m of text.matchAll(SSN_RE)) {
-    const area = Number(m[1]);
-    if (area === 0 || area === 666 || area >= 900) continue;
-    if (m[3] === '00' || m[4] === '0000') continue;
-    if (SSN_EXAMPLES.has(m[1]! + m[3]! + m[4]!)) continue;
-    return true;
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    if (!isDigit(text.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    let j = i + 1;
+    while (j < n && isDigit(text.charCodeAt(j))) j++;
+    if (j - i === 3 && separatedSsnAt(text, i)) return true;
+    if (j - i === 9 && text.charCodeAt(i - 1) !== 45 && text.charCodeAt(j) !== 45 && ssnValid(text, i, i + 3, i + 5) && ssnLabelBefore(text, i)) return true;
+    i = j;
   }
   return false;
 }
@@ -45,6 +116,11 @@ function isLabelChar(c: number): boolean {
 
 function isLetter(c: number): boolean {
   return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+}
+
+/** isLetter that also takes NaN (past the end of the text): false. */
+function isLetterCode(c: number): boolean {
+  return c === c && isLetter(c);
 }
 
 /**
@@ -317,8 +393,45 @@ function isNamedHexKey(text: string, t: string, at: number): boolean {
   return CREDENTIAL_NAME_RE.test(text.slice(Math.max(0, at - 40), at)) && asciiEntropy(t) > 3;
 }
 
+function isSchemeChar(c: number): boolean {
+  return isAlnum(c) || c === 43 || c === 45 || c === 46; // + - .
+}
+
+// A password that is a template or a mask, not a credential: <password>, ${DB_PASS}, $PGPASSWORD, {{ pass }},
+// %PASS%, [password], ****, xxxx, "...". RE2, as every pattern run on trace text should be.
+const URL_PASSWORD_PLACEHOLDER = RE2JS.compile('^(?:<[^>]*>|\\$\\{[^}]*\\}|\\$[A-Za-z_][A-Za-z0-9_]*|\\{\\{.*\\}\\}|%[A-Za-z_][A-Za-z0-9_]*%|\\[[^\\]]*\\]|\\*+|[xX]+|\\.{3}|…)$');
+// Characters of a URL's userinfo read at most (an ordinary one is far shorter).
+const MAX_USERINFO = 256;
+
+/**
+ * A password in a URL's userinfo: `scheme://user:password@host` (postgres, mysql, mongodb+srv, redis with an empty
+ * user, amqp, https…). Each `://` reads forward to the first '@', '/', '?', '#' or space, and the next `://` starts
+ * after a '/', so the reads never overlap: linear. Placeholders (`<password>`, `${DB_PASS}`, `****`) are not secrets.
+ */
+function hasUrlPassword(text: string): boolean {
+  for (let k = text.indexOf('://'); k >= 0; k = text.indexOf('://', k + 3)) {
+    let s = k;
+    while (s > 0 && k - s < 32 && isSchemeChar(text.charCodeAt(s - 1))) s--;
+    if (k - s < 2 || !isLetter(text.charCodeAt(s))) continue;
+    let colon = -1;
+    let e = k + 3;
+    const stop = Math.min(text.length, e + MAX_USERINFO);
+    for (; e < stop; e++) {
+      const c = text.charCodeAt(e);
+      if (c === 64 || c === 47 || c === 63 || c === 35 || c <= 32) break; // @ / ? # space
+      if (c === 58 && colon < 0) colon = e;
+    }
+    if (colon < 0 || text.charCodeAt(e) !== 64 || e === colon + 1) continue;
+    const host = text.charCodeAt(e + 1);
+    if (!(isAlnum(host) || host === 91)) continue; // a host name, an address or [IPv6]
+    if (!URL_PASSWORD_PLACEHOLDER.test(text.slice(colon + 1, e))) return true;
+  }
+  return false;
+}
+
 export function hasSecret(text: string): boolean {
   for (const re of VENDOR_RES) if (re.test(text)) return true;
+  if (hasUrlPassword(text)) return true;
   if (hasJwt(text)) return true;
   // Maximal runs of token characters, by hand: a `{24,}` regex retried from every position of
   // every shorter run (18 ms on 1 MB of prose).

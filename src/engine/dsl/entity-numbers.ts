@@ -19,6 +19,19 @@ export function isWordChar(c: number): boolean {
   return isAlnum(c) || c === 95;
 }
 
+/**
+ * A separator between the digit groups of a printed number (cards, SSNs), normalised: 32 for a space of any
+ * kind a text may carry (no-break, figure, thin, narrow no-break, ideographic…), 45 for a dash (ASCII, Unicode
+ * hyphens, en dash, minus sign), 46 for a dot; 0 for anything else. A card written with no-break spaces or dots
+ * is still a card: separators are read by kind, so the checks run on the digits alone.
+ */
+export function groupSeparator(c: number): number {
+  if (c === 32 || c === 45 || c === 46) return c;
+  if (c === 0xa0 || (c >= 0x2000 && c <= 0x200a) || c === 0x202f || c === 0x205f || c === 0x3000) return 32;
+  if ((c >= 0x2010 && c <= 0x2013) || c === 0x2212 || c === 0xfe63 || c === 0xff0d) return 45;
+  return 0;
+}
+
 export function luhnValid(digits: string): boolean {
   let sum = 0;
   let dbl = false;
@@ -128,8 +141,11 @@ function cardEndingAt(text: string, last: number, minM: number, maxM: number): b
 /**
  * Candidates are whole digit groups, never slices: a run of 13–19 digits, or adjacent groups of
  * 3–6 digits (how cards are printed: 4-4-4-4, 4-6-5, 4-4-4-4-3) in a chain joined by one kind of
- * single separator (space or dash), 13–19 digits in all, that begins or ends the chain: the card
- * plus a CVV, expiry or PIN after it, or a reference before it. A 20+ digit id, a number glued to
+ * single separator (space, dash or dot), 13–19 digits in all, that begins or ends the chain: the card
+ * plus a CVV, expiry or PIN after it, or a reference before it. Separators are read by kind (groupSeparator):
+ * a no-break or thin space is a space, a Unicode hyphen a dash, and a dot joins groups too: a decimal number has
+ * one dot, so its two groups hold at most 12 digits (fewer than any card), and digits after a dot that no group
+ * precedes ("0.4111…") are a fraction, as before. A 20+ digit id, a number glued to
  * more digits, the fraction of a decimal number, and windows in the middle of a long chain of
  * number groups (a table of 4-digit values) are not searched for a Luhn-valid slice: any long
  * number has one. Each group adds O(MAX_GROUPS) work: linear.
@@ -149,10 +165,12 @@ export function hasCreditCard(text: string): boolean {
     let j = i + 1;
     while (j < n && isDigit(text.charCodeAt(j))) j++;
     const len = j - i;
-    const before = i >= 2 && isDigit(text.charCodeAt(i - 2)) ? text.charCodeAt(i - 1) : 0;
-    const fraction = before === 46; // "0.4111…": digits after a decimal point
-    const grouped = !fraction && len >= 3 && len <= 6;
-    const sep = before === 32 || before === 45 ? before : 0;
+    // The separator between this run and the previous one, by kind (space of any kind, dash, dot), 0 if none.
+    const sep = i >= 2 && isDigit(text.charCodeAt(i - 2)) ? groupSeparator(text.charCodeAt(i - 1)) : 0;
+    const groupLen = len >= 3 && len <= 6;
+    // "0.4111…", "12.5": digits after a decimal point — unless a dot joins two groups ("4111.1111.…").
+    const fraction = sep === 46 && !(groupLen && count > 0);
+    const grouped = !fraction && groupLen;
     const joined = grouped && sep !== 0 && count > 0;
     if (!joined || (chainLen > 1 && sep !== chainSep)) {
       // The chain ends: windows ending with its last group.

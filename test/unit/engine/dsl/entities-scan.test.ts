@@ -25,6 +25,16 @@ describe('credit_card: candidates are whole digit groups', () => {
       'amex 3782 822463 10005 1234',
       'no. 7 4111 1111 1111 1111 exp 12/27 cvv 123',
       '4111111111111111,5555555555554444',
+      // separators of any kind (#20 audit): no-break, narrow no-break and thin spaces, Unicode hyphens, dots
+      'card: 4111\u00a01111\u00a01111\u00a01111',
+      '4111\u202f1111\u202f1111\u202f1111 exp 12/27',
+      '4111\u20091111\u20091111\u20091111',
+      '4111\u20111111\u20111111\u20111111',
+      '4111\u20131111\u20131111\u20131111',
+      '4111.1111.1111.1111',
+      'card 4111.1111.1111.1111.',
+      'amex 3782.822463.10005',
+      '4111\u00a01111 1111\u00a01111', // a no-break space is a space: one kind
     ])
       expect(D.credit_card(s), s).toBe(true);
   });
@@ -34,7 +44,7 @@ describe('credit_card: candidates are whole digit groups', () => {
       fc.property(
         fc.constantFrom('4', '51', '55', '2221', '6011'),
         digits(14),
-        fc.constantFrom('', ' ', '-'),
+        fc.constantFrom('', ' ', '-', '.', '\u00a0', '\u202f'),
         fc.array(fc.integer({ min: 1, max: 6 }).chain(digits), { maxLength: 3 }),
         fc.boolean(),
         (prefix, rest, sep, others, after) => {
@@ -60,8 +70,15 @@ describe('credit_card: candidates are whole digit groups', () => {
       '41 11 11 11 11 11 11 11', // cards are printed in groups of 3-6 digits
       '4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1',
       '4111 1111-1111 1111', // mixed separators
-      '4111.1111.1111.1111',
+      '4111 1111.1111 1111',
+      '4111.1111\u00a01111-1111',
       'ratio 0.4111111111111111', // the fraction of a decimal number
+      'ratio 12.4111111111111111',
+      'pi 3.14159265358979 and 4111.1111', // a decimal's dot joins two groups: 12 digits at most
+      'total 4.111.111.111.111.111', // thousands separators after a 1-2 digit group start no chain
+      'amount 411.111.111.111.111', // 3-digit groups: 15 digits, not a Visa length
+      'ip 192.168.100.200 v4111.1111.1111',
+      '4111\u00a01111\u00a01111\u00a01112', // Luhn still decides
       'ts 1700000000123 4111',
       'call +1 415 555 2671 or +44 20 7946 0958',
       'epoch 1717171717 order 5555 5555 5555',
@@ -81,6 +98,91 @@ describe('credit_card: candidates are whole digit groups', () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('ssn: separated forms of any separator kind, bare 9 digits only after a label', () => {
+  it('finds SSNs with dashes, spaces of any kind or dots, and labelled 9-digit runs', () => {
+    for (const s of [
+      '219-09-9998',
+      'SSN 219 09 9998',
+      '219\u00a009\u00a09998',
+      '219\u202f09\u202f9998',
+      '219.09.9998',
+      '219\u201309\u20139998',
+      'SSN: 219099998',
+      'My SSN is 219099998.',
+      'ssn=219099998',
+      'user_ssn: "219099998"',
+      'SSN#219099998',
+      'Social Security Number: 219099998',
+      'social security no. 219099998',
+      'SSN:\n219099998',
+    ])
+      expect(D.ssn(s), s).toBe(true);
+  });
+
+  it('an unlabelled 9-digit number, a label in another sentence, invalid or sample numbers are not SSNs', () => {
+    for (const s of [
+      '219099998',
+      'order 219099998 shipped',
+      'Do not share your SSN. Order 219099998 shipped.',
+      'Never send an SSN! Ticket 219099998',
+      'SSN lookup for order 4 219099998', // a digit between label and number
+      'SSNs are private, invoice 219099998', // "ssns" is not the label
+      'classn 219099998',
+      'SSN: 000099998 or 666099998 or 900099998', // area 000, 666, 9xx
+      'SSN: 219009998 or 219090000', // group 00, serial 0000
+      'SSN: 123456789', // published sample
+      'SSN: 2190999981', // 10 digits
+      'SSN: 21909999', // 8 digits
+      'SSN: 219099998-1',
+      'SSN 219-09-99981',
+      '219 09-9998', // mixed separators
+      '219.09.9998.1', // a longer dotted chain
+      '1.219.09.9998',
+      'x-219-09-9998',
+      'SSN: ' + 'x'.repeat(40) + ' 219099998', // the label is too far away
+    ])
+      expect(D.ssn(s), s).toBe(false);
+  });
+});
+
+describe('secret: passwords in URLs', () => {
+  it('finds a password in the userinfo of any scheme', () => {
+    for (const s of [
+      'postgres://user:s3cretpw@db.example.com/x',
+      'DATABASE_URL=postgres://user:pass@host:5432/db',
+      'mysql://root:hunter2@10.0.0.5/app',
+      'redis://:Xa9fK2mQ@cache:6379/0',
+      'mongodb+srv://app:p%40ss@cluster0.mongodb.net/?retryWrites=true',
+      'amqp://guest:guest@rabbit',
+      'clone https://bob:tok3n@git.example.com/repo.git',
+      'jdbc:postgresql://admin:pw@[2001:db8::1]:5432/app',
+    ])
+      expect(D.secret(s), s).toBe(true);
+  });
+
+  it('a URL without a password, or with a placeholder or mask, is not a secret', () => {
+    for (const s of [
+      'postgres://user@db.example.com/x',
+      'postgres://user:@db/x',
+      'postgres://user:<password>@host/db',
+      'postgres://user:${DB_PASSWORD}@host/db',
+      'postgres://user:$PGPASSWORD@host/db',
+      'postgres://{{ user }}:{{ password }}@host/db',
+      'postgres://user:%DB_PASS%@host/db',
+      'postgres://user:****@host/db',
+      'postgres://user:xxxx@host/db',
+      'https://example.com:8443/path?a=b:c@d',
+      'see http://a.b/c:d@e',
+      'http://[::1]:8080/',
+      'git@github.com:org/repo.git',
+      'ssh://git@github.com/org/repo',
+      'std::vector<int> v; a://b:c', // no '@'
+      'ftp://user:pass@ nothing', // no host after '@'
+    ])
+      expect(D.secret(s), s).toBe(false);
   });
 });
 
@@ -253,6 +355,13 @@ describe('every detector on 1 MB adversarial inputs', () => {
     tokens: rep('aB3x'),
     tokens25: rep('aB3xK9mQ2zL7pR4tV8wY1cN6 '),
     words: rep('hello world '),
+    dottedGroups: rep('4111.'),
+    nbspGroups: rep('4111\u00a0'),
+    ssnLabels: rep('SSN: 12345678 '),
+    ssnNines: rep('SSN 000000000 '),
+    schemes: rep('a://'),
+    userinfos: rep('ab://u:p'),
+    longUserinfo: 'db://' + rep('u:p'),
   };
   for (const [name, text] of Object.entries(inputs)) {
     it(name, () => {
@@ -266,5 +375,8 @@ describe('every detector on 1 MB adversarial inputs', () => {
     expect(D.secret(rep('eyJ-') + ' AKIAIOSFODNN7EXAMPLE')).toBe(true);
     expect(D.ip_address(rep('a:') + ' fe80::1')).toBe(true);
     expect(D.bank_account(rep('DE89 ') + ' ES91 2100 0418 4502 0005 1332 ok')).toBe(true);
+    expect(D.credit_card(rep('4111.') + ' card 4111.1111.1111.1111')).toBe(true);
+    expect(D.ssn(rep('SSN: 12345678 ') + ' SSN: 219099998')).toBe(true);
+    expect(D.secret(rep('ab://u:p') + ' postgres://u:s3cret@db/x')).toBe(true);
   });
 });

@@ -16,16 +16,25 @@ describe('output scanning: default detectors (gate spec §2)', () => {
     expect(ids('card 5500005555555559')).toEqual(['credit_card']);
     expect(ids('order 4111 1111 1111 1112')).toEqual([]);
     expect(ids('version 1.2.3, build 20260101')).toEqual([]);
+    // #20 audit: no-break spaces and dots between the groups
+    expect(ids('card: 4111\u00a01111\u00a01111\u00a01111')).toEqual(['credit_card']);
+    expect(ids('card 4111.1111.1111.1111')).toEqual(['credit_card']);
+    expect(ids('pi is 3.14159265358979')).toEqual([]);
   });
   it('SSNs with valid area/group/serial', () => {
     expect(ids('SSN: 219-09-9998')).toEqual(['ssn']);
     expect(ids('SSN: 000-12-3456 or 666-12-3456 or 123-00-4567')).toEqual([]);
+    // A bare 9-digit number is an SSN only after an SSN label.
+    expect(ids('SSN: 219099998')).toEqual(['ssn']);
+    expect(ids('Order 219099998 shipped.')).toEqual([]);
   });
   it('credentials and keys', () => {
     expect(ids('AWS AKIAIOSFODNN7EXAMPLQ')).toEqual(['secret']);
     expect(ids('-----BEGIN RSA PRIVATE KEY-----\nMIIE...')).toEqual(['secret']);
     expect(ids('Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U')).toEqual(['secret']);
     expect(ids('The function parseTimestampWithOffset returns ms.')).toEqual([]);
+    expect(ids('Use postgres://app:s3cretpw@db.internal:5432/app')).toEqual(['secret']);
+    expect(ids('Use postgres://app:${DB_PASSWORD}@db.internal:5432/app')).toEqual([]);
   });
   it('blueprint patterns add to the defaults, never replace them', () => {
     const bp = compileOne('id: s@1.0\nversion: "1.0.0"\ndescription: s\nfinalization_gate:\n  safety_patterns: [ACME-\\d+]\n  keyword_blocklist: [secret project, "$$"]\n');
