@@ -6,6 +6,8 @@ import { createTopics, topicNames, type TopicNames } from '../../../src/adapters
 import { buildConfig, type StewardConfig } from '../../../src/config/steward-config.js';
 import { createLogger } from '../../../src/logger.js';
 import { services, uniqueName, deleteSubjects } from '../setup/helpers.js';
+import { OutputDecoder, avroSchemaId } from '../../../src/adapters/kafka/output-decoder.js';
+import { createRegistry } from '../../../src/adapters/kafka/serde.js';
 
 export { TestEngine, MapTrustDebtStore, trace } from './test-engine.js';
 
@@ -14,7 +16,9 @@ export const quietLogger = () => createLogger({ level: process.env.STEWARD_TEST_
 export function pipelineConfig(prefix: string, raw: Record<string, any> = {}): StewardConfig {
   const s = services();
   const base: Record<string, any> = {
-    topics: { prefix, partitions: 3, reply_partitions: 4 },
+    // STEWARD_TEST_AVRO_OUTPUTS=decisions,verdicts runs the pipeline suites with Avro outputs (topics.avro_outputs);
+    // the Collector reads them back as JSON.
+    topics: { prefix, partitions: 3, reply_partitions: 4, ...(process.env.STEWARD_TEST_AVRO_OUTPUTS ? { avro_outputs: process.env.STEWARD_TEST_AVRO_OUTPUTS.split(',') } : {}) },
     redis: { url: s.redisUrl },
     // STEWARD_TEST_SCORER_INPUT=join runs the pipeline suites on the scorer join (docs/pipeline.md "Hot path").
     consumer: { group_prefix: prefix, session_timeout_ms: 6000, auto_commit_interval_ms: 200, ...(process.env.STEWARD_TEST_SCORER_INPUT ? { scorer_input: process.env.STEWARD_TEST_SCORER_INPUT } : {}) },
@@ -54,9 +58,14 @@ export async function withPipelineEnv<T>(name: string, fn: (env: PipelineEnv) =>
   }
 }
 
-/** Reads topics from the beginning into memory until closed. */
+/**
+ * Reads topics from the beginning into memory until closed. Avro decisions and verdicts (topics.avro_outputs) are
+ * decoded through the registry as they arrive: json()/byId() see every record as JSON whichever encoding it had.
+ */
 export class Collector {
   readonly messages: InMessage[] = [];
+  private readonly decoded = new WeakMap<InMessage, unknown>();
+  private readonly outputs = new OutputDecoder(createRegistry(services().schemaRegistryUrl));
   private consumer?: StewardConsumer;
   private stopped = false;
   private readonly groupId = uniqueName('collector');
@@ -76,6 +85,11 @@ export class Collector {
     await c.subscribe(this.topics, true);
     await c.runBatches(async (b, ctl) => {
       for (const m of b.messages) {
+        if (avroSchemaId(m.value) !== undefined && /\.(decisions|verdicts)$/.test(m.topic)) {
+          // Unknown ids (a test's bogus record) stay undecoded: json() then fails on them, as on any non-JSON value.
+          const v = await this.outputs.decode(m.topic.endsWith('.decisions') ? 'decision' : 'verdict', m.value!).catch(() => undefined);
+          if (v !== undefined) this.decoded.set(m, v);
+        }
         this.messages.push(m);
         ctl.resolveOffset(m.offset);
       }
@@ -86,7 +100,11 @@ export class Collector {
     return this.messages.filter((m) => m.topic === topic);
   }
   json<T = any>(topic: string): T[] {
-    return this.on(topic).map((m) => JSON.parse(m.value!.toString('utf8')) as T);
+    return this.on(topic).map((m) => this.parsed<T>(m));
+  }
+  /** One collected record's value as JSON (an Avro decision or verdict decoded). */
+  parsed<T = any>(m: InMessage): T {
+    return (this.decoded.has(m) ? this.decoded.get(m) : JSON.parse(m.value!.toString('utf8'))) as T;
   }
   /** Latest message per id (dedupe by trace_id / event_id). */
   byId<T = any>(topic: string, idField = 'trace_id'): Map<string, T> {

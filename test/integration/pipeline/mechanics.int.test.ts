@@ -38,7 +38,7 @@ describe('pipeline mechanics', () => {
         // Avro carried free-form objects and extra fields through.
         const scoring = out.json(topics.scoring).find((s) => s.trace.trace_id === 't-a2-4');
         expect(scoring.trace.sources).toEqual([{ id: 's1', trust: 0.5 }]);
-        expect(out.on(topics.decisions).every((m) => m.key!.toString() === JSON.parse(m.value!.toString()).agent_id)).toBe(true);
+        expect(out.on(topics.decisions).every((m) => m.key!.toString() === out.parsed(m).agent_id)).toBe(true);
         expect(store.debt.get('acme:a1')).toBeCloseTo(0.3, 10); // two blocks
         expect(store.debt.get('acme:a2')).toBeCloseTo(0.5, 10); // halt; escalate adds 0
         // A human review outcome on acgp.reviews credits the agent once (event id = review id).

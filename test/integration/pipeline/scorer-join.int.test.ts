@@ -38,8 +38,8 @@ describe('scorer join (consumer.scorer_input: join)', () => {
           expect([...out.byId(topics.verdicts).keys()].sort()).toEqual(['t-j1-1', 't-j1-2']);
           expect((await admin.topicOffsets(topics.scoring)).every((o) => o.high === '0')).toBe(true);
           // A decision whose position names another trace's record: dead-lettered by the scorer, no verdict.
-          const first = out.on(topics.decisions).find((m) => JSON.parse(m.value!.toString()).trace_id === 't-j1-1')!;
-          const forged = { ...JSON.parse(first.value!.toString()), trace_id: 't-j1-99' };
+          const first = out.on(topics.decisions).find((m) => out.parsed(m).trace_id === 't-j1-1')!;
+          const forged = { ...out.parsed(first), trace_id: 't-j1-99' };
           await producer.send([{ topic: topics.decisions, messages: [{ key: 'j1', value: JSON.stringify(forged), headers: { [TRACE_POSITION_HEADERS.partition]: String(first.headers[TRACE_POSITION_HEADERS.partition]), [TRACE_POSITION_HEADERS.offset]: String(first.headers[TRACE_POSITION_HEADERS.offset]) } }] }]);
           await waitFor(() => out.on(topics.dlq).length === 1, { timeoutMs: 20_000, message: 'the forged decision dead-lettered' });
           expect(String(out.on(topics.dlq)[0].headers['x-steward-error-code'])).toBe('STEWARD_TRACE_SCHEMA');
