@@ -80,6 +80,20 @@ describe('steward eval: the gate object on final_answer lines', () => {
     expect(prompt).toContain('Tools used: read_file');
   });
 
+  it('the engine keeps a workflow step done after 70 later tool calls (decide() records it with the blueprint)', async () => {
+    const fill = Array.from({ length: 70 }, (_, i) => ({ trace_id: `r-${i}`, hook: 'tool_call', tool: 'read_file', args: { path: `f${i}.ts` }, job_id: 'job-w' }));
+    const { out } = await evalLines([
+      { trace_id: 'd-0', hook: 'tool_call', tool: 'deploy', args: {}, job_id: 'job-v' }, // before run_tests: out of order
+      { trace_id: 't-1', hook: 'tool_call', tool: 'run_tests', args: {}, job_id: 'job-w' },
+      ...fill,
+      { trace_id: 'd-1', hook: 'tool_call', tool: 'deploy', args: {}, job_id: 'job-w' },
+    ]);
+    expect(out[0]).toMatchObject({ intervention: 'block', rules: expect.arrayContaining([expect.objectContaining({ id: 'gate:workflow:tests_before_deploy', passed: false })]) });
+    const last = out.at(-1)!;
+    expect(last).toMatchObject({ intervention: 'ok' });
+    expect(JSON.stringify(last.rules)).not.toContain('gate:workflow');
+  });
+
   it('without an LLM: rules only (tiers 1–2)', async () => {
     const { code, out } = await (async () => {
       const lines = [{ trace_id: 'x-1', agent_id: 'coder-1', timestamp: '2026-02-01T10:00:00Z', hook: 'final_answer', job_id: 'j', draft_answer: 'ok' }];
