@@ -3,7 +3,8 @@
  * on top of the built-in baseline) and cases. A case is a sequence of steps over one job and one in-memory
  * job store: `tool_call` steps (checked by the pre-tool gate, then recorded) and `final_answer` steps whose
  * judge answers are scripted (`judge:` — JSON text, or `{hang: true}` for a judge that never answers).
- * `expect` is a subset match on the GateOutcome (or ToolCallCheck); `directive_contains` checks text.
+ * `expect` is a subset match on the GateOutcome (or ToolCallCheck); `directive_contains` checks text; `repeat: n`
+ * sends a `tool_call` step n times as distinct events (to push calls out of the job state's kept window).
  * The judge is reached over HTTP: the OpenAI-compatible client against the local OpenAI-protocol server,
  * which answers each call with the next scripted answer.
  */
