@@ -4,6 +4,8 @@
  * record value) and to decode (a reader's side), on the bench's real decisions and verdicts (repository
  * blueprints, Redis state; no LLM). In-process, no Kafka: the produce path's cost per byte is what
  * bench:pipeline and profile.ts measure. Prints `<what>_avro_vs_json=<ratio>` lines (below 1: Avro cheaper).
+ * Then the sink's side (`sink_<what>_cpu_avro_vs_json`): SinkProcessor over batches of 500 records into a sink that
+ * keeps nothing — JSON through its byte scanner, Avro decoded (writer schema from the real registry) and mapped.
  */
 import { benchProcessEnv } from '../sink/services-env.js';
 import { buildConfig } from '../../src/config/steward-config.js';
@@ -12,6 +14,29 @@ import { decisionCodec, verdictCodec } from '../../src/adapters/kafka/output-avr
 import type { DecisionMessage, VerdictMessage } from '../../src/contracts/messages.js';
 import { demoTrace } from '../../src/demo/agents.js';
 import { benchEngineDeps, BENCH_AGENTS } from './engine.js';
+import { createRegistry, registerAvro } from '../../src/adapters/kafka/serde.js';
+import { OutputDecoder } from '../../src/adapters/kafka/output-decoder.js';
+import { SinkProcessor } from '../../src/consumers/sink-processor.js';
+import { topicNames } from '../../src/adapters/kafka/topics.js';
+import type { InMessage } from '../../src/adapters/kafka/client.js';
+import type { ClickHouseSink } from '../../src/adapters/clickhouse/sink.js';
+import type { LedgerWriter } from '../../src/adapters/clickhouse/ledger-store.js';
+
+const SINK_ROUNDS = Number(process.env.BENCH_AVRO_SINK_ROUNDS ?? 200);
+
+/** CPU µs per record of SinkProcessor.process over `values` (batches of 500) into a sink that keeps nothing. */
+async function sinkCpu(topic: string, values: Buffer[], outputs: OutputDecoder): Promise<number> {
+  const topics = topicNames('bench');
+  const sink = { encodesLines: true, withRetry: (_: string, fn: () => Promise<unknown>) => fn(), expedites: () => false, write: async () => {}, writeEncoded: async () => {} } as unknown as ClickHouseSink;
+  const proc = new SinkProcessor(topics, sink, {} as LedgerWriter, async () => {}, async () => {}, () => 1, undefined, undefined, undefined, outputs);
+  const t = topic === 'decisions' ? topics.decisions : topics.verdicts;
+  const batch = (k: number): InMessage[] => Array.from({ length: 500 }, (_, i) => ({ topic: t, partition: 0, offset: String(k * 500 + i), key: null, value: values[(k * 500 + i) % values.length]!, headers: {}, timestampMs: 0 }));
+  for (let k = 0; k < 20; k++) await proc.process(batch(k));
+  const c0 = process.cpuUsage();
+  for (let k = 0; k < SINK_ROUNDS; k++) await proc.process(batch(k));
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) / (SINK_ROUNDS * 500);
+}
 
 const N = Number(process.env.BENCH_AVRO_N ?? 200_000);
 const SAMPLE = 300;
@@ -54,9 +79,29 @@ async function main(): Promise<void> {
     console.log(`${what}_encode_avro_vs_json=${(ae / je).toFixed(3)}`);
     console.log(`${what}_decode_avro_vs_json=${(ad / jd).toFixed(3)}`);
   };
-  const dc = decisionCodec(1), vc = verdictCodec(2);
+  // Real schema ids (the sink side looks them up by id), under subjects of this run, deleted after.
+  const registry = createRegistry(cfg.schemaRegistryUrl!);
+  const subjects = [`bench-avro-${Date.now().toString(36)}.decisions-value`, `bench-avro-${Date.now().toString(36)}.verdicts-value`];
+  const dc = decisionCodec(await registerAvro(registry, 'decision', subjects[0]!)), vc = verdictCodec(await registerAvro(registry, 'verdict', subjects[1]!));
   report('decision', decisions, { json: (i) => Buffer.from(JSON.stringify(decisions[i])), avro: (i) => dc.encode(decisions[i]) }, { json: (b) => JSON.parse(b.toString('utf8')), avro: (b) => dc.decode(b) });
   report('verdict', verdicts, { json: (i) => Buffer.from(JSON.stringify(verdicts[i])), avro: (i) => vc.encode(verdicts[i]) }, { json: (b) => JSON.parse(b.toString('utf8')), avro: (b) => vc.decode(b) });
+  try {
+    const outputs = new OutputDecoder(registry);
+    for (const [what, msgs, enc] of [['decision', decisions, (m: DecisionMessage) => dc.encode(m)], ['verdict', verdicts, (m: VerdictMessage) => vc.encode(m)]] as const) {
+      const json = msgs.map((m) => Buffer.from(JSON.stringify(m)));
+      const avroValues = (msgs as (DecisionMessage | VerdictMessage)[]).map((m) => (enc as (x: typeof m) => Buffer)(m));
+      const topic = what === 'decision' ? 'decisions' : 'verdicts';
+      const j = await sinkCpu(topic, json, outputs), a = await sinkCpu(topic, avroValues, outputs);
+      console.log(`sink_${what}: cpu_us json=${j.toFixed(2)} avro=${a.toFixed(2)} (${SINK_ROUNDS * 500} records)`);
+      console.log(`sink_${what}_cpu_avro_vs_json=${(a / j).toFixed(3)}`);
+    }
+  } finally {
+    for (const subject of subjects) {
+      const base = `${cfg.schemaRegistryUrl}/subjects/${encodeURIComponent(subject)}`;
+      await fetch(base, { method: 'DELETE' }).catch(() => undefined);
+      await fetch(`${base}?permanent=true`, { method: 'DELETE' }).catch(() => undefined);
+    }
+  }
 }
 
 main().then(
