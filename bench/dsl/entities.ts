@@ -61,6 +61,7 @@ const INPUTS: Record<string, string> = {
   ssnNines: rep('ssn 000000000 '),
   schemes: rep('a://'),
   userinfos: rep('ab://u:p'),
+  wideGroups: rep('４１１１ '),
 };
 
 function median(xs: number[]): number {

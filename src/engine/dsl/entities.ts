@@ -10,7 +10,7 @@
  * entity-numbers.ts).
  */
 import { RE2JS } from 're2js';
-import { groupSeparator, hasBankAccount, hasCreditCard, isAlnum, isDigit, isWordChar } from './entity-numbers.js';
+import { asciiDigits, groupSeparator, hasBankAccount, hasCreditCard, isAlnum, isDigit, isWordChar } from './entity-numbers.js';
 import { parseIPv4, parseIPv6 } from './network.js';
 
 export { abaValid, hasBankAccount, hasCreditCard, ibanValid, luhnValid } from './entity-numbers.js';
@@ -63,7 +63,14 @@ const SSN_LABEL_WINDOW = 32;
  */
 function ssnLabelBefore(text: string, i: number): boolean {
   const from = Math.max(0, i - SSN_LABEL_WINDOW - 'social security'.length);
-  const w = text.slice(from, i).toLowerCase();
+  let w = text.slice(from, i);
+  // Fullwidth or other compatibility letters ("ＳＳＮ") read as their ASCII forms; ASCII windows skip the fold.
+  for (let k = 0; k < w.length; k++)
+    if (w.charCodeAt(k) >= 128) {
+      w = w.normalize('NFKC');
+      break;
+    }
+  w = w.toLowerCase();
   for (const label of ['ssn', 'social security']) {
     for (let at = w.lastIndexOf(label); at >= 0; at = at > 0 ? w.lastIndexOf(label, at - 1) : -1) {
       const end = at + label.length;
@@ -86,14 +93,18 @@ function gapIsLabelFiller(w: string, from: number): boolean {
 }
 
 /**
- * SSNs: `ddd-dd-dddd` (dashes, spaces of any kind or dots), or 9 digits in a row after an SSN label. One pass over
+ * SSNs: `ddd-dd-dddd` (dashes, spaces of any kind or dots), or 9 digits in a row after an SSN label; ASCII or
+ * fullwidth digits. One pass over
  * the digit runs, each label check reading at most 47 characters before its number: linear.
  */
 export function hasSsn(text: string): boolean {
   const n = text.length;
+  let wide = false;
   let i = 0;
   while (i < n) {
-    if (!isDigit(text.charCodeAt(i))) {
+    const c = text.charCodeAt(i);
+    if (!isDigit(c)) {
+      if (c >= 0xff10 && c <= 0xff19) wide = true;
       i++;
       continue;
     }
@@ -103,7 +114,8 @@ export function hasSsn(text: string): boolean {
     if (j - i === 9 && text.charCodeAt(i - 1) !== 45 && text.charCodeAt(j) !== 45 && ssnValid(text, i, i + 3, i + 5) && ssnLabelBefore(text, i)) return true;
     i = j;
   }
-  return false;
+  // Fullwidth digits ("２１９-０９-９９９８"): once more over the copy with ASCII digits (asciiDigits).
+  return wide && hasSsn(asciiDigits(text));
 }
 
 function isLocalChar(c: number): boolean {

@@ -27,10 +27,33 @@ export function isWordChar(c: number): boolean {
  */
 export function groupSeparator(c: number): number {
   if (c === 32 || c === 45 || c === 46) return c;
+  if (c === 0xff0e) return 46; // fullwidth full stop
   if (c === 0xa0 || (c >= 0x2000 && c <= 0x200a) || c === 0x202f || c === 0x205f || c === 0x3000) return 32;
   if ((c >= 0x2010 && c <= 0x2013) || c === 0x2212 || c === 0xfe63 || c === 0xff0d) return 45;
   return 0;
 }
+
+/** A fullwidth digit (U+FF10–FF19, "４１１１"): what NFKC folds to an ASCII digit. */
+export function isWideDigit(c: number): boolean {
+  return c >= 0xff10 && c <= 0xff19;
+}
+
+/**
+ * The text with its fullwidth digits as ASCII digits — same length, so positions keep their meaning. The number
+ * detectors read ASCII digits; one that met a fullwidth digit and found nothing reads this copy once more, so a
+ * card or SSN written in fullwidth digits is still found and ordinary text pays one comparison per character.
+ */
+export function asciiDigits(text: string): string {
+  // One pass into UTF-16 code units and one decode: a piece per digit took 60 ms on 1 MB of fullwidth digits.
+  // A lone surrogate decodes as U+FFFD, still one unit (and no digit).
+  const units = new Uint16Array(text.length);
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    units[i] = isWideDigit(c) ? c - 0xff10 + 48 : c;
+  }
+  return utf16.decode(units);
+}
+const utf16 = new TextDecoder('utf-16le');
 
 export function luhnValid(digits: string): boolean {
   let sum = 0;
@@ -156,9 +179,12 @@ export function hasCreditCard(text: string): boolean {
   let count = 0; // groups of the current chain in the ring (up to MAX_GROUPS)
   let chainLen = 0; // groups of the current chain
   let chainSep = 0;
+  let wide = false;
   let i = 0;
   while (i < n) {
-    if (!isDigit(text.charCodeAt(i))) {
+    const c0 = text.charCodeAt(i);
+    if (!isDigit(c0)) {
+      if (c0 >= 0xff10 && c0 <= 0xff19) wide = true;
       i++;
       continue;
     }
@@ -192,7 +218,8 @@ export function hasCreditCard(text: string): boolean {
     } else if (!fraction && len >= 13 && len <= 19 && cardEndingAt(text, head, 1, 1)) return true;
     i = j;
   }
-  return count >= 2 && cardEndingAt(text, head, 2, count);
+  if (count >= 2 && cardEndingAt(text, head, 2, count)) return true;
+  return wide && hasCreditCard(asciiDigits(text));
 }
 
 /**

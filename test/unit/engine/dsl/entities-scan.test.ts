@@ -35,6 +35,10 @@ describe('credit_card: candidates are whole digit groups', () => {
       'card 4111.1111.1111.1111.',
       'amex 3782.822463.10005',
       '4111\u00a01111 1111\u00a01111', // a no-break space is a space: one kind
+      '４１１１１１１１１１１１１１１１', // fullwidth digits (NFKC folds them to ASCII)
+      'card ４１１１ １１１１ １１１１ １１１１',
+      '４１１１．１１１１．１１１１．１１１１',
+      'card 4111 １１１１ 1111 1111', // mixed widths
     ])
       expect(D.credit_card(s), s).toBe(true);
   });
@@ -79,6 +83,8 @@ describe('credit_card: candidates are whole digit groups', () => {
       'amount 411.111.111.111.111', // 3-digit groups: 15 digits, not a Visa length
       'ip 192.168.100.200 v4111.1111.1111',
       '4111\u00a01111\u00a01111\u00a01112', // Luhn still decides
+      '４１１１ １１１１ １１１１ １１１２',
+      '０.４１１１１１１１１１１１１１１１',
       'ts 1700000000123 4111',
       'call +1 415 555 2671 or +44 20 7946 0958',
       'epoch 1717171717 order 5555 5555 5555',
@@ -118,6 +124,9 @@ describe('ssn: separated forms of any separator kind, bare 9 digits only after a
       'Social Security Number: 219099998',
       'social security no. 219099998',
       'SSN:\n219099998',
+      '２１９-０９-９９９８', // fullwidth digits
+      'ＳＳＮ：２１９０９９９９８', // fullwidth label and digits
+      'SSN: ２１９０９９９９８',
     ])
       expect(D.ssn(s), s).toBe(true);
   });
@@ -143,6 +152,8 @@ describe('ssn: separated forms of any separator kind, bare 9 digits only after a
       '1.219.09.9998',
       'x-219-09-9998',
       'SSN: ' + 'x'.repeat(40) + ' 219099998', // the label is too far away
+      'order ２１９０９９９９８',
+      'ＳＳＮ: ０００-０９-９９９８',
     ])
       expect(D.ssn(s), s).toBe(false);
   });
@@ -362,6 +373,9 @@ describe('every detector on 1 MB adversarial inputs', () => {
     schemes: rep('a://'),
     userinfos: rep('ab://u:p'),
     longUserinfo: 'db://' + rep('u:p'),
+    wideDigits: rep('４'),
+    wideGroups: rep('４１１１ '),
+    wideNines: rep('ssn ２１９０９９９９８x '),
   };
   for (const [name, text] of Object.entries(inputs)) {
     it(name, () => {
