@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { KafkaAdapter } from '../../../src/adapters/kafka/client.js';
-import { createTopics, topicNames } from '../../../src/adapters/kafka/topics.js';
+import { createTopics, topicNames, topicSpecs } from '../../../src/adapters/kafka/topics.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const SECRET = 'SuperSecretPw';
@@ -92,6 +92,29 @@ describe.concurrent('steward run: a failed startup exits non-zero', () => {
       expect(r.stderr).toMatch(/stage tripwire: the broker refused its consumer group \(The session timeout is not within the range allowed by the broker/);
     } finally {
       await admin.deleteTopics(Object.values(topicNames(prefix))).catch(() => undefined);
+      await admin.disconnect();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  // The co-partitioning check itself is tested in scorer-join.int.test.ts; this is its wiring into start-up
+  // (pipeline-preflight): without it a join scorer would start and read traces across every partition.
+  it('scorer_input: join with traces at 3 partitions and decisions at 2: exits 1 naming both topics', { timeout: 90_000 }, async (ctx) => {
+    if (!redisUp) ctx.skip();
+    const prefix = `copart-${Date.now().toString(36)}`;
+    const names = topicNames(prefix);
+    const brokers = process.env.KAFKA_BROKERS ?? '127.0.0.1:19092';
+    const admin = await new KafkaAdapter({ brokers: brokers.split(','), clientId: 'it-copart' }).admin();
+    const dir = mkdtempSync(join(tmpdir(), 'steward-copart-'));
+    try {
+      const layout = { partitions: 2, replicationFactor: 1, replyPartitions: 1, replyRetentionMs: 600_000 };
+      await admin.createTopics(topicSpecs(names, layout).map((t) => (t.topic === names.traces ? { ...t, numPartitions: 3 } : t)));
+      writeFileSync(join(dir, 'steward.yaml'), `consumer:\n  scorer_input: join\nblueprints:\n  dir: ${join(root, 'blueprints')}\n  agents: ${join(root, 'blueprints/agents.yaml')}\n`);
+      const r = await stewardRun(['--stages', 'scorer', '--metrics-port', '0', '--config', join(dir, 'steward.yaml')], { REDIS_URL: REDIS, KAFKA_BROKERS: brokers, STEWARD_TOPIC_PREFIX: prefix, STEWARD_ALLOW_EPHEMERAL_KEY: '1' }, 75_000);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`STEWARD_CONFIG: consumer.scorer_input: join needs ${names.traces} and ${names.decisions} with the same partition count (they have 3 and 2)`);
+    } finally {
+      await admin.deleteTopics(Object.values(names)).catch(() => undefined);
       await admin.disconnect();
       rmSync(dir, { recursive: true, force: true });
     }
