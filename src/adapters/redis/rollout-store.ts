@@ -8,7 +8,7 @@
  * P {rollout}:names (set) · P {rollout}:bp:<name> (hash: stable, canary, percent, gen, updated_at_ms, reason) ·
  * P rollout:ctr:<name>:<gen>:<windowMs>:<windowStart> (hash: <arm>:<count>).
  */
-import type { RedisClient } from './client.js';
+import { redisCall, type RedisClient } from './client.js';
 import type { RolloutState } from '../../engine/rollout/arm.js';
 import { EMPTY_COUNTS, type ArmCounts } from '../../engine/rollout/triggers.js';
 import { StewardError } from '../../errors.js';
@@ -65,11 +65,13 @@ export class RedisRolloutStore {
   }
 
   async list(): Promise<RolloutState[]> {
-    const names = (await this.r.smembers(`${this.prefix}{rollout}:names`)).sort();
+    // Through redisCall: a raw ioredis error (Redis down, a MOVED the client could not follow) reached the operator as
+    // a stack trace instead of a StewardError with its code.
+    const names = (await redisCall('rollout state (list)', () => this.r.smembers(`${this.prefix}{rollout}:names`))).sort();
     if (names.length === 0) return [];
     const p = this.r.pipeline();
     for (const n of names) p.hgetall(this.key(n));
-    const res = (await p.exec()) ?? [];
+    const res = (await redisCall('rollout state (list)', () => p.exec())) ?? [];
     const out: RolloutState[] = [];
     names.forEach((name, i) => {
       const [err, h] = res[i] ?? [];
@@ -87,7 +89,7 @@ export class RedisRolloutStore {
 
   async set(name: string, v: { stableVersion: string; canaryVersion: string; percent: number }, atMs: number, reason: string): Promise<RolloutState> {
     if (!(v.percent >= 0 && v.percent <= 100)) throw new StewardError('STEWARD_ROLLOUT_PERCENT', `rollout percent must be 0..100, got ${v.percent}`);
-    const gen = await this.r.stewardRolloutSet(this.key(name), `${this.prefix}{rollout}:names`, name, v.stableVersion, v.canaryVersion, String(v.percent), atMs, reason, '0');
+    const gen = await redisCall('rollout state (set)', () => this.r.stewardRolloutSet(this.key(name), `${this.prefix}{rollout}:names`, name, v.stableVersion, v.canaryVersion, String(v.percent), atMs, reason, '0'));
     return { name, ...v, generation: Number(gen), updatedAtMs: atMs, reason };
   }
 
@@ -100,7 +102,7 @@ export class RedisRolloutStore {
 
   /** Canary to 0 % if the rollout is still at `generation` (exactly one concurrent caller wins). */
   async rollback(name: string, generation: number, atMs: number, reason: string): Promise<RollbackResult> {
-    const [won, gen, pct] = await this.r.stewardRolloutBack(this.key(name), generation, atMs, reason);
+    const [won, gen, pct] = await redisCall('rollout state (rollback)', () => this.r.stewardRolloutBack(this.key(name), generation, atMs, reason));
     return { won: Number(won) === 1, generation: Number(gen), fromPercent: Number(pct) };
   }
 

@@ -10,12 +10,11 @@ import type { KeyObject } from 'node:crypto';
 import { loadPublicKeys } from '../../adapters/clickhouse/ledger-keys.js';
 import { ReadOnlyClickHouseStore } from '../../adapters/dashboard/read-only-store.js';
 import { DashboardServer } from '../../adapters/dashboard/server.js';
-import { createRedis } from '../../adapters/redis/client.js';
-import { RedisTrustDebtStore } from '../../adapters/redis/trust-debt-store.js';
 import { loadStewardConfig } from '../../config/steward-config.js';
 import { StewardError } from '../../errors.js';
 import { CLICKHOUSE_OPTIONS } from './migrate.js';
 import { parseWindow } from './report.js';
+import { retierQueueSource } from '../../process/dashboard.js';
 
 export const USAGE =
   'usage: steward dashboard [--host 127.0.0.1] [--port 8790] [--refresh SECONDS] [--keys FILE|DIR]... [--gate-window 1h]\n' +
@@ -60,11 +59,9 @@ export async function run(argv: string[]): Promise<number> {
   const gateWindowMs = values['gate-window'] === undefined ? undefined : parseWindow(values['gate-window']);
   const cfg = loadStewardConfig(values.config);
   const store = new ReadOnlyClickHouseStore({ ...cfg.clickhouse, url: values.url ?? cfg.clickhouse.url, database: values.database ?? cfg.clickhouse.database });
-  const redisUrl = values['no-redis'] ? undefined : (values.redis ?? cfg.redis.url);
-  const redis = redisUrl ? createRedis(redisUrl, { maxRetriesPerRequest: 1 }) : undefined;
-  // A Redis outage empties the re-tiering panel (its note says why); the client's error events are not crashes.
-  redis?.on('error', () => undefined);
-  const debtStore = redis ? new RedisTrustDebtStore(redis, { prefix: values.prefix ?? cfg.redis.keyPrefix, dedupTtlSeconds: cfg.trustDebt.dedupTtlSeconds }) : undefined;
+  // The deployment's Redis (a Cluster when redis.cluster_nodes is set: every master's re-tiering queues), unless
+  // --redis names one server; none with --no-redis.
+  const retier = values['no-redis'] ? undefined : retierQueueSource(cfg, { redisUrl: values.redis, prefix: values.prefix });
   const server = new DashboardServer({
     store,
     host: values.host ?? '127.0.0.1',
@@ -74,7 +71,7 @@ export async function run(argv: string[]): Promise<number> {
     allowedHosts: cfg.dashboard.allowedHosts,
     gateWindowMs,
     ledgerKeys: ledgerKeys(values.keys, cfg),
-    retierQueue: debtStore ? () => debtStore.retierQueue(1000) : undefined,
+    retierQueue: retier?.retierQueue,
   });
   const bound = await server.listen();
   // A wildcard bind is no name the Host check answers: print a loopback URL that works.
@@ -86,6 +83,6 @@ export async function run(argv: string[]): Promise<number> {
   });
   await server.close();
   await store.close();
-  redis?.disconnect();
+  retier?.close();
   return 0;
 }

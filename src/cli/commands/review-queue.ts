@@ -14,7 +14,7 @@
 import { parseArgs } from 'node:util';
 import { KafkaAdapter } from '../../adapters/kafka/client.js';
 import { topicNames } from '../../adapters/kafka/topics.js';
-import { createRedis } from '../../adapters/redis/client.js';
+import { createRedisClient } from '../../adapters/redis/client.js';
 import { RedisReviewQueue } from '../../adapters/redis/rollout-review-queue.js';
 import { loadStewardConfig } from '../../config/steward-config.js';
 import type { ReviewMessage } from '../../contracts/messages.js';
@@ -62,7 +62,8 @@ export async function runQueue(argv: string[]): Promise<number> {
   const [action, idArg, ...extra] = positionals;
   if (extra.length > 0 || !['list', 'take', 'resolve'].includes(action ?? '')) throw usage('expected list, take or resolve');
   const cfg = loadStewardConfig(v.config);
-  const redis = createRedis(v.redis ?? cfg.redis.url, { maxRetriesPerRequest: 1 });
+  // A Cluster client when redis.cluster_nodes is set (the {rq} slot may live on any master); --redis names one server.
+  const redis = createRedisClient(v.redis ?? cfg.redis.url, v.redis ? [] : cfg.redis.clusterNodes, { maxRetriesPerRequest: 1 });
   const queue = new RedisReviewQueue(redis, v.prefix ?? cfg.redis.keyPrefix);
   const now = Date.now();
   try {

@@ -11,7 +11,7 @@
  * Common: [--config FILE] [--redis URL] [--prefix P] [--topic-prefix P] [--blueprints DIR].
  */
 import { parseArgs } from 'node:util';
-import { createRedis } from '../../adapters/redis/client.js';
+import { createRedisClient } from '../../adapters/redis/client.js';
 import { RedisRolloutStore } from '../../adapters/redis/rollout-store.js';
 import { KafkaAdapter } from '../../adapters/kafka/client.js';
 import { topicNames } from '../../adapters/kafka/topics.js';
@@ -88,7 +88,9 @@ export async function run(argv: string[]): Promise<number> {
   const [sub, name, ...extra] = positionals;
   if (extra.length > 0 || !['set', 'status', 'rollback'].includes(sub ?? '')) throw usage();
   const cfg = loadStewardConfig(v.config);
-  const redis = createRedis(v.redis ?? cfg.redis.url, { maxRetriesPerRequest: 1 });
+  // The deployment's Redis: a Cluster client when redis.cluster_nodes is set (a single-server client there was told
+  // MOVED for the {rollout} slot whenever redis.url named another master); --redis names one server.
+  const redis = createRedisClient(v.redis ?? cfg.redis.url, v.redis ? [] : cfg.redis.clusterNodes, { maxRetriesPerRequest: 1 });
   const store = new RedisRolloutStore(redis, v.prefix ?? cfg.redis.keyPrefix);
   try {
     if (sub === 'status') {

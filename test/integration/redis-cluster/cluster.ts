@@ -3,8 +3,9 @@
 // idempotent, started once per machine and left running like the other services).
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { Redis } from 'ioredis';
+import { type Cluster, Redis } from 'ioredis';
 import { createRedisClient, scanNodes, type RedisClient } from '../../../src/adapters/redis/client.js';
+import { keySlot } from '../../../src/adapters/redis/slots.js';
 import { REPO_ROOT } from '../setup/services.js';
 import { uniqueRedisPrefix } from '../setup/helpers.js';
 
@@ -63,9 +64,29 @@ export async function withCluster<T>(fn: (c: RedisClient, prefix: string) => Pro
 /** How many masters hold at least one key of `prefix` (the keys really spread over the cluster). */
 export async function mastersHolding(c: RedisClient, prefix: string): Promise<number> {
   let n = 0;
+  const pattern = `${prefix.replace(/([*?[\]\\])/g, '\\$1')}*`;
   for (const node of scanNodes(c)) {
-    const [, keys] = await (node as Redis).scan('0', 'MATCH', `${prefix}*`, 'COUNT', 10_000);
-    if (keys.length > 0) n++;
+    // the whole keyspace (one SCAN call of COUNT n may stop early on a node holding other tests' keys)
+    let cursor = '0';
+    let found = false;
+    do {
+      const [next, keys] = await (node as Redis).scan(cursor, 'MATCH', pattern, 'COUNT', 10_000);
+      cursor = next;
+      found = keys.length > 0;
+    } while (!found && cursor !== '0');
+    if (found) n++;
   }
   return n;
+}
+
+/** `redis://host:port` of a master that does NOT serve `key`'s slot (a single-server client on it is told MOVED). */
+export async function masterNotServing(c: RedisClient, key: string): Promise<string> {
+  const slot = keySlot(key);
+  const ranges = await (c as Cluster).cluster('SLOTS');
+  const owner = ranges.find(([from, to]) => slot >= from && slot <= to)?.[2];
+  if (!owner) throw new Error(`no master serves slot ${slot}`);
+  // the suite's masters share one host (loopback): the port tells them apart
+  const other = scanNodes(c).find((n) => n.options.port !== owner[1]);
+  if (!other) throw new Error(`every master serves slot ${slot}?`);
+  return `redis://${other.options.host}:${other.options.port}`;
 }
