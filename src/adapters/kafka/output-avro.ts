@@ -10,7 +10,7 @@
  */
 import avro from 'avsc';
 import type { DecisionMessage, VerdictMessage } from '../../contracts/messages.js';
-import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import { SchemaType, type SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { StewardError } from '../../errors.js';
 import { readAvroSchema, registerAvro } from './serde.js';
 
@@ -140,6 +140,18 @@ export class AvroOutputCodec<T> {
 export const decisionCodec = (schemaId: number) => new AvroOutputCodec<DecisionMessage>('decision', schemaId, decisionToAvro, decisionFromAvro);
 export const verdictCodec = (schemaId: number) => new AvroOutputCodec<VerdictMessage>('verdict', schemaId, verdictToAvro, verdictFromAvro);
 
+/** The id of `name`.avsc already registered under `subject`; STEWARD_CONFIG when it is not there. */
+async function registeredId(registry: SchemaRegistry, name: 'decision' | 'verdict', subject: string, refused: Error): Promise<number> {
+  try {
+    return await registry.getRegistryIdBySchema(subject, { type: SchemaType.AVRO, schema: readAvroSchema(name) });
+  } catch (e) {
+    // The client wraps the registry's 404 (not registered there) in a ConfluentSchemaRegistryError; anything else is the registry failing.
+    const notThere = (e as Error).name === 'ConfluentSchemaRegistryError' || (e as { status?: number }).status === 404;
+    if (!notThere) throw new StewardError('STEWARD_KAFKA', `topics.avro_outputs: could not look up ${subject} in the schema registry: ${(e as Error).message}`, { retryable: true, cause: e });
+    throw new StewardError('STEWARD_CONFIG', `topics.avro_outputs: ${name}.avsc cannot be registered under ${subject} (${refused.message}) and is not registered there: register it there through the registry's API, or set the subject's compatibility to BACKWARD`, { cause: refused });
+  }
+}
+
 /** The encoders of the output topics selected in topics.avro_outputs (absent: that topic stays JSON). */
 export interface OutputEncoders {
   decision?: (d: DecisionMessage) => Buffer;
@@ -159,6 +171,11 @@ export async function outputEncoders(registry: SchemaRegistry | undefined, subje
     try {
       return await registerAvro(registry, name, subject);
     } catch (e) {
+      const status = (e as { status?: number }).status;
+      // Not an outage: the client library registers only under a subject whose compatibility is BACKWARD (its
+      // default), and the registry refuses (409/422) a schema its rule rejects. The schema may already be registered
+      // there (by operators, `steward schemas register`): its id is all the stage needs.
+      if ((e as Error).name === 'ConfluentSchemaRegistryCompatibilityError' || status === 409 || status === 422) return registeredId(registry, name, subject, e as Error);
       throw new StewardError('STEWARD_KAFKA', `topics.avro_outputs: could not register ${subject} in the schema registry: ${(e as Error).message}`, { retryable: true, cause: e });
     }
   };

@@ -14,7 +14,7 @@ import { startSinkFromConfig } from '../../../src/process/sink-stage.js';
 import { ledgerSignerFrom } from '../../../src/adapters/clickhouse/ledger-keys.js';
 import { ClickHouseStore } from '../../../src/adapters/clickhouse/client.js';
 import { readDlqHeaders } from '../../../src/adapters/kafka/dlq.js';
-import { decisionCodec } from '../../../src/adapters/kafka/output-avro.js';
+import { decisionCodec, outputEncoders } from '../../../src/adapters/kafka/output-avro.js';
 import { verifyVerdict } from '../../../src/engine/verdict/index.js';
 import { demoTrace, DEMO_AGENTS } from '../../../src/demo/agents.js';
 import type { StewardConfig } from '../../../src/config/steward-config.js';
@@ -26,7 +26,8 @@ import type { DecisionMessage, VerdictMessage } from '../../../src/contracts/mes
 import { OutputDecoder } from '../../../src/adapters/kafka/output-decoder.js';
 import { createRegistry } from '../../../src/adapters/kafka/serde.js';
 import { Collector, quietLogger, withPipelineEnv } from './harness.js';
-import { deleteRedisPrefix, schemaRegistry, services, uniqueIdent, uniqueRedisPrefix, waitFor } from '../setup/helpers.js';
+import { deleteRedisPrefix, deleteSubjects, schemaRegistry, services, uniqueIdent, uniqueName, uniqueRedisPrefix, waitFor } from '../setup/helpers.js';
+import { readAvroSchema } from '../../../src/adapters/kafka/serde.js';
 
 const BLUEPRINTS = fileURLToPath(new URL('../../../blueprints', import.meta.url));
 const keys = generateKeyPairSync('ed25519');
@@ -205,5 +206,27 @@ describe('topics.avro_outputs through the pipeline', () => {
         await out.stop();
       }
     }, { consumer: { scorer_input: 'join' } });
+  });
+
+  it('start-up under a subject with another compatibility setting: the id of the schema registered there, else STEWARD_CONFIG', { timeout: 30_000 }, async () => {
+    const url = services().schemaRegistryUrl;
+    const [ours, other] = [`${uniqueName('avro-subj-a')}-value`, `${uniqueName('avro-subj-b')}-value`];
+    const put = (subject: string, path: string, body: object, method = 'POST') =>
+      fetch(`${url}/${path.replace('{s}', encodeURIComponent(subject))}`, { method, headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ id?: number }>);
+    try {
+      // Registered by operators under FULL compatibility (the client library registers only under BACKWARD).
+      const { id } = await put(ours, 'subjects/{s}/versions', { schema: readAvroSchema('decision') });
+      await put(ours, 'config/{s}', { compatibility: 'FULL' }, 'PUT');
+      await put(other, 'subjects/{s}/versions', { schema: JSON.stringify({ type: 'record', name: 'Decision', namespace: 'org.acgp.steward', fields: [{ name: 'only', type: 'int' }] }) });
+      await put(other, 'config/{s}', { compatibility: 'FULL' }, 'PUT');
+      const registry = createRegistry(url);
+      const enc = await outputEncoders(registry, { decision: ours });
+      const [d] = traces(0, 1).slice(0, 1);
+      const value = enc.decision!({ trace_id: d!.trace_id, agent_id: d!.agent_id, tenant: 'acme', blueprint: 'b@1.0', intervention: 'ok', approved: true, stage: 'none', halted: false, reasons: [], tripwires: [], rules: [], latency_ms: 1, event_time_ms: 1, decided_at_ms: 2, hook: 'tool_call' } as DecisionMessage);
+      expect([value[0], value.readInt32BE(1)]).toEqual([0, id]);
+      expect(await outputEncoders(registry, { decision: other }).catch((e: unknown) => e)).toMatchObject({ code: 'STEWARD_CONFIG', retryable: false, message: expect.stringMatching(/cannot be registered under .* and is not registered there/) });
+    } finally {
+      await deleteSubjects([ours, other]);
+    }
   });
 });
