@@ -39,8 +39,13 @@ export function jobProgress(steps: readonly string[], calls: readonly GateToolCa
   return Math.max(storedProgress(steps, done), workflowProgress(steps, calls));
 }
 
-/** Prefixes kept per job: workflows are at most 3 per blueprint; more only after reloads changed them. */
+/**
+ * Prefixes kept per job beyond the blueprint's own workflows (3 by default; `blueprints.workflow_limits` may raise
+ * that, and every current workflow keeps its prefix): room for lists a reload replaced.
+ */
 export const MAX_STEPS_DONE = 8;
+
+const isPrefixOf = (p: readonly string[], q: readonly string[]) => p.length <= q.length && p.every((x, i) => x === q[i]);
 
 /**
  * Reducer part: `steps_done` after `call` was recorded (`calls`: the kept calls, `call` last). Each workflow of the
@@ -57,9 +62,15 @@ export function advanceStepsDone(done: readonly (readonly string[])[] | undefine
     k = Math.max(k, workflowProgress(steps, calls));
     if (k <= had) continue;
     const q = steps.slice(0, k);
-    // The new prefix replaces the kept prefixes it extends; the oldest go first past the bound.
-    out = [...(out ?? []).filter((p) => !(p.length <= q.length && p.every((x, i) => x === q[i]))), q];
-    if (out.length > MAX_STEPS_DONE) out = out.slice(out.length - MAX_STEPS_DONE);
+    // The new prefix replaces the kept prefixes it extends.
+    out = [...(out ?? []).filter((p) => !isPrefixOf(p, q)), q];
+  }
+  const bound = Math.max(MAX_STEPS_DONE, workflows.length);
+  if (out && out !== done && out.length > bound) {
+    // Past the bound the oldest prefixes that no current workflow starts with go first (lists a reload replaced).
+    const current = out.filter((p) => workflows.some((st) => isPrefixOf(p, st)));
+    const stale = out.filter((p) => !workflows.some((st) => isPrefixOf(p, st)));
+    out = [...stale.slice(Math.max(0, stale.length - Math.max(0, bound - current.length))), ...current];
   }
   return out;
 }

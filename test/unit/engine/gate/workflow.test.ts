@@ -127,10 +127,20 @@ describe('completed workflow steps outlive the kept calls (steps_done)', () => {
     expect(run(undefined, ['verify', 'access'], 0, []).steps_done).toBeUndefined();
     let s = run(undefined, ['verify', 'access', 'refund'], 0);
     expect(s.steps_done).toEqual([['verify', 'access', 'refund']]);
-    const many = Array.from({ length: 20 }, (_, i) => [`t${i}`]);
-    s = run(s, many.map((m) => m[0]!), 10, many);
+    // Lists a reload replaced: the oldest of those go first past the bound; the current workflows keep theirs.
+    for (let r = 0; r < 12; r++) s = run(s, [`old${r}`], 10 + r, [[`old${r}`, 'x']]);
     expect(s.steps_done).toHaveLength(MAX_STEPS_DONE);
-    expect(s.steps_done!.at(-1)).toEqual(['t19']);
+    expect(s.steps_done!.at(-1)).toEqual(['old11']);
+    expect(s.steps_done).not.toContainEqual(['verify', 'access', 'refund']); // not a workflow of those blueprints
+    // Back on the first blueprint: its progress is read again from the kept calls, and kept.
+    s = run(s, ['verify'], 30);
+    expect(s.steps_done).toHaveLength(MAX_STEPS_DONE);
+    expect(s.steps_done).toContainEqual(['verify', 'access', 'refund']);
+    // More workflows than the bound (blueprints.workflow_limits raised): every one keeps its progress.
+    const many = Array.from({ length: 20 }, (_, i) => [`t${i}`, 'end']);
+    s = run(s, many.map((m) => m[0]!), 40, many);
+    expect(s.steps_done).toHaveLength(20);
+    for (const m of many) expect(storedProgress(m, s.steps_done)).toBe(1);
   });
 
   it('advanceStepsDone returns the same array when nothing advanced (no rewrite of the state)', () => {
