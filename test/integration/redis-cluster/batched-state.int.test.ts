@@ -16,7 +16,7 @@ import { buildConfig } from '../../../src/config/steward-config.js';
 import { createLogger } from '../../../src/logger.js';
 import type { Trace } from '../../../src/engine/types.js';
 import { deleteRedisPrefix, redisClient, services, uniqueRedisPrefix } from '../setup/helpers.js';
-import { clusterClient, clusterNodes, deleteClusterPrefix } from './cluster.js';
+import { clusterClient, clusterNodes, deleteClusterPrefix, placement } from './cluster.js';
 import { AGENTS, dir, stream, TEST_TIERS } from './fixtures.js';
 
 async function runtime(prefix: string, cluster: boolean): Promise<EngineRuntime> {
@@ -53,6 +53,22 @@ async function lanes(rt: EngineRuntime, s: { trace: Trace; at: number }[], only?
 
 const standalone = redisClient();
 const prefixes: { cluster: boolean; prefix: string }[] = [];
+
+/**
+ * The runtime's keys are where its config put them: a cluster runtime's on all 3 masters and none on the single
+ * Redis (its redis.url, so a runtime that dropped redis.cluster_nodes would decide just as well there); a
+ * single-Redis runtime's the reverse.
+ */
+async function expectKeysOn(cluster: boolean, prefix: string): Promise<void> {
+  const c = await clusterClient();
+  try {
+    const at = await placement(c, prefix);
+    if (cluster) expect(at).toEqual({ masters: 3, standalone: 0 });
+    else expect(at.masters === 0 && at.standalone > 0).toBe(true);
+  } finally {
+    c.disconnect();
+  }
+}
 const fresh = (cluster: boolean) => {
   const prefix = uniqueRedisPrefix(cluster ? 'batched-cl' : 'batched');
   prefixes.push({ cluster, prefix });
@@ -61,7 +77,11 @@ const fresh = (cluster: boolean) => {
 
 afterAll(async () => {
   const c = await clusterClient();
-  for (const p of prefixes) await (p.cluster ? deleteClusterPrefix(c, p.prefix) : deleteRedisPrefix(standalone, p.prefix));
+  // both places for every prefix: a runtime that wrote to the wrong one (the failure expectKeysOn reports) leaves nothing
+  for (const p of prefixes) {
+    await deleteClusterPrefix(c, p.prefix);
+    await deleteRedisPrefix(standalone, p.prefix);
+  }
   c.disconnect();
   standalone.disconnect();
 });
@@ -70,11 +90,14 @@ describe('batched decision-path state = sequential evaluation', () => {
   for (const cluster of [false, true]) {
     it(`${cluster ? 'Redis Cluster' : 'one Redis'}: all agents' lanes at once decide exactly as one trace at a time`, async () => {
       const s = stream(cluster ? 77 : 76);
-      const a = await runtime(fresh(cluster), cluster);
-      const b = await runtime(fresh(cluster), cluster);
+      const [pa, pb] = [fresh(cluster), fresh(cluster)];
+      const a = await runtime(pa, cluster);
+      const b = await runtime(pb, cluster);
       try {
         const seq = await sequential(a, s);
         const bat = await lanes(b, s);
+        await expectKeysOn(cluster, pa);
+        await expectKeysOn(cluster, pb);
         expect(Object.keys(bat)).toHaveLength(s.length);
         expect(bat).toEqual(seq);
         // the stream exercises every path: halts (later hit skipped), agent and kind limits, plain oks
@@ -89,7 +112,8 @@ describe('batched decision-path state = sequential evaluation', () => {
 
   it('two engines on the cluster, each deciding half of the agents, decide as one engine does', async () => {
     const s = stream(78);
-    const one = await runtime(fresh(true), true);
+    const onePrefix = fresh(true);
+    const one = await runtime(onePrefix, true);
     const sharedPrefix = fresh(true);
     const two = [await runtime(sharedPrefix, true), await runtime(sharedPrefix, true)];
     try {
@@ -99,6 +123,8 @@ describe('batched decision-path state = sequential evaluation', () => {
       expect({ ...parts[0], ...parts[1] }).toEqual(single);
       expect(Object.keys(parts[0]!).length).toBeGreaterThan(0);
       expect(Object.keys(parts[1]!).length).toBeGreaterThan(0);
+      await expectKeysOn(true, onePrefix);
+      await expectKeysOn(true, sharedPrefix);
     } finally {
       await one.close();
       for (const rt of two) await rt.close();

@@ -7,7 +7,7 @@ import { type Cluster, Redis } from 'ioredis';
 import { createRedisClient, scanNodes, type RedisClient } from '../../../src/adapters/redis/client.js';
 import { keySlot } from '../../../src/adapters/redis/slots.js';
 import { REPO_ROOT } from '../setup/services.js';
-import { uniqueRedisPrefix } from '../setup/helpers.js';
+import { redisClient, uniqueRedisPrefix } from '../setup/helpers.js';
 
 let nodes: string[] | undefined;
 
@@ -77,6 +77,29 @@ export async function mastersHolding(c: RedisClient, prefix: string): Promise<nu
     if (found) n++;
   }
   return n;
+}
+
+/**
+ * Where a run's keys landed: how many of the cluster's masters hold keys of `prefix`, and how many keys of it the
+ * single Redis (services().redisUrl) holds. A runtime given redis.cluster_nodes must give { masters: 3,
+ * standalone: 0 }: with the single Redis as redis.url, a runtime that dropped the cluster nodes would still decide
+ * correctly there, and only this tells the two apart.
+ */
+export async function placement(c: RedisClient, prefix: string): Promise<{ masters: number; standalone: number }> {
+  const single = redisClient();
+  try {
+    const pattern = `${prefix.replace(/([*?[\]\\])/g, '\\$1')}*`;
+    let standalone = 0;
+    let cursor = '0';
+    do {
+      const [next, keys] = await single.scan(cursor, 'MATCH', pattern, 'COUNT', 10_000);
+      cursor = next;
+      standalone += keys.length;
+    } while (cursor !== '0');
+    return { masters: await mastersHolding(c, prefix), standalone };
+  } finally {
+    single.disconnect();
+  }
 }
 
 /** `redis://host:port` of a master that does NOT serve `key`'s slot (a single-server client on it is told MOVED). */

@@ -10,7 +10,7 @@ import { startPipeline } from '../../../src/process/pipeline.js';
 import type { StewardEngine } from '../../../src/engine/steward-engine.js';
 import { Collector, quietLogger, withPipelineEnv, type PipelineEnv } from '../pipeline/harness.js';
 import { uniqueRedisPrefix, waitFor } from '../setup/helpers.js';
-import { clusterClient, clusterNodes, deleteClusterPrefix } from './cluster.js';
+import { clusterClient, clusterNodes, deleteClusterPrefix, placement } from './cluster.js';
 import { dir, stream, TEST_TIERS } from './fixtures.js';
 
 const raw = (keyPrefix: string) => ({
@@ -20,7 +20,7 @@ const raw = (keyPrefix: string) => ({
 });
 
 /** Runs `instances` tripwire stages over the stream; returns trace_id → decision and how many each stage decided. */
-async function decideAll(env: PipelineEnv, instances: number): Promise<{ decided: Map<string, string>; perInstance: number[] }> {
+async function decideAll(env: PipelineEnv, instances: number): Promise<{ decided: Map<string, string>; perInstance: number[]; keysAt: { masters: number; standalone: number } }> {
   const { cfg, topics, adapter } = env;
   const s = stream(91);
   const logger = quietLogger();
@@ -46,9 +46,12 @@ async function decideAll(env: PipelineEnv, instances: number): Promise<{ decided
     for (let i = 0; i < s.length; i += 60) await producer.send([{ topic: topics.traces, messages: s.slice(i, i + 60).map(({ trace }) => ({ key: trace.agent_id, value: JSON.stringify(trace) })) }]);
     await waitFor(() => out.byId(topics.decisions).size >= s.length, { timeoutMs: 120_000, message: `${s.length} decisions` });
     expect(out.on(topics.dlq)).toHaveLength(0);
+    // Where the stages' rate windows went, read while they live (redis.url is the single Redis: see placement()).
+    const c = await clusterClient();
+    const keysAt = await placement(c, cfg.redis.keyPrefix).finally(() => c.disconnect());
     const decided = new Map<string, string>();
     for (const [id, d] of out.byId(topics.decisions)) decided.set(id, `${d.intervention}|${(d.tripwires as { id: string; fired: boolean }[]).map((t) => `${t.id}:${t.fired ? 1 : 0}`).join(',')}`);
-    return { decided, perInstance };
+    return { decided, perInstance, keysAt };
   } finally {
     for (const p of pipes) await p.stop();
     for (const rt of runtimes) await rt.close();
@@ -63,6 +66,8 @@ describe('two tripwire stages on one Redis Cluster', () => {
     try {
       const two = await withPipelineEnv('cl-two', (env) => decideAll(env, 2), raw(prefixes[0]!));
       const one = await withPipelineEnv('cl-one', (env) => decideAll(env, 1), raw(prefixes[1]!));
+      expect(two.keysAt).toEqual({ masters: 3, standalone: 0 });
+      expect(one.keysAt).toEqual({ masters: 3, standalone: 0 });
       expect(two.perInstance.every((n) => n > 0)).toBe(true);
       expect(two.decided.size).toBe(one.decided.size);
       expect(Object.fromEntries(two.decided)).toEqual(Object.fromEntries(one.decided));
