@@ -5,7 +5,8 @@
  * blueprints, Redis state; no LLM). In-process, no Kafka: the produce path's cost per byte is what
  * bench:pipeline and profile.ts measure. Prints `<what>_avro_vs_json=<ratio>` lines (below 1: Avro cheaper).
  * Then the sink's side (`sink_<what>_cpu_avro_vs_json`): SinkProcessor over batches of 500 records into a sink that
- * keeps nothing — JSON through its byte scanner, Avro decoded (writer schema from the real registry) and mapped.
+ * keeps nothing — JSON through its byte scanner, Avro decoded (writer schema from the real registry), mapped to
+ * rows and TSV-encoded as ClickHouseSink does.
  */
 import { benchProcessEnv } from '../sink/services-env.js';
 import { buildConfig } from '../../src/config/steward-config.js';
@@ -19,15 +20,23 @@ import { OutputDecoder } from '../../src/adapters/kafka/output-decoder.js';
 import { SinkProcessor } from '../../src/consumers/sink-processor.js';
 import { topicNames } from '../../src/adapters/kafka/topics.js';
 import type { InMessage } from '../../src/adapters/kafka/client.js';
-import type { ClickHouseSink } from '../../src/adapters/clickhouse/sink.js';
+import type { ClickHouseSink, SinkItem } from '../../src/adapters/clickhouse/sink.js';
+import { DECISION_COLUMNS, VERDICT_COLUMNS } from '../../src/adapters/clickhouse/tables.js';
+import { tsvEncoder, type TsvEncoder } from '../../src/adapters/clickhouse/tsv.js';
 import type { LedgerWriter } from '../../src/adapters/clickhouse/ledger-store.js';
 
 const SINK_ROUNDS = Number(process.env.BENCH_AVRO_SINK_ROUNDS ?? 200);
 
-/** CPU µs per record of SinkProcessor.process over `values` (batches of 500) into a sink that keeps nothing. */
+const TSV: Record<string, TsvEncoder> = { decisions: tsvEncoder(DECISION_COLUMNS), verdicts: tsvEncoder(VERDICT_COLUMNS) };
+
+/**
+ * CPU µs per record of SinkProcessor.process over `values` (batches of 500) into a sink that keeps nothing but
+ * encodes handed row objects to TSV as ClickHouseSink does at its flush (encoded lines arrive as TSV already).
+ */
 async function sinkCpu(topic: string, values: Buffer[], outputs: OutputDecoder): Promise<number> {
   const topics = topicNames('bench');
-  const sink = { encodesLines: true, withRetry: (_: string, fn: () => Promise<unknown>) => fn(), expedites: () => false, write: async () => {}, writeEncoded: async () => {} } as unknown as ClickHouseSink;
+  const write = async (table: string, items: SinkItem[]) => void TSV[table]!.encode(items.map((i) => i.row));
+  const sink = { encodesLines: true, withRetry: (_: string, fn: () => Promise<unknown>) => fn(), expedites: () => false, write, writeEncoded: async () => {} } as unknown as ClickHouseSink;
   const proc = new SinkProcessor(topics, sink, {} as LedgerWriter, async () => {}, async () => {}, () => 1, undefined, undefined, undefined, outputs);
   const t = topic === 'decisions' ? topics.decisions : topics.verdicts;
   const batch = (k: number): InMessage[] => Array.from({ length: 500 }, (_, i) => ({ topic: t, partition: 0, offset: String(k * 500 + i), key: null, value: values[(k * 500 + i) % values.length]!, headers: {}, timestampMs: 0 }));
