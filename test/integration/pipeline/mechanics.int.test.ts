@@ -10,6 +10,10 @@ import { Collector, MapTrustDebtStore, TestEngine, pipelineConfig, quietLogger, 
 import { uniqueName, waitFor } from '../setup/helpers.js';
 import { KafkaAdapter } from '../../../src/adapters/kafka/client.js';
 
+// STEWARD_TEST_SCORER_INPUT=join (docs/pipeline.md "Hot path"): the tripwire stage writes no acgp.scoring record, so
+// what is asserted about that record is skipped there.
+const join = process.env.STEWARD_TEST_SCORER_INPUT === 'join';
+
 describe('pipeline mechanics', () => {
   it('JSON and Avro traces → decisions, verdicts, trust-debt events; sync decide and onVerdict', async () => {
     await withPipelineEnv('pl-e2e', async ({ cfg, topics, adapter }) => {
@@ -35,9 +39,12 @@ describe('pipeline mechanics', () => {
         expect(v.has('t-a2-3')).toBe(false); // halted → never scored
         expect(v.get('t-a2-4')!.intervention).toBe('escalate');
         expect(v.get('t-a1-5')!.intervention).toBe('block');
-        // Avro carried free-form objects and extra fields through.
-        const scoring = out.json(topics.scoring).find((s) => s.trace.trace_id === 't-a2-4');
-        expect(scoring.trace.sources).toEqual([{ id: 's1', trust: 0.5 }]);
+        // Avro carried free-form objects and extra fields through (the scoring record re-carries the trace; the join
+        // writes none: the scorer reads the Avro trace record itself, as scorer-join.int.test.ts tests).
+        if (!join) {
+          const scoring = out.json(topics.scoring).find((s) => s.trace.trace_id === 't-a2-4');
+          expect(scoring.trace.sources).toEqual([{ id: 's1', trust: 0.5 }]);
+        }
         expect(out.on(topics.decisions).every((m) => m.key!.toString() === out.parsed(m).agent_id)).toBe(true);
         expect(store.debt.get('acme:a1')).toBeCloseTo(0.3, 10); // two blocks
         expect(store.debt.get('acme:a2')).toBeCloseTo(0.5, 10); // halt; escalate adds 0
@@ -202,7 +209,8 @@ describe('pipeline mechanics', () => {
     }, { limits: { max_event_time_skew_ms: 300_000 } });
   });
 
-  it('a trace whose scoring message would exceed max_message_bytes is dead-lettered; the partition moves on; the client gets block', async () => {
+  // join: no scoring message, so the trace is not too large for any output (its decision is small).
+  it.skipIf(join)('a trace whose scoring message would exceed max_message_bytes is dead-lettered; the partition moves on; the client gets block', async () => {
     await withPipelineEnv('pl-big', async ({ cfg, topics, adapter }) => {
       const pipe = await startPipeline(cfg, ['tripwire'], { engine: new TestEngine() }, { logger: quietLogger() });
       const out = await new Collector(adapter, [topics.decisions, topics.dlq, topics.scoring]).start();
@@ -243,7 +251,8 @@ describe('pipeline mechanics', () => {
 
   // Also with the stage's outputs in transactions: the refused chunk's transaction aborts, and the inputs are
   // committed one transaction each (the partition's producer replaced after the failure).
-  it.each([
+  // join: built on a scoring message too large for the broker, which the join does not write.
+  it.skipIf(join).each([
     ['at-least-once', []],
     ['exactly-once', ['tripwire']],
   ])('a broker MESSAGE_TOO_LARGE (output limit set above the broker max.message.bytes) is dead-lettered, not retried forever (%s)', async (mode, exactlyOnce) => {
