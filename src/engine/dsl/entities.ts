@@ -82,12 +82,35 @@ function ssnLabelBefore(text: string, i: number): boolean {
   return false;
 }
 
-/** Between a label and its number: no digit and no sentence end (a dot only in "no."); a line break is fine ("SSN:\n…"). */
+// Words that may stand between a label and its number ("SSN is", "Social Security Number:", "SSN no.", "ssn_nr").
+const SSN_FILLER_WORDS = new Set(['is', 'was', 'no', 'nr', 'number', 'of']);
+
+/**
+ * Between a label and its number only what a form or a "my SSN is" sentence puts there: spaces (no line break),
+ * `: # - = ( _` and quotes, and the filler words above ("no." and "nr." with their dot). Any other word or sign
+ * means the number is something else: "No SSN is needed for order 412345678", "your SSN in chat — reference …",
+ * "SSN verification failed\nTicket: …", "SSN不要。注文…" are not SSNs. One exception for forms: a line break
+ * right after `SSN:` ("SSN:\n219099998"), with no word before it.
+ */
 function gapIsLabelFiller(w: string, from: number): boolean {
+  let colon = false;
+  let word = false;
   for (let k = from; k < w.length; k++) {
     const c = w.charCodeAt(k);
-    if (isDigit(c) || c === 33 || c === 59 || c === 63) return false; // ! ; ?
-    if (c === 46 && !(k >= 2 && w.charCodeAt(k - 2) === 110 && (w.charCodeAt(k - 1) === 111 || w.charCodeAt(k - 1) === 114))) return false; // "no." "nr."
+    if (c === 10 || c === 13) {
+      if (!colon || word) return false;
+      continue;
+    }
+    if (c === 58) colon = true;
+    if (c === 9 || c === 58 || c === 35 || c === 61 || c === 40 || c === 95 || c === 34 || c === 39 || groupSeparator(c) === 32 || groupSeparator(c) === 45) continue; // \t : # = ( _ " ' space dash
+    if (!isLetter(c)) return false; // digits, sentence ends, any other sign or script
+    let e = k + 1;
+    while (e < w.length && isLetter(w.charCodeAt(e))) e++;
+    const filler = w.slice(k, e);
+    if (!SSN_FILLER_WORDS.has(filler)) return false;
+    if ((filler === 'no' || filler === 'nr') && w.charCodeAt(e) === 46) e++; // "no." "nr."
+    word = true;
+    k = e - 1;
   }
   return true;
 }

@@ -127,6 +127,14 @@ describe('ssn: separated forms of any separator kind, bare 9 digits only after a
       '２１９-０９-９９９８', // fullwidth digits
       'ＳＳＮ：２１９０９９９９８', // fullwidth label and digits
       'SSN: ２１９０９９９９８',
+      'ssn#219099998',
+      'SSN (219099998)',
+      'SSN no 219099998',
+      'SSN nr. 219099998',
+      'Social Security Number is 219099998',
+      'ssn_number = 219099998',
+      'SSN \u2013 219099998', // en dash
+      'ＳＳＮ：　２１９０９９９９８', // ideographic space
     ])
       expect(D.ssn(s), s).toBe(true);
   });
@@ -154,6 +162,15 @@ describe('ssn: separated forms of any separator kind, bare 9 digits only after a
       'SSN: ' + 'x'.repeat(40) + ' 219099998', // the label is too far away
       'order ２１９０９９９９８',
       'ＳＳＮ: ０００-０９-９９９８',
+      // #20 review: other words, a dash of prose or a line break between label and number (support text)
+      'No SSN is needed for order 412345678',
+      'We never ask for your SSN, and your order number is 412345678',
+      "Please don't include your SSN in chat \u2014 reference 219099998",
+      'SSN verification failed\nTicket: 219099998',
+      'SSN not needed - invoice 219099998',
+      'SSN\n219099998', // a line break without a colon
+      'ＳＳＮ不要。注文２１９０９９９９８', // a CJK full stop ends the sentence
+      'SSN (see above) 219099998',
     ])
       expect(D.ssn(s), s).toBe(false);
   });
