@@ -46,9 +46,11 @@ function digitsAt(text: string, i: number, n: number): boolean {
 function separatedSsnAt(text: string, i: number): boolean {
   const sep = groupSeparator(text.charCodeAt(i + 3));
   if (sep === 0 || !digitsAt(text, i + 4, 2) || groupSeparator(text.charCodeAt(i + 6)) !== sep || !digitsAt(text, i + 7, 4)) return false;
-  const prev = text.charCodeAt(i - 1); // NaN at the start
+  // By kind, as the separators: "ORD‑2024‑219‑09‑9998" with Unicode hyphens is a dash chain like its ASCII form.
+  const prev = groupSeparator(text.charCodeAt(i - 1)); // 0 at the start (NaN)
   const next = text.charCodeAt(i + 11);
-  if (prev === 45 || (sep === 46 && prev === 46) || isDigit(next) || next === 45 || (sep === 46 && next === 46 && isDigit(text.charCodeAt(i + 12)))) return false;
+  const nextSep = groupSeparator(next);
+  if (prev === 45 || (sep === 46 && prev === 46) || isDigit(next) || nextSep === 45 || (sep === 46 && nextSep === 46 && isDigit(text.charCodeAt(i + 12)))) return false;
   return ssnValid(text, i, i + 4, i + 7);
 }
 
@@ -134,7 +136,7 @@ export function hasSsn(text: string): boolean {
     let j = i + 1;
     while (j < n && isDigit(text.charCodeAt(j))) j++;
     if (j - i === 3 && separatedSsnAt(text, i)) return true;
-    if (j - i === 9 && text.charCodeAt(i - 1) !== 45 && text.charCodeAt(j) !== 45 && ssnValid(text, i, i + 3, i + 5) && ssnLabelBefore(text, i)) return true;
+    if (j - i === 9 && groupSeparator(text.charCodeAt(i - 1)) !== 45 && groupSeparator(text.charCodeAt(j)) !== 45 && ssnValid(text, i, i + 3, i + 5) && ssnLabelBefore(text, i)) return true;
     i = j;
   }
   // Fullwidth digits ("２１９-０９-９９９８"): once more over the copy with ASCII digits (asciiDigits).

@@ -171,6 +171,15 @@ describe('ssn: separated forms of any separator kind, bare 9 digits only after a
       'SSN\n219099998', // a line break without a colon
       'ＳＳＮ不要。注文２１９０９９９９８', // a CJK full stop ends the sentence
       'SSN (see above) 219099998',
+      // #20 review: a dash chain is one with Unicode hyphens, en dash or minus sign too
+      'ORD-2024-219-09-9998',
+      ...['\u2010', '\u2011', '\u2012', '\u2013', '\u2212'].flatMap((d) => [
+        ['ORD', '2024', '219', '09', '9998'].join(d),
+        ['219', '09', '9998', '1'].join(d),
+        'SSN: ' + d + '219099998',
+        'SSN: 219099998' + d + '1',
+      ]),
+      'ref 219\uff0e09\uff0e9998\uff0e1', // fullwidth full stops: a longer dotted chain
     ])
       expect(D.ssn(s), s).toBe(false);
   });
