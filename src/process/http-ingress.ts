@@ -8,7 +8,7 @@ import { HttpIngress } from '../adapters/http/ingress-server.js';
 import { finalizeTimeoutFor, StewardClient } from '../client/steward-client.js';
 import { watchAgentRegistry } from '../adapters/fs/agent-registry-watcher.js';
 import { createAgentRegistry } from '../engine/blueprint/registry.js';
-import { createRedis, createRedisClient, type RedisClient } from '../adapters/redis/client.js';
+import { createRedisClient, type RedisClient } from '../adapters/redis/client.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import type { Logger } from '../logger.js';
 import { AgentEventFeed } from './http-stream.js';
@@ -63,7 +63,10 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
       }
       return c;
     };
-    const redis = createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 });
+    // The stream feed's Redis: the deployment's (a Cluster when redis.cluster_nodes is set; one agent's stream is one
+    // key, so every read and write names one slot). A single-server client here was told MOVED for the streams of
+    // the agents on other masters.
+    const redis = createRedisClient(cfg.redis.url, cfg.redis.clusterNodes, { maxRetriesPerRequest: 1 });
     closers.push(() => redis.disconnect());
     // The batch routes produce through their own producer, a batch in one send (no reply route: nobody waits).
     // Made before the claims connection so that its closer runs first: a send still settling at shutdown releases

@@ -2,12 +2,15 @@
  * The feed of GET /v1/stream/traces (docs/http.md "Stream"): one consumer group per deployment reads the
  * decisions, verdicts and gate topics and appends each agent's events to a Redis stream (capped), so that a
  * client resumes with Last-Event-ID = the Redis stream id of the last event it saw, from any instance.
+ * On Redis Cluster each agent's stream is one key on its own slot: the batch's XADDs go out one command each
+ * (auto-pipelined per node), and a batch is done only when every one of them was written.
  */
 import type { KafkaAdapter, StewardConsumer } from '../adapters/kafka/client.js';
-import type { Redis } from '../adapters/redis/client.js';
+import { redisAdapterError, type RedisClient } from '../adapters/redis/client.js';
 import type { TopicNames } from '../adapters/kafka/topics.js';
 import { avroSchemaId, type OutputDecoder } from '../adapters/kafka/output-decoder.js';
 import { decisionFeedback, verdictFeedback } from '../adapters/http/acgp-feedback.js';
+import { StewardError } from '../errors.js';
 
 /** Events kept per agent for resumption. */
 export const STREAM_MAXLEN = 10_000;
@@ -23,7 +26,7 @@ export class AgentEventFeed {
   constructor(
     private readonly adapter: KafkaAdapter,
     private readonly topics: TopicNames,
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keyPrefix: string,
     private readonly groupId: string,
     /** Decisions and verdicts written in Avro (topics.avro_outputs) are decoded through it and streamed as JSON; absent, they are skipped. */
@@ -47,12 +50,11 @@ export class AgentEventFeed {
     // From the beginning the first time the deployment's group exists (capped per agent), then from its offsets.
     await c.subscribe([this.topics.decisions, this.topics.verdicts, this.topics.gate], true);
     await c.runBatches(async (b, ctl) => {
-      const pipe = this.redis.pipeline();
+      const writes: { key: string; event: StreamEvent['event']; text: string }[] = [];
       // Avro decisions and verdicts: their schemas looked up before the pass (a registry outage fails the batch: retried).
       const outputs = this.outputs;
       const schemas = outputs ? await outputs.schemasFor(b.messages.map((m) => (m.topic === this.topics.gate ? null : m.value))) : undefined;
       for (const m of b.messages) {
-        ctl.resolveOffset(m.offset);
         if (!m.value) continue;
         let v: Record<string, unknown>;
         let text: string;
@@ -75,10 +77,32 @@ export class AgentEventFeed {
         // The acgp client hands a trace_processed event to on_feedback only when it has a `feedback` key (D43): a
         // block or a halt must reach the agent; verdicts carry one too, with the CTQ's oversight mode.
         if (event !== 'gate_result') text = JSON.stringify({ ...v, feedback: event === 'trace_processed' ? decisionFeedback(v) : verdictFeedback(v) });
-        pipe.xadd(this.key(agent), 'MAXLEN', '~', String(STREAM_MAXLEN), '*', 'event', event, 'data', text);
+        writes.push({ key: this.key(agent), event, text });
       }
-      await pipe.exec();
+      await this.append(writes);
+      // Only now: kafkajs commits a batch's resolved offsets when its handler throws, so offsets resolved before the
+      // writes lost the events of a failed write for good. Unresolved, the batch is fetched and written again.
+      if (b.messages.length > 0) ctl.resolveOffset(b.messages[b.messages.length - 1]!.offset);
     });
+  }
+
+  /**
+   * Appends the batch's events, one XADD each (issued together: auto-pipelining sends them in one write per node,
+   * in order, so an agent's events keep their order). The one pipeline() of before reported a failed command (a
+   * MOVED from the master redis.url names, an OOM, a WRONGTYPE) only in exec()'s results, which were not read: that
+   * agent's events were dropped silently — on a 3-master cluster, the agents of two masters of every batch; and a
+   * Cluster client refuses a pipeline across nodes whole, after the offsets were resolved, so the whole batch was
+   * lost (test/integration/redis-cluster/http-stream.int.test.ts). Now any failure fails the batch (retryable):
+   * the consumer fetches it again, so an event reaches its stream at least once (one written before the failure
+   * is written again: a client may see it twice, with a new id).
+   */
+  private async append(writes: readonly { key: string; event: StreamEvent['event']; text: string }[]): Promise<void> {
+    const res = await Promise.allSettled(writes.map((w) => this.redis.xadd(w.key, 'MAXLEN', '~', String(STREAM_MAXLEN), '*', 'event', w.event, 'data', w.text)));
+    const failed = res.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed.length > 0) {
+      const e = redisAdapterError(failed[0]!.reason, `stream feed: ${failed.length} of ${writes.length} stream writes failed, batch retried`);
+      throw e.retryable ? e : new StewardError(e.code, e.message, { retryable: true, cause: failed[0]!.reason });
+    }
   }
 
   /** The id of the agent's newest event ('0-0' when none): a fresh client starts after it. */

@@ -102,14 +102,20 @@ export async function placement(c: RedisClient, prefix: string): Promise<{ maste
   }
 }
 
-/** `redis://host:port` of a master that does NOT serve `key`'s slot (a single-server client on it is told MOVED). */
-export async function masterNotServing(c: RedisClient, key: string): Promise<string> {
+/** The port of the master serving `key`'s slot (the suite's masters share one host, loopback: the port tells them apart). */
+export async function masterPortOf(c: RedisClient, key: string): Promise<number> {
   const slot = keySlot(key);
   const ranges = await (c as Cluster).cluster('SLOTS');
   const owner = ranges.find(([from, to]) => slot >= from && slot <= to)?.[2];
   if (!owner) throw new Error(`no master serves slot ${slot}`);
-  // the suite's masters share one host (loopback): the port tells them apart
-  const other = scanNodes(c).find((n) => n.options.port !== owner[1]);
+  return owner[1];
+}
+
+/** `redis://host:port` of a master that does NOT serve `key`'s slot (a single-server client on it is told MOVED). */
+export async function masterNotServing(c: RedisClient, key: string): Promise<string> {
+  const slot = keySlot(key);
+  const port = await masterPortOf(c, key);
+  const other = scanNodes(c).find((n) => n.options.port !== port);
   if (!other) throw new Error(`every master serves slot ${slot}?`);
   return `redis://${other.options.host}:${other.options.port}`;
 }
