@@ -437,13 +437,23 @@ function isSchemeChar(c: number): boolean {
 // A password that is a template or a mask, not a credential: <password>, ${DB_PASS}, $PGPASSWORD, {{ pass }},
 // %PASS%, [password], ****, xxxx, "...". RE2, as every pattern run on trace text should be.
 const URL_PASSWORD_PLACEHOLDER = RE2JS.compile('^(?:<[^>]*>|\\$\\{[^}]*\\}|\\$[A-Za-z_][A-Za-z0-9_]*|\\{\\{.*\\}\\}|%[A-Za-z_][A-Za-z0-9_]*%|\\[[^\\]]*\\]|\\*+|[xX]+|\\.{3}|…)$');
+// Passwords of examples, tutorials and local dev setups (docker-compose, README snippets): no one's secret, and
+// blocking them blocks ordinary coding and devops answers. Compared case-insensitively with the whole password.
+const URL_DEMO_PASSWORDS = new Set(['password', 'passwd', 'pass', 'pwd', 'secret', 'changeme', 'example', 'test', 'admin', 'root', 'guest', 'mypassword', 'yourpassword', 'my_password', 'your_password']);
+
+/** A placeholder, mask or demo password: a template, `****`, one of URL_DEMO_PASSWORDS, or the user name again. */
+function isDemoUrlPassword(user: string, password: string): boolean {
+  const p = password.toLowerCase();
+  return URL_DEMO_PASSWORDS.has(p) || p === user.toLowerCase() || URL_PASSWORD_PLACEHOLDER.test(password);
+}
 // Characters of a URL's userinfo read at most (an ordinary one is far shorter).
 const MAX_USERINFO = 256;
 
 /**
  * A password in a URL's userinfo: `scheme://user:password@host` (postgres, mysql, mongodb+srv, redis with an empty
  * user, amqp, https…). Each `://` reads forward to the first '@', '/', '?', '#' or space, and the next `://` starts
- * after a '/', so the reads never overlap: linear. Placeholders (`<password>`, `${DB_PASS}`, `****`) are not secrets.
+ * after a '/', so the reads never overlap: linear. Placeholders (`<password>`, `${DB_PASS}`, `****`) and demo passwords
+ * (`user:password`, `postgres:postgres`, `guest:guest`) are not secrets.
  */
 function hasUrlPassword(text: string): boolean {
   for (let k = text.indexOf('://'); k >= 0; k = text.indexOf('://', k + 3)) {
@@ -455,13 +465,14 @@ function hasUrlPassword(text: string): boolean {
     const stop = Math.min(text.length, e + MAX_USERINFO);
     for (; e < stop; e++) {
       const c = text.charCodeAt(e);
-      if (c === 64 || c === 47 || c === 63 || c === 35 || c <= 32) break; // @ / ? # space
+      // '#' only before the colon: generated passwords carry it unescaped ("app:Xk9#mP2vL8q@db").
+      if (c === 64 || c === 47 || c === 63 || (c === 35 && colon < 0) || c <= 32) break; // @ / ? # space
       if (c === 58 && colon < 0) colon = e;
     }
     if (colon < 0 || text.charCodeAt(e) !== 64 || e === colon + 1) continue;
     const host = text.charCodeAt(e + 1);
     if (!(isAlnum(host) || host === 91)) continue; // a host name, an address or [IPv6]
-    if (!URL_PASSWORD_PLACEHOLDER.test(text.slice(colon + 1, e))) return true;
+    if (!isDemoUrlPassword(text.slice(k + 3, colon), text.slice(colon + 1, e))) return true;
   }
   return false;
 }

@@ -189,11 +189,14 @@ describe('secret: passwords in URLs', () => {
   it('finds a password in the userinfo of any scheme', () => {
     for (const s of [
       'postgres://user:s3cretpw@db.example.com/x',
-      'DATABASE_URL=postgres://user:pass@host:5432/db',
+      'DATABASE_URL=postgres://user:pa55word@host:5432/db',
       'mysql://root:hunter2@10.0.0.5/app',
       'redis://:Xa9fK2mQ@cache:6379/0',
       'mongodb+srv://app:p%40ss@cluster0.mongodb.net/?retryWrites=true',
-      'amqp://guest:guest@rabbit',
+      'amqp://guest:Gu3st-2024@rabbit',
+      'postgres://app:Xk9#mP2vL8q@db.internal',
+      'postgres://postgres:postgres1@db.internal/app', // not the user name
+      'mysql://admin:rootroot@db/app', // not a listed word
       'clone https://bob:tok3n@git.example.com/repo.git',
       'jdbc:postgresql://admin:pw@[2001:db8::1]:5432/app',
     ])
@@ -218,6 +221,19 @@ describe('secret: passwords in URLs', () => {
       'ssh://git@github.com/org/repo',
       'std::vector<int> v; a://b:c', // no '@'
       'ftp://user:pass@ nothing', // no host after '@'
+      // #20 review: demo credentials of tutorials and local setups (these two were positives before)
+      'DATABASE_URL=postgres://user:pass@host:5432/db',
+      'amqp://guest:guest@rabbit',
+      'Use the format postgres://user:password@localhost:5432/mydb',
+      'docker run -e DATABASE_URL=postgres://postgres:postgres@localhost:5432/postgres',
+      'mysql://root:root@localhost/test',
+      'https://username:password@example.com',
+      'redis://default:changeme@redis:6379',
+      'mongodb://admin:Admin@mongo:27017', // the user name again, any case
+      'postgres://app:secret@db/app',
+      'postgres://app:TEST@db/app',
+      'mysql://u:your_password@db/app',
+      'see https://example.com#a:b@c', // a fragment before the colon
     ])
       expect(D.secret(s), s).toBe(false);
   });
