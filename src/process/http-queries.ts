@@ -4,7 +4,7 @@
  * object, get_feedback() a `feedback` object, get_oversight_mode() an `oversight_mode` (D43).
  */
 import { sqlString, type ClickHouseStore } from '../adapters/clickhouse/client.js';
-import { decisionFeedback, oversightMode, verdictFeedback } from '../adapters/http/acgp-feedback.js';
+import { decisionFeedback, oversightMode, stricter, verdictFeedback } from '../adapters/http/acgp-feedback.js';
 
 type Row = Record<string, unknown>;
 export type QueryKind = 'scores' | 'feedback' | 'oversight';
@@ -23,7 +23,7 @@ export function ingressQueries(store: ClickHouseStore): (kind: QueryKind, agentI
     return ((await rs.json()) as Row[])[0];
   };
   // ClickHouse's UInt8 flags as booleans.
-  const flags = (r: Row) => ({ ...r, approved: r.approved === true || r.approved === 1, ...('halted' in r && { halted: r.halted === true || r.halted === 1 }), ...('fallback' in r && { fallback: r.fallback === true || r.fallback === 1 }) });
+  const flags = (r: Row): Row => ({ ...r, approved: r.approved === true || r.approved === 1, ...('halted' in r && { halted: r.halted === true || r.halted === 1 }), ...('fallback' in r && { fallback: r.fallback === true || r.fallback === 1 }) });
   return async (kind, agent, trace) => {
     if (kind === 'scores') {
       const v = await one('verdict', agent, trace);
@@ -38,13 +38,19 @@ export function ingressQueries(store: ClickHouseStore): (kind: QueryKind, agentI
         const { verdict_json, ...rest } = v;
         return { status: 'processed', ...flags(rest), verdict: typeof verdict_json === 'string' ? (JSON.parse(verdict_json) as unknown) : null, feedback: verdictFeedback(flags(rest)) };
       }
+      // Without a verdict: a stop (halted: never scored; not approved: final whatever the score) is the feedback;
+      // an allowed trace is still being scored — no `feedback` yet, so get_feedback() waits for the verdict's.
       const d = await one('decision', agent, trace);
-      return d && { status: 'processed', ...flags(d), feedback: decisionFeedback(flags(d)) };
+      if (!d) return undefined;
+      const df = flags(d);
+      return df.halted === true || df.approved !== true ? { status: 'processed', ...df, feedback: decisionFeedback(df) } : { status: 'pending', trace_id: df.trace_id, agent_id: df.agent_id, intervention: df.intervention, approved: df.approved };
     }
     const d = await one('decision', agent, trace);
     if (!d) return undefined;
     const v = await one('verdict', agent, trace);
     const ctq = typeof v?.ctq === 'number' ? v.ctq : null;
-    return { ...flags(d), ctq, oversight_mode: oversightMode(String(d.intervention), ctq) };
+    // The stricter of the decision and the verdict (its intervention and its CTQ band).
+    const mode = stricter(oversightMode(String(d.intervention)), oversightMode(String(v?.intervention ?? 'ok'), ctq));
+    return { ...flags(d), ctq, ...(v && { verdict_intervention: v.intervention }), oversight_mode: mode };
   };
 }

@@ -18,9 +18,13 @@ export function oversightMode(intervention: string, ctq?: number | null): Oversi
   const byDecision: OversightMode = intervention === 'block' || intervention === 'halt' || intervention === 'escalate' ? 'strict_guardian' : intervention === 'nudge' || intervention === 'flag' ? 'wise_critic' : 'socratic_philosopher';
   if (ctq === undefined || ctq === null || !Number.isFinite(ctq)) return byDecision;
   const byCtq: OversightMode = ctq > 0.7 ? 'socratic_philosopher' : ctq >= 0.5 ? 'wise_critic' : 'strict_guardian';
-  const rank = (m: OversightMode) => (m === 'strict_guardian' ? 2 : m === 'wise_critic' ? 1 : 0);
-  return rank(byCtq) > rank(byDecision) ? byCtq : byDecision;
+  return stricter(byDecision, byCtq);
 }
+
+const RANK: Record<OversightMode, number> = { socratic_philosopher: 0, wise_critic: 1, strict_guardian: 2 };
+
+/** The stricter of two oversight modes. */
+export const stricter = (a: OversightMode, b: OversightMode): OversightMode => (RANK[b] > RANK[a] ? b : a);
 
 /** The `feedback` object of a decision (the tripwire stage's answer): what it did to the trace and why. */
 export function decisionFeedback(d: Record<string, unknown>): Record<string, unknown> {

@@ -182,6 +182,8 @@ export class HttpIngress {
       // (finished, or its client gone: 'close' fires either way, also for a hijacked stream or a timed-out upload)
       // and whatever the request began that still holds its bytes has settled (a batch's send: the producer keeps
       // its records until then).
+      // A GET's body is never read (a stream's would otherwise hold its reservation for the stream's life).
+      if (req.method === 'GET' || req.method === 'HEAD') return payload;
       const declared = Number(req.headers['content-length'] ?? NaN);
       const hasBody = (Number.isFinite(declared) && declared > 0) || req.headers['transfer-encoding'] !== undefined;
       if (!hasBody) return payload;
@@ -210,7 +212,20 @@ export class HttpIngress {
     const now = deps.now ?? (() => new Date());
     const ingestBatch = batchIngest(deps, { maxTraceBytes, now, sendTimeoutMs: this.opts.sendTimeoutMs, pendingWaitMs: this.opts.pendingWaitMs });
     this.ingestBatch = ingestBatch;
+    // While the server itself holds a request whose body is in (a batch's send and pending wait, a decide, a
+    // finalize waiting out the judge: each bounded by its own timeout), the socket's idle timeout — the client
+    // timeout, meant for clients that stall — is off; it is back once the answer is written.
+    const serverHolds = (reply: import('fastify').FastifyReply) => {
+      const socket = reply.request.raw.socket as import('node:net').Socket | undefined;
+      // app.inject's requests have no real socket.
+      if (typeof socket?.setTimeout !== 'function') return;
+      socket.setTimeout(0);
+      reply.raw.once('finish', () => {
+        if (!socket.destroyed) socket.setTimeout(this.clientTimeoutMs);
+      });
+    };
     const ingest = async (events: AcgpEvent[], agent: AgentInfo, batchKey: string | undefined, reply: import('fastify').FastifyReply) => {
+      serverHolds(reply);
       const answer = ingestBatch(events, agent, batchKey);
       // The batch's bytes stay reserved until its sends end, also past a 503 on the send timeout or a client gone.
       (reply.request as unknown as { reservation?: Reservation }).reservation?.hold(answer.then((x) => x.sent));
@@ -262,6 +277,7 @@ export class HttpIngress {
         const err = e as StewardError;
         return reply.code(422).send({ error: err.code ?? 'STEWARD_TRACE_SCHEMA', message: err.message });
       }
+      serverHolds(reply);
       return reply.code(200).send(await fn(trace, req.agent!, timeout_ms));
     };
     const syncResponse = { 200: { type: 'object', additionalProperties: true }, '4xx': errorSchema, '5xx': errorSchema };

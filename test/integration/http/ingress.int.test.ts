@@ -204,6 +204,14 @@ describe('HTTP queries (real ClickHouse)', () => {
       expect(await get('feedback/q-2')).toMatchObject({ status: 200, body: { status: 'processed', feedback: { source: 'decision', intervention: 'halt', approved: false, halted: true, reasons: ['cap'], oversight_mode: 'strict_guardian' } } });
       expect((await get('scores/q-2')).status).toBe(404);
       expect(await get('oversight/q-3')).toMatchObject({ status: 200, body: { intervention: 'ok', ctq: 0.9, oversight_mode: 'socratic_philosopher' } });
+      // An allowed trace not scored yet: no `feedback` (get_feedback() keeps waiting for the verdict's); a verdict
+      // that blocks at a high CTQ makes the oversight strict all the same.
+      await store.insert('decisions', [{ ...d, trace_id: 'q-4', intervention: 'ok', approved: 1, halted: 0, reasons: [], tripwires_fired: [] }, { ...d, trace_id: 'q-5', intervention: 'ok', approved: 1, halted: 0, reasons: [], tripwires_fired: [] }]);
+      await store.insert('verdicts', [{ ...v, trace_id: 'q-4', intervention: 'block', approved: 0, ctq: 0.75, risk: 0.25 }]);
+      const pending = await get('feedback/q-5');
+      expect(pending).toMatchObject({ status: 200, body: { status: 'pending', trace_id: 'q-5', intervention: 'ok' } });
+      expect(pending.body.feedback).toBeUndefined();
+      expect(await get('oversight/q-4')).toMatchObject({ status: 200, body: { intervention: 'ok', verdict_intervention: 'block', ctq: 0.75, oversight_mode: 'strict_guardian' } });
       expect((await get('scores/q-other')).status).toBe(404);
       expect((await get(`scores/${encodeURIComponent("x' OR 1=1 --")}`)).status).toBe(404);
     } finally {

@@ -25,6 +25,7 @@ async function start(o: { sendTimeoutMs?: number } = {}) {
   const held: (() => void)[] = [];
   let hold = false;
   let sent = 0;
+  let finalizeMs = 0;
   ingress = new HttpIngress(
     { host: '127.0.0.1', port: 0, maxBodyBytes: MAX_BODY, maxInFlightBytes: MAX_BODY, ratePerSecond: 10_000, clientTimeoutMs: 400, sendTimeoutMs: o.sendTimeoutMs },
     {
@@ -35,6 +36,10 @@ async function start(o: { sendTimeoutMs?: number } = {}) {
         sent += items.length;
       },
       stream: { head: async () => '0-0', read: async () => [] },
+      finalize: async (t) => {
+        await new Promise((r) => setTimeout(r, finalizeMs));
+        return { trace_id: t.trace_id, action: 'finalize' };
+      },
     },
   );
   await ingress.ready();
@@ -56,6 +61,7 @@ async function start(o: { sendTimeoutMs?: number } = {}) {
     heldCount: () => held.length,
     sent: () => sent,
     revoke: () => (registry = createAgentRegistry([agent(['other-key'])])),
+    finalizeTakes: (ms: number) => (finalizeMs = ms),
   };
 }
 
@@ -133,6 +139,42 @@ describe('HTTP ingress backpressure budget', () => {
     await until(() => s.sent() === 1);
     await new Promise((r) => setTimeout(r, 20));
     expect((await s.post()).status).toBe(200);
+  });
+});
+
+describe('HTTP ingress: the client timeout is for clients, not for the server\'s own waits', () => {
+  it('a finalize and a batch the server holds longer than client_timeout_ms (400 ms) are answered, not cut off', async () => {
+    const s = await start();
+    s.finalizeTakes(1200);
+    const r = await fetch(`http://127.0.0.1:${s.port}/v1/finalize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'bp-key' },
+      body: JSON.stringify({ trace_id: 'f-1', final_output: 'done', steward: { job_id: 'j-1' } }),
+      signal: AbortSignal.timeout(5000),
+    });
+    expect(r.status).toBe(200);
+    expect(await r.json()).toMatchObject({ trace_id: 'f-1', action: 'finalize' });
+    s.holdSends(true);
+    const held = s.post();
+    await until(() => s.heldCount() === 1);
+    await new Promise((res) => setTimeout(res, 900));
+    s.holdSends(false);
+    s.release();
+    expect((await held).status).toBe(200);
+  });
+
+  it('a GET with a body (a stream) reserves nothing', async () => {
+    const s = await start();
+    const sock = connect(s.port, '127.0.0.1');
+    await step('connect', new Promise<void>((r) => sock.once('connect', () => r())));
+    let got = '';
+    sock.on('data', (d: Buffer) => (got += d.toString()));
+    sock.on('error', () => undefined);
+    sock.write(`GET /v1/stream/traces HTTP/1.1\r\nhost: x\r\nx-api-key: bp-key\r\ncontent-length: ${MAX_BODY}\r\n\r\n${'x'.repeat(MAX_BODY)}`);
+    await until(() => got.includes('event: connected'));
+    // The stream is open; a batch still finds the whole budget.
+    expect((await s.post()).status).toBe(200);
+    sock.destroy();
   });
 });
 
