@@ -16,7 +16,7 @@ import { attemptOf, recordAttempt, recordToolCall, type DecidedAttempt } from '.
 import { GateJudge } from './judge.js';
 import { buildPayload, toolCallFacts } from './payload.js';
 import { JUDGE_SYSTEM, promptWithAdditions, renderJudgePrompt } from './prompts.js';
-import { draftView, scanDraft, scanToolCall } from './scan.js';
+import { draftView, scanDraft, scanToolCall, tier1Scope } from './scan.js';
 import { expandOutcome, lastEndedOutcome, outcomeOfAttempt, packStored, type OutcomeIds } from './stored-outcome.js';
 import { DEFAULT_GATE_RUNTIME_LIMITS, type GateHit, type GateJobKey, type GateJobState, type GateJobStore, type GateOutcome, type GateRuntimeLimits, type NextAction, type StoredOutcome, type ToolCallCheck, type FinalizationOutcomeEvent } from './types.js';
 import { missingWorkflowSteps, outOfOrderSteps } from './workflow.js';
@@ -166,8 +166,9 @@ export class FinalizationGate {
     let tokenCost: number | null = null;
     let antiLoopWhy: GateOutcome['anti_loop'] = null;
 
-    // Tier 1 first, before any LLM call: a hit is FAIL + block whatever the attempt (D17).
-    const hits: GateHit[] = scanDraft(input.draft, { trace: view, agent, nowMs, skillId, trustDebt: opts.trustDebt, eventId }, settings, gate.tier1, this.limits);
+    // Tier 1 first, before any LLM call: a hit is FAIL + block whatever the attempt (D17). Its rules and patterns
+    // are those of every skill the registry lists for the agent, not of the skill the trace names (D44).
+    const hits: GateHit[] = scanDraft(input.draft, { trace: view, agent, nowMs, trustDebt: opts.trustDebt, eventId }, tier1Scope(gate, agent.skills), this.limits);
     const tier1 = hits.length > 0;
     if (tier1) {
       verdict = 'FAIL';
@@ -351,8 +352,9 @@ function workflowSteps(blueprint: CompiledBlueprint | undefined): readonly (read
 export function checkToolCallPure(trace: Trace, agent: AgentInfo, blueprint: CompiledBlueprint, nowMs: number, state: GateJobState | undefined, limits: GateRuntimeLimits = DEFAULT_GATE_RUNTIME_LIMITS, opts: FinalizeOptions & { eventId?: string } = {}): ToolCallCheck {
   const gate = blueprint.gate ?? EMPTY_GATE;
   const jobId = optStr(trace.job_id);
+  // Tier 1 by the registry's skills (D44); the trace's skill_id only selects the workflows below (tier 2).
+  const hits = scanToolCall({ trace, agent, nowMs, trustDebt: opts.trustDebt, eventId: opts.eventId }, tier1Scope(gate, agent.skills), limits);
   const { skillId } = settingsFor(gate, trace.skill_id, agent.skills);
-  const hits = scanToolCall({ trace, agent, nowMs, skillId, trustDebt: opts.trustDebt, eventId: opts.eventId }, gate.tier1, limits);
   const rewriteOnly = state?.rewrite_only === true;
   if (rewriteOnly) hits.push({ kind: 'rewrite_only', id: 'rewrite_only', message: `job '${jobId}' is in rewrite-only state (gate spec §9.7): no tool calls until its next final answer` });
   if (typeof trace.tool === 'string' && jobId) hits.push(...outOfOrderSteps(gate.workflows, state?.tool_calls ?? [], trace.tool, trace, skillId, state?.steps_done));

@@ -11,7 +11,7 @@ export { MemoryGateJobStore, emptyJobState, recordAttempt, recordToolCall, attem
 export { GateJudge, JUDGE_OUTPUT_SCHEMA, parseJudgeOutput, type JudgeAnswer, type JudgeResult } from './judge.js';
 export { PROMPTS, PROMPT_A, PROMPT_B, PROMPT_LITE, REPLAN_TEMPLATE, JUDGE_SYSTEM, promptWithAdditions, renderJudgePrompt, replanDirective, type JudgePayload } from './prompts.js';
 export { buildPayload, goalSentences, toolTraceSummary, toolCallFacts } from './payload.js';
-export { DEFAULT_DETECTORS, scanDraft, scanToolCall } from './scan.js';
+export { DEFAULT_DETECTORS, scanDraft, scanToolCall, tier1Scope, type Tier1Scope } from './scan.js';
 export { missingWorkflowSteps, outOfOrderSteps, workflowProgress } from './workflow.js';
 export { computeVerdict, effectiveFixMode, actionFor, antiLoop, interventionFor, trustDebtFor } from './decide.js';
 export { judgeResultEvent, outcomeEvent, replanLedgerDraft, userIdHash } from './events.js';

@@ -1,12 +1,17 @@
 /**
  * Tier-1 scanning before any LLM call (gate spec §1–§2, docs/gate.md "Output scanning"): the default
  * detectors (card numbers with a Luhn check, SSNs, credentials/keys — the DSL's entity detectors), the
- * skill's safety patterns and keyword blocklist, and the blueprint's tier-1 guardrails. Anything that
- * cannot be scanned completely (too large, too deep, a condition that throws) is a hit: fail closed.
+ * safety patterns and keyword blocklists, and the blueprint's tier-1 guardrails. Anything that cannot be
+ * scanned completely (too large, too deep, a condition that throws) is a hit: fail closed.
+ *
+ * What an agent is held to comes from the registry, never from the trace (spec-decisions D44): the tier-1
+ * guardrails whose `skills:` the registry lists for the agent and the patterns of every such skill, whatever
+ * `skill_id` the trace names — an agent listed for a strict and a lax skill once named the lax one to dodge
+ * the strict one's hard-safety rules.
  */
 import { ENTITY_DETECTORS } from '../dsl/index.js';
 import type { AgentInfo, EvalContext, Trace } from '../types.js';
-import type { GateHit, GateRuntimeLimits, GateSettings, GuardrailHook, Tier1Rule } from './types.js';
+import type { CompiledGate, GateHit, GatePattern, GateRuntimeLimits, GuardrailHook, Tier1Rule } from './types.js';
 
 /** The default detectors that always run on the draft; a blueprint adds to them, never replaces them. */
 export const DEFAULT_DETECTORS: readonly { id: string; message: string; test: (s: string) => boolean }[] = [
@@ -19,21 +24,66 @@ export interface ScanContext {
   trace: Trace;
   agent: AgentInfo;
   nowMs: number;
-  /** The skill whose settings apply (registry-checked), for `skills:` filters of guardrails. */
-  skillId: string | null;
   trustDebt?: number;
   eventId?: string;
+}
+
+/**
+ * The hard-safety rules one agent is held to (D44): the base settings' and every registry-listed skill's
+ * safety patterns and keyword blocklist (a union; a skill's settings repeat the base's, so duplicates are
+ * dropped), and the tier-1 guardrails per hook — unfiltered ones and those with a `skills:` the registry
+ * lists for the agent. The trace's `skill_id` plays no part.
+ */
+export interface Tier1Scope {
+  safetyPatterns: readonly GatePattern[];
+  keywordBlocklist: readonly GatePattern[];
+  rules: Readonly<Record<GuardrailHook, readonly Tier1Rule[]>>;
+}
+
+function uniquePatterns(lists: readonly (readonly GatePattern[])[]): GatePattern[] {
+  const seen = new Set<string>();
+  const out: GatePattern[] = [];
+  for (const l of lists)
+    for (const p of l) {
+      const k = `${p.id}\u0000${p.source}`;
+      if (seen.has(k)) continue;
+      seen.add(k);
+      out.push(p);
+    }
+  return out;
+}
+
+function buildScope(gate: CompiledGate, skills: readonly string[]): Tier1Scope {
+  const sets = [gate.settings, ...skills.filter((s) => Object.hasOwn(gate.skills, s)).map((s) => gate.skills[s]!)];
+  const held = gate.tier1.filter((r) => !r.skills || r.skills.some((s) => skills.includes(s)));
+  return {
+    safetyPatterns: uniquePatterns(sets.map((s) => s.safetyPatterns)),
+    keywordBlocklist: uniquePatterns(sets.map((s) => s.keywordBlocklist)),
+    rules: { final_answer: held.filter((r) => r.appliesTo.includes('final_answer')), tool_call: held.filter((r) => r.appliesTo.includes('tool_call')) },
+  };
+}
+
+/**
+ * Scopes per compiled gate, per registry skill list: the registry hands out one frozen agent object (and one
+ * skills array) per agent, so the union is built once per agent and blueprint, not per event. A skills array
+ * the cache has not seen (a test's literal) is one more build; nothing depends on identity for correctness.
+ */
+const scopes = new WeakMap<CompiledGate, { base?: Tier1Scope; bySkills: WeakMap<readonly string[], Tier1Scope> }>();
+
+/** What tier 1 holds `agentSkills` (the registry's list for the agent) to under `gate` (D44). */
+export function tier1Scope(gate: CompiledGate, agentSkills: readonly string[] | undefined): Tier1Scope {
+  let c = scopes.get(gate);
+  if (!c) scopes.set(gate, (c = { bySkills: new WeakMap() }));
+  if (!agentSkills || agentSkills.length === 0) return (c.base ??= buildScope(gate, []));
+  let s = c.bySkills.get(agentSkills);
+  if (!s) c.bySkills.set(agentSkills, (s = buildScope(gate, agentSkills)));
+  return s;
 }
 
 function evalContext(c: ScanContext, trace: Trace): EvalContext {
   return { trace, agent: c.agent, trustDebt: c.trustDebt ?? 0, nowMs: c.nowMs, stateNamespace: `${c.agent.tenant}:${c.agent.id}`, eventId: c.eventId };
 }
 
-function applies(rule: Tier1Rule, hook: GuardrailHook, trace: Trace, skillId: string | null): boolean {
-  if (!rule.appliesTo.includes(hook)) return false;
-  if (rule.skills && (skillId === null || !rule.skills.includes(skillId))) return false;
-  return rule.when(trace);
-}
 
 /** A tier-1 condition is an invariant: false (or an error: fail closed) is a violation. Stateless by load-time rule. */
 function conditionHit(rule: Tier1Rule, ctx: EvalContext): GateHit | undefined {
@@ -60,18 +110,18 @@ export function draftView(trace: Trace, draft: string): Trace {
   return { ...trace, content: draft, draft_answer: draft };
 }
 
-/** Scans the draft of a final answer. Returns every hit (empty = clean). */
-export function scanDraft(draft: string, c: ScanContext, settings: GateSettings, tier1: readonly Tier1Rule[], limits: Pick<GateRuntimeLimits, 'maxScanChars'>): GateHit[] {
+/** Scans the draft of a final answer against the agent's tier-1 scope (tier1Scope). Returns every hit (empty = clean). */
+export function scanDraft(draft: string, c: ScanContext, scope: Tier1Scope, limits: Pick<GateRuntimeLimits, 'maxScanChars'>): GateHit[] {
   if (draft.length > limits.maxScanChars)
     return [{ kind: 'scan_limit', id: 'max_scan_chars', message: `the draft has ${draft.length} characters, over the scan limit of ${limits.maxScanChars}: not delivered unscanned` }];
   const hits: GateHit[] = [];
   for (const d of DEFAULT_DETECTORS) if (d.test(draft)) hits.push({ kind: 'default', id: d.id, message: `the draft contains ${d.message}` });
-  for (const p of settings.safetyPatterns) if (p.test(draft)) hits.push({ kind: 'safety_pattern', id: p.id, message: p.message });
-  for (const k of settings.keywordBlocklist) if (k.test(draft)) hits.push({ kind: 'keyword', id: k.id, message: k.message });
+  for (const p of scope.safetyPatterns) if (p.test(draft)) hits.push({ kind: 'safety_pattern', id: p.id, message: p.message });
+  for (const k of scope.keywordBlocklist) if (k.test(draft)) hits.push({ kind: 'keyword', id: k.id, message: k.message });
   const trace = draftView(c.trace, draft);
   const ctx = evalContext(c, trace);
-  for (const r of tier1) {
-    if (!applies(r, 'final_answer', trace, c.skillId)) continue;
+  for (const r of scope.rules.final_answer) {
+    if (!r.when(trace)) continue;
     const p = r.patterns.find((x) => x.test(draft));
     if (p) hits.push({ kind: 'tier1', id: r.id, message: p.message });
     else {
@@ -102,8 +152,8 @@ export function stringLeaves(v: unknown, limits: Pick<GateRuntimeLimits, 'maxSca
 }
 
 /** The pre-tool gate's tier-1 part: the rules that apply to tool calls, on the call's trace and `args`. */
-export function scanToolCall(c: ScanContext, tier1: readonly Tier1Rule[], limits: Pick<GateRuntimeLimits, 'maxScanDepth' | 'maxScanLeaves' | 'maxScanChars'>): GateHit[] {
-  const rules = tier1.filter((r) => applies(r, 'tool_call', c.trace, c.skillId));
+export function scanToolCall(c: ScanContext, scope: Tier1Scope, limits: Pick<GateRuntimeLimits, 'maxScanDepth' | 'maxScanLeaves' | 'maxScanChars'>): GateHit[] {
+  const rules = scope.rules.tool_call.filter((r) => r.when(c.trace));
   if (rules.length === 0) return [];
   const hits: GateHit[] = [];
   const needLeaves = rules.some((r) => r.patterns.length > 0);

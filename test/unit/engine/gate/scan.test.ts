@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_GATE_RUNTIME_LIMITS, DEFAULT_GATE_SETTINGS, scanDraft, scanToolCall, type Tier1Rule } from '../../../../src/engine/gate/index.js';
+import { DEFAULT_GATE_RUNTIME_LIMITS, DEFAULT_GATE_SETTINGS, scanDraft, scanToolCall, tier1Scope, type GateSettings, type Tier1Rule } from '../../../../src/engine/gate/index.js';
 import { stringLeaves } from '../../../../src/engine/gate/scan.js';
 import type { AgentInfo, Trace } from '../../../../src/engine/types.js';
 import { compileOne } from './helpers.js';
 
 const agent: AgentInfo = { id: 'a', tenant: 't', tier: 'ACL-2', tools: [], domains: [], registered: true };
 const trace = (extra: Partial<Trace> = {}): Trace => ({ trace_id: 't1', agent_id: 'a', timestamp: '2026-01-01T00:00:00Z', hook: 'final_answer', job_id: 'j', ...extra });
-const ctx = (t: Trace = trace()) => ({ trace: t, agent, nowMs: 0, skillId: null });
-const ids = (draft: string) => scanDraft(draft, ctx(), DEFAULT_GATE_SETTINGS, [], DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id);
+const ctx = (t: Trace = trace()) => ({ trace: t, agent, nowMs: 0 });
+/** The scope of a gate with these tier-1 rules and base settings, for an agent the registry lists for `skills`. */
+const scopeOf = (tier1: Tier1Rule[] = [], settings: GateSettings = DEFAULT_GATE_SETTINGS, skills?: string[]) => tier1Scope({ settings, skills: {}, tier1, workflows: [], style: [] }, skills);
+const ids = (draft: string) => scanDraft(draft, ctx(), scopeOf(), DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id);
 
 describe('output scanning: default detectors (gate spec §2)', () => {
   it('card numbers need a Luhn check', () => {
@@ -39,7 +41,7 @@ describe('output scanning: default detectors (gate spec §2)', () => {
   it('blueprint patterns add to the defaults, never replace them', () => {
     const bp = compileOne('id: s@1.0\nversion: "1.0.0"\ndescription: s\nfinalization_gate:\n  safety_patterns: [ACME-\\d+]\n  keyword_blocklist: [secret project, "$$"]\n');
     const s = bp.gate!.settings;
-    const hit = (d: string) => scanDraft(d, ctx(), s, [], DEFAULT_GATE_RUNTIME_LIMITS).map((h) => `${h.kind}:${h.id}`);
+    const hit = (d: string) => scanDraft(d, ctx(), scopeOf([], s), DEFAULT_GATE_RUNTIME_LIMITS).map((h) => `${h.kind}:${h.id}`);
     expect(hit('ticket ACME-12 and card 4111111111111111')).toEqual(['default:credit_card', 'safety_pattern:safety_patterns[0]']);
     expect(hit('the SECRET Project')).toEqual(['keyword:secret project']);
     expect(hit('secret projection')).toEqual([]); // word boundary
@@ -49,7 +51,7 @@ describe('output scanning: default detectors (gate spec §2)', () => {
 
 describe('fail closed: scanning that cannot finish is a hit', () => {
   it('a draft over the size limit is blocked unscanned', () => {
-    const h = scanDraft('x'.repeat(101), ctx(), DEFAULT_GATE_SETTINGS, [], { maxScanChars: 100 });
+    const h = scanDraft('x'.repeat(101), ctx(), scopeOf(), { maxScanChars: 100 });
     expect(h).toEqual([expect.objectContaining({ kind: 'scan_limit', id: 'max_scan_chars' })]);
   });
   it('tool-call args too deep, too many leaves or too large are blocked unscanned', () => {
@@ -57,7 +59,7 @@ describe('fail closed: scanning that cannot finish is a hit', () => {
     const rules = bp.gate!.tier1;
     let deep: Record<string, unknown> = { v: 'x' };
     for (let i = 0; i < 40; i++) deep = { d: deep };
-    const tc = (args: Record<string, unknown>) => scanToolCall(ctx(trace({ hook: 'tool_call', tool: 'x', args })), rules, DEFAULT_GATE_RUNTIME_LIMITS);
+    const tc = (args: Record<string, unknown>) => scanToolCall(ctx(trace({ hook: 'tool_call', tool: 'x', args })), scopeOf(rules), DEFAULT_GATE_RUNTIME_LIMITS);
     expect(tc(deep)).toEqual([expect.objectContaining({ kind: 'scan_limit' })]);
     expect(tc({ xs: Array.from({ length: 10_001 }, () => 'a') })).toEqual([expect.objectContaining({ kind: 'scan_limit' })]);
     expect(tc({ a: { b: ['ok', 'card 4111'] } })).toEqual([expect.objectContaining({ kind: 'tier1', id: 'no_cards' })]);
@@ -74,27 +76,67 @@ describe('fail closed: scanning that cannot finish is a hit', () => {
       message: 'boom rule',
       condition: { source: 'x', async: false, functions: new Set(), evaluate: () => { throw new Error('state down'); } },
     };
-    const h = scanDraft('hello', ctx(), DEFAULT_GATE_SETTINGS, [rule], DEFAULT_GATE_RUNTIME_LIMITS);
+    const h = scanDraft('hello', ctx(), scopeOf([rule]), DEFAULT_GATE_RUNTIME_LIMITS);
     expect(h).toEqual([expect.objectContaining({ kind: 'tier1', id: 'boom', message: expect.stringMatching(/fail closed/) })]);
   });
   it('tier-1 conditions read the draft as `content` and honour `applies_to`, `when` and `skills`', () => {
     const bp = compileOne(
       'id: s@1.0\nversion: "1.0.0"\ndescription: s\nguardrails:\n  - id: no_iban\n    tier: 1\n    condition: NOT contains_entity(content, "bank_account")\n    skills: [payments]\n  - id: tools_only\n    tier: 1\n    pattern: hello\n    applies_to: [tool_call]\n',
     );
-    const rules = bp.gate!.tier1;
+    const payments = tier1Scope(bp.gate!, ['payments']);
     const d = 'Wire to IBAN DE89 3704 0044 0532 0130 00 hello';
-    expect(scanDraft(d, { ...ctx(), skillId: 'payments' }, DEFAULT_GATE_SETTINGS, rules, DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual(['no_iban']);
-    expect(scanDraft(d, ctx(), DEFAULT_GATE_SETTINGS, rules, DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual([]);
+    expect(scanDraft(d, ctx(), payments, DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual(['no_iban']);
+    expect(scanDraft(d, ctx(), tier1Scope(bp.gate!, undefined), DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual([]);
+    expect(scanDraft(d, ctx(), tier1Scope(bp.gate!, ['chat']), DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual([]);
+    // The registry's skills decide (D44): a trace naming another skill, or none, is still held to `payments`' rule.
+    expect(scanDraft(d, ctx(trace({ skill_id: 'chat' })), payments, DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual(['no_iban']);
     // The agent's own `content` beside the draft changes nothing: the draft is what the condition reads.
     const beside = ctx(trace({ draft_answer: d, content: 'ok' }));
-    expect(scanDraft(d, { ...beside, skillId: 'payments' }, DEFAULT_GATE_SETTINGS, rules, DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual(['no_iban']);
+    expect(scanDraft(d, beside, payments, DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual(['no_iban']);
     const clean = ctx(trace({ draft_answer: 'done', content: d }));
-    expect(scanDraft('done', { ...clean, skillId: 'payments' }, DEFAULT_GATE_SETTINGS, rules, DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual([]);
+    expect(scanDraft('done', clean, payments, DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual([]);
   });
   it('`when` of a tier-1 rule reads the draft view too', () => {
     const bp = compileOne('id: s@1.0\nversion: "1.0.0"\ndescription: s\nguardrails:\n  - id: exact\n    tier: 1\n    condition: "false"\n    when: { content: "send it" }\n');
     const rules = bp.gate!.tier1;
-    expect(scanDraft('send it', ctx(trace({ draft_answer: 'send it', content: 'other' })), DEFAULT_GATE_SETTINGS, rules, DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual(['exact']);
-    expect(scanDraft('other', ctx(trace({ draft_answer: 'other', content: 'send it' })), DEFAULT_GATE_SETTINGS, rules, DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual([]);
+    expect(scanDraft('send it', ctx(trace({ draft_answer: 'send it', content: 'other' })), scopeOf(rules), DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual(['exact']);
+    expect(scanDraft('other', ctx(trace({ draft_answer: 'other', content: 'send it' })), scopeOf(rules), DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id)).toEqual([]);
+  });
+});
+
+describe("tier-1 scope: the registry's skills, not the trace's skill_id (D44)", () => {
+  const yaml =
+    'id: s@1.0\nversion: "1.0.0"\ndescription: s\nfinalization_gate:\n  safety_patterns: [ACME-\\d+]\n  keyword_blocklist: [nightingale]\n  skills:\n    payments: { safety_patterns: [{ id: iban, pattern: "DE\\\\d{20}" }], keyword_blocklist: [override] }\n    refunds: { keyword_blocklist: [chargeback] }\n    chat: { strictness: low }\nguardrails:\n  - id: pay\n    tier: 1\n    pattern: paycode\n    skills: [payments]\n  - id: all\n    tier: 1\n    pattern: anycode\n  - id: refund_tools\n    tier: 1\n    pattern: refundcode\n    skills: [refunds]\n    applies_to: [tool_call]\n';
+  const bp = compileOne(yaml);
+  const gate = bp.gate!;
+  it('unions the patterns of every listed skill with the base, each once', () => {
+    const s = tier1Scope(gate, ['payments', 'refunds', 'chat', 'unknown']);
+    expect(s.safetyPatterns.map((p) => p.id)).toEqual(['safety_patterns[0]', 'iban']);
+    expect(s.keywordBlocklist.map((p) => p.id)).toEqual(['nightingale', 'override', 'chargeback']);
+    expect(s.rules.final_answer.map((r) => r.id)).toEqual(['pay', 'all']);
+    expect(s.rules.tool_call.map((r) => r.id)).toEqual(['pay', 'all', 'refund_tools']);
+    const none = tier1Scope(gate, undefined);
+    expect(none.safetyPatterns.map((p) => p.id)).toEqual(['safety_patterns[0]']);
+    expect(none.keywordBlocklist.map((p) => p.id)).toEqual(['nightingale']);
+    expect(none.rules.tool_call.map((r) => r.id)).toEqual(['all']);
+    expect(tier1Scope(gate, ['chat']).rules.final_answer.map((r) => r.id)).toEqual(['all']);
+  });
+  it('is built once per agent (its registry skills array) and gate, not per event', () => {
+    const skills = ['payments', 'chat'];
+    const a = tier1Scope(gate, skills);
+    expect(tier1Scope(gate, skills)).toBe(a);
+    expect(tier1Scope(gate, undefined)).toBe(tier1Scope(gate, []));
+    // Another gate (a reload compiles a new one) gets its own scope.
+    const reloaded = tier1Scope(compileOne(yaml).gate!, skills);
+    expect(reloaded).not.toBe(a);
+    expect(reloaded.keywordBlocklist.map((p) => p.id)).toEqual(a.keywordBlocklist.map((p) => p.id));
+  });
+  it('a tool call is held to every listed skill\'s tool rules whatever skill_id it names', () => {
+    const s = tier1Scope(gate, ['payments', 'refunds']);
+    const tc = (args: Record<string, unknown>, skill_id?: string) => scanToolCall(ctx(trace({ hook: 'tool_call', tool: 'x', args, ...(skill_id && { skill_id }) })), s, DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id);
+    expect(tc({ a: 'refundcode' }, 'payments')).toEqual(['refund_tools']);
+    expect(tc({ a: 'paycode' }, 'refunds')).toEqual(['pay']);
+    expect(tc({ a: 'paycode' })).toEqual(['pay']);
+    expect(scanToolCall(ctx(trace({ hook: 'tool_call', tool: 'x', args: { a: 'paycode refundcode' }, skill_id: 'payments' })), tier1Scope(gate, ['chat']), DEFAULT_GATE_RUNTIME_LIMITS)).toEqual([]);
   });
 });
