@@ -106,25 +106,29 @@ export class RedisRolloutStore {
     return { won: Number(won) === 1, generation: Number(gen), fromPercent: Number(pct) };
   }
 
-  /** Adds counts per counter key (one pipeline) and returns every touched key's totals after the add. */
+  /**
+   * Adds counts per counter key and returns every touched key's totals after the add: one pipeline per key, all
+   * sent at once. A flush's keys (one per rollout, generation and window) hash to different slots, and ioredis
+   * Cluster refuses a pipeline whose keys live on different nodes ("All keys in the pipeline should belong to the
+   * same slots allocation group"): one pipeline for all of them failed every flush on a cluster, so the rollback
+   * triggers were never evaluated there (test/integration/redis-cluster/rollout-counters.int.test.ts).
+   */
   async addCounts(adds: ReadonlyMap<string, { arm: string; counts: ArmCounts }[]>, ttlMs: number): Promise<Map<string, Record<string, ArmCounts>>> {
-    const p = this.r.pipeline();
-    for (const [key, list] of adds) {
+    const perKey = [...adds].map(async ([key, list]): Promise<[string, Record<string, ArmCounts>]> => {
+      const p = this.r.pipeline();
       for (const { arm, counts } of list) for (const f of COUNT_FIELDS) if (counts[f] > 0) p.hincrby(key, `${arm}:${f}`, counts[f]);
       p.pexpire(key, ttlMs);
       p.hgetall(key);
-    }
-    const res = (await p.exec()) ?? [];
-    const out = new Map<string, Record<string, ArmCounts>>();
-    const firstErr = res.find(([e]) => e)?.[0];
-    if (firstErr) throw new StewardError('STEWARD_STATE_UNAVAILABLE', `rollout counters: ${firstErr.message}`, { retryable: true, cause: firstErr });
-    let i = 0;
-    for (const [key, list] of adds) {
-      for (const { counts } of list) for (const f of COUNT_FIELDS) if (counts[f] > 0) i++;
-      i++; // pexpire
-      out.set(key, parseCounts(res[i++]?.[1] as Record<string, string>));
-    }
-    return out;
+      const res = (await redisCall('rollout counters', () => p.exec())) ?? [];
+      const firstErr = res.find(([e]) => e)?.[0];
+      if (firstErr) throw new StewardError('STEWARD_STATE_UNAVAILABLE', `rollout counters: ${firstErr.message}`, { retryable: true, cause: firstErr });
+      return [key, parseCounts(res[res.length - 1]?.[1] as Record<string, string>)];
+    });
+    // every key's pipeline settles before a failure is reported (the monitor merges the whole flush back then)
+    const settled = await Promise.allSettled(perKey);
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    return new Map(settled.map((r) => (r as PromiseFulfilledResult<[string, Record<string, ArmCounts>]>).value));
   }
 
   async readCounts(key: string): Promise<Record<string, ArmCounts>> {
