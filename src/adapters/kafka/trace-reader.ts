@@ -101,35 +101,58 @@ export class PartitionReader {
     }
   }
 
+  /**
+   * Starts the reader's consumer once. A start that fails (the broker away: connect or group join out of retries) is
+   * forgotten and its consumer closed, so the next get() starts a new one; and it fails retryably, so the scorer
+   * waits the outage out. Kept, it failed every later read of the partition with kafkajs' own error, which the
+   * scorer took for the decision's fault and dead-lettered (no verdict) — seen in broker-restart on the join.
+   */
   private start(): Promise<void> {
-    this.starting ??= (async () => {
-      const c = this.adapter.consumer({ groupId: this.groupId, assign: { topic: this.topic, partitions: [this.partition] }, maxWaitTimeMs: 100 });
-      this.consumer = c;
-      c.onCrash((err, willRestart) => {
-        if (willRestart) return;
-        this.dead = true;
-        for (const w of this.waiters.splice(0)) {
-          clearTimeout(w.timer);
-          w.reject(unavailable('consumer crashed', err));
-        }
-        this.o.onCrash?.(err);
-      });
-      // A rejoin (kafkajs restarted the consumer) starts from the group's committed offset, which this reader never
-      // sets: go back to where it was.
-      c.onGroupJoin(() => {
-        if (this.next >= 0n) c.seek(this.topic, this.partition, this.next.toString());
-      });
-      await c.subscribe([this.topic], true);
-      await c.runBatches((b, ctl) => this.onBatch(b, ctl), { partitionsConcurrently: 1, autoCommit: false });
-    })();
+    this.starting ??= this.startConsumer().catch(async (e: unknown) => {
+      this.starting = undefined;
+      const c = this.consumer;
+      this.consumer = undefined;
+      if (c) {
+        await c.stop().catch(() => undefined);
+        await c.disconnect().catch(() => undefined);
+      }
+      throw unavailable(`consumer of ${this.topic}[${this.partition}] did not start: ${e instanceof Error ? e.message : String(e)}`, e);
+    });
     return this.starting;
+  }
+
+  private async startConsumer(): Promise<void> {
+    const c = this.adapter.consumer({ groupId: this.groupId, assign: { topic: this.topic, partitions: [this.partition] }, maxWaitTimeMs: 100 });
+    this.consumer = c;
+    // A consumer given up on by start() (replaced by the next one) no longer speaks for the reader.
+    c.onCrash((err, willRestart) => {
+      if (willRestart || this.consumer !== c) return;
+      this.dead = true;
+      for (const w of this.waiters.splice(0)) {
+        clearTimeout(w.timer);
+        w.reject(unavailable('consumer crashed', err));
+      }
+      this.o.onCrash?.(err);
+    });
+    // A rejoin (kafkajs restarted the consumer) starts from the group's committed offset, which this reader never
+    // sets: go back to where it was.
+    c.onGroupJoin(() => {
+      if (this.next >= 0n && this.consumer === c) c.seek(this.topic, this.partition, this.next.toString());
+    });
+    await c.subscribe([this.topic], true);
+    await c.runBatches((b, ctl) => this.onBatch(b, ctl), { partitionsConcurrently: 1, autoCommit: false });
   }
 
   private seekTo(o: bigint): void {
     this.buf.clear();
     this.lo = o;
     this.next = o;
-    this.consumer!.seek(this.topic, this.partition, o.toString());
+    try {
+      this.consumer!.seek(this.topic, this.partition, o.toString());
+    } catch {
+      // kafkajs between a crash and its restart ("consumer#run must be called first"): the restart's group join
+      // seeks to `next`. Thrown on, kafkajs' error would have the scorer dead-letter the decision.
+    }
     this.wakeFetch?.();
   }
 

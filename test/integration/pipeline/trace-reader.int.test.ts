@@ -4,6 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { KafkaAdapter } from '../../../src/adapters/kafka/client.js';
 import { PartitionReader, PartitionReaders } from '../../../src/adapters/kafka/trace-reader.js';
+import { StewardError } from '../../../src/errors.js';
+import { TcpFaultProxy } from '../faults/fault-proxy.js';
 import { services, uniqueName } from '../setup/helpers.js';
 
 describe('PartitionReader (real Kafka)', () => {
@@ -72,4 +74,38 @@ describe('PartitionReader (real Kafka)', () => {
       await admin.disconnect();
     }
   }, 60_000);
+
+  // A broker away when the reader starts (broker-restart on the join): before, the failed start was kept, every later
+  // read of the partition failed with kafkajs' own error and the scorer dead-lettered those decisions for good.
+  it('a reader whose broker is away at its start fails retryably, then reads once the broker is back', async () => {
+    const [host, port] = services().kafkaBrokers[0]!.split(':') as [string, string];
+    const proxy = await TcpFaultProxy.start(host, Number(port));
+    const direct = new KafkaAdapter({ brokers: services().kafkaBrokers, clientId: 'it-reader-away' });
+    const admin = await direct.admin();
+    const topic = uniqueName('reader-away');
+    const group = uniqueName('reader-away-g');
+    // Only the seed broker goes through the proxy: enough to fail the consumer's connect while it is down.
+    const reader = new PartitionReader(new KafkaAdapter({ brokers: [`127.0.0.1:${proxy.port}`], clientId: 'it-reader-away', connectionTimeoutMs: 1000 }), topic, 0, group, { waitMs: 20_000 });
+    try {
+      await admin.createTopics([{ topic, numPartitions: 1, replicationFactor: 1 }]);
+      const producer = await direct.producer();
+      await producer.send([{ topic, messages: [{ key: 'k', value: 'v0' }, { key: 'k', value: 'v1' }] }]);
+      await producer.disconnect();
+      proxy.setDown(true);
+      const failed = await reader.get('1').then(() => undefined, (e: unknown) => e);
+      expect(failed).toBeInstanceOf(StewardError);
+      expect((failed as StewardError).code).toBe('STEWARD_KAFKA');
+      expect((failed as StewardError).retryable).toBe(true);
+      expect((failed as StewardError).message).toMatch(/did not start/);
+      proxy.setDown(false);
+      expect((await reader.get('1'))?.value?.toString()).toBe('v1');
+      expect((await reader.get('0'))?.value?.toString()).toBe('v0');
+    } finally {
+      await reader.close();
+      await proxy.close();
+      await admin.deleteTopics([topic]).catch(() => undefined);
+      await admin.deleteGroups([group]).catch(() => undefined);
+      await admin.disconnect();
+    }
+  }, 90_000);
 });
