@@ -39,7 +39,7 @@ interface GuardrailBase {
   id: string;
   description?: string;
   when: WhenMatcher;
-  /** Only for these skills (the trace's registry-checked skill_id); undefined = every job. */
+  /** Tier 1: applies when the registry lists any of these skills for the agent (D44); tiers 2-3: the trace's registry-checked skill_id. undefined = every job. */
   skills?: string[];
   position?: SourcePosition;
 }
