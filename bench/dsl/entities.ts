@@ -62,6 +62,14 @@ const INPUTS: Record<string, string> = {
   schemes: rep('a://'),
   userinfos: rep('ab://u:p'),
   wideGroups: rep('４１１１ '),
+  // #20 review: digits of other scripts, format characters, `_`/`/` card separators, non-ASCII text that is neither.
+  arabicGroups: rep('\u0664\u0661\u0661\u0661 '),
+  mathDigits: rep('𝟒𝟏𝟏𝟏 '),
+  zwspGroups: rep('4111\u200b'),
+  slashGroups: rep('4111/'),
+  emoji: rep('🤔 1234 '),
+  cjk: rep('注文番号は１２３です。'),
+  ssnFillers: rep('SSN is no number of the 219099998 '),
 };
 
 function median(xs: number[]): number {

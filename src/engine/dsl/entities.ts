@@ -10,7 +10,7 @@
  * entity-numbers.ts).
  */
 import { RE2JS } from 're2js';
-import { asciiDigits, groupSeparator, hasBankAccount, hasCreditCard, isAlnum, isDigit, isWordChar } from './entity-numbers.js';
+import { asciiDigits, foldsAt, groupSeparator, hasBankAccount, hasCreditCard, isAlnum, isDigit, isWordChar } from './entity-numbers.js';
 import { parseIPv4, parseIPv6 } from './network.js';
 
 export { abaValid, hasBankAccount, hasCreditCard, ibanValid, luhnValid } from './entity-numbers.js';
@@ -85,7 +85,7 @@ function ssnLabelBefore(text: string, i: number): boolean {
 }
 
 // Words that may stand between a label and its number ("SSN is", "Social Security Number:", "SSN no.", "ssn_nr").
-const SSN_FILLER_WORDS = new Set(['is', 'was', 'no', 'nr', 'number', 'of']);
+const SSN_FILLER_WORDS = ['is', 'was', 'no', 'nr', 'number', 'of'];
 
 /**
  * Between a label and its number only what a form or a "my SSN is" sentence puts there: spaces (no line break),
@@ -108,9 +108,9 @@ function gapIsLabelFiller(w: string, from: number): boolean {
     if (!isLetter(c)) return false; // digits, sentence ends, any other sign or script
     let e = k + 1;
     while (e < w.length && isLetter(w.charCodeAt(e))) e++;
-    const filler = w.slice(k, e);
-    if (!SSN_FILLER_WORDS.has(filler)) return false;
-    if ((filler === 'no' || filler === 'nr') && w.charCodeAt(e) === 46) e++; // "no." "nr."
+    // Compared in place: no string per word (this runs for every valid 9-digit number a label precedes).
+    if (!SSN_FILLER_WORDS.some((f) => f.length === e - k && w.startsWith(f, k))) return false;
+    if (e - k === 2 && w.charCodeAt(k) === 110 && w.charCodeAt(e) === 46) e++; // "no." "nr."
     word = true;
     k = e - 1;
   }
@@ -118,18 +118,23 @@ function gapIsLabelFiller(w: string, from: number): boolean {
 }
 
 /**
- * SSNs: `ddd-dd-dddd` (dashes, spaces of any kind or dots), or 9 digits in a row after an SSN label; ASCII or
- * fullwidth digits. One pass over
+ * SSNs: `ddd-dd-dddd` (dashes, spaces of any kind or dots), or 9 digits in a row after an SSN label; digits of any
+ * script (Unicode Nd), format characters (Cf) read as absent. One pass over
  * the digit runs, each label check reading at most 47 characters before its number: linear.
  */
 export function hasSsn(text: string): boolean {
+  return ssnIn(text, true);
+}
+
+/** hasSsn's scan; `again`: read the text once more as asciiDigits if it found nothing and that would differ. */
+function ssnIn(text: string, again: boolean): boolean {
   const n = text.length;
   let wide = false;
   let i = 0;
   while (i < n) {
     const c = text.charCodeAt(i);
     if (!isDigit(c)) {
-      if (c >= 0xff10 && c <= 0xff19) wide = true;
+      if (c >= 128 && !wide && foldsAt(text, i)) wide = true;
       i++;
       continue;
     }
@@ -139,8 +144,9 @@ export function hasSsn(text: string): boolean {
     if (j - i === 9 && groupSeparator(text.charCodeAt(i - 1)) !== 45 && groupSeparator(text.charCodeAt(j)) !== 45 && ssnValid(text, i, i + 3, i + 5) && ssnLabelBefore(text, i)) return true;
     i = j;
   }
-  // Fullwidth digits ("２１９-０９-９９９８"): once more over the copy with ASCII digits (asciiDigits).
-  return wide && hasSsn(asciiDigits(text));
+  // Digits of other scripts ("２１９-０９-９９９８", "SSN: ٢١٩٠٩٩٩٩٨") or format characters between them: once more over
+  // the copy with ASCII digits and no format characters (asciiDigits).
+  return again && wide && ssnIn(asciiDigits(text), false);
 }
 
 function isLocalChar(c: number): boolean {

@@ -33,27 +33,111 @@ export function groupSeparator(c: number): number {
   return 0;
 }
 
-/** A fullwidth digit (U+FF10–FF19, "４１１１"): what NFKC folds to an ASCII digit. */
-export function isWideDigit(c: number): boolean {
-  return c >= 0xff10 && c <= 0xff19;
+// Per BMP code unit, what the second reading does with it: 0 keep; 1–10 a decimal digit of any script (Unicode Nd:
+// Arabic-Indic, Devanagari, fullwidth…) read as the ASCII digit value + 1 - 1; FORMAT an invisible format
+// character (Unicode Cf: zero-width space, soft hyphen, word joiner, BOM, bidi marks), dropped; HIGH a high
+// surrogate that starts an astral digit or format character (mathematical bold digits "𝟒", tag characters).
+const FORMAT = 11;
+const HIGH = 12;
+let bmpFold: Uint8Array | undefined;
+// The same for the astral planes that have digits or format characters: plane 1 (U+10000–1FFFF) and the start of
+// plane 14 (U+E0000–E0FFF, tags), indexed from U+10000 and U+E0000.
+const plane1Fold = new Uint8Array(0x10000);
+const plane14Fold = new Uint8Array(0x1000);
+
+/** An astral code point's fold code (0 keep, 1–10 digit, FORMAT) from its surrogate pair; 0 for a lone surrogate. */
+function astralFoldAt(hi: number, lo: number): number {
+  if (!(lo >= 0xdc00 && lo <= 0xdfff)) return 0;
+  const k = ((hi - 0xd800) << 10) + lo - 0xdc00; // code point - 0x10000
+  if (k < 0x10000) return plane1Fold[k]!;
+  return k >= 0xd0000 && k < 0xd1000 ? plane14Fold[k - 0xd0000]! : 0;
 }
 
 /**
- * The text with its fullwidth digits as ASCII digits — same length, so positions keep their meaning. The number
- * detectors read ASCII digits; one that met a fullwidth digit and found nothing reads this copy once more, so a
- * card or SSN written in fullwidth digits is still found and ordinary text pays one comparison per character.
+ * The tables, from the runtime's own Unicode data (the regex property classes), built on first use: one match over a
+ * string of every non-ASCII BMP code point, one over planes 1 and 14 (the only astral planes with Nd or Cf characters),
+ * ~5–10 ms once. Nd digits come in runs of ten from 0 (the Unicode stability policy), so a digit's value is its offset
+ * in its run of consecutive digits, mod 10 (the five mathematical digit sets are one run of 50).
+ */
+function foldTable(): Uint8Array {
+  if (bmpFold) return bmpFold;
+  const t = new Uint8Array(0x10000);
+  const units = new Uint16Array(0x10000 - 128);
+  for (let c = 128; c < 0x10000; c++) units[c - 128] = c >= 0xd800 && c <= 0xdfff ? 32 : c;
+  const re = /\p{Nd}+|\p{Cf}/gu;
+  for (const m of utf16.decode(units).matchAll(re)) {
+    const at = m.index + 128;
+    if (/\p{Cf}/u.test(m[0])) t[at] = FORMAT;
+    else for (let k = 0; k < m[0].length; k++) t[at + k] = (k % 10) + 1;
+  }
+  const pairs = new Uint16Array(2 * 0x11000);
+  const base = (k: number): number => (k < 0x10000 ? 0x10000 + k : 0xe0000 + k - 0x10000);
+  for (let k = 0; k < 0x11000; k++) {
+    const c = base(k) - 0x10000;
+    pairs[2 * k] = 0xd800 + (c >> 10);
+    pairs[2 * k + 1] = 0xdc00 + (c & 0x3ff);
+  }
+  for (const m of utf16.decode(pairs).matchAll(re)) {
+    const cp = base(m.index / 2);
+    const cf = /\p{Cf}/u.test(m[0]);
+    for (let k = 0; k < m[0].length / 2; k++) {
+      if (cp + k < 0x20000) plane1Fold[cp + k - 0x10000] = cf ? FORMAT : (k % 10) + 1;
+      else plane14Fold[cp + k - 0xe0000] = cf ? FORMAT : (k % 10) + 1;
+      t[0xd800 + ((cp + k - 0x10000) >> 10)] = HIGH;
+    }
+  }
+  bmpFold = t;
+  return t;
+}
+
+/**
+ * The non-ASCII code unit at `i` starts something the second reading changes: a digit of another script, a format
+ * character, or an astral one (not any emoji: their high surrogates are shared). The scans ask as they skip
+ * non-digits, so ASCII text never builds the tables.
+ */
+export function foldsAt(text: string, i: number): boolean {
+  const f = foldTable()[text.charCodeAt(i)]!;
+  return f === HIGH ? astralFoldAt(text.charCodeAt(i), text.charCodeAt(i + 1)) !== 0 : f !== 0;
+}
+
+/**
+ * The text as it reads: every Unicode decimal digit (Nd) as its ASCII digit, invisible format characters (Cf) removed.
+ * The number detectors read ASCII digits and visible separators; one that met such a character and found nothing
+ * reads this copy once more, so "٤١١١…", "𝟒𝟏𝟏𝟏…", "4111\u200b1111…" (a zero-width space or soft hyphen shows as
+ * nothing: "4111111111111111") are still found and ordinary text pays one comparison per character.
  */
 export function asciiDigits(text: string): string {
   // One pass into UTF-16 code units and one decode: a piece per digit took 60 ms on 1 MB of fullwidth digits.
-  // A lone surrogate decodes as U+FFFD, still one unit (and no digit).
-  const units = new Uint16Array(text.length);
+  // A lone surrogate decodes as U+FFFD (no digit).
+  const t = foldTable();
+  const out = new Uint16Array(text.length);
+  let o = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    units[i] = isWideDigit(c) ? c - 0xff10 + 48 : c;
+    const f = c < 128 ? 0 : t[c]!;
+    if (f === 0) out[o++] = c;
+    else if (f <= 10) out[o++] = 47 + f;
+    else if (f === HIGH) {
+      const g = astralFoldAt(c, text.charCodeAt(i + 1));
+      if (g === 0) out[o++] = c;
+      else {
+        if (g <= 10) out[o++] = 47 + g;
+        i++;
+      }
+    }
   }
-  return utf16.decode(units);
+  return utf16.decode(out.subarray(0, o));
 }
 const utf16 = new TextDecoder('utf-16le');
+
+/**
+ * Card groups may also be joined by `_` or `/` ("4111_1111_1111_1111", "4111/1111/1111/1111"), each its own kind:
+ * read as written, it is the card. Dates (2024/01/15) and paths keep 1–2 digit groups or too few digits, and the
+ * issuer and Luhn checks apply as to any chain. Cards only: an SSN with slashes reads as a date or a fraction.
+ */
+function cardSeparator(c: number): number {
+  return c === 95 || c === 47 ? c : groupSeparator(c);
+}
 
 export function luhnValid(digits: string): boolean {
   let sum = 0;
@@ -174,6 +258,11 @@ function cardEndingAt(text: string, last: number, minM: number, maxM: number): b
  * number has one. Each group adds O(MAX_GROUPS) work: linear.
  */
 export function hasCreditCard(text: string): boolean {
+  return cardIn(text, true);
+}
+
+/** hasCreditCard's scan; `again`: read the text once more as asciiDigits if it found nothing and that would differ. */
+function cardIn(text: string, again: boolean): boolean {
   const n = text.length;
   let head = 0; // ring slot of the last group
   let count = 0; // groups of the current chain in the ring (up to MAX_GROUPS)
@@ -184,7 +273,7 @@ export function hasCreditCard(text: string): boolean {
   while (i < n) {
     const c0 = text.charCodeAt(i);
     if (!isDigit(c0)) {
-      if (c0 >= 0xff10 && c0 <= 0xff19) wide = true;
+      if (c0 >= 128 && !wide && foldsAt(text, i)) wide = true;
       i++;
       continue;
     }
@@ -192,7 +281,7 @@ export function hasCreditCard(text: string): boolean {
     while (j < n && isDigit(text.charCodeAt(j))) j++;
     const len = j - i;
     // The separator between this run and the previous one, by kind (space of any kind, dash, dot), 0 if none.
-    const sep = i >= 2 && isDigit(text.charCodeAt(i - 2)) ? groupSeparator(text.charCodeAt(i - 1)) : 0;
+    const sep = i >= 2 && isDigit(text.charCodeAt(i - 2)) ? cardSeparator(text.charCodeAt(i - 1)) : 0;
     const groupLen = len >= 3 && len <= 6;
     // "0.4111…", "12.5": digits after a decimal point — unless a dot joins two groups ("4111.1111.…").
     const fraction = sep === 46 && !(groupLen && count > 0);
@@ -219,7 +308,7 @@ export function hasCreditCard(text: string): boolean {
     i = j;
   }
   if (count >= 2 && cardEndingAt(text, head, 2, count)) return true;
-  return wide && hasCreditCard(asciiDigits(text));
+  return again && wide && cardIn(asciiDigits(text), false);
 }
 
 /**

@@ -39,8 +39,50 @@ describe('credit_card: candidates are whole digit groups', () => {
       'card ４１１１ １１１１ １１１１ １１１１',
       '４１１１．１１１１．１１１１．１１１１',
       'card 4111 １１１１ 1111 1111', // mixed widths
+      // #20 review: invisible format characters (Cf) read as absent, digits of any script (Nd), `_` and `/`
+      '4111\u200b1111\u200b1111\u200b1111', // zero-width space
+      '4111\u00ad1111\u00ad1111\u00ad1111', // soft hyphen
+      '41\u20601111111\ufeff1111111', // word joiner, BOM inside groups
+      'card 4111\u200b 1111\u200b 1111\u200b 1111',
+      '4111_1111_1111_1111',
+      '4111/1111/1111/1111 exp 12/27',
+      '\u0664\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661', // Arabic-Indic
+      '𝟒𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏𝟏', // mathematical bold
+      'card 𝟺𝟷𝟷𝟷 𝟷𝟷𝟷𝟷 𝟷𝟷𝟷𝟷 𝟷𝟷𝟷𝟷', // mathematical monospace
+      '🤔 card 4111\u200b1111\u200b1111\u200b1111 🎉', // emoji around it
     ])
       expect(D.credit_card(s), s).toBe(true);
+  });
+
+  it('finds a card written in the decimal digits of any script (Unicode Nd)', () => {
+    // Zero of the digit set: Arabic-Indic, Extended Arabic-Indic, N'Ko, Devanagari, Bengali, Thai, Tibetan, Myanmar,
+    // fullwidth, mathematical bold / double-struck / monospace, Adlam, segmented.
+    const zeros = [0x660, 0x6f0, 0x7c0, 0x966, 0x9e6, 0xe50, 0xf20, 0x1040, 0xff10, 0x1d7ce, 0x1d7d8, 0x1d7f6, 0x1e950, 0x1fbf0];
+    for (const z of zeros) {
+      const to = (s: string) => [...s].map((d) => (d >= '0' && d <= '9' ? String.fromCodePoint(z + Number(d)) : d)).join('');
+      expect(D.credit_card(to('5555 5555 5555 4444')), z.toString(16)).toBe(true);
+      expect(D.ssn(to('219-09-9998')), z.toString(16)).toBe(true);
+      expect(D.credit_card(to('5555 5555 5555 4445')), z.toString(16)).toBe(false); // Luhn fails
+    }
+  });
+
+  it('dates, paths and ids with `_` or `/` stay negative; so do non-cards behind format characters', () => {
+    for (const s of [
+      '2024/01/15',
+      'on 2024/01/15 at 12:30, card exp 12/27',
+      '2024_01_15_1234_5678',
+      'order_2024_0115_0001',
+      'GET /api/v1/users/1234/orders/5678/items/9012',
+      'ORD_1234_5678_9012_3456', // Luhn-valid with another issuer prefix: still an id
+      '4111_1111_1111_1112', // Luhn fails
+      '4111_1111/1111_1111', // mixed separators
+      '2019/2020/2021/2022',
+      '1/2/3/4/5/6/7/8/9/0/1/2/3/4/5/6',
+      '4111\u200b1111\u200b1111\u200b1112',
+      '\u0661\u0662\u0663\u0664 \u0665\u0666\u0667\u0668', // 8 Arabic-Indic digits
+      '🤔 1234 5678 🎉 9012 3456',
+    ])
+      expect(D.credit_card(s), s).toBe(false);
   });
 
   it('finds generated cards with random digit groups before or after them (property)', () => {
@@ -135,6 +177,13 @@ describe('ssn: separated forms of any separator kind, bare 9 digits only after a
       'ssn_number = 219099998',
       'SSN \u2013 219099998', // en dash
       'ＳＳＮ：　２１９０９９９９８', // ideographic space
+      // #20 review: any decimal digits, format characters read as absent
+      'SSN: \u0662\u0661\u0669\u0660\u0669\u0669\u0669\u0669\u0668', // Arabic-Indic
+      '\u0662\u0661\u0669-\u0660\u0669-\u0669\u0669\u0669\u0668',
+      '𝟐𝟏𝟗-𝟎𝟗-𝟗𝟗𝟗𝟖',
+      'SSN\u200b: 219\u200b09\u200b9998',
+      '219\u00ad-09\u00ad-9998',
+      'S\u200bS\u200bN: 219099998',
     ])
       expect(D.ssn(s), s).toBe(true);
   });
@@ -180,6 +229,11 @@ describe('ssn: separated forms of any separator kind, bare 9 digits only after a
         'SSN: 219099998' + d + '1',
       ]),
       'ref 219\uff0e09\uff0e9998\uff0e1', // fullwidth full stops: a longer dotted chain
+      'order \u0662\u0661\u0669\u0660\u0669\u0669\u0669\u0669\u0668', // unlabelled, Arabic-Indic
+      '219\u200b09\u200b9998', // reads as 219099998: unlabelled
+      '219/09/9998',
+      '219_09_9998',
+      '🤔 219099998',
     ])
       expect(D.ssn(s), s).toBe(false);
   });
@@ -418,6 +472,16 @@ describe('every detector on 1 MB adversarial inputs', () => {
     wideDigits: rep('４'),
     wideGroups: rep('４１１１ '),
     wideNines: rep('ssn ２１９０９９９９８x '),
+    arabicDigits: rep('\u0664'),
+    arabicGroups: rep('\u0664\u0661\u0661\u0661 '),
+    mathDigits: rep('𝟒'),
+    zwspGroups: rep('4111\u200b'),
+    softHyphens: rep('4\u00ad'),
+    formatOnly: rep('\u200b'),
+    slashGroups: rep('4111/'),
+    underscoreGroups: rep('4111_'),
+    emoji: rep('🤔 1234 '),
+    cjk: rep('注文番号は'),
   };
   for (const [name, text] of Object.entries(inputs)) {
     it(name, () => {
@@ -434,5 +498,7 @@ describe('every detector on 1 MB adversarial inputs', () => {
     expect(D.credit_card(rep('4111.') + ' card 4111.1111.1111.1111')).toBe(true);
     expect(D.ssn(rep('SSN: 12345678 ') + ' SSN: 219099998')).toBe(true);
     expect(D.secret(rep('ab://u:p') + ' postgres://u:s3cret@db/x')).toBe(true);
+    expect(D.credit_card(rep('\u0664\u0661\u0661\u0661 ') + ' 4111\u200b1111\u200b1111\u200b1111')).toBe(true);
+    expect(D.ssn(rep('🤔 1234 ') + ' SSN: \u0662\u0661\u0669\u0660\u0669\u0669\u0669\u0669\u0668')).toBe(true);
   });
 });
