@@ -85,11 +85,15 @@ function ssnLabelBefore(text: string, i: number): boolean {
 }
 
 // Words that may stand between a label and its number ("SSN is", "Social Security Number:", "SSN no.", "ssn_nr").
-const SSN_FILLER_WORDS = ['is', 'was', 'no', 'nr', 'number', 'of'];
+// "SSN/TIN", "SSN or ITIN": forms that take either.
+const SSN_FILLER_WORDS = ['is', 'was', 'no', 'nr', 'number', 'of', 'or', 'tin', 'itin'];
+
+// Signs a form puts between a label and its value: "Social Security Number (SSN): …", "SSN*: …", "[SSN] …".
+const LABEL_GAP_SIGNS = '\t:#=()[]*/_"\'';
 
 /**
  * Between a label and its number only what a form or a "my SSN is" sentence puts there: spaces (no line break),
- * `: # - = ( _` and quotes, and the filler words above ("no." and "nr." with their dot). Any other word or sign
+ * LABEL_GAP_SIGNS, dashes, and the filler words above ("no." and "nr." with their dot). Any other word or sign
  * means the number is something else: "No SSN is needed for order 412345678", "your SSN in chat — reference …",
  * "SSN verification failed\nTicket: …", "SSN不要。注文…" are not SSNs. One exception for forms: a line break
  * right after `SSN:` ("SSN:\n219099998"), with no word before it.
@@ -104,7 +108,7 @@ function gapIsLabelFiller(w: string, from: number): boolean {
       continue;
     }
     if (c === 58) colon = true;
-    if (c === 9 || c === 58 || c === 35 || c === 61 || c === 40 || c === 95 || c === 34 || c === 39 || groupSeparator(c) === 32 || groupSeparator(c) === 45) continue; // \t : # = ( _ " ' space dash
+    if (LABEL_GAP_SIGNS.includes(w[k]!) || groupSeparator(c) === 32 || groupSeparator(c) === 45) continue; // a space or dash of any kind
     if (!isLetter(c)) return false; // digits, sentence ends, any other sign or script
     let e = k + 1;
     while (e < w.length && isLetter(w.charCodeAt(e))) e++;

@@ -177,6 +177,10 @@ describe('ssn: separated forms of any separator kind, bare 9 digits only after a
       'ssn_number = 219099998',
       'SSN \u2013 219099998', // en dash
       'ＳＳＮ：　２１９０９９９９８', // ideographic space
+      'Social Security Number (SSN): 219099998',
+      'SSN*: 219099998',
+      'SSN/TIN: 219099998',
+      'SSN or ITIN: 219099998',
       // #20 review: any decimal digits, format characters read as absent
       'SSN: \u0662\u0661\u0669\u0660\u0669\u0669\u0669\u0669\u0668', // Arabic-Indic
       '\u0662\u0661\u0669-\u0660\u0669-\u0669\u0669\u0669\u0668',
@@ -220,6 +224,8 @@ describe('ssn: separated forms of any separator kind, bare 9 digits only after a
       'SSN\n219099998', // a line break without a colon
       'ＳＳＮ不要。注文２１９０９９９９８', // a CJK full stop ends the sentence
       'SSN (see above) 219099998',
+      'We never ask for your SSN, 412345678 is your order',
+      'SSN or order 412345678',
       // #20 review: a dash chain is one with Unicode hyphens, en dash or minus sign too
       'ORD-2024-219-09-9998',
       ...['\u2010', '\u2011', '\u2012', '\u2013', '\u2212'].flatMap((d) => [
