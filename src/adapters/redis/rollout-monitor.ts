@@ -13,7 +13,7 @@
 import type { RedisClient } from './client.js';
 import type { RolloutArm, RolloutState, RolloutTable } from '../../engine/rollout/arm.js';
 import { firingTrigger, EMPTY_COUNTS, type ArmCounts, type CompiledTrigger, type TriggerFiring } from '../../engine/rollout/triggers.js';
-import { RedisRolloutStore } from './rollout-store.js';
+import { RedisRolloutStore, type CountsAdded } from './rollout-store.js';
 
 export interface RolloutMonitorOptions {
   prefix?: string;
@@ -106,19 +106,25 @@ export class RolloutMonitor {
     const batch = this.pending;
     this.pending = new Map();
     const adds = new Map([...batch].map(([k, p]) => [k, [...p.byArm].map(([arm, counts]) => ({ arm, counts }))]));
-    let totals: Map<string, Record<string, ArmCounts>>;
-    try {
-      totals = await this.store.addCounts(adds, Math.max(...[...batch.values()].map((p) => p.windowMs)) * 2);
-    } catch (e) {
-      // Not lost: merged back for the next flush (HINCRBY was not applied: the pipeline failed as a whole or
-      // its error is reported for the counters; a partly applied one may count a few decisions twice).
-      for (const [k, p] of batch) {
+    // Not lost: the counts of a key whose add failed are merged back for the next flush — only those: the other
+    // keys were applied (a partly applied key's pipeline may count a few decisions twice).
+    const mergeBack = (keys: Iterable<string>) => {
+      for (const k of keys) {
+        const p = batch.get(k)!;
         const now = this.pending.get(k);
         if (!now) this.pending.set(k, p);
         else for (const [arm, c] of p.byArm) this.merge(now, arm, c);
       }
+    };
+    let added: CountsAdded;
+    try {
+      added = await this.store.addCounts(adds, Math.max(...[...batch.values()].map((p) => p.windowMs)) * 2);
+    } catch (e) {
+      mergeBack(batch.keys());
       throw e;
     }
+    mergeBack(added.failed.keys());
+    const totals = added.totals;
     const fired = new Set<string>();
     let lost = false;
     for (const [key, p] of batch) {
@@ -142,5 +148,8 @@ export class RolloutMonitor {
       await this.o.onRollback?.({ state, firing, generation: res.generation, atMs });
     }
     if (lost) await this.refresh();
+    // The applied keys' triggers were evaluated; the failure is still the caller's to see (logged, retried next flush).
+    const firstFailure = added.failed.values().next();
+    if (!firstFailure.done) throw firstFailure.value;
   }
 }

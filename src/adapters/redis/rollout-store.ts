@@ -113,7 +113,7 @@ export class RedisRolloutStore {
    * same slots allocation group"): one pipeline for all of them failed every flush on a cluster, so the rollback
    * triggers were never evaluated there (test/integration/redis-cluster/rollout-counters.int.test.ts).
    */
-  async addCounts(adds: ReadonlyMap<string, { arm: string; counts: ArmCounts }[]>, ttlMs: number): Promise<Map<string, Record<string, ArmCounts>>> {
+  async addCounts(adds: ReadonlyMap<string, { arm: string; counts: ArmCounts }[]>, ttlMs: number): Promise<CountsAdded> {
     const perKey = [...adds].map(async ([key, list]): Promise<[string, Record<string, ArmCounts>]> => {
       const p = this.r.pipeline();
       for (const { arm, counts } of list) for (const f of COUNT_FIELDS) if (counts[f] > 0) p.hincrby(key, `${arm}:${f}`, counts[f]);
@@ -124,16 +124,26 @@ export class RedisRolloutStore {
       if (firstErr) throw new StewardError('STEWARD_STATE_UNAVAILABLE', `rollout counters: ${firstErr.message}`, { retryable: true, cause: firstErr });
       return [key, parseCounts(res[res.length - 1]?.[1] as Record<string, string>)];
     });
-    // every key's pipeline settles before a failure is reported (the monitor merges the whole flush back then)
+    // Every key's pipeline settles, and each key's outcome is its own: a key whose pipeline failed is reported (the
+    // monitor sends its counts again), one that succeeded is applied and must not be sent again — on a cluster one
+    // master may fail while the others apply (merging the whole flush back counted the others again every flush).
     const settled = await Promise.allSettled(perKey);
-    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
-    return new Map(settled.map((r) => (r as PromiseFulfilledResult<[string, Record<string, ArmCounts>]>).value));
+    const totals = new Map<string, Record<string, ArmCounts>>();
+    const failed = new Map<string, unknown>();
+    const keys = [...adds.keys()];
+    settled.forEach((r, i) => (r.status === 'fulfilled' ? totals.set(r.value[0], r.value[1]) : failed.set(keys[i]!, r.reason)));
+    return { totals, failed };
   }
 
   async readCounts(key: string): Promise<Record<string, ArmCounts>> {
     return parseCounts(await this.r.hgetall(key));
   }
+}
+
+/** What addCounts applied: each applied key's totals after the add, and the keys whose add failed (not applied). */
+export interface CountsAdded {
+  totals: Map<string, Record<string, ArmCounts>>;
+  failed: Map<string, unknown>;
 }
 
 function parseCounts(h: Record<string, string> | undefined): Record<string, ArmCounts> {
