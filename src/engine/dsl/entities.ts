@@ -324,8 +324,8 @@ const MAX_USERINFO = 256;
 
 /**
  * A password in a URL's userinfo: `scheme://user:password@host` (postgres, mysql, mongodb+srv, redis with an empty
- * user, amqp, https…). Each `://` reads forward to the first '@', '/', '?', '#' or space, and the next `://` starts
- * after a '/', so the reads never overlap: linear. Placeholders (`<password>`, `${DB_PASS}`, `****`) and demo passwords
+ * user, amqp, https…). Each `://` reads forward to the first '@', '/', '?', '#' (before the colon or after a port) or
+ * space, and the next `://` starts after a '/', so the reads never overlap: linear. Placeholders (`<password>`, `${DB_PASS}`, `****`) and demo passwords
  * (`user:password`, `postgres:postgres`, `guest:guest`) are not secrets.
  */
 function hasUrlPassword(text: string): boolean {
@@ -334,13 +334,16 @@ function hasUrlPassword(text: string): boolean {
     while (s > 0 && k - s < 32 && isSchemeChar(text.charCodeAt(s - 1))) s--;
     if (k - s < 2 || !isLetter(text.charCodeAt(s))) continue;
     let colon = -1;
+    let port = false; // digits only since the colon, at least one: a host's port, not a password yet
     let e = k + 3;
     const stop = Math.min(text.length, e + MAX_USERINFO);
     for (; e < stop; e++) {
       const c = text.charCodeAt(e);
-      // '#' only before the colon: generated passwords carry it unescaped ("app:Xk9#mP2vL8q@db").
-      if (c === 64 || c === 47 || c === 63 || (c === 35 && colon < 0) || c <= 32) break; // @ / ? # space
+      // '#' ends the URL before the colon and after a port ("localhost:3000#token=…&email=jane@x" is a
+      // fragment), else it is part of the password: generated ones carry it unescaped ("app:Xk9#mP2vL8q@db").
+      if (c === 64 || c === 47 || c === 63 || (c === 35 && (colon < 0 || port)) || c <= 32) break; // @ / ? # space
       if (c === 58 && colon < 0) colon = e;
+      else if (colon >= 0) port = isDigit(c) && (port || e === colon + 1);
     }
     if (colon < 0 || text.charCodeAt(e) !== 64 || e === colon + 1) continue;
     const host = text.charCodeAt(e + 1);

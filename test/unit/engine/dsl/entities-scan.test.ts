@@ -255,6 +255,8 @@ describe('secret: passwords in URLs', () => {
       'mongodb+srv://app:p%40ss@cluster0.mongodb.net/?retryWrites=true',
       'amqp://guest:Gu3st-2024@rabbit',
       'postgres://app:Xk9#mP2vL8q@db.internal',
+      'postgres://user:P@ss#w0rd!@host',
+      'postgres://app:12ab#cd@db', // digits then a letter before the '#': a password, not a port
       'postgres://postgres:postgres1@db.internal/app', // not the user name
       'mysql://admin:rootroot@db/app', // not a listed word
       'clone https://bob:tok3n@git.example.com/repo.git',
@@ -294,6 +296,11 @@ describe('secret: passwords in URLs', () => {
       'postgres://app:TEST@db/app',
       'mysql://u:your_password@db/app',
       'see https://example.com#a:b@c', // a fragment before the colon
+      // #20 review: a fragment after a port (a '#' after the colon with only digits between) ends the URL
+      'http://localhost:3000#access_token=eyJhbGciOiJIUzI1NiJ9.e30.abc&email=jane@example.com',
+      'http://localhost:8080#contact@team',
+      'https://example.com:443#anchor@x',
+      'http://127.0.0.1:5173#token@x',
     ])
       expect(D.secret(s), s).toBe(false);
   });
