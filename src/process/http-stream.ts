@@ -31,6 +31,8 @@ export class AgentEventFeed {
     private readonly groupId: string,
     /** Decisions and verdicts written in Avro (topics.avro_outputs) are decoded through it and streamed as JSON; absent, they are skipped. */
     private readonly outputs?: OutputDecoder,
+    /** Told of events skipped because their stream write fails the same way every time (e.g. WRONGTYPE). */
+    private readonly onDropped?: (events: number, err: StewardError) => void,
   ) {}
 
   key(agentId: string): string {
@@ -92,17 +94,20 @@ export class AgentEventFeed {
    * MOVED from the master redis.url names, an OOM, a WRONGTYPE) only in exec()'s results, which were not read: that
    * agent's events were dropped silently — on a 3-master cluster, the agents of two masters of every batch; and a
    * Cluster client refuses a pipeline across nodes whole, after the offsets were resolved, so the whole batch was
-   * lost (test/integration/redis-cluster/http-stream.int.test.ts). Now any failure fails the batch (retryable):
-   * the consumer fetches it again, so an event reaches its stream at least once (one written before the failure
-   * is written again: a client may see it twice, with a new id).
+   * lost (test/integration/redis-cluster/http-stream.int.test.ts). Now a failure that may pass fails the batch
+   * (retryable): the consumer fetches it again, so an event reaches its stream at least once (one written before
+   * the failure is written again: a client may see it twice, with a new id); one that cannot pass is skipped.
    */
   private async append(writes: readonly { key: string; event: StreamEvent['event']; text: string }[]): Promise<void> {
     const res = await Promise.allSettled(writes.map((w) => this.redis.xadd(w.key, 'MAXLEN', '~', String(STREAM_MAXLEN), '*', 'event', w.event, 'data', w.text)));
-    const failed = res.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed.length > 0) {
-      const e = redisAdapterError(failed[0]!.reason, `stream feed: ${failed.length} of ${writes.length} stream writes failed, batch retried`);
-      throw e.retryable ? e : new StewardError(e.code, e.message, { retryable: true, cause: failed[0]!.reason });
-    }
+    const failed = res.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => redisAdapterError(r.reason, `stream feed: a stream write failed`));
+    if (failed.length === 0) return;
+    // A failure that may pass (connection lost, a cluster move, out of memory) fails the batch: fetched and written
+    // again. One that fails the same way every time (a key of another type) would stall the feed for every agent
+    // for good (review of 055f524): its events are skipped and reported instead.
+    const passing = failed.find((e) => e.retryable);
+    if (passing) throw new StewardError(passing.code, `stream feed: ${failed.length} of ${writes.length} stream writes failed, batch retried: ${passing.message}`, { retryable: true, cause: passing });
+    this.onDropped?.(failed.length, failed[0]!);
   }
 
   /** The id of the agent's newest event ('0-0' when none): a fresh client starts after it. */
