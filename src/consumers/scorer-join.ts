@@ -66,12 +66,12 @@ export class JoinedScorerProcessor implements StageProcessor {
     }
     const rec = await this.d.traces.get(pos.partition, pos.offset);
     if (!rec) throw new StewardError('STEWARD_TRACE_SCHEMA', `the trace this decision names (${this.d.topics.traces}[${pos.partition}]@${pos.offset}) is not in the topic (deleted by retention?)`);
-    const { trace } = await this.d.decoder.decode(rec.value);
+    const { trace, timestampMs } = await this.d.decoder.decode(rec.value);
     const eventId = traceEventId(trace.trace_id, rec.value);
     if (trace.trace_id !== decision.trace_id || trace.agent_id !== decision.agent_id || (decision.event_id !== undefined && decision.event_id !== eventId)) {
       throw new StewardError('STEWARD_TRACE_SCHEMA', `the decision of ${JSON.stringify(decision.trace_id)} names a record of another trace (${this.d.topics.traces}[${pos.partition}]@${pos.offset})`);
     }
-    const evTime = eventTimeMs(trace.timestamp, rec, this.d.maxEventTimeSkewMs ?? null);
+    const evTime = eventTimeMs(timestampMs, rec, this.d.maxEventTimeSkewMs ?? null);
     return scoreOne(this.d, this.stage, m, trace, { ...decision, event_id: eventId }, decisionInputOf(decision), evTime, replyRoute(rec, this.d.replies));
   }
 }

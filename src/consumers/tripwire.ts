@@ -83,7 +83,7 @@ export class TripwireProcessor implements StageProcessor {
   }
 
   async process(m: InMessage): Promise<StageOutput[]> {
-    const { trace, json: traceJson } = await this.d.decoder.decode(m.value);
+    const { trace, json: traceJson, timestampMs } = await this.d.decoder.decode(m.value);
     this.d.identity?.(trace, m);
     const limit = this.d.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     // The scoring message carries the trace: one that alone exceeds the limit is refused before deciding (no state touched).
@@ -91,7 +91,7 @@ export class TripwireProcessor implements StageProcessor {
       const traceBytes = traceJson !== undefined ? Buffer.byteLength(traceJson) : (m.value?.length ?? 0);
       throw new StewardError('STEWARD_TRACE_TOO_LARGE', `its outputs would exceed limits.max_message_bytes ${limit} (trace ${traceBytes} bytes as JSON)`);
     }
-    const evTime = eventTimeMs(trace.timestamp, m, this.d.maxEventTimeSkewMs ?? null);
+    const evTime = eventTimeMs(timestampMs, m, this.d.maxEventTimeSkewMs ?? null);
     if (GATE_HOOKS.has(trace.hook)) return this.toGate(m, trace, traceJson, evTime, limit);
     let record: DecisionRecord;
     try {

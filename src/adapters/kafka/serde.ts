@@ -12,7 +12,7 @@ import AjvDraft7 from 'ajv';
 import addFormatsMod from 'ajv-formats';
 import type { ValidateFunction } from 'ajv';
 import { StewardError } from '../../errors.js';
-import { isTimestamp } from '../../engine/time.js';
+import { parseTimestamp } from '../../engine/time.js';
 import type { Trace } from '../../engine/types.js';
 
 /** Repository (or installed package) root: the first ancestor holding schemas/. */
@@ -56,6 +56,9 @@ type AddFormats = (ajv: unknown) => unknown;
 const addFormats = ((addFormatsMod as unknown as { default?: AddFormats }).default ?? addFormatsMod) as unknown as AddFormats;
 
 let cachedValidator: ValidateFunction | undefined;
+/** The last string the schema's date-time format parsed, and its epoch ms (read right after a validation, same tick). */
+let lastTimestampText: string | undefined;
+let lastTimestampMs = Number.NaN;
 export function traceValidator(): ValidateFunction {
   if (cachedValidator) return cachedValidator;
   const file = join(packageRoot(), 'schemas', 'trace.schema.json');
@@ -66,8 +69,16 @@ export function traceValidator(): ValidateFunction {
   };
   const ajv = new AjvCtor({ allErrors: false, strict: false }) as unknown as { compile(s: object): ValidateFunction; addFormat(n: string, f: object): unknown };
   addFormats(ajv);
-  // ISO-8601 as contracts C1 says, not only RFC 3339 (src/engine/time.ts).
-  ajv.addFormat('date-time', { type: 'string', validate: isTimestamp });
+  // ISO-8601 as contracts C1 says, not only RFC 3339 (src/engine/time.ts). The parse is kept (lastTimestamp):
+  // the stages need the trace's time as a number, and this is the one place that reads its text.
+  ajv.addFormat('date-time', {
+    type: 'string',
+    validate: (s: string) => {
+      lastTimestampText = s;
+      lastTimestampMs = parseTimestamp(s);
+      return Number.isFinite(lastTimestampMs);
+    },
+  });
   const { $id: _id, ...rest } = schema;
   cachedValidator = ajv.compile(rest);
   return cachedValidator;
@@ -81,9 +92,32 @@ export function traceValidator(): ValidateFunction {
  */
 export const MAX_TRACE_DEPTH = 64;
 
+/**
+ * True when nothing in `v` (itself one level) is nested more than `left` levels deep. Recursion is bounded by
+ * `left` (at most MAX_TRACE_DEPTH + 1 frames, whatever the input) and nothing is allocated: it runs for every
+ * trace, where the path walk below (a string and a stack entry per nested value) cost 4x as much.
+ */
+function withinDepth(v: object, left: number): boolean {
+  if (left === 0) return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const c: unknown = v[i];
+      if (c !== null && typeof c === 'object' && !withinDepth(c, left - 1)) return false;
+    }
+  } else {
+    for (const k in v) {
+      const c: unknown = (v as Record<string, unknown>)[k];
+      if (c !== null && typeof c === 'object' && !withinDepth(c, left - 1)) return false;
+    }
+  }
+  return true;
+}
+
 /** The JSON path of the first value nested deeper than `max`, walked without recursion; undefined when none is. */
 export function tooDeep(root: unknown, max = MAX_TRACE_DEPTH): string | undefined {
   if (root === null || typeof root !== 'object') return undefined;
+  // The common case, a trace within the limit, without building paths; the path walk only for the error message.
+  if (withinDepth(root, max)) return undefined;
   const stack: { v: object; depth: number; path: string }[] = [{ v: root, depth: 1, path: '' }];
   while (stack.length > 0) {
     const { v, depth, path } = stack.pop()!;
@@ -104,6 +138,16 @@ export function tooDeep(root: unknown, max = MAX_TRACE_DEPTH): string | undefine
 }
 
 export function validateTrace(obj: unknown): Trace {
+  checkTrace(obj);
+  return obj as Trace;
+}
+
+/**
+ * validateTrace's checks (throws as it does); returns the trace's timestamp as epoch ms, parsed once: by the
+ * schema's date-time format during validation (the stages' event time reads this number, not the text again).
+ */
+function checkTrace(obj: unknown): number {
+  lastTimestampText = undefined;
   const deep = tooDeep(obj);
   if (deep !== undefined) throw new StewardError('STEWARD_TRACE_SCHEMA', `trace invalid at ${deep.length > 200 ? `${deep.slice(0, 200)}…` : deep}: nested deeper than ${MAX_TRACE_DEPTH} levels`);
   const v = traceValidator();
@@ -116,7 +160,9 @@ export function validateTrace(obj: unknown): Trace {
   // contracts C1: an `action` string is the ACM §14.1 action name, which is the hook itself.
   const { action, hook } = obj as { action?: unknown; hook: string };
   if (typeof action === 'string' && action !== hook) throw new StewardError('STEWARD_TRACE_SCHEMA', `trace invalid at /action: the action '${action.slice(0, 64)}' is not the hook '${hook}'`);
-  return obj as Trace;
+  // The same text parses to the same time; a schema without the format (or with it on other fields) parses here.
+  const text = (obj as Trace).timestamp;
+  return lastTimestampText === text ? lastTimestampMs : parseTimestamp(text);
 }
 
 /**
@@ -212,6 +258,8 @@ export interface DecodedTrace {
   schemaId?: number;
   /** For JSON input: the message text the trace was parsed from (valid JSON of the same trace). */
   json?: string;
+  /** trace.timestamp as epoch ms (engine/time.ts parseTimestamp), parsed once while validating. */
+  timestampMs: number;
 }
 
 export interface TraceDecoderOptions {
@@ -230,7 +278,9 @@ export class TraceDecoder {
     if (isConfluentWire(value)) {
       const schemaId = value.readInt32BE(1);
       const rec = await this.decodeAvro(value, schemaId);
-      return { trace: validateTrace(avroRecordToTrace(rec)), format: 'avro', schemaId };
+      const obj = avroRecordToTrace(rec);
+      const timestampMs = checkTrace(obj);
+      return { trace: obj as unknown as Trace, format: 'avro', schemaId, timestampMs };
     }
     const text = value.toString('utf8');
     let obj: unknown;
@@ -239,7 +289,8 @@ export class TraceDecoder {
     } catch (e) {
       throw new StewardError('STEWARD_TRACE_JSON', `malformed JSON: ${(e as Error).message}`);
     }
-    return { trace: validateTrace(obj), format: 'json', json: text };
+    const timestampMs = checkTrace(obj);
+    return { trace: obj as Trace, format: 'json', json: text, timestampMs };
   }
 
   private async decodeAvro(value: Buffer, schemaId: number): Promise<Record<string, unknown>> {

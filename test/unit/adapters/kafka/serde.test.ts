@@ -31,6 +31,19 @@ describe('trace serde', () => {
     expect(await code(dec.decode(Buffer.from([0, 0, 0, 0, 1, 2])))).toBe('STEWARD_TRACE_AVRO');
   });
 
+  it("returns the trace's timestamp as epoch ms, parsed once while validating, in every accepted form", async () => {
+    const d = new TraceDecoder({ maxBytes: 10_000 });
+    const at = async (timestamp: string) => (await d.decode(Buffer.from(JSON.stringify({ ...t, timestamp })))).timestampMs;
+    expect(await at('2026-01-01T00:00:00Z')).toBe(Date.UTC(2026, 0, 1));
+    expect(await at('2026-01-01T01:30:00.250+01:30')).toBe(Date.UTC(2026, 0, 1, 0, 0, 0, 250));
+    expect(await at('2026-03-04 05:06')).toBe(Date.UTC(2026, 2, 4, 5, 6)); // the regex path (no seconds), no offset = UTC
+    expect(await at('2026-03-04')).toBe(Date.UTC(2026, 2, 4));
+    // A decode after another: the number belongs to this trace, not to the previous one.
+    expect(await at('2026-01-02T00:00:00Z')).toBe(Date.UTC(2026, 0, 2));
+    // Unreadable times stay a schema error with the same message.
+    await expect(d.decode(Buffer.from(JSON.stringify({ ...t, timestamp: '2026-02-30T00:00:00Z' })))).rejects.toMatchObject({ code: 'STEWARD_TRACE_SCHEMA', message: 'trace invalid at /timestamp: must match format "date-time"' });
+  });
+
   it('registry errors: its own "no such schema" answer is dead-lettered; outages, 5xx whatever their text, and bare 404s are retried', async () => {
     const responseError = (status: number, message: string) => Object.assign(new Error(message), { name: 'ResponseError', status });
     const cases: [unknown, string, boolean][] = [
