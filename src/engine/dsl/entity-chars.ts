@@ -36,14 +36,16 @@ export function groupSeparator(c: number): number {
 }
 
 // Per BMP code unit, what the second reading does with it: 0 keep; 1–10 a decimal digit of any script (Unicode Nd:
-// Arabic-Indic, Devanagari, fullwidth…) read as the ASCII digit value + 1 - 1; FORMAT an invisible format
-// character (Unicode Cf: zero-width space, soft hyphen, word joiner, BOM, bidi marks), dropped; HIGH a high
-// surrogate that starts an astral digit or format character (mathematical bold digits "𝟒", tag characters).
+// Arabic-Indic, Devanagari, fullwidth…) read as the ASCII digit value + 1 - 1; FORMAT an invisible character,
+// dropped: a format character (Unicode Cf: zero-width space, soft hyphen, word joiner, BOM, bidi marks) or another
+// default-ignorable one (variation selectors, combining grapheme joiner, Mongolian FVS, Khmer inherent vowels,
+// Hangul fillers: they show as nothing, or as a blank, but are no space); HIGH a high surrogate that starts an
+// astral digit or format character (mathematical bold digits "𝟒", tag characters, variation selectors 17–256).
 const FORMAT = 11;
 const HIGH = 12;
 let bmpFold: Uint8Array | undefined;
 // The same for the astral planes that have digits or format characters: plane 1 (U+10000–1FFFF) and the start of
-// plane 14 (U+E0000–E0FFF, tags), indexed from U+10000 and U+E0000.
+// plane 14 (U+E0000–E0FFF: tags, variation selectors 17–256), indexed from U+10000 and U+E0000.
 const plane1Fold = new Uint8Array(0x10000);
 const plane14Fold = new Uint8Array(0x1000);
 
@@ -57,8 +59,8 @@ function astralFoldAt(hi: number, lo: number): number {
 
 /**
  * The tables, from the runtime's own Unicode data (the regex property classes), built on first use: one match over a
- * string of every non-ASCII BMP code point, one over planes 1 and 14 (the only astral planes with Nd or Cf characters),
- * ~5–10 ms once. Nd digits come in runs of ten from 0 (the Unicode stability policy), so a digit's value is its offset
+ * string of every non-ASCII BMP code point, one over planes 1 and 14 (the only astral planes with Nd, Cf or other
+ * default-ignorable characters), ~5–10 ms once. Nd digits come in runs of ten from 0 (the Unicode stability policy), so a digit's value is its offset
  * in its run of consecutive digits, mod 10 (the five mathematical digit sets are one run of 50).
  */
 function foldTable(): Uint8Array {
@@ -66,10 +68,11 @@ function foldTable(): Uint8Array {
   const t = new Uint8Array(0x10000);
   const units = new Uint16Array(0x10000 - 128);
   for (let c = 128; c < 0x10000; c++) units[c - 128] = c >= 0xd800 && c <= 0xdfff ? 32 : c;
-  const re = /\p{Nd}+|\p{Cf}/gu;
+  // Built-in regexes over constant patterns, run once on strings built here (never trace text): no RE2 needed.
+  const re = /\p{Nd}+|[\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
   for (const m of utf16.decode(units).matchAll(re)) {
     const at = m.index + 128;
-    if (/\p{Cf}/u.test(m[0])) t[at] = FORMAT;
+    if (!/\p{Nd}/u.test(m[0])) t[at] = FORMAT;
     else for (let k = 0; k < m[0].length; k++) t[at + k] = (k % 10) + 1;
   }
   const pairs = new Uint16Array(2 * 0x11000);
@@ -81,7 +84,7 @@ function foldTable(): Uint8Array {
   }
   for (const m of utf16.decode(pairs).matchAll(re)) {
     const cp = base(m.index / 2);
-    const cf = /\p{Cf}/u.test(m[0]);
+    const cf = !/\p{Nd}/u.test(m[0]);
     for (let k = 0; k < m[0].length / 2; k++) {
       if (cp + k < 0x20000) plane1Fold[cp + k - 0x10000] = cf ? FORMAT : (k % 10) + 1;
       else plane14Fold[cp + k - 0xe0000] = cf ? FORMAT : (k % 10) + 1;
@@ -103,10 +106,12 @@ export function foldsAt(text: string, i: number): boolean {
 }
 
 /**
- * The text as it reads: every Unicode decimal digit (Nd) as its ASCII digit, invisible format characters (Cf) removed.
+ * The text as it reads: every Unicode decimal digit (Nd) as its ASCII digit, invisible characters (format characters,
+ * Cf, and the other default-ignorable ones: variation selectors, Hangul fillers…) removed.
  * The number detectors read ASCII digits and visible separators; one that met such a character and found nothing
- * reads this copy once more, so "٤١١١…", "𝟒𝟏𝟏𝟏…", "4111\u200b1111…" (a zero-width space or soft hyphen shows as
- * nothing: "4111111111111111") are still found and ordinary text pays one comparison per character.
+ * reads this copy once more, so "٤١١١…", "𝟒𝟏𝟏𝟏…", "4111\u200b1111…", "4111\ufe0f1111…" (a zero-width space,
+ * soft hyphen or variation selector shows as nothing: "4111111111111111") are still found and ordinary text pays
+ * one comparison per character.
  */
 export function asciiDigits(text: string): string {
   // One pass into UTF-16 code units and one decode: a piece per digit took 60 ms on 1 MB of fullwidth digits.

@@ -66,6 +66,23 @@ describe('credit_card: candidates are whole digit groups', () => {
     }
   });
 
+  it('reads default-ignorable characters that are not Cf (variation selectors, fillers) as absent, too', () => {
+    // #20 review: U+FE0F, U+FE00, U+E0100 variation selectors, U+034F combining grapheme joiner, U+180B Mongolian
+    // FVS, U+17B4 Khmer inherent vowel, U+115F and U+3164 Hangul fillers
+    for (const x of ['\ufe0f', '\ufe00', '\u{e0100}', '\u{e01ef}', '\u034f', '\u180b', '\u17b4', '\u115f', '\u3164']) {
+      const esc = x.codePointAt(0)!.toString(16);
+      expect(D.credit_card(`4111${x}1111${x}1111${x}1111`), esc).toBe(true);
+      expect(D.credit_card(`card 5555${x} 5555${x} 5555${x} 4444`), esc).toBe(true);
+      expect(D.ssn(`SSN: 219${x}09${x}9998`), esc).toBe(true);
+      expect(D.ssn(`219${x}-09${x}-9998`), esc).toBe(true);
+      expect(D.credit_card(`4111${x}1111${x}1111${x}1112`), esc).toBe(false); // Luhn fails
+      expect(D.ssn(`order 219${x}09${x}9998`), esc).toBe(false); // reads as 219099998: unlabelled
+    }
+    // Keycap and emoji presentation sequences keep their digits apart.
+    for (const s of ['1\ufe0f\u20e3 2\ufe0f\u20e3 3\ufe0f\u20e3 4\ufe0f\u20e3', '☎\ufe0f 1234 5678 ❤\ufe0f 9012 3456'])
+      expect(D.credit_card(s), s).toBe(false);
+  });
+
   it('dates, paths and ids with `_` or `/` stay negative; so do non-cards behind format characters', () => {
     for (const s of [
       '2024/01/15',
