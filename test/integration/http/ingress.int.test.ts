@@ -14,6 +14,7 @@ import { startPipeline } from '../../../src/process/pipeline.js';
 import { ClickHouseStore } from '../../../src/adapters/clickhouse/client.js';
 import { migrate } from '../../../src/adapters/clickhouse/migrations.js';
 import { uniqueRedisPrefix, waitFor } from '../setup/helpers.js';
+import { sseReader } from './sse-reader.js';
 
 describe('HTTP ingress (real Kafka, Redis)', () => {
   it('batches into acgp.traces as the key\'s agent; retries deduplicated; bad keys, bodies and events refused', async () => {
@@ -97,7 +98,7 @@ describe('HTTP ingress (real Kafka, Redis)', () => {
       let stopped = false;
       try {
         // SSE: client A sees the halt; client B resumes after it with Last-Event-ID and sees only what followed.
-        const a = await sse(`http://127.0.0.1:${ing.port}/v1/stream/traces`, { 'x-api-key': 'k-dec' });
+        const a = await sseReader(`http://127.0.0.1:${ing.port}/v1/stream/traces`, { 'x-api-key': 'k-dec' });
         expect((await a.next()).event).toBe('connected');
         const halt = await decide({ trace_id: 'd-1', reasoning_text: 'clean up', timeout_ms: 20_000, steward: { tool: 'rm_rf', args: { path: '/' }, agent_id: 'spoofed' } });
         expect(halt.status).toBe(200);
@@ -108,7 +109,7 @@ describe('HTTP ingress (real Kafka, Redis)', () => {
         a.close();
         const ok = await decide({ trace_id: 'd-2', timeout_ms: 20_000, steward: { tool: 'search' } });
         expect(ok.body).toMatchObject({ trace_id: 'd-2', intervention: 'ok' });
-        const bClient = await sse(`http://127.0.0.1:${ing.port}/v1/stream/traces`, { 'x-api-key': 'k-dec', 'last-event-id': seen.id! });
+        const bClient = await sseReader(`http://127.0.0.1:${ing.port}/v1/stream/traces`, { 'x-api-key': 'k-dec', 'last-event-id': seen.id! });
         expect((await bClient.next()).event).toBe('connected');
         let next = await bClient.next();
         while (next.event !== 'trace_processed') next = await bClient.next();
@@ -221,36 +222,3 @@ describe('HTTP queries (real ClickHouse)', () => {
     }
   });
 });
-
-/** A minimal server-sent-events reader over fetch (the acgp client never sends Last-Event-ID; this one does). */
-async function sse(url: string, headers: Record<string, string>) {
-  const ctl = new AbortController();
-  const res = await fetch(url, { headers, signal: ctl.signal });
-  expect(res.status).toBe(200);
-  const reader = res.body!.getReader();
-  const dec = new TextDecoder();
-  let buf = '';
-  return {
-    async next(): Promise<{ id?: string; event: string; data: string }> {
-      const deadline = Date.now() + 20_000;
-      for (;;) {
-        const i = buf.indexOf('\n\n');
-        if (i >= 0) {
-          const block = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const f: Record<string, string> = {};
-          for (const line of block.split('\n')) {
-            const k = line.indexOf(':');
-            if (k > 0) f[line.slice(0, k)] = line.slice(k + 1).trimStart();
-          }
-          return { id: f.id, event: f.event ?? 'message', data: f.data ?? '' };
-        }
-        if (Date.now() > deadline) throw new Error('no event within 20 s');
-        const { value, done } = await reader.read();
-        if (done) throw new Error('stream ended');
-        buf += dec.decode(value, { stream: true });
-      }
-    },
-    close: () => ctl.abort(),
-  };
-}

@@ -11,52 +11,11 @@ import { describe, expect, it } from 'vitest';
 import { apiKeyHash } from '../../../src/adapters/http/ingress-auth.js';
 import { startHttpIngress } from '../../../src/process/http-ingress.js';
 import { pipelineConfig, quietLogger, withPipelineEnv } from '../pipeline/harness.js';
+import { sseReader } from '../http/sse-reader.js';
 import { clusterNodes, masterNotServing, masterPortOf, placement, withCluster } from './cluster.js';
 
 /** An SSE reader of the ingress's stream for one API key. */
-async function sse(url: string, apiKey: string) {
-  const ctl = new AbortController();
-  const res = await fetch(url, { headers: { 'x-api-key': apiKey }, signal: ctl.signal });
-  expect(res.status, `stream of ${apiKey}`).toBe(200);
-  const reader = res.body!.getReader();
-  const dec = new TextDecoder();
-  let buf = '';
-  return {
-    async next(timeoutMs = 20_000): Promise<{ id?: string; event: string; data: string }> {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const i = buf.indexOf('\n\n');
-        if (i >= 0) {
-          const block = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const f: Record<string, string> = {};
-          for (const line of block.split('\n')) {
-            const k = line.indexOf(':');
-            if (k > 0) f[line.slice(0, k)] = line.slice(k + 1).trimStart();
-          }
-          return { id: f.id, event: f.event ?? 'message', data: f.data ?? '' };
-        }
-        if (Date.now() > deadline) throw new Error(`no event within ${timeoutMs} ms`);
-        const { value, done } = await reader.read();
-        if (done) throw new Error('stream ended');
-        buf += dec.decode(value, { stream: true });
-      }
-    },
-    /** The trace ids of the next `n` trace_processed events (within 20 s: heartbeats do not extend it). */
-    async traces(n: number): Promise<string[]> {
-      const deadline = Date.now() + 20_000;
-      const ids: string[] = [];
-      while (ids.length < n) {
-        const left = deadline - Date.now();
-        if (left <= 0) throw new Error(`${ids.length} of ${n} trace_processed events within 20 s: ${ids.join(', ')}`);
-        const e = await this.next(left);
-        if (e.event === 'trace_processed') ids.push((JSON.parse(e.data) as { trace_id: string }).trace_id);
-      }
-      return ids;
-    },
-    close: () => ctl.abort(),
-  };
-}
+const sse = (url: string, apiKey: string) => sseReader(url, { 'x-api-key': apiKey });
 
 describe('the HTTP stream feed on Redis Cluster', () => {
   it("every agent's events reach its stream whichever master holds it; a write that can never succeed is skipped and does not stall the feed", async () => {
