@@ -4,7 +4,7 @@
  * for IBANs, exactly 9 digits for ABA) and checked in one linear pass: hand-written scans, since a
  * regex grabbed too much (a CVV or the next word) and never retried a shorter candidate.
  */
-import { asciiDigits, foldsAt, groupSeparator, isAlnum, isDigit, isWordChar } from './entity-chars.js';
+import { asciiDigits, foldsAt, groupSeparator, isAlnum, isDigit, isLetter, isWordChar } from './entity-chars.js';
 
 /**
  * Card groups may also be joined by `_` or `/` ("4111_1111_1111_1111", "4111/1111/1111/1111"), each its own kind:
@@ -13,6 +13,25 @@ import { asciiDigits, foldsAt, groupSeparator, isAlnum, isDigit, isWordChar } fr
  */
 function cardSeparator(c: number): number {
   return c === 95 || c === 47 ? c : groupSeparator(c);
+}
+
+/**
+ * A `_` or `/` chain counts only when it stands alone (checked once the chain has ended): four random 4-digit groups
+ * pass issuer and Luhn ~2.6 % of the time, and such chains are mostly path segments ("/api/shards/1234/5678/…",
+ * "data/…/x.json") and numeric literals ("0x4111_1111_1111_1111", "4111_1111_1111_1111n"). Not alone: preceded by a
+ * letter (so "0x"/"0X" too), a digit, `/`, `_` or `.`; followed by `/`, a letter, or `_` and a digit. `from` is the
+ * chain's first digit, `to` just after its last.
+ */
+function standsAlone(text: string, from: number, to: number): boolean {
+  const b = from > 0 ? text.charCodeAt(from - 1) : 32;
+  if (isAlnum(b) || b === 47 || b === 95 || b === 46) return false;
+  const a = to < text.length ? text.charCodeAt(to) : 32;
+  return !(a === 47 || isLetter(a) || (a === 95 && isDigit(text.charCodeAt(to + 1))));
+}
+
+/** A chain of this separator is judged at its end, standing alone (standsAlone). */
+function judgedAtEnd(sep: number): boolean {
+  return sep === 95 || sep === 47;
 }
 
 export function luhnValid(digits: string): boolean {
@@ -144,6 +163,8 @@ function cardIn(text: string, again: boolean): boolean {
   let count = 0; // groups of the current chain in the ring (up to MAX_GROUPS)
   let chainLen = 0; // groups of the current chain
   let chainSep = 0;
+  let chainFrom = 0; // where the current chain's first group starts
+  let found = false; // a `_` or `/` chain had a card window: it counts if the chain stands alone
   let wide = false;
   let i = 0;
   while (i < n) {
@@ -165,9 +186,11 @@ function cardIn(text: string, again: boolean): boolean {
     const joined = grouped && sep !== 0 && count > 0;
     if (!joined || (chainLen > 1 && sep !== chainSep)) {
       // The chain ends: windows ending with its last group.
-      if (count >= 2 && cardEndingAt(text, head, 2, count)) return true;
+      if (count >= 2 && chainEnds(text, head, count, chainSep, chainFrom, found)) return true;
       // A new separator starts a new chain at the previous group ("1234-5678 4111 1111 …").
       count = chainLen = joined ? 1 : 0;
+      chainFrom = joined ? starts[head]! : i;
+      found = false;
     }
     if (grouped || (!fraction && len >= 13 && len <= 19)) {
       head = (head + 1) & (RING - 1);
@@ -179,12 +202,24 @@ function cardIn(text: string, again: boolean): boolean {
       if (count < MAX_GROUPS) count++;
       if (++chainLen === 2) chainSep = sep;
       // The window from the chain's first group to this one.
-      if (chainLen >= 2 && chainLen <= MAX_GROUPS && cardEndingAt(text, head, chainLen, chainLen)) return true;
+      if (chainLen >= 2 && chainLen <= MAX_GROUPS && !found && cardEndingAt(text, head, chainLen, chainLen)) {
+        if (!judgedAtEnd(chainSep)) return true;
+        found = true;
+      }
     } else if (!fraction && len >= 13 && len <= 19 && cardEndingAt(text, head, 1, 1)) return true;
     i = j;
   }
-  if (count >= 2 && cardEndingAt(text, head, 2, count)) return true;
+  if (count >= 2 && chainEnds(text, head, count, chainSep, chainFrom, found)) return true;
   return again && wide && cardIn(asciiDigits(text), false);
+}
+
+/**
+ * At a chain's end: a card among the windows ending with its last group (ring slot `head`, `count` groups in the
+ * ring), or — for a `_` or `/` chain — one found earlier in the chain (`found`), if the chain stands alone.
+ */
+function chainEnds(text: string, head: number, count: number, sep: number, from: number, found: boolean): boolean {
+  if (!judgedAtEnd(sep)) return cardEndingAt(text, head, 2, count);
+  return (found || cardEndingAt(text, head, 2, count)) && standsAlone(text, from, ends[head]!);
 }
 
 /**
