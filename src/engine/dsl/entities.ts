@@ -334,16 +334,27 @@ function hasUrlPassword(text: string): boolean {
     while (s > 0 && k - s < 32 && isSchemeChar(text.charCodeAt(s - 1))) s--;
     if (k - s < 2 || !isLetter(text.charCodeAt(s))) continue;
     let colon = -1;
-    let port = false; // digits only since the colon, at least one: a host's port, not a password yet
+    // Digits only since the colon, at least one, after a host (a dot, localhost, an [IPv6] address): a port, not a
+    // password — a user name has none of these, so "app:2024#Xk9…@db" stays a password (review of 2d820d8).
+    let port = false;
+    let hostLike = false;
     let e = k + 3;
+    let bracket = text.charCodeAt(e) === 91; // [IPv6]: its colons are not the userinfo's
     const stop = Math.min(text.length, e + MAX_USERINFO);
     for (; e < stop; e++) {
       const c = text.charCodeAt(e);
+      if (bracket) {
+        if (c === 93) bracket = false;
+        else if (c <= 32) break;
+        continue;
+      }
       // '#' ends the URL before the colon and after a port ("localhost:3000#token=…&email=jane@x" is a
       // fragment), else it is part of the password: generated ones carry it unescaped ("app:Xk9#mP2vL8q@db").
       if (c === 64 || c === 47 || c === 63 || (c === 35 && (colon < 0 || port)) || c <= 32) break; // @ / ? # space
-      if (c === 58 && colon < 0) colon = e;
-      else if (colon >= 0) port = isDigit(c) && (port || e === colon + 1);
+      if (c === 58 && colon < 0) {
+        colon = e;
+        hostLike = hostBefore(text, k + 3, e);
+      } else if (colon >= 0) port = hostLike && isDigit(c) && (port || e === colon + 1);
     }
     if (colon < 0 || text.charCodeAt(e) !== 64 || e === colon + 1) continue;
     const host = text.charCodeAt(e + 1);
@@ -351,6 +362,13 @@ function hasUrlPassword(text: string): boolean {
     if (!isDemoUrlPassword(text.slice(k + 3, colon), text.slice(colon + 1, e))) return true;
   }
   return false;
+}
+
+/** Whether text[from, to) reads as a host before a port: it has a dot, is `localhost`, or ends an [IPv6] address. */
+function hostBefore(text: string, from: number, to: number): boolean {
+  if (to > from && text.charCodeAt(to - 1) === 93) return true;
+  for (let i = from; i < to; i++) if (text.charCodeAt(i) === 46) return true;
+  return to - from === 9 && text.slice(from, to).toLowerCase() === 'localhost';
 }
 
 export function hasSecret(text: string): boolean {

@@ -318,8 +318,13 @@ describe('secret: passwords in URLs', () => {
       'http://localhost:8080#contact@team',
       'https://example.com:443#anchor@x',
       'http://127.0.0.1:5173#token@x',
+      // the same after an [IPv6] address: its colons are not the userinfo's
+      'http://[::1]:8080#contact@team',
+      'http://[2001:db8::1]:8080#token@x',
     ])
       expect(D.secret(s), s).toBe(false);
+    // Digits then '#' after a user name (no dot, not localhost) are a password, not a port (review of 2d820d8).
+    for (const s of ['postgres://app:2024#Xk9mP2vL8q@db.internal', 'postgres://app:1#Xk9mP2vL8qZ@db.internal']) expect(D.secret(s), s).toBe(true);
   });
 });
 
