@@ -149,9 +149,11 @@ export class PartitionReader {
     this.next = o;
     try {
       this.consumer!.seek(this.topic, this.partition, o.toString());
-    } catch {
+    } catch (e) {
       // kafkajs between a crash and its restart ("consumer#run must be called first"): the restart's group join
-      // seeks to `next`. Thrown on, kafkajs' error would have the scorer dead-letter the decision.
+      // seeks to `next`. Thrown on, kafkajs' error would have the scorer dead-letter the decision. Anything else
+      // is thrown on (none is expected: the offset is a validated non-negative integer).
+      if (!/consumer#run must be called first/.test((e as Error)?.message ?? '')) throw e;
     }
     this.wakeFetch?.();
   }

@@ -61,7 +61,8 @@ describe('the HTTP stream feed on Redis Cluster', () => {
             // A write that fails the same way every time: the bad agent's stream key holds a string (WRONGTYPE). Its
             // event is skipped (reported), and the feed goes on for everyone — it does not stall on it.
             await c.set(streamKey(bad), 'not a stream');
-            await producer.send([{ topic: topics.decisions, messages: [decision(bad, `${bad}-t1`), decision(agents[0]!, `${agents[0]}-t3`)] }]);
+            // One Kafka key for both: one partition, so one batch of the feed (the feed takes the agent from the record).
+            await producer.send([{ topic: topics.decisions, messages: [decision(bad, `${bad}-t1`), { ...decision(agents[0]!, `${agents[0]}-t3`), key: bad }] }]);
             expect(await clients[0]!.traces(1)).toEqual([`${agents[0]}-t3`]);
             await c.del(streamKey(bad));
             await producer.send([{ topic: topics.decisions, messages: [decision(bad, `${bad}-t2`)] }]);
