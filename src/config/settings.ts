@@ -40,7 +40,7 @@ export const SETTINGS = {
   'topics.partitions': s('topics.partitions', 6, 'partitions of created topics'),
   'topics.replication_factor': s('topics.replication_factor', 1, 'replication factor of created topics'),
   'topics.reply_partitions': s('topics.reply_partitions', 12, 'partitions of the replies topic'),
-  'topics.avro_outputs': s('topics.avro_outputs', [] as ('decisions' | 'verdicts')[], 'output topics written in Avro through the schema registry (decisions, verdicts; env: comma separated); empty = JSON. Readers take both', { env: 'STEWARD_AVRO_OUTPUTS', kind: 'list' }),
+  'topics.avro_outputs': s('topics.avro_outputs', [] as ('decisions' | 'verdicts' | 'trust_debt')[], 'output topics written in Avro through the schema registry (decisions, verdicts, trust_debt; env: comma separated); empty = JSON. Readers take both. The ledger stays JSON (docs/pipeline.md "Serde")', { env: 'STEWARD_AVRO_OUTPUTS', kind: 'list' }),
   'redis.url': s('redis.url', 'redis://127.0.0.1:16379', 'Redis (trust debt, rate windows, scorer marks)', { env: 'REDIS_URL' }),
   'redis.key_prefix': s('redis.key_prefix', 'steward:', 'prefix of every Redis key', { env: 'STEWARD_REDIS_PREFIX' }),
   'redis.cluster_nodes': s('redis.cluster_nodes', [] as string[], 'Redis Cluster seed nodes host:port (env: comma separated); set: a Cluster client is used and redis.url only lends its password', { env: 'REDIS_CLUSTER_NODES', kind: 'list' }),

@@ -78,7 +78,7 @@ export class SinkProcessor {
     private readonly runLedger?: LedgerWriter,
     /** Joins ACM runs' replay-record halves (run-record-join.ts); without it they are dead-lettered. */
     private readonly runRecords?: RunRecordJoin,
-    /** Reads decisions and verdicts written in Avro (topics.avro_outputs); without a registry they are dead-lettered. */
+    /** Reads decisions, verdicts and trust-debt changes written in Avro (topics.avro_outputs); without a registry they are dead-lettered. */
     private readonly outputs: OutputDecoder = new OutputDecoder(undefined),
   ) {
     this.kindOf = new Map(
@@ -97,7 +97,7 @@ export class SinkProcessor {
    * to whether they went out at once for that reason (the loop then commits sooner).
    */
   async process(messages: InMessage[], caughtUp = false): Promise<boolean> {
-    // Avro decisions and verdicts (topics.avro_outputs): their writer schemas are looked up before the synchronous
+    // Avro decisions, verdicts and trust-debt changes (topics.avro_outputs): their writer schemas are looked up before the synchronous
     // pass, one registry request per id not met before. A registry outage fails the batch (retried, nothing lost).
     const schemas = await this.outputs.schemasFor(this.outputValues(messages));
     const now = this.nowMs();
@@ -146,7 +146,7 @@ export class SinkProcessor {
           continue;
         }
         // Avro records take the parse → row path with the decoded message (the same rows and drafts as its JSON).
-        const avro = (kind === 'decisions' || kind === 'verdicts') && avroSchemaId(m.value) !== undefined;
+        const avro = (kind === 'decisions' || kind === 'verdicts' || kind === 'trustDebt') && avroSchemaId(m.value) !== undefined;
         if (kind === 'decisions' && !avro && m.value && this.sink.encodesLines) {
           scanned ??= new DecisionTsvWriter(now, bytesOf(messages));
           const draft = scanned.add(m.value);
@@ -163,7 +163,7 @@ export class SinkProcessor {
             continue;
           }
         }
-        const v = avro ? schemas.decode(kind === 'decisions' ? 'decision' : 'verdict', m.value!) : json(m);
+        const v = avro ? schemas.decode(kind === 'decisions' ? 'decision' : kind === 'verdicts' ? 'verdict' : 'trustDebt', m.value!) : json(m);
         if (kind === 'decisions') {
           const row = decisionRow(v, now);
           push('decisions', { row, source: m });
@@ -291,7 +291,7 @@ export class SinkProcessor {
   }
 
   private *outputValues(messages: readonly InMessage[]): Generator<Buffer | null> {
-    for (const m of messages) if (m.topic === this.topics.decisions || m.topic === this.topics.verdicts) yield m.value;
+    for (const m of messages) if (m.topic === this.topics.decisions || m.topic === this.topics.verdicts || m.topic === this.topics.trustDebt) yield m.value;
   }
 
   /** Call on every group join and consumer crash: partitions may come back at other offsets (a new start). */

@@ -50,6 +50,8 @@ export interface TrustDebtStageDeps {
   nowMs?: () => number;
   /** Reads decisions and verdicts written in Avro (topics.avro_outputs); absent, they are dead-lettered. */
   outputs?: OutputDecoder;
+  /** topics.avro_outputs has `trust_debt`: the acgp.trust-debt value in Avro (output-avro.ts, schema id from start-up); absent: JSON. */
+  encodeTrustDebt?: (t: TrustDebtMessage) => Buffer;
 }
 
 /**
@@ -219,12 +221,27 @@ export class TrustDebtProcessor implements StageProcessor {
         );
       }
     }
-    return all.map((c) => toTrustDebtOutput(this.d.topics, c, c === change ? e.traceId : undefined));
+    return all.map((c) => toTrustDebtOutput(this.d.topics, c, c === change ? e.traceId : undefined, this.d.encodeTrustDebt));
   }
 }
 
-function toTrustDebtOutput(topics: TopicNames, c: TrustDebtChange, traceId?: string): StageOutput {
-  return { topic: topics.trustDebt, message: { key: c.agentId, value: JSON.stringify(trustDebtMessage(c, traceId)) } };
+function toTrustDebtOutput(topics: TopicNames, c: TrustDebtChange, traceId?: string, encode?: (t: TrustDebtMessage) => Buffer): StageOutput {
+  return { topic: topics.trustDebt, message: { key: c.agentId, value: trustDebtValue(trustDebtMessage(c, traceId), encode) } };
+}
+
+/**
+ * An acgp.trust-debt value: JSON, or with `encode` (topics.avro_outputs has trust_debt) the change in Avro, or in JSON when it does not fit trust-debt-event.avsc (an at_ms that is not a whole number:
+ * a review's fractional epoch timestamp; `at_ms` is a long). The change is already applied in Redis, so it must go
+ * out unchanged rather than be dead-lettered or rounded; readers take both encodings on the topic (D42).
+ */
+export function trustDebtValue(m: TrustDebtMessage, encode?: (t: TrustDebtMessage) => Buffer): Buffer | string {
+  if (!encode) return JSON.stringify(m);
+  try {
+    return encode(m);
+  } catch (e) {
+    if (e instanceof StewardError && e.code === 'STEWARD_OUTPUT_AVRO') return JSON.stringify(m);
+    throw e;
+  }
 }
 
 function logCrossings(logger: Logger, c: TrustDebtChange): void {
@@ -250,6 +267,8 @@ export interface TrustDebtSweepDeps {
   now?: () => number;
   /** Partitions of the pipeline still holding records from before a cutoff (see AuditSweepOptions). */
   backlogBefore?: (cutoffMs: number) => Promise<string[]>;
+  /** As TrustDebtStageDeps.encodeTrustDebt: the credits go out in the topic's selected encoding. */
+  encodeTrustDebt?: (t: TrustDebtMessage) => Buffer;
 }
 
 /**
@@ -266,7 +285,7 @@ export function startTrustDebtAuditSweep(d: TrustDebtSweepDeps): AuditSweep {
     backlogBefore: d.backlogBefore,
     onHeld: (behind) => d.logger?.warn({ behind: behind.slice(0, 20), partitions: behind.length }, 'audit sweep held back: the pipeline has older records still to process'),
     onChanges: async (changes) => {
-      await d.producer.send([{ topic: d.topics.trustDebt, messages: changes.map((c) => toTrustDebtOutput(d.topics, c).message) }]);
+      await d.producer.send([{ topic: d.topics.trustDebt, messages: changes.map((c) => toTrustDebtOutput(d.topics, c, undefined, d.encodeTrustDebt).message) }]);
       for (const c of changes) {
         d.metrics?.setTrustDebt(c.tenant, c.agentId, c.after, c.level);
         d.logger?.info({ event_id: c.eventId, tenant: c.tenant, agent_id: c.agentId, before: c.before, after: c.after, debt_level: c.level }, 'good-behaviour audit credit');

@@ -131,14 +131,14 @@ export async function runDemo(cfg0: StewardConfig, opts: DemoOptions, logger: Lo
   const seen = new Set<string>();
   const reader = adapter.consumer({ groupId: `${cfg.consumer.groupPrefix}-summary`, maxWaitTimeMs: 200 });
   await reader.subscribe([names.decisions, names.verdicts, names.trustDebt], true);
-  // Decisions and verdicts may be Avro (topics.avro_outputs).
+  // Decisions, verdicts and trust-debt changes may be Avro (topics.avro_outputs).
   const outputs = new OutputDecoder(cfg.schemaRegistryUrl ? createRegistry(cfg.schemaRegistryUrl) : undefined);
   await reader.runBatches(async (b, ctl) => {
-    const schemas = await outputs.schemasFor(b.messages.map((m) => (m.topic === names.trustDebt ? null : m.value)));
+    const schemas = await outputs.schemasFor(b.messages.map((m) => m.value));
     for (const m of b.messages) {
       ctl.resolveOffset(m.offset);
       if (!m.value) continue;
-      const v = (avroSchemaId(m.value) !== undefined ? schemas.decode(m.topic === names.decisions ? 'decision' : 'verdict', m.value) : JSON.parse(m.value.toString('utf8'))) as Record<string, unknown>;
+      const v = (avroSchemaId(m.value) !== undefined ? schemas.decode(m.topic === names.decisions ? 'decision' : m.topic === names.verdicts ? 'verdict' : 'trustDebt', m.value) : JSON.parse(m.value.toString('utf8'))) as Record<string, unknown>;
       const id = `${m.topic}|${String(v.trace_id ?? v.event_id)}`;
       if (seen.has(id)) continue;
       seen.add(id);

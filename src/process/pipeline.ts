@@ -92,7 +92,7 @@ export async function startPipeline(
   const adapter = new KafkaAdapter(cfg.kafka, opts.logger);
   const registry = cfg.schemaRegistryUrl ? createRegistry(cfg.schemaRegistryUrl) : undefined;
   const decoder = new TraceDecoder({ registry, maxBytes: cfg.limits.maxTraceBytes });
-  // Decisions and verdicts in either encoding, for every stage that reads them (topics.avro_outputs).
+  // Decisions, verdicts and trust-debt changes in either encoding, for every stage that reads them (topics.avro_outputs).
   const outputs = new OutputDecoder(registry);
   const procs: StageProcessor[] = [];
   // What each stage needs from the caller, checked before anything is contacted or started.
@@ -109,6 +109,7 @@ export async function startPipeline(
   const encoders = await outputEncoders(registry, {
     decision: avroOut.includes('decisions') && stages.includes('tripwire') ? `${topics.decisions}-value` : undefined,
     verdict: avroOut.includes('verdicts') && stages.includes('scorer') ? `${topics.verdicts}-value` : undefined,
+    trustDebt: avroOut.includes('trust_debt') && stages.includes('trust-debt') ? `${topics.trustDebt}-value` : undefined,
   });
   const routeLog = opts.logger.child({ stage: 'tripwire' });
   // The replies topic may gain partitions (or be created) while the stage runs: clients of the new partitions
@@ -224,6 +225,7 @@ export async function startPipeline(
             pipelineBehind,
             maxRecordAgeMs: trustDebtMaxRecordAgeMs(cfg.trustDebt.dedupTtlSeconds),
             outputs,
+            encodeTrustDebt: encoders.trustDebt,
           }),
         );
       } else if (s === 'approvals') {
@@ -289,6 +291,7 @@ export async function startPipeline(
         lagMs: cfg.trustDebt.auditSweepLagMs,
         now: deps.sweepNow,
         backlogBefore: behindBefore,
+        encodeTrustDebt: encoders.trustDebt,
       });
     }
   } catch (e) {

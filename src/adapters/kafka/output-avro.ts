@@ -1,5 +1,6 @@
 /**
- * The acgp.decisions and acgp.verdicts messages in Avro (schemas/avro/decision.avsc, verdict.avsc) and back,
+ * The acgp.decisions, acgp.verdicts and acgp.trust-debt messages in Avro (schemas/avro/decision.avsc, verdict.avsc,
+ * trust-debt-event.avsc) and back,
  * in the Confluent wire format (byte 0, 4-byte schema id, Avro body). Measured against JSON in
  * bench/pipeline/avro-outputs.ts (docs/pipeline.md "Hot path"). The tripwire stage and the scorer write them when
  * `topics.avro_outputs` selects the topic (JSON otherwise); every reader takes both (output-decoder.ts).
@@ -9,10 +10,10 @@
  * so a reader sees the same message either way.
  */
 import avro from 'avsc';
-import type { DecisionMessage, VerdictMessage } from '../../contracts/messages.js';
+import type { DecisionMessage, TrustDebtMessage, VerdictMessage } from '../../contracts/messages.js';
 import { SchemaType, type SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { StewardError } from '../../errors.js';
-import { readAvroSchema, registerAvro } from './serde.js';
+import { readAvroSchema, registerAvro, type AvroSchemaName } from './serde.js';
 
 const DECISION_OPTIONAL = ['severity', 'event_id', 'tool', 'session_id', 'engine_version', 'fallback_reason', 'blueprint_version', 'rollout_arm', 'approval_id', 'approval_deadline_ms'] as const;
 const VERDICT_OPTIONAL = ['severity', 'event_id'] as const;
@@ -112,13 +113,50 @@ export function verdictFromAvro(r: Rec): VerdictMessage {
   return v as unknown as VerdictMessage;
 }
 
+// A trust-debt change maps field for field (trust-debt-event.avsc); only trace_id is optional (null when absent).
+export function trustDebtToAvro(t: TrustDebtMessage): Rec {
+  return {
+    event_id: t.event_id,
+    trace_id: t.trace_id ?? null,
+    tenant: t.tenant,
+    agent_id: t.agent_id,
+    at_ms: t.at_ms,
+    cause: t.cause,
+    before: t.before,
+    after: t.after,
+    level: t.level,
+    previous_level: t.previous_level,
+    crossings: t.crossings.map((x) => ({ threshold: x.threshold, direction: x.direction })),
+    duplicate: t.duplicate,
+  };
+}
+
+export function trustDebtFromAvro(r: Rec): TrustDebtMessage {
+  // JSON's key order (trustDebtMessage), trace_id left out when null as JSON.stringify leaves out undefined.
+  return {
+    event_id: r.event_id,
+    ...(r.trace_id !== null && r.trace_id !== undefined ? { trace_id: r.trace_id } : {}),
+    tenant: r.tenant,
+    agent_id: r.agent_id,
+    at_ms: r.at_ms,
+    cause: r.cause,
+    before: r.before,
+    after: r.after,
+    level: r.level,
+    previous_level: r.previous_level,
+    // Plain objects (avsc decodes into record-class instances), as JSON.parse gives.
+    crossings: (r.crossings as Rec[]).map((x) => ({ threshold: x.threshold, direction: x.direction })),
+    duplicate: r.duplicate,
+  } as unknown as TrustDebtMessage;
+}
+
 /** One output schema's codec in the Confluent wire format, under a schema id the registry gave it. */
 export class AvroOutputCodec<T> {
   private readonly type: avro.Type;
   private readonly header: Buffer;
 
   constructor(
-    schema: 'decision' | 'verdict',
+    schema: OutputSchema,
     readonly schemaId: number,
     private readonly to: (m: T) => Rec,
     private readonly from: (r: Rec) => T,
@@ -139,9 +177,13 @@ export class AvroOutputCodec<T> {
 
 export const decisionCodec = (schemaId: number) => new AvroOutputCodec<DecisionMessage>('decision', schemaId, decisionToAvro, decisionFromAvro);
 export const verdictCodec = (schemaId: number) => new AvroOutputCodec<VerdictMessage>('verdict', schemaId, verdictToAvro, verdictFromAvro);
+export const trustDebtCodec = (schemaId: number) => new AvroOutputCodec<TrustDebtMessage>('trust-debt-event', schemaId, trustDebtToAvro, trustDebtFromAvro);
+
+/** The schemas an output topic may be written in (ledger-entry.avsc is not one: docs/pipeline.md "Serde"). */
+export type OutputSchema = Extract<AvroSchemaName, 'decision' | 'verdict' | 'trust-debt-event'>;
 
 /** The id of `name`.avsc already registered under `subject`; STEWARD_CONFIG when it is not there. */
-async function registeredId(registry: SchemaRegistry, name: 'decision' | 'verdict', subject: string, refused: Error): Promise<number> {
+async function registeredId(registry: SchemaRegistry, name: OutputSchema, subject: string, refused: Error): Promise<number> {
   try {
     return await registry.getRegistryIdBySchema(subject, { type: SchemaType.AVRO, schema: readAvroSchema(name) });
   } catch (e) {
@@ -156,6 +198,7 @@ async function registeredId(registry: SchemaRegistry, name: 'decision' | 'verdic
 export interface OutputEncoders {
   decision?: (d: DecisionMessage) => Buffer;
   verdict?: (v: VerdictMessage) => Buffer;
+  trustDebt?: (t: TrustDebtMessage) => Buffer;
 }
 
 /**
@@ -163,11 +206,11 @@ export interface OutputEncoders {
  * register`; the registry answers an already registered schema with its id) and returns their encoders: the id is
  * looked up once here, never per record. A registry that cannot be reached fails the start (retryable).
  */
-export async function outputEncoders(registry: SchemaRegistry | undefined, subjects: { decision?: string; verdict?: string }): Promise<OutputEncoders> {
+export async function outputEncoders(registry: SchemaRegistry | undefined, subjects: { decision?: string; verdict?: string; trustDebt?: string }): Promise<OutputEncoders> {
   const out: OutputEncoders = {};
-  if (!subjects.decision && !subjects.verdict) return out;
+  if (!subjects.decision && !subjects.verdict && !subjects.trustDebt) return out;
   if (!registry) throw new StewardError('STEWARD_CONFIG', 'topics.avro_outputs needs schema_registry.url');
-  const id = async (name: 'decision' | 'verdict', subject: string): Promise<number> => {
+  const id = async (name: OutputSchema, subject: string): Promise<number> => {
     try {
       return await registerAvro(registry, name, subject);
     } catch (e) {
@@ -188,5 +231,6 @@ export async function outputEncoders(registry: SchemaRegistry | undefined, subje
   };
   if (subjects.decision) out.decision = guarded('decision', decisionCodec(await id('decision', subjects.decision)));
   if (subjects.verdict) out.verdict = guarded('verdict', verdictCodec(await id('verdict', subjects.verdict)));
+  if (subjects.trustDebt) out.trustDebt = guarded('trust-debt event', trustDebtCodec(await id('trust-debt-event', subjects.trustDebt)));
   return out;
 }

@@ -1,8 +1,8 @@
 /**
- * Reading acgp.decisions and acgp.verdicts records in either encoding (`topics.avro_outputs`, contracts C13,
+ * Reading acgp.decisions, acgp.verdicts and acgp.trust-debt records in either encoding (`topics.avro_outputs`, contracts C13,
  * spec-decisions D42, docs/pipeline.md "Serde"): a value in the Confluent wire format (byte 0, 4-byte schema id) is Avro, decoded with the writer
  * schema the registry holds under that id and resolved into our reader schema (schemas/avro/decision.avsc,
- * verdict.avsc), so a record written under an earlier or later compatible version still reads; anything else is
+ * verdict.avsc, trust-debt-event.avsc), so a record written under an earlier or later compatible version still reads; anything else is
  * JSON as before. A deployment switches encoding mid-stream and the JSON records stay in the log, so every reader
  * accepts both on the same topic.
  *
@@ -18,18 +18,20 @@
 import avro from 'avsc';
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { StewardError } from '../../errors.js';
-import type { DecisionMessage, VerdictMessage } from '../../contracts/messages.js';
-import { decisionFromAvro, verdictFromAvro } from './output-avro.js';
+import type { DecisionMessage, TrustDebtMessage, VerdictMessage } from '../../contracts/messages.js';
+import { decisionFromAvro, trustDebtFromAvro, verdictFromAvro, type OutputSchema } from './output-avro.js';
 import { isConfluentWire, readAvroSchema, registryFailure } from './serde.js';
 
-export type OutputKind = 'decision' | 'verdict';
+export type OutputKind = 'decision' | 'verdict' | 'trustDebt';
 export interface OutputMessages {
   decision: DecisionMessage;
   verdict: VerdictMessage;
+  trustDebt: TrustDebtMessage;
 }
 
 type Rec = Record<string, unknown>;
-const FROM: { [K in OutputKind]: (r: Rec) => OutputMessages[K] } = { decision: decisionFromAvro, verdict: verdictFromAvro };
+const FROM: { [K in OutputKind]: (r: Rec) => OutputMessages[K] } = { decision: decisionFromAvro, verdict: verdictFromAvro, trustDebt: trustDebtFromAvro };
+const SCHEMA: Record<OutputKind, OutputSchema> = { decision: 'decision', verdict: 'verdict', trustDebt: 'trust-debt-event' };
 
 /** The schema id of a wire-format value, undefined for anything else (JSON). */
 export function avroSchemaId(value: Buffer | null | undefined): number | undefined {
@@ -107,12 +109,12 @@ export class OutputDecoder {
     try {
       return FROM[kind](this.reader(kind).fromBuffer(value.subarray(5), resolver) as Rec);
     } catch (e) {
-      throw new StewardError('STEWARD_OUTPUT_AVRO', `Avro ${kind} (schema id ${id}) does not decode: ${(e as Error).message}`);
+      throw new StewardError('STEWARD_OUTPUT_AVRO', `Avro ${SCHEMA[kind]} (schema id ${id}) does not decode: ${(e as Error).message}`);
     }
   }
 
   private reader(kind: OutputKind): avro.Type {
-    return (this.readers[kind] ??= avro.Type.forSchema(JSON.parse(readAvroSchema(kind)) as avro.Schema));
+    return (this.readers[kind] ??= avro.Type.forSchema(JSON.parse(readAvroSchema(SCHEMA[kind])) as avro.Schema));
   }
 
   private resolver(kind: OutputKind, id: number): avro.Resolver {
@@ -120,12 +122,12 @@ export class OutputDecoder {
     let r = this.resolvers.get(key);
     if (!r) {
       const writer = this.writers.get(id);
-      if (!writer) throw new StewardError('STEWARD_OUTPUT_AVRO', `Avro ${kind}: schema id ${id} was not looked up`);
+      if (!writer) throw new StewardError('STEWARD_OUTPUT_AVRO', `Avro ${SCHEMA[kind]}: schema id ${id} was not looked up`);
       try {
         r = this.reader(kind).createResolver(writer);
       } catch (e) {
         // Not a schema this message can be read from (another subject's schema, an incompatible change): the record's fault.
-        r = new StewardError('STEWARD_OUTPUT_AVRO', `Avro ${kind}: schema id ${id} is not a ${kind} schema (${(e as Error).message.slice(0, 200)})`);
+        r = new StewardError('STEWARD_OUTPUT_AVRO', `Avro ${SCHEMA[kind]}: schema id ${id} is not a ${SCHEMA[kind]} schema (${(e as Error).message.slice(0, 200)})`);
       }
       this.resolvers.set(key, r);
     }

@@ -16,7 +16,8 @@
  * Common: [--config FILE] [--redis URL] [--prefix P] [--blueprints DIR] [--agents FILE] [--topic-prefix P].
  * Credits and thresholds are the trust_debt settings of the blueprint selected for the agent (as
  * `steward run` selects it) unless --credit is given. Every debt change is printed as JSON and published
- * on acgp.trust-debt (ACGP-1004 §10.7: every change is an event; the sink lands it in ClickHouse);
+ * on acgp.trust-debt (ACGP-1004 §10.7: every change is an event; the sink lands it in ClickHouse), in Avro when
+ * topics.avro_outputs has trust_debt (the registry is then asked for the schema id first);
  * `--no-publish` keeps it in Redis only. The Redis write comes first and is idempotent by event id, so
  * after a failed publish the same command publishes the change again (the sink dedupes by event id).
  */
@@ -25,11 +26,13 @@ import { parseArgs } from 'node:util';
 import { createRedisClient } from '../../adapters/redis/client.js';
 import { RedisTrustDebtStore } from '../../adapters/redis/trust-debt-store.js';
 import { KafkaAdapter } from '../../adapters/kafka/client.js';
-import type { ReviewMessage } from '../../contracts/messages.js';
+import type { ReviewMessage, TrustDebtMessage } from '../../contracts/messages.js';
+import { outputEncoders } from '../../adapters/kafka/output-avro.js';
+import { createRegistry } from '../../adapters/kafka/serde.js';
 import { topicNames } from '../../adapters/kafka/topics.js';
 import { loadStewardConfig } from '../../config/steward-config.js';
 import type { RetierRequest, TrustDebtChange } from '../../engine/trust-debt/index.js';
-import { trustDebtMessage } from '../../consumers/trust-debt.js';
+import { trustDebtMessage, trustDebtValue } from '../../consumers/trust-debt.js';
 import { StewardError } from '../../errors.js';
 import { agentTrustDebtSettings, parseTime, redisTarget } from './debt.js';
 import { QUEUE_USAGE, runQueue } from './review-queue.js';
@@ -85,10 +88,13 @@ const changeJson = (c: TrustDebtChange) => ({ ...c, audits: c.audits?.length ? c
 async function withProducer(v: Values, fn: (send: (topic: 'reviews' | 'trustDebt', key: string, values: unknown[]) => Promise<void>) => Promise<void>): Promise<void> {
   const cfg = loadStewardConfig(v.config);
   const topics = topicNames(typeof v['topic-prefix'] === 'string' ? v['topic-prefix'] : cfg.topics.prefix);
+  // topics.avro_outputs has trust_debt: the changes go out in Avro, as the trust-debt stage writes them.
+  const { trustDebt: encode } = cfg.topics.avroOutputs.includes('trust_debt') ? await outputEncoders(createRegistry(cfg.schemaRegistryUrl!), { trustDebt: `${topics.trustDebt}-value` }) : {};
   const producer = await new KafkaAdapter(cfg.kafka).producer();
   try {
     await fn(async (topic, key, values) => {
-      await producer.send([{ topic: topics[topic], messages: values.map((x) => ({ key, value: JSON.stringify(x) })) }]);
+      const value = (x: unknown) => (topic === 'trustDebt' ? trustDebtValue(x as TrustDebtMessage, encode) : JSON.stringify(x));
+      await producer.send([{ topic: topics[topic], messages: values.map((x) => ({ key, value: value(x) })) }]);
     });
   } finally {
     await producer.disconnect();

@@ -16,7 +16,7 @@ export interface KafkaSection {
   requireLogAppendTime: boolean;
   schemaRegistryUrl?: string;
   /** avroOutputs (topics.avro_outputs): the output topics the stages write in Avro (registry); the others stay JSON. */
-  topics: { prefix: string; partitions: number; replicationFactor: number; replyPartitions: number; avroOutputs: ('decisions' | 'verdicts')[] };
+  topics: { prefix: string; partitions: number; replicationFactor: number; replyPartitions: number; avroOutputs: ('decisions' | 'verdicts' | 'trust_debt')[] };
 }
 
 function readMaybe(base: string, f: string | undefined, setting: string): string | undefined {

@@ -3,10 +3,12 @@
 // the same decision, verdict and ledger rows, the Avro run's records carry the magic byte and the registry's id,
 // and its verdicts' PVS-1 signatures verify from the stored rows; (2) a decisions topic that switches from JSON to
 // Avro mid-stream (plus one record under a schema id the registry does not know) is read completely by the scorer
-// join, the trust-debt stage and the sink, the unknown id dead-lettered by each with its reason.
+// join, the trust-debt stage and the sink, the unknown id dead-lettered by each with its reason; (3) acgp.trust-debt
+// switched from JSON to Avro mid-stream stores the same trust_debt_events rows and ledger chain as all-JSON, and
+// `steward review` writes its changes there in Avro too when selected.
 import { generateKeyPairSync } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Redis } from 'ioredis';
 import { startPipeline, type StageName } from '../../../src/process/pipeline.js';
 import { bootstrapEngine } from '../../../src/process/engine-runtime.js';
@@ -26,7 +28,11 @@ import type { DecisionMessage, VerdictMessage } from '../../../src/contracts/mes
 import { OutputDecoder } from '../../../src/adapters/kafka/output-decoder.js';
 import { createRegistry } from '../../../src/adapters/kafka/serde.js';
 import { Collector, quietLogger, withPipelineEnv } from './harness.js';
-import { deleteRedisPrefix, deleteSubjects, schemaRegistry, services, uniqueIdent, uniqueName, uniqueRedisPrefix, waitFor } from '../setup/helpers.js';
+import { consumeMessages, deleteRedisPrefix, deleteSubjects, schemaRegistry, services, uniqueIdent, uniqueName, uniqueRedisPrefix, waitFor, withRedis, withTopics } from '../setup/helpers.js';
+import { run as review } from '../../../src/cli/commands/review.js';
+import { registerAll } from '../../../src/adapters/kafka/schema-registration.js';
+import { RedisTrustDebtStore } from '../../../src/adapters/redis/trust-debt-store.js';
+import { DEFAULT_TRUST_DEBT_CONFIG } from '../../../src/engine/trust-debt/index.js';
 import { readAvroSchema } from '../../../src/adapters/kafka/serde.js';
 
 const BLUEPRINTS = fileURLToPath(new URL('../../../blueprints', import.meta.url));
@@ -206,6 +212,101 @@ describe('topics.avro_outputs through the pipeline', () => {
         await out.stop();
       }
     }, { consumer: { scorer_input: 'join' } });
+  });
+
+  it('acgp.trust-debt switched from JSON to Avro mid-stream: the same trust_debt_events rows and ledger chain as all-JSON', { timeout: 240_000 }, async () => {
+    // Halted decisions written straight to acgp.decisions (keyed by agent: one partition each, so each agent's debt
+    // moves in the same order in both runs); the trust-debt stage turns each into one change, the sink stores them.
+    const agents = ['td-a', 'td-b', 'td-c'];
+    const ds: DecisionMessage[] = Array.from({ length: 18 }, (_, i) => ({
+      trace_id: `avro-td-${i}`, agent_id: agents[i % 3], tenant: 'acme', blueprint: 'b@1.0', intervention: 'block', approved: false, stage: 'rule', halted: true,
+      reasons: ['no'], severity: i % 4 === 0 ? 'critical' : 'high', tripwires: [], rules: [], latency_ms: 1, event_time_ms: T0 + i * 600_000, decided_at_ms: T0 + i * 600_000 + 5,
+      hook: 'tool_call', event_id: `avro-td-${i}#e`,
+    }) as DecisionMessage);
+    const half = ds.length / 2;
+    const stored: Record<string, { events: unknown[]; ledger: unknown[] }> = {};
+    for (const mode of ['json', 'avro'] as const) {
+      await withRun(`pl-avro-td-${mode}`, [], async (r0) => {
+        const out = await new Collector(r0.adapter, [r0.topics.trustDebt, r0.topics.dlq]).start();
+        const send = async (xs: DecisionMessage[]) => {
+          const producer = await r0.adapter.producer();
+          await producer.send([{ topic: r0.topics.decisions, messages: xs.map((d) => ({ key: d.agent_id, value: Buffer.from(JSON.stringify(d)) })) }]);
+          await producer.disconnect();
+        };
+        const changes = () => new Set(out.json<{ event_id: string }>(r0.topics.trustDebt).map((t) => t.event_id)).size;
+        try {
+          // Before the switch: JSON trust-debt changes (both runs).
+          const before = await start(r0, ['trust-debt', 'sink']);
+          await send(ds.slice(0, half));
+          await waitFor(() => changes() >= half, { timeoutMs: 60_000, message: `${mode}: JSON trust-debt changes` });
+          await before.stop();
+          const r = mode === 'avro' ? { ...r0, cfg: { ...r0.cfg, topics: { ...r0.cfg.topics, avroOutputs: ['trust_debt'] as 'trust_debt'[] } } } : r0;
+          const after = await start(r, ['trust-debt', 'sink']);
+          try {
+            await send(ds.slice(half));
+            await waitFor(async () => changes() >= ds.length && (await count(r.store, 'trust_debt_events')) >= ds.length && (await count(r.store, 'ledger')) >= ds.length, { timeoutMs: 90_000, message: `${mode}: trust-debt rows and ledger` });
+          } finally {
+            await after.stop();
+          }
+          expect(out.on(r.topics.dlq)).toEqual([]);
+          const written = out.on(r.topics.trustDebt);
+          const avro = written.filter((m) => m.value![0] === 0);
+          if (mode === 'avro') {
+            const id = await schemaRegistry().getLatestSchemaId(`${r.topics.trustDebt}-value`);
+            expect(new Set(avro.map((m) => m.value!.readInt32BE(1)))).toEqual(new Set([id]));
+            // JSON for the first half, Avro after the switch: both on the topic, both read by the sink.
+            expect(new Set(avro.map((m) => out.parsed<{ trace_id: string }>(m).trace_id))).toEqual(new Set(ds.slice(half).map((d) => d.trace_id)));
+          } else expect(avro).toEqual([]);
+          const events = await r.store.query<Record<string, unknown>>(`SELECT * FROM ${r.store.table('trust_debt_events')} FINAL ORDER BY event_id`);
+          const ledger = await r.store.query<Record<string, unknown>>(`SELECT * FROM ${r.store.table('ledger')} ORDER BY agent_id, seq`);
+          const drop = ({ ingested_at_ms: _i, ...rest }: Record<string, unknown>) => rest;
+          stored[mode] = { events: events.map(drop), ledger: ledger.map(drop) };
+        } finally {
+          await out.stop();
+        }
+      }, { trust_debt: { audit_sweep_interval_ms: 0 } });
+    }
+    expect(stored.json.events).toHaveLength(ds.length);
+    expect((stored.json.events as { level: string }[]).some((e) => e.level !== 'normal')).toBe(true); // thresholds crossed
+    expect(stored.avro.events).toEqual(stored.json.events);
+    expect(stored.avro.ledger).toEqual(stored.json.ledger); // same entries, hashes, chain links and signatures
+  });
+
+  it('`steward review` publishes its debt change to acgp.trust-debt in Avro when trust_debt is selected', { timeout: 60_000 }, async () => {
+    const topicPrefix = uniqueName('rv-avro');
+    const topic = `${topicPrefix}.trust-debt`;
+    const env = { STEWARD_AVRO_OUTPUTS: process.env.STEWARD_AVRO_OUTPUTS, SCHEMA_REGISTRY_URL: process.env.SCHEMA_REGISTRY_URL };
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    try {
+      Object.assign(process.env, { STEWARD_AVRO_OUTPUTS: 'trust_debt', SCHEMA_REGISTRY_URL: services().schemaRegistryUrl });
+      await withTopics([topic], () => withRedis(async (redis, prefix) => {
+        const at = Date.parse('2026-01-01T00:00:00Z');
+        await new RedisTrustDebtStore(redis, { prefix }).apply({ eventId: 't-0', tenant: 'acme', agentId: 'bot', atMs: at, kind: 'intervention', intervention: 'halt' }, DEFAULT_TRUST_DEBT_CONFIG);
+        expect(await review(['approve', '--trace', 't-0', '--agent', 'bot', '--tenant', 'acme', '--at', '2026-01-01T00:00:00Z', '--prefix', prefix, '--redis', services().redisUrl, '--topic-prefix', topicPrefix])).toBe(0);
+        const [m] = await consumeMessages(topic, 1);
+        const id = await schemaRegistry().getLatestSchemaId(`${topic}-value`);
+        expect([m.value![0], m.value!.readInt32BE(1)]).toEqual([0, id]);
+        const t = await new OutputDecoder(createRegistry(services().schemaRegistryUrl)).decode('trustDebt', m.value!);
+        expect(t).toMatchObject({ event_id: 'review:t-0', cause: 'review_approved', agent_id: 'bot', tenant: 'acme', before: 0.5, duplicate: false });
+      }));
+    } finally {
+      write.mockRestore();
+      for (const [k, v] of Object.entries(env)) if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+      await deleteSubjects([`${topic}-value`]);
+    }
+  });
+
+  it('`steward schemas register` registers the topics\' schemas, not ledger-entry.avsc as acgp.ledger-value (the ledger topic holds JSON drafts)', { timeout: 30_000 }, async () => {
+    const prefix = uniqueName('avro-reg');
+    const subjects = ['traces', 'decisions', 'verdicts', 'trust-debt', 'ledger'].map((t) => `${prefix}.${t}-value`);
+    try {
+      const got = await registerAll(services().schemaRegistryUrl, prefix);
+      expect(got.map((r) => r.subject)).toEqual(subjects.slice(0, 4));
+      expect(await schemaRegistry().getLatestSchemaId(subjects[4]).catch((e: unknown) => e)).toBeInstanceOf(Error);
+    } finally {
+      await deleteSubjects(subjects);
+    }
   });
 
   it('start-up under a subject with another compatibility setting: the id of the schema registered there, else STEWARD_CONFIG', { timeout: 30_000 }, async () => {

@@ -16,7 +16,7 @@ export const quietLogger = () => createLogger({ level: process.env.STEWARD_TEST_
 export function pipelineConfig(prefix: string, raw: Record<string, any> = {}): StewardConfig {
   const s = services();
   const base: Record<string, any> = {
-    // STEWARD_TEST_AVRO_OUTPUTS=decisions,verdicts runs the pipeline suites with Avro outputs (topics.avro_outputs);
+    // STEWARD_TEST_AVRO_OUTPUTS=decisions,verdicts,trust_debt runs the pipeline suites with Avro outputs (topics.avro_outputs);
     // the Collector reads them back as JSON.
     topics: { prefix, partitions: 3, reply_partitions: 4, ...(process.env.STEWARD_TEST_AVRO_OUTPUTS ? { avro_outputs: process.env.STEWARD_TEST_AVRO_OUTPUTS.split(',') } : {}) },
     redis: { url: s.redisUrl },
@@ -59,7 +59,7 @@ export async function withPipelineEnv<T>(name: string, fn: (env: PipelineEnv) =>
 }
 
 /**
- * Reads topics from the beginning into memory until closed. Avro decisions and verdicts (topics.avro_outputs) are
+ * Reads topics from the beginning into memory until closed. Avro decisions, verdicts and trust-debt changes (topics.avro_outputs) are
  * decoded through the registry as they arrive: json()/byId() see every record as JSON whichever encoding it had.
  */
 export class Collector {
@@ -85,9 +85,10 @@ export class Collector {
     await c.subscribe(this.topics, true);
     await c.runBatches(async (b, ctl) => {
       for (const m of b.messages) {
-        if (avroSchemaId(m.value) !== undefined && /\.(decisions|verdicts)$/.test(m.topic)) {
+        if (avroSchemaId(m.value) !== undefined && /\.(decisions|verdicts|trust-debt)$/.test(m.topic)) {
           // Unknown ids (a test's bogus record) stay undecoded: json() then fails on them, as on any non-JSON value.
-          const v = await this.outputs.decode(m.topic.endsWith('.decisions') ? 'decision' : 'verdict', m.value!).catch(() => undefined);
+          const kind = m.topic.endsWith('.decisions') ? 'decision' : m.topic.endsWith('.verdicts') ? 'verdict' : 'trustDebt';
+          const v = await this.outputs.decode(kind, m.value!).catch(() => undefined);
           if (v !== undefined) this.decoded.set(m, v);
         }
         this.messages.push(m);
@@ -102,7 +103,7 @@ export class Collector {
   json<T = any>(topic: string): T[] {
     return this.on(topic).map((m) => this.parsed<T>(m));
   }
-  /** One collected record's value as JSON (an Avro decision or verdict decoded). */
+  /** One collected record's value as JSON (an Avro decision, verdict or trust-debt change decoded). */
   parsed<T = any>(m: InMessage): T {
     return (this.decoded.has(m) ? this.decoded.get(m) : JSON.parse(m.value!.toString('utf8'))) as T;
   }

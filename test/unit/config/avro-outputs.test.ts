@@ -13,13 +13,15 @@ const err = (fn: () => unknown): { code?: string; message: string } => {
 };
 
 describe('topics.avro_outputs', () => {
-  it('defaults to none (JSON); takes decisions and verdicts from the file or STEWARD_AVRO_OUTPUTS', () => {
+  it('defaults to none (JSON); takes decisions, verdicts and trust_debt from the file or STEWARD_AVRO_OUTPUTS', () => {
     expect(buildConfig({}, {}).topics.avroOutputs).toEqual([]);
-    expect(buildConfig(parseConfigText('topics:\n  avro_outputs: [decisions, verdicts]\n'), REG).topics.avroOutputs).toEqual(['decisions', 'verdicts']);
+    expect(buildConfig(parseConfigText('topics:\n  avro_outputs: [decisions, verdicts, trust_debt]\n'), REG).topics.avroOutputs).toEqual(['decisions', 'verdicts', 'trust_debt']);
+    expect(buildConfig({}, { ...REG, STEWARD_AVRO_OUTPUTS: 'trust_debt' }).topics.avroOutputs).toEqual(['trust_debt']);
     expect(buildConfig({}, { ...REG, STEWARD_AVRO_OUTPUTS: 'verdicts' }).topics.avroOutputs).toEqual(['verdicts']);
   });
 
-  it('refuses other topics, repeats, and a selection without a schema registry', () => {
+  // The ledger stays JSON (docs/pipeline.md "Serde": its records are drafts and run-record halves, not ledger-entry.avsc).
+  it('refuses other topics (the ledger among them), repeats, and a selection without a schema registry', () => {
     const file = err(() => buildConfig(parseConfigText('topics:\n  avro_outputs: [decisions, trust-debt]\n', 'steward.yaml'), REG));
     expect(file).toMatchObject({ code: 'STEWARD_CONFIG' });
     expect(file.message).toMatch(/steward\.yaml:2:.*avro_outputs/);
