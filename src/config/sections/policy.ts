@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { defaultEngineConfig, DEFAULT_TIERS, normalizeTier, type EngineConfig, type TierSettings } from '../../engine/config.js';
 import type { AclTier, FallbackOnTimeout } from '../../engine/types.js';
+import { DEFAULT_GATE_LOAD_LIMITS } from '../../engine/gate/types.js';
 import { settingValue as v } from '../settings.js';
 import type { Raw } from '../config-text.js';
 import { settingPath, type SectionContext } from './context.js';
@@ -35,8 +36,19 @@ function engineFrom(raw: Raw): EngineConfig {
     namedPatterns: v(raw, 'engine.named_patterns'),
     fallbackOnTimeout: v(raw, 'engine.fallback_on_timeout') as FallbackOnTimeout | undefined,
     humanReviewConfidence: v(raw, 'engine.human_review_confidence'),
-    gateLimits: { maxWorkflowSteps: v(raw, 'blueprints.workflow_limits.max_steps'), maxWorkflows: v(raw, 'blueprints.workflow_limits.max_workflows') },
+    gateLimits: gateLimitsFrom(raw),
   });
+}
+
+/**
+ * blueprints.workflow_limits as EngineConfig.gateLimits — left out at the defaults, which compile applies anyway:
+ * the engine config is recorded in replay bundles, and a default configuration must record the same bytes as
+ * before the setting existed and as an `eval --bundles` without a config file (docs/acm.md "Replay bundles").
+ */
+function gateLimitsFrom(raw: Raw): EngineConfig['gateLimits'] {
+  const limits = { maxWorkflowSteps: v(raw, 'blueprints.workflow_limits.max_steps'), maxWorkflows: v(raw, 'blueprints.workflow_limits.max_workflows') };
+  const d = DEFAULT_GATE_LOAD_LIMITS;
+  return limits.maxWorkflowSteps === d.maxWorkflowSteps && limits.maxWorkflows === d.maxWorkflows ? undefined : limits;
 }
 
 export function policySection(raw: Raw, ctx: SectionContext): PolicySection {

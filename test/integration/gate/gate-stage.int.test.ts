@@ -166,7 +166,10 @@ describe('gate stage (real Kafka, Redis, ClickHouse; local OpenAI-protocol judge
             timeoutMs: 30_000,
             message: 'the outcome with its feedback in ClickHouse',
           });
-          const judgedRows = await q<Record<string, unknown>>(`SELECT attempt_index, verdict, action, fix_mode, reason_codes, judged_by, model_id, session_id, user_id_hash, token_cost FROM v_gate_judge_results WHERE agent_id = 'coder-g' AND job_id = 'job-1' ORDER BY attempt_index`);
+          // The judge results may come in a later sink batch than the outcome (another partition of acgp.gate).
+          const judgedSql = `SELECT attempt_index, verdict, action, fix_mode, reason_codes, judged_by, model_id, session_id, user_id_hash, token_cost FROM v_gate_judge_results WHERE agent_id = 'coder-g' AND job_id = 'job-1' ORDER BY attempt_index`;
+          await waitFor(async () => (await q<Record<string, unknown>>(judgedSql)).length === 2, { timeoutMs: 30_000, message: 'both judge results in ClickHouse' });
+          const judgedRows = await q<Record<string, unknown>>(judgedSql);
           expect(judgedRows).toHaveLength(2);
           expect(judgedRows[0]).toMatchObject({ attempt_index: 0, verdict: 'FAIL', action: 'replan', fix_mode: 'NEEDS_NEW_EVIDENCE', reason_codes: ['UNSUPPORTED_SPECIFICS'], judged_by: 'llm', model_id: 'judge-test', session_id: 's-1', user_id_hash: j0.user_id_hash, token_cost: 1540 });
           // The stand-in's default usage (1 in, 1 out): the tokens the providers report reach the row (spec-decisions D41).
