@@ -127,6 +127,8 @@ describe('topics.avro_outputs through the pipeline', () => {
         try {
           await produce(r, ts);
           await waitFor(async () => out.on(r.topics.decisions).length >= ts.length && (await count(r.store, 'decisions')) >= ts.length && (await count(r.store, 'ledger')) >= ts.length, { timeoutMs: 90_000, message: `${mode}: decisions and ledger rows` });
+          // Every trace not halted is scored: wait for all their verdicts (they come after the decisions).
+          await waitFor(() => out.on(r.topics.verdicts).length >= out.json<{ halted?: boolean }>(r.topics.decisions).filter((d) => !d.halted).length, { timeoutMs: 90_000, message: `${mode}: verdicts of every trace not halted` });
           const scored = out.on(r.topics.verdicts).length;
           expect(scored).toBeGreaterThan(ts.length / 2); // most traces are scored, some halted
           await waitFor(async () => (await count(r.store, 'verdicts')) >= scored, { timeoutMs: 60_000, message: `${mode}: verdict rows` });
