@@ -236,12 +236,10 @@ function toTrustDebtOutput(topics: TopicNames, c: TrustDebtChange, traceId?: str
  */
 export function trustDebtValue(m: TrustDebtMessage, encode?: (t: TrustDebtMessage) => Buffer): Buffer | string {
   if (!encode) return JSON.stringify(m);
-  try {
-    return encode(m);
-  } catch (e) {
-    if (e instanceof StewardError && e.code === 'STEWARD_OUTPUT_AVRO') return JSON.stringify(m);
-    throw e;
-  }
+  // Only the one known misfit goes out as JSON; any other encoding failure is thrown (a message and its schema that
+  // drifted apart must not leave the topic quietly JSON for good).
+  if (!Number.isSafeInteger(m.at_ms)) return JSON.stringify(m);
+  return encode(m);
 }
 
 function logCrossings(logger: Logger, c: TrustDebtChange): void {

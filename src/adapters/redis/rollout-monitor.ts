@@ -129,7 +129,7 @@ export class RolloutMonitor {
     let lost = false;
     for (const [key, p] of batch) {
       const state = this.current.get(p.name);
-      if (!state || state.generation !== p.generation || fired.has(p.name)) continue;
+      if (!state || state.generation !== p.generation || fired.has(p.name) || added.failed.has(key)) continue;
       const triggers = this.o.triggersFor(state).filter((t) => (t.windowMs ?? this.o.windowMs) === p.windowMs);
       if (triggers.length === 0) continue;
       const t = totals.get(key) ?? {};

@@ -88,11 +88,15 @@ const changeJson = (c: TrustDebtChange) => ({ ...c, audits: c.audits?.length ? c
 async function withProducer(v: Values, fn: (send: (topic: 'reviews' | 'trustDebt', key: string, values: unknown[]) => Promise<void>) => Promise<void>): Promise<void> {
   const cfg = loadStewardConfig(v.config);
   const topics = topicNames(typeof v['topic-prefix'] === 'string' ? v['topic-prefix'] : cfg.topics.prefix);
-  // topics.avro_outputs has trust_debt: the changes go out in Avro, as the trust-debt stage writes them.
-  const { trustDebt: encode } = cfg.topics.avroOutputs.includes('trust_debt') ? await outputEncoders(createRegistry(cfg.schemaRegistryUrl!), { trustDebt: `${topics.trustDebt}-value` }) : {};
+  // topics.avro_outputs has trust_debt: the changes go out in Avro, as the trust-debt stage writes them. Looked up
+  // only when a change is sent: a reviews-only send (retier) does not need the registry.
+  let encoder: Promise<((t: TrustDebtMessage) => Buffer) | undefined> | undefined;
+  const encoderOf = () =>
+    (encoder ??= cfg.topics.avroOutputs.includes('trust_debt') ? outputEncoders(createRegistry(cfg.schemaRegistryUrl!), { trustDebt: `${topics.trustDebt}-value` }).then((e) => e.trustDebt) : Promise.resolve(undefined));
   const producer = await new KafkaAdapter(cfg.kafka).producer();
   try {
     await fn(async (topic, key, values) => {
+      const encode = topic === 'trustDebt' ? await encoderOf() : undefined;
       const value = (x: unknown) => (topic === 'trustDebt' ? trustDebtValue(x as TrustDebtMessage, encode) : JSON.stringify(x));
       await producer.send([{ topic: topics[topic], messages: values.map((x) => ({ key, value: value(x) })) }]);
     });

@@ -334,10 +334,11 @@ function hasUrlPassword(text: string): boolean {
     while (s > 0 && k - s < 32 && isSchemeChar(text.charCodeAt(s - 1))) s--;
     if (k - s < 2 || !isLetter(text.charCodeAt(s))) continue;
     let colon = -1;
-    // Digits only since the colon, at least one, after a host (a dot, localhost, an [IPv6] address): a port, not a
-    // password — a user name has none of these, so "app:2024#Xk9…@db" stays a password (review of 2d820d8).
+    // Digits only since the colon, at least one, in a web URL (http, https, ws, wss: the schemes with fragments): a
+    // port, not a password. Database and broker URLs have no fragments, so "postgres://app:2024#Xk9…@db" and
+    // "postgres://john.doe:2024#Spring!x@db" stay passwords (reviews of 2d820d8 and d14e3fa).
     let port = false;
-    let hostLike = false;
+    const web = isWebScheme(text, s, k);
     let e = k + 3;
     let bracket = text.charCodeAt(e) === 91; // [IPv6]: its colons are not the userinfo's
     const stop = Math.min(text.length, e + MAX_USERINFO);
@@ -351,10 +352,8 @@ function hasUrlPassword(text: string): boolean {
       // '#' ends the URL before the colon and after a port ("localhost:3000#token=…&email=jane@x" is a
       // fragment), else it is part of the password: generated ones carry it unescaped ("app:Xk9#mP2vL8q@db").
       if (c === 64 || c === 47 || c === 63 || (c === 35 && (colon < 0 || port)) || c <= 32) break; // @ / ? # space
-      if (c === 58 && colon < 0) {
-        colon = e;
-        hostLike = hostBefore(text, k + 3, e);
-      } else if (colon >= 0) port = hostLike && isDigit(c) && (port || e === colon + 1);
+      if (c === 58 && colon < 0) colon = e;
+      else if (colon >= 0) port = web && isDigit(c) && (port || e === colon + 1);
     }
     if (colon < 0 || text.charCodeAt(e) !== 64 || e === colon + 1) continue;
     const host = text.charCodeAt(e + 1);
@@ -364,11 +363,12 @@ function hasUrlPassword(text: string): boolean {
   return false;
 }
 
-/** Whether text[from, to) reads as a host before a port: it has a dot, is `localhost`, or ends an [IPv6] address. */
-function hostBefore(text: string, from: number, to: number): boolean {
-  if (to > from && text.charCodeAt(to - 1) === 93) return true;
-  for (let i = from; i < to; i++) if (text.charCodeAt(i) === 46) return true;
-  return to - from === 9 && text.slice(from, to).toLowerCase() === 'localhost';
+/** Whether text[from, to) is http, https, ws or wss (any case): the URL schemes that carry fragments. */
+function isWebScheme(text: string, from: number, to: number): boolean {
+  const n = to - from;
+  if (n < 2 || n > 5) return false;
+  const w = text.slice(from, to).toLowerCase();
+  return w === 'http' || w === 'https' || w === 'ws' || w === 'wss';
 }
 
 export function hasSecret(text: string): boolean {

@@ -324,7 +324,9 @@ describe('secret: passwords in URLs', () => {
     ])
       expect(D.secret(s), s).toBe(false);
     // Digits then '#' after a user name (no dot, not localhost) are a password, not a port (review of 2d820d8).
-    for (const s of ['postgres://app:2024#Xk9mP2vL8q@db.internal', 'postgres://app:1#Xk9mP2vL8qZ@db.internal']) expect(D.secret(s), s).toBe(true);
+    // Nor after a dotted user name in a database URL (no fragments there), while a dotless web host's port is a port.
+    for (const s of ['postgres://app:2024#Xk9mP2vL8q@db.internal', 'postgres://app:1#Xk9mP2vL8qZ@db.internal', 'postgres://john.doe:2024#Spring!x@db.internal']) expect(D.secret(s), s).toBe(true);
+    for (const s of ['http://myhost:8080#contact@team', 'HTTPS://db:5432#frag@x']) expect(D.secret(s), s).toBe(false);
   });
 });
 
