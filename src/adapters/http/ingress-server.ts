@@ -14,6 +14,7 @@ import type { AgentInfo, Trace } from '../../engine/types.js';
 import { validateTrace } from '../kafka/serde.js';
 import { acgpEventToTrace, type AcgpEvent } from './acgp-mapping.js';
 import { Reservation } from './reservation.js';
+import { pumpStream } from './stream-pump.js';
 import { batchIngest, INGEST_SEND_TIMEOUT_MS, sizedTraceJson, type BatchIngest, type BatchIngestDeps } from './ingest-batch.js';
 import { agentForKey, KeyRateLimiter, type KeyedRegistry } from './ingress-auth.js';
 import { errorSchema, eventSchema, healthSchema, ingestResponse } from './ingress-schemas.js';
@@ -291,53 +292,17 @@ export class HttpIngress {
         if (!feed) return reply.code(404).send({ error: 'STEWARD_HTTP_NOT_FOUND', message: 'the stream is not served by this process' });
         const agent = req.agent!.id;
         const asked = req.headers['last-event-id'];
-        let last = typeof asked === 'string' && /^\d{1,20}-\d{1,20}$/.test(asked) ? asked : await feed.head(agent);
+        const last = typeof asked === 'string' && /^\d{1,20}-\d{1,20}$/.test(asked) ? asked : await feed.head(agent);
         reply.hijack();
         const res = reply.raw;
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
         res.write(`event: connected\ndata: ${JSON.stringify({ agent_id: agent, last_event_id: last })}\n\n`);
-        let open = true;
-        req.raw.on('close', () => (open = false));
-        res.on('close', () => (open = false));
         this.streams++;
-        let beat = Date.now();
-        const key = String(req.headers['x-api-key']);
         try {
-          while (open) {
-            // A key revoked (or moved to another agent) by a registry reload ends its open streams too, not only its
-            // next requests: the reader is told why, and a reconnect gets the 401.
-            if (agentForKey(deps.registry(), key)?.id !== agent) {
-              res.write(`event: error\ndata: ${JSON.stringify({ error: 'STEWARD_HTTP_UNAUTHORIZED', message: 'the API key was revoked' })}\n\n`);
-              break;
-            }
-            let events: { id: string; event: string; data: string }[] = [];
-            try {
-              events = await feed.read(agent, last);
-            } catch {
-              events = [];
-            }
-            for (const e of events) {
-              if (!open) break;
-              // A slow reader: stop writing until the socket drains rather than buffering without bound, and give
-              // up on one that does not drain within the client timeout (it resumes with Last-Event-ID).
-              const ok = res.write(`id: ${e.id}\nevent: ${e.event}\ndata: ${e.data.replace(/\n/g, ' ')}\n\n`);
-              last = e.id;
-              if (!ok && !(await drained(res, this.clientTimeoutMs))) {
-                res.destroy();
-                open = false;
-                break;
-              }
-            }
-            if (open && Date.now() - beat > 15_000) {
-              res.write(`event: heartbeat\ndata: {}\n\n`);
-              beat = Date.now();
-            }
-            if (events.length === 0) await new Promise((r) => setTimeout(r, 200));
-          }
+          await pumpStream(req.raw, res, { feed, agent, key: String(req.headers['x-api-key']), last, registry: () => deps.registry(), clientTimeoutMs: this.clientTimeoutMs });
         } finally {
           this.streams--;
         }
-        res.end();
       },
     );
     if (deps.approvalStatus) registerAgentApprovalRoute(app, deps.approvalStatus);
@@ -386,21 +351,3 @@ export class HttpIngress {
     await this.ingestBatch?.idle(this.opts.sendTimeoutMs ?? INGEST_SEND_TIMEOUT_MS);
   }
 }
-
-/** Resolves true once `res` drains, false when it closes or `ms` pass first. */
-function drained(res: import('node:http').ServerResponse, ms: number): Promise<boolean> {
-  return new Promise<boolean>((resolve) => {
-    const done = (v: boolean) => {
-      clearTimeout(timer);
-      res.off('drain', onDrain);
-      res.off('close', onClose);
-      resolve(v);
-    };
-    const onDrain = () => done(true);
-    const onClose = () => done(false);
-    const timer = setTimeout(() => done(false), ms);
-    res.once('drain', onDrain);
-    res.once('close', onClose);
-  });
-}
-
