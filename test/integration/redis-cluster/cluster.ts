@@ -2,6 +2,7 @@
 // profile and exports it), else `scripts/services.sh up redis-cluster` (three native masters on loopback;
 // idempotent, started once per machine and left running like the other services).
 import { execFileSync } from 'node:child_process';
+import { afterEach, beforeEach, vi } from 'vitest';
 import path from 'node:path';
 import { type Cluster, Redis } from 'ioredis';
 import { createRedisClient, scanNodes, type RedisClient } from '../../../src/adapters/redis/client.js';
@@ -118,4 +119,26 @@ export async function masterNotServing(c: RedisClient, key: string): Promise<str
   const other = scanNodes(c).find((n) => n.options.port !== port);
   if (!other) throw new Error(`every master serves slot ${slot}?`);
   return `redis://${other.options.host}:${other.options.port}`;
+}
+
+/**
+ * For CLI tests on the cluster: each test's stdout captured (stderr silenced) with the cluster's nodes in
+ * REDIS_CLUSTER_NODES. `json()`: the output's JSON lines; `clear()`: forget the output so far (between commands).
+ */
+export function clusterCliOutput(): { json: () => Record<string, unknown>[]; clear: () => void } {
+  let out: string[] = [];
+  beforeEach(() => {
+    out = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((s: string | Uint8Array) => (out.push(String(s)), true));
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    vi.stubEnv('REDIS_CLUSTER_NODES', clusterNodes().join(','));
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+    vi.unstubAllEnvs();
+  });
+  return {
+    json: () => out.join('').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>),
+    clear: () => void (out = []),
+  };
 }

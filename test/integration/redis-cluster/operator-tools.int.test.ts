@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ClickHouseStore } from '../../../src/adapters/clickhouse/client.js';
 import { migrate } from '../../../src/adapters/clickhouse/migrations.js';
 import { RedisReviewQueue } from '../../../src/adapters/redis/rollout-review-queue.js';
@@ -21,20 +21,10 @@ import { DEFAULT_TRUST_DEBT_CONFIG } from '../../../src/engine/trust-debt/index.
 import { startDashboard } from '../../../src/process/dashboard.js';
 import { services, uniqueIdent } from '../setup/helpers.js';
 import { ROLL_V1, ROLL_V2 } from '../../unit/engine/rollout/fixtures.js';
-import { clusterNodes, masterNotServing, withCluster } from './cluster.js';
+import { clusterCliOutput, clusterNodes, masterNotServing, withCluster } from './cluster.js';
 
-let out: string[] = [];
-beforeEach(() => {
-  out = [];
-  vi.spyOn(process.stdout, 'write').mockImplementation((s: string | Uint8Array) => (out.push(String(s)), true));
-  vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-  vi.stubEnv('REDIS_CLUSTER_NODES', clusterNodes().join(','));
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-  vi.unstubAllEnvs();
-});
-const json = () => out.join('').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+const cli = clusterCliOutput();
+const json = cli.json;
 
 describe('operator tools on Redis Cluster (redis.url names a master that does not serve the keys)', () => {
   it('steward rollout set and status', async () => {
@@ -49,7 +39,7 @@ describe('operator tools on Redis Cluster (redis.url names a master that does no
         expect(await rollout(['set', 't/roll', '--stable', '1.0.0', '--canary', '2.0.0', '--percent', '10', '--by', 'ana', ...common])).toBe(0);
         expect(json()[0]).toMatchObject({ kind: 'set', to_percent: 10 });
         expect((await store.get('t/roll'))?.percent).toBe(10);
-        out = [];
+        cli.clear();
         expect(await rollout(['status', '--json', ...common])).toBe(0);
         expect(json()).toEqual([expect.objectContaining({ name: 't/roll', percent: 10, stableVersion: '1.0.0', canaryVersion: '2.0.0', generation: 1 })]);
       } finally {
@@ -72,7 +62,7 @@ describe('operator tools on Redis Cluster (redis.url names a master that does no
       const common = ['--prefix', prefix, '--no-publish'];
       expect(await review(['queue', 'list', '--json', ...common])).toBe(0);
       expect(json()).toEqual([expect.objectContaining({ review_id: 'rq:cl-t1', status: 'queued' })]);
-      out = [];
+      cli.clear();
       expect(await review(['queue', 'take', 'cl-t1', '--reviewer', 'ana', ...common])).toBe(0);
       expect((await queue.get('rq:cl-t1'))?.status).toBe('taken');
     });
