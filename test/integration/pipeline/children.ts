@@ -41,6 +41,9 @@ export interface CrashScenario {
  * Starts tripwire, scorer and trust-debt stage processes, produces the traces in throttled batches,
  * SIGKILLs tripwire and scorer once `killWhen()` holds, restarts them, and returns after every trace was
  * produced and the restarted processes joined, with the number of traces decided at the kill.
+ * The last third of the traces is held back until `killWhen()` holds: on a fast machine the stages could
+ * otherwise decide everything first (a CI run saw 1200 of 1200 decided at the kill). Then the held traces
+ * are released and the kill lands once the tripwire decides the first of them, so it dies mid-stream.
  */
 export async function killMidStream(s: CrashScenario): Promise<number> {
   const start = (stage: string) => {
@@ -50,16 +53,29 @@ export async function killMidStream(s: CrashScenario): Promise<number> {
   };
   const [tw, sc, td] = [start('tripwire'), start('scorer'), start('trust-debt')];
   await Promise.all([tw.ready, sc.ready, td.ready]);
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const holdFrom = Math.floor((s.traces.length * 2) / 3);
   const produceAll = (async () => {
     for (let i = 0; i < s.traces.length; i += s.batch) {
+      if (i >= holdFrom) await released;
       await s.send(s.traces.slice(i, i + s.batch).map((t) => ({ key: t.agent_id, value: JSON.stringify(t) })));
       await new Promise((r) => setTimeout(r, s.pauseMs));
     }
   })();
   const deadline = Date.now() + 30_000;
   while (!s.killWhen()) {
-    if (Date.now() > deadline) throw new Error('no progress before the kill');
+    if (Date.now() > deadline) {
+      release();
+      throw new Error('no progress before the kill');
+    }
     await new Promise((r) => setTimeout(r, 25));
+  }
+  const before = s.decided();
+  release();
+  while (s.decided() <= before) {
+    if (Date.now() > deadline) throw new Error('no decision after the held traces were released');
+    await new Promise((r) => setTimeout(r, 5));
   }
   tw.proc.kill('SIGKILL');
   sc.proc.kill('SIGKILL');
