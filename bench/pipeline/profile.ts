@@ -159,6 +159,11 @@ async function main(): Promise<void> {
     // PROFILE_MODE=stage-fixed: the same stage with an engine that answers each agent type's first real
     // decision again (same output sizes, no tripwire work, no Redis): what Kafka and the stage cost alone.
     let stageDeps = deps as PipelineDeps;
+    // PROFILE_ENGINE_STATE=memory in stage mode: the stage over the same engine on in-process rate windows and trust
+    // debt — the ceiling of any design that keeps the decision path's state in the stage's own memory.
+    if (MODE === 'stage' && process.env.PROFILE_ENGINE_STATE === 'memory') {
+      stageDeps = { ...stageDeps, engine: new StewardEngine({ ...(deps.engine as unknown as { o: StewardEngineOptions }).o, state: new MemoryStateStore(), trustDebt: new MemoryTrustDebtStore() }) };
+    }
     if (MODE === 'stage-fixed') {
       const fixed = new Map<string, DecisionRecord>();
       for (let i = 0; i < BENCH_AGENTS.length; i++) {
