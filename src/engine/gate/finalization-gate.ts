@@ -10,7 +10,7 @@ import { StewardError } from '../../errors.js';
 import type { AgentInfo, CompiledBlueprint, Intervention, LlmClient, Trace } from '../types.js';
 import { BUILTIN_REASON_CODES, type FixMode, type GateAction, type GateVerdict, type JudgedBy } from './codes.js';
 import { EMPTY_GATE } from './config.js';
-import { actionFor, antiLoop, computeVerdict, directiveFor, effectiveFixMode, interventionFor, isRepair, onJudgeErrorOutcome, settingsFor, trustDebtFor } from './decide.js';
+import { actionFor, antiLoop, antiLoopEnding, computeVerdict, directiveFor, effectiveFixMode, interventionFor, isRepair, onJudgeErrorOutcome, settingsFor, trustDebtFor } from './decide.js';
 import { eventFacts } from './events.js';
 import { attemptOf, recordAttempt, recordToolCall, type DecidedAttempt } from './job-state.js';
 import { GateJudge } from './judge.js';
@@ -168,6 +168,7 @@ export class FinalizationGate {
 
     // Tier 1 first, before any LLM call: a hit is FAIL + block whatever the attempt (D17). Its rules and patterns
     // are those of every skill the registry lists for the agent, not of the skill the trace names (D44).
+    const customHardFail = settings.customReasonCodes.filter((c) => c.hardFail).map((c) => c.code);
     const hits: GateHit[] = scanDraft(input.draft, { trace: view, agent, nowMs, trustDebt: opts.trustDebt, eventId }, tier1Scope(gate, agent.skills), this.limits);
     const tier1 = hits.length > 0;
     if (tier1) {
@@ -209,7 +210,7 @@ export class FinalizationGate {
           evidenceIssues = a.evidence_issues;
           nextActions = a.next_actions;
           fixMode = effectiveFixMode(a.fix_mode, codes);
-          verdict = computeVerdict(score, codes, settings.strictness, settings.customReasonCodes.filter((c) => c.hardFail).map((c) => c.code));
+          verdict = computeVerdict(score, codes, settings.strictness, customHardFail);
           action = actionFor(verdict, fixMode);
         } else {
           // D20/D21: the judge timed out or answered invalid JSON twice — on_judge_error, degraded.
@@ -221,7 +222,8 @@ export class FinalizationGate {
       }
       if (isRepair(action)) {
         antiLoopWhy = antiLoop(attemptIndex, settings.maxRetries, state, { abstraction_level: input.abstractionLevel, artifact_type: input.artifactType, clarification: input.clarification });
-        if (antiLoopWhy) action = 'finalize_with_limitations';
+        // D45: the spec's limitations ending delivers the draft; one failing safety, policy or a workflow step is blocked.
+        if (antiLoopWhy) action = antiLoopEnding(codes, customHardFail, wf.length > 0);
       }
     }
     intervention ??= interventionFor(verdict, action);
@@ -233,7 +235,7 @@ export class FinalizationGate {
       attempt_index: attemptIndex,
       judged_by: judgedBy,
       missing_requirements: missing,
-      directive: directiveFor(action, { reasonCodes: codes, missing, fixMode, style, blockReasons: hits.map((h) => h.message), ...(judgeError && { judgeError: judgeError.message }) }),
+      directive: directiveFor(action, { reasonCodes: codes, missing, fixMode, style, blockReasons: hits.map((h) => h.message), ...(judgeError && { judgeError: judgeError.message }), antiLoop: antiLoopWhy }),
       intervention,
       degraded,
       trace_id: trace.trace_id,

@@ -258,7 +258,7 @@ export interface GateOutcome {
   dropped_reason_codes: string[];
   evidence_issues: string[];
   next_actions: NextAction[];
-  /** Why a repair became finalize_with_limitations. */
+  /** Why a repair became an anti-loop ending: finalize_with_limitations, or block when the draft still fails safety, policy or a workflow step (D45). */
   anti_loop: 'max_retries' | 'no_difference' | null;
   judge_error: { code: string; message: string } | null;
   /** True when this is the stored answer to an event already decided (a redelivery). */
