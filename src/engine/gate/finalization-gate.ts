@@ -11,6 +11,7 @@ import type { AgentInfo, CompiledBlueprint, Intervention, LlmClient, Trace } fro
 import { BUILTIN_REASON_CODES, type FixMode, type GateAction, type GateVerdict, type JudgedBy } from './codes.js';
 import { EMPTY_GATE } from './config.js';
 import { actionFor, antiLoop, antiLoopEnding, computeVerdict, directiveFor, effectiveFixMode, interventionFor, isRepair, onJudgeErrorOutcome, settingsFor, trustDebtFor } from './decide.js';
+import { rewriteOnlyJobs, syncRewriteIndex } from './agent-index.js';
 import { eventFacts } from './events.js';
 import { attemptOf, recordAttempt, recordToolCall, type DecidedAttempt } from './job-state.js';
 import { GateJudge } from './judge.js';
@@ -126,9 +127,17 @@ export class FinalizationGate {
 
   async finalize(trace: Trace, agent: AgentInfo, blueprint: CompiledBlueprint, nowMs: number, eventId: string = trace.trace_id, opts: FinalizeOptions = {}): Promise<GateOutcome> {
     const p = prepareAnswer(trace, agent);
-    const d = await this.decideAgainst(await this.o.jobStore.get(p.key, nowMs), p, trace, agent, blueprint, nowMs, eventId, opts);
-    if ('again' in d) return d.again;
-    return this.settle(await this.o.jobStore.update(p.key, nowMs, (prev) => this.record(prev, d, nowMs)), d);
+    const state = await this.o.jobStore.get(p.key, nowMs);
+    const d = await this.decideAgainst(state, p, trace, agent, blueprint, nowMs, eventId, opts);
+    if ('again' in d) {
+      // A redelivered rewrite: its index entry again, in case the first delivery stopped before writing it (D45).
+      await syncRewriteIndex(this.o.jobStore, p.key, nowMs, undefined, state);
+      return d.again;
+    }
+    const saved = await this.o.jobStore.update(p.key, nowMs, (prev) => this.record(prev, d, nowMs));
+    // Before the answer goes out: the agent's next job-less tool call must find the job's rewrite-only state (D45).
+    await syncRewriteIndex(this.o.jobStore, p.key, nowMs, state, saved);
+    return this.settle(saved, d);
   }
 
   /**
@@ -289,12 +298,16 @@ export class FinalizationGate {
   /**
    * The pre-tool gate (docs/gate.md "Tool calls"): blocks a call that a tier-1 rule forbids, a workflow step
    * taken out of order, and any tool call of a job in rewrite-only state (§9.7: no tools). Reads the job
-   * state; records nothing (recordToolCall does, once the call's fate is known).
+   * state; records nothing (recordToolCall does, once the call's fate is known). A call without job_id is checked
+   * against an empty history and the agent's rewrite-only jobs (D45).
    */
   async checkToolCall(trace: Trace, agent: AgentInfo, blueprint: CompiledBlueprint, nowMs: number, opts: FinalizeOptions & { eventId?: string } = {}): Promise<ToolCallCheck> {
     const jobId = optStr(trace.job_id);
     const state = jobId ? await this.o.jobStore.get({ tenant: agent.tenant, agentId: agent.id, jobId }, nowMs) : undefined;
-    return checkToolCallPure(trace, agent, blueprint, nowMs, state, this.limits, opts);
+    // D45: a call without job_id may belong to any job of the agent, so its rewrite-only jobs hold it too. Only a
+    // judge gives rewrite directives: a gate without one has none to look up.
+    const rewriteOnly = !jobId && this.judge ? await rewriteOnlyJobs(this.o.jobStore, { tenant: agent.tenant, agentId: agent.id }, nowMs) : undefined;
+    return checkToolCallPure(trace, agent, blueprint, nowMs, state, this.limits, rewriteOnly?.length ? { ...opts, rewriteOnlyJobs: rewriteOnly } : opts);
   }
 
   /**
@@ -351,15 +364,19 @@ function workflowSteps(blueprint: CompiledBlueprint | undefined): readonly (read
 }
 
 /** The pre-tool gate as a pure function of the job's state (for a stage that holds the state itself). */
-export function checkToolCallPure(trace: Trace, agent: AgentInfo, blueprint: CompiledBlueprint, nowMs: number, state: GateJobState | undefined, limits: GateRuntimeLimits = DEFAULT_GATE_RUNTIME_LIMITS, opts: FinalizeOptions & { eventId?: string } = {}): ToolCallCheck {
+export function checkToolCallPure(trace: Trace, agent: AgentInfo, blueprint: CompiledBlueprint, nowMs: number, state: GateJobState | undefined, limits: GateRuntimeLimits = DEFAULT_GATE_RUNTIME_LIMITS, opts: FinalizeOptions & { eventId?: string; rewriteOnlyJobs?: readonly string[] } = {}): ToolCallCheck {
   const gate = blueprint.gate ?? EMPTY_GATE;
   const jobId = optStr(trace.job_id);
   // Tier 1 by the registry's skills (D44); the trace's skill_id only selects the workflows below (tier 2).
   const hits = scanToolCall({ trace, agent, nowMs, trustDebt: opts.trustDebt, eventId: opts.eventId }, tier1Scope(gate, agent.skills), limits);
   const { skillId } = settingsFor(gate, trace.skill_id, agent.skills);
-  const rewriteOnly = state?.rewrite_only === true;
-  if (rewriteOnly) hits.push({ kind: 'rewrite_only', id: 'rewrite_only', message: `job '${jobId}' is in rewrite-only state (gate spec §9.7): no tool calls until its next final answer` });
-  if (typeof trace.tool === 'string' && jobId) hits.push(...outOfOrderSteps(gate.workflows, state?.tool_calls ?? [], trace.tool, trace, skillId, state?.steps_done));
+  // D45: without job_id the call belongs to no job, so the agent's rewrite-only jobs (opts.rewriteOnlyJobs) hold it.
+  const others = jobId ? [] : (opts.rewriteOnlyJobs ?? []);
+  const rewriteOnly = state?.rewrite_only === true || others.length > 0;
+  if (state?.rewrite_only === true) hits.push({ kind: 'rewrite_only', id: 'rewrite_only', message: `job '${jobId}' is in rewrite-only state (gate spec §9.7): no tool calls until its next final answer` });
+  else if (others.length > 0) hits.push({ kind: 'rewrite_only', id: 'rewrite_only', message: `a tool call without job_id while job(s) ${others.map((j) => `'${j}'`).join(', ')} of the agent are in rewrite-only state (gate spec §9.7): none until their next final answer` });
+  // D45: a call without job_id has no history, so a workflow step taken without its earlier steps is out of order.
+  if (typeof trace.tool === 'string') hits.push(...outOfOrderSteps(gate.workflows, state?.tool_calls ?? [], trace.tool, trace, skillId, state?.steps_done));
   return { intervention: hits.length ? 'block' : 'ok', hits, rewrite_only: rewriteOnly, job_id: jobId };
 }
 

@@ -164,6 +164,22 @@ export interface GateJobStore {
    * contention); the stored state expires `ttl` after `nowMs`.
    */
   update(key: GateJobKey, nowMs: number, fn: (prev: GateJobState | undefined) => GateJobState): Promise<GateJobState>;
+  /** The agent's index of rewrite-only jobs (agent-index.ts, D45); same TTL rule as a job. */
+  getAgent(key: GateAgentKey, nowMs: number): Promise<GateAgentState | undefined>;
+  /** Atomic read-modify-write of the agent's index, as update(). */
+  updateAgent(key: GateAgentKey, nowMs: number, fn: (prev: GateAgentState | undefined) => GateAgentState): Promise<GateAgentState>;
+}
+
+export interface GateAgentKey {
+  tenant: string;
+  agentId: string;
+}
+
+/** Per agent (D45): its jobs a rewrite directive put in rewrite-only state, job id → the directive's event time. */
+export interface GateAgentState {
+  v: 1;
+  updated_ms: number;
+  rewrite_only: Record<string, number>;
 }
 
 // ───────────────────────────── outcome ─────────────────────────────
