@@ -18,8 +18,8 @@ import { GateJudge } from './judge.js';
 import { buildPayload, toolCallFacts } from './payload.js';
 import { JUDGE_SYSTEM, promptWithAdditions, renderJudgePrompt } from './prompts.js';
 import { draftView, scanDraft, scanToolCall, tier1Scope } from './scan.js';
-import { expandOutcome, lastEndedOutcome, outcomeOfAttempt, packStored, type OutcomeIds } from './stored-outcome.js';
-import { DEFAULT_GATE_RUNTIME_LIMITS, type GateHit, type GateJobKey, type GateJobState, type GateJobStore, type GateOutcome, type GateRuntimeLimits, type NextAction, type StoredOutcome, type ToolCallCheck, type FinalizationOutcomeEvent } from './types.js';
+import { expandOutcome, lastEndedOutcome, outcomeOfAttempt, packStored, supersededEnding, type OutcomeIds } from './stored-outcome.js';
+import { DEFAULT_GATE_RUNTIME_LIMITS, type GateHit, type GateJobKey, type GateJobState, type GateJobStore, type GateOutcome, type GateRuntimeLimits, type NextAction, type StoredOutcome, type SupersededEnding, type ToolCallCheck, type FinalizationOutcomeEvent } from './types.js';
 import { missingWorkflowSteps, outOfOrderSteps } from './workflow.js';
 
 export interface FinalizationGateOptions {
@@ -40,6 +40,8 @@ export interface DecidedAnswer {
   /** The whole stored outcome: settle() expands the answer from it, as a redelivery's will be (not before: a
    * chunk holds its decisions until they are recorded, and the expanded events are most of an answer's objects). */
   stored: StoredOutcome;
+  /** The job's earlier ending this one replaces (GateOutcome.supersedes, D45). */
+  supersedes?: SupersededEnding;
 }
 
 export interface FinalizeOptions {
@@ -262,7 +264,9 @@ export class FinalizationGate {
     };
     const ids = { job_id: input.jobId, agent_id: agent.id, tenant: agent.tenant };
     const attempt: DecidedAttempt = { event_id: eventId, ts_ms: nowMs, abstraction_level: input.abstractionLevel, artifact_type: input.artifactType, clarification: input.clarification, action, verdict, o: packStored(stored) };
-    return { key, ids, attempt, stored };
+    // D45: a job that ended before and ends again counts once in the metrics — the earlier ending is handed on.
+    const supersedes = supersededEnding(ids, state, action);
+    return { key, ids, attempt, stored, ...(supersedes && { supersedes }) };
   }
 
   /** The job state with a decided answer recorded (the job store's update function: pure, may run again). */
@@ -275,7 +279,7 @@ export class FinalizationGate {
     const won = attemptOf(saved, d.attempt.event_id);
     const a = d.attempt;
     const outcome = expandOutcome(d.ids, a, d.stored, false);
-    if (!won || won.o === a.o) return outcome;
+    if (!won || won.o === a.o) return d.supersedes ? { ...outcome, supersedes: d.supersedes } : outcome;
     const winner = outcomeOfAttempt(d.ids, won, false);
     return winner && JSON.stringify(winner) !== JSON.stringify(outcome) ? { ...winner, redelivered: true } : outcome;
   }

@@ -120,6 +120,9 @@ export type DefaultedOutcomeField =
 export type PackedOutcome = Omit<StoredOutcome, DefaultedOutcomeField | 'facts'> &
   Partial<Pick<StoredOutcome, DefaultedOutcomeField>> & { facts: Pick<EventFacts, 'latency_ms'> & Partial<EventFacts> };
 
+/** What the metrics read of a job's earlier ending that a later one replaces (GateOutcome.supersedes). */
+export type SupersededEnding = Pick<FinalizationOutcomeEvent, 'intent_id' | 'final_verdict' | 'action' | 'num_retries'>;
+
 /** Per-job state, plain JSON (a Redis implementation stores it as is). */
 export interface GateJobState {
   v: 1;
@@ -283,6 +286,11 @@ export interface GateOutcome {
   events: { final_alignment_judge_result: FinalAlignmentJudgeResultEvent; finalization_outcome: FinalizationOutcomeEvent | null };
   /** A REPLAN_TRIGGERED entry for rewrite/replan/ask_user directives (decision 18). */
   ledger: LedgerDraft | null;
+  /**
+   * D45: on a fresh decision that ends a job which had ended before, that earlier ending (what the metrics counted
+   * for the job), so the job counts once, as v_gate_jobs keeps one row per job. Absent otherwise and on redeliveries.
+   */
+  supersedes?: SupersededEnding;
 }
 
 /** Answer of the pre-tool gate for a `tool_call` trace. */
