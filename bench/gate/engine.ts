@@ -9,7 +9,7 @@
  */
 import { compileBlueprintSet } from '../../src/engine/blueprint/index.js';
 import { defaultEngineConfig } from '../../src/engine/config.js';
-import { FinalizationGate } from '../../src/engine/gate/index.js';
+import { FinalizationGate, MemoryGateJobStore } from '../../src/engine/gate/index.js';
 import type { GateJobKey, GateJobState, GateJobStore } from '../../src/engine/gate/types.js';
 import type { AgentInfo, LlmClient, Trace } from '../../src/engine/types.js';
 
@@ -25,6 +25,10 @@ const llm: LlmClient = { complete: (req) => Promise.resolve({ text: JUDGE, model
 /** Jobs as JSON text in an envelope, as src/adapters/redis/cas-json-store.ts keeps them. */
 class JsonTextStore implements GateJobStore {
   readonly texts = new Map<string, string>();
+  /** The agent index (D45) in memory: these stores are about the jobs' JSON. */
+  private readonly agents = new MemoryGateJobStore();
+  getAgent: GateJobStore['getAgent'] = (k, nowMs) => this.agents.getAgent(k, nowMs);
+  updateAgent: GateJobStore['updateAgent'] = (k, nowMs, fn) => this.agents.updateAgent(k, nowMs, fn);
   bytes = 0;
   async get(k: GateJobKey): Promise<GateJobState | undefined> {
     const t = this.texts.get(k.jobId);

@@ -141,7 +141,8 @@ export class GateProcessor implements StageProcessor {
     // A redelivered answer was counted when it was first decided.
     if (!o.redelivered) {
       this.d.metrics.gateJudged(o.events.final_alignment_judge_result);
-      if (o.events.finalization_outcome) this.d.metrics.gateOutcome(o.events.finalization_outcome);
+      // A job that ended before counts once: its earlier ending is marked superseded (D45).
+      if (o.events.finalization_outcome) this.d.metrics.gateOutcome(o.events.finalization_outcome, o.supersedes);
     }
     this.d.metrics.interventions.inc({ stage: this.stage, intervention: o.intervention });
     return outs;

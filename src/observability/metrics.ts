@@ -17,6 +17,8 @@ export const GATE_METRIC_NAMES = [
   'steward_gate_reason_codes_total',
   'steward_gate_outcomes_total',
   'steward_gate_retries',
+  'steward_gate_outcomes_superseded_total',
+  'steward_gate_retries_superseded',
   'steward_gate_judge_latency_seconds',
   'steward_gate_degraded_total',
   'steward_gate_token_cost_total',
@@ -51,6 +53,12 @@ export class StewardMetrics {
   readonly gateOutcomes: Counter<'intent' | 'final_verdict' | 'action' | 'retried'>;
   /** num_retries of each ended job, by intent (average retries = _sum / _count). */
   readonly gateRetries: Histogram<'intent'>;
+  /**
+   * D45: endings a later ending of the same job replaced (block, then a corrected draft passing), with the earlier
+   * ending's labels: outcomes − superseded counts each job once, at its latest ending, as v_gate_jobs does.
+   */
+  readonly gateOutcomesSuperseded: Counter<'intent' | 'final_verdict' | 'action' | 'retried'>;
+  readonly gateRetriesSuperseded: Histogram<'intent'>;
   /** Latency of the LLM judge calls (results judged_by llm), by intent. */
   readonly gateJudgeLatency: Histogram<'intent'>;
   readonly gateDegraded: Counter<'intent'>;
@@ -103,6 +111,8 @@ export class StewardMetrics {
     this.gateReasonCodes = new Counter({ name: 'steward_gate_reason_codes_total', help: 'Finalization-gate judge results carrying each reason code, by intent', labelNames: ['intent', 'code'], registers });
     this.gateOutcomes = new Counter({ name: 'steward_gate_outcomes_total', help: 'Finalization-gate jobs ended (finalization_outcome) by intent, final verdict, action and whether a repair came first (retried)', labelNames: ['intent', 'final_verdict', 'action', 'retried'], registers });
     this.gateRetries = new Histogram({ name: 'steward_gate_retries', help: 'Retries (num_retries) of each ended finalization-gate job, by intent', labelNames: ['intent'], buckets: [0, 1, 2, 3, 5, 8], registers });
+    this.gateOutcomesSuperseded = new Counter({ name: 'steward_gate_outcomes_superseded_total', help: 'Finalization-gate job endings replaced by a later ending of the same job, with the earlier ending\'s labels (jobs ended = steward_gate_outcomes_total minus this)', labelNames: ['intent', 'final_verdict', 'action', 'retried'], registers });
+    this.gateRetriesSuperseded = new Histogram({ name: 'steward_gate_retries_superseded', help: 'num_retries of finalization-gate job endings replaced by a later ending of the same job (subtract from steward_gate_retries)', labelNames: ['intent'], buckets: [0, 1, 2, 3, 5, 8], registers });
     this.gateJudgeLatency = new Histogram({
       name: 'steward_gate_judge_latency_seconds',
       help: 'Latency of the finalization gate\'s LLM judge calls, by intent, seconds',
@@ -160,12 +170,28 @@ export class StewardMetrics {
     if (typeof ev.token_cost === 'number' && Number.isFinite(ev.token_cost) && ev.token_cost > 0) this.gateTokenCost.inc({ intent }, ev.token_cost);
   }
 
-  /** A job's `finalization_outcome` when the job ends (not its user_feedback re-publication, not a redelivery). */
-  gateOutcome(ev: GateOutcomeMetricEvent): void {
+  /**
+   * A job's `finalization_outcome` when the job ends (not its user_feedback re-publication, not a redelivery), and
+   * the job's earlier ending it replaces, if any (D45): that one is counted as superseded, so a job counts once.
+   */
+  gateOutcome(ev: GateOutcomeMetricEvent, supersedes?: GateOutcomeMetricEvent): void {
+    const { intent, labels, retries } = this.outcomeLabels(ev);
+    this.gateOutcomes.inc(labels);
+    this.gateRetries.observe({ intent }, retries);
+    // Zero series beside every counted one: the rules subtract these, and a missing series would drop the intent.
+    this.gateOutcomesSuperseded.inc(labels, 0);
+    this.gateRetriesSuperseded.zero({ intent });
+    if (supersedes) {
+      const old = this.outcomeLabels(supersedes);
+      this.gateOutcomesSuperseded.inc(old.labels);
+      this.gateRetriesSuperseded.observe({ intent: old.intent }, old.retries);
+    }
+  }
+
+  private outcomeLabels(ev: GateOutcomeMetricEvent) {
     const intent = this.gateIntent(ev.intent_id);
     const retries = Number.isFinite(ev.num_retries) && ev.num_retries > 0 ? ev.num_retries : 0;
-    this.gateOutcomes.inc({ intent, final_verdict: ev.final_verdict, action: ev.action, retried: retries >= 1 ? 'true' : 'false' });
-    this.gateRetries.observe({ intent }, retries);
+    return { intent, retries, labels: { intent, final_verdict: ev.final_verdict, action: ev.action, retried: retries >= 1 ? 'true' : 'false' } };
   }
 
   /** The intent label: `none` without one; the first maxGateIntents distinct intents by name, later ones `other`. */

@@ -3,10 +3,11 @@
  * job in the compare-and-set store (cas-json-store.ts), so two gate instances (or a tripwire stage recording a
  * tool call while the gate decides an answer) never lose each other's writes; expiry is on event time
  * (docs/spec-decisions.md D23). Keys carry the agent in a hash tag, so a job's key and its agent's other keys
- * share a Redis Cluster slot.
+ * share a Redis Cluster slot. Beside the jobs, one value per agent: its index of rewrite-only jobs
+ * (`<prefix>gate-agent:{<tenant>:<agent>}`, src/engine/gate/agent-index.ts, spec-decisions D45), same slot.
  */
 import type { RedisClient } from './client.js';
-import type { GateJobKey, GateJobState, GateJobStore } from '../../engine/gate/types.js';
+import type { GateAgentKey, GateAgentState, GateJobKey, GateJobState, GateJobStore } from '../../engine/gate/types.js';
 import { StewardError } from '../../errors.js';
 import { CasJsonStore, type CasRead } from './cas-json-store.js';
 
@@ -22,6 +23,7 @@ export interface RedisGateJobStoreOptions {
 
 export class RedisGateJobStore implements GateJobStore {
   private readonly cas: CasJsonStore<GateJobState>;
+  private readonly agentCas: CasJsonStore<GateAgentState>;
   private readonly maxAttempts: number;
   private readonly queues = new Map<string, Promise<void>>();
   private readonly lastRead = new Map<string, CasRead<GateJobState>>();
@@ -33,6 +35,21 @@ export class RedisGateJobStore implements GateJobStore {
     // Batched: the gate stage's lanes read and write their jobs in the same turns (docs/pipeline.md "Gate stage").
     this.cas = new CasJsonStore(redis, { ttlMs: o.ttlMs ?? 24 * 3_600_000, what: 'gate job state', batch: o.batch ?? true });
     this.maxAttempts = o.maxAttempts ?? 16;
+    this.agentCas = new CasJsonStore(redis, { ttlMs: o.ttlMs ?? 24 * 3_600_000, what: 'gate agent index', batch: o.batch ?? true });
+  }
+
+  agentKey(k: GateAgentKey): string {
+    const e = encodeURIComponent;
+    return `${this.o.prefix}gate-agent:{${e(k.tenant)}:${e(k.agentId)}}`;
+  }
+
+  async getAgent(key: GateAgentKey, nowMs: number): Promise<GateAgentState | undefined> {
+    return (await this.agentCas.read(this.agentKey(key), nowMs)).value;
+  }
+
+  /** Rare (a rewrite directive, the answer after it): plain compare-and-set retries, no per-key queue. */
+  async updateAgent(key: GateAgentKey, nowMs: number, fn: (prev: GateAgentState | undefined) => GateAgentState): Promise<GateAgentState> {
+    return this.agentCas.update(this.agentKey(key), nowMs, fn, this.maxAttempts);
   }
 
   /** Script calls the batched store sent and the reads and writes they carried (tests, the bench). */

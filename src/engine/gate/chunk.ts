@@ -10,6 +10,7 @@
  * agent waits for the gate's reply before it answers again; redeliveries and feedback do).
  */
 import type { AgentInfo, CompiledBlueprint, Trace } from '../types.js';
+import { syncRewriteIndex } from './agent-index.js';
 import { feedbackAgainst, feedbackKey, prepareAnswer, type DecidedAnswer, type FinalizationGate, type PreparedAnswer } from './finalization-gate.js';
 import type { FinalizationOutcomeEvent, GateJobKey, GateJobState, GateOutcome } from './types.js';
 
@@ -91,8 +92,11 @@ export async function decideChunk<T = GateChunkResult>(gate: FinalizationGate, i
         if (it.hook === 'user_feedback') put(i, { feedback: feedbackAgainst(states[w], it.trace) });
         else if (it.hook === 'final_answer') {
           const d = await gate.decideAgainst(states[w], prepared[i]!, it.trace, it.agent, it.blueprint, it.nowMs, it.eventId, { trustDebt: it.trustDebt });
-          if ('again' in d) put(i, { outcome: d.again });
-          else decided[w] = d;
+          if ('again' in d) {
+            // As finalize(): a redelivered rewrite writes its index entry again (D45).
+            await syncRewriteIndex(store, keys[i]!, it.nowMs, undefined, states[w]);
+            put(i, { outcome: d.again });
+          } else decided[w] = d;
         }
       } catch (e) {
         fail(w, e);
@@ -100,7 +104,16 @@ export async function decideChunk<T = GateChunkResult>(gate: FinalizationGate, i
     });
 
     // One write round: every update issued in this turn (a lost compare-and-set re-reads that job alone).
-    const writes = await Promise.allSettled(decided.map((d, w) => (d ? store.update(d.key, (items[idx[w]!] as { nowMs: number }).nowMs, (prev) => gate.record(prev, d, (items[idx[w]!] as { nowMs: number }).nowMs)) : undefined)));
+    const nowOf = (w: number) => (items[idx[w]!] as { nowMs: number }).nowMs;
+    const writes = await Promise.allSettled(
+      decided.map(async (d, w) => {
+        if (!d) return undefined;
+        const saved = await store.update(d.key, nowOf(w), (prev) => gate.record(prev, d, nowOf(w)));
+        // The agent's index of rewrite-only jobs, before the answer goes out (D45; a write only around a rewrite).
+        await syncRewriteIndex(store, d.key, nowOf(w), states[w], saved);
+        return saved;
+      }),
+    );
     writes.forEach((r, w) => {
       const d = decided[w];
       if (!d) return;

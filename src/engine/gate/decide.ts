@@ -6,7 +6,7 @@
  */
 import type { Intervention } from '../types.js';
 import { HARD_FAIL_CODES, STRICTNESS, type FixMode, type GateAction, type GateVerdict, type Strictness } from './codes.js';
-import { blockDirective, heldDirective, limitationsDirective, replanDirective } from './prompts.js';
+import { blockDirective, blockedEndingDirective, heldDirective, limitationsDirective, replanDirective } from './prompts.js';
 import type { GateJobState, GateSettings, GateTrustDebt, OnJudgeError } from './types.js';
 
 /** D16: PASS / PASS_WITH_CAVEATS lower bounds by strictness; hard-fail codes (plus high's two) make it FAIL. */
@@ -60,6 +60,18 @@ export function antiLoop(attemptIndex: number, maxRetries: number, state: GateJo
   return differs ? null : 'no_difference';
 }
 
+/**
+ * D45: how an anti-loop ending ends. §9.7/§9.12 say "finalize with explicit limitations", which delivers the draft
+ * (intervention flag, approved). That is right for an alignment miss (far away, but nothing forbidden in it); a draft
+ * that still fails hard safety or policy (SAFETY_OR_POLICY_VIOLATION, a custom code the blueprint marks hard_fail)
+ * or skipped a required workflow step must not be delivered because the agent stopped changing it — §1 wants those
+ * tiers enforced every time — so the job ends blocked instead.
+ */
+export function antiLoopEnding(codes: readonly string[], customHardFail: readonly string[], workflowMiss: boolean): 'block' | 'finalize_with_limitations' {
+  if (workflowMiss || codes.includes('SAFETY_OR_POLICY_VIOLATION') || codes.some((c) => customHardFail.includes(c))) return 'block';
+  return 'finalize_with_limitations';
+}
+
 const REPAIR: ReadonlySet<GateAction> = new Set(['rewrite', 'replan', 'ask_user']);
 export const isRepair = (a: GateAction): boolean => REPAIR.has(a);
 
@@ -93,9 +105,12 @@ export function onJudgeErrorOutcome(mode: OnJudgeError): { action: GateAction; i
   }
 }
 
-export function directiveFor(action: GateAction, d: { reasonCodes: readonly string[]; missing: readonly string[]; fixMode: FixMode | null; style: readonly string[]; blockReasons: readonly string[]; judgeError?: string }): string | null {
+export function directiveFor(action: GateAction, d: { reasonCodes: readonly string[]; missing: readonly string[]; fixMode: FixMode | null; style: readonly string[]; blockReasons: readonly string[]; judgeError?: string; antiLoop?: 'max_retries' | 'no_difference' | null }): string | null {
   if (action === 'finalize') return null;
-  if (action === 'block') return d.judgeError !== undefined ? heldDirective(d.judgeError) : blockDirective(d.blockReasons);
+  if (action === 'block') {
+    if (d.judgeError !== undefined) return heldDirective(d.judgeError);
+    return d.antiLoop ? blockedEndingDirective({ reasonCodes: d.reasonCodes, missing: d.missing, why: d.antiLoop }) : blockDirective(d.blockReasons);
+  }
   if (action === 'finalize_with_limitations') return limitationsDirective({ reasonCodes: d.reasonCodes, missing: d.missing, style: d.style });
   // rewrite / replan / ask_user: the fix mode names which branch of the template applies.
   const fixMode: FixMode = d.fixMode ?? (action === 'rewrite' ? 'REWRITE_ONLY' : action === 'ask_user' ? 'NEEDS_USER_CLARIFICATION' : 'NEEDS_NEW_EVIDENCE');

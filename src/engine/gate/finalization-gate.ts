@@ -10,15 +10,16 @@ import { StewardError } from '../../errors.js';
 import type { AgentInfo, CompiledBlueprint, Intervention, LlmClient, Trace } from '../types.js';
 import { BUILTIN_REASON_CODES, type FixMode, type GateAction, type GateVerdict, type JudgedBy } from './codes.js';
 import { EMPTY_GATE } from './config.js';
-import { actionFor, antiLoop, computeVerdict, directiveFor, effectiveFixMode, interventionFor, isRepair, onJudgeErrorOutcome, settingsFor, trustDebtFor } from './decide.js';
+import { actionFor, antiLoop, antiLoopEnding, computeVerdict, directiveFor, effectiveFixMode, interventionFor, isRepair, onJudgeErrorOutcome, settingsFor, trustDebtFor } from './decide.js';
+import { rewriteOnlyJobs, syncRewriteIndex } from './agent-index.js';
 import { eventFacts } from './events.js';
 import { attemptOf, recordAttempt, recordToolCall, type DecidedAttempt } from './job-state.js';
 import { GateJudge } from './judge.js';
 import { buildPayload, toolCallFacts } from './payload.js';
 import { JUDGE_SYSTEM, promptWithAdditions, renderJudgePrompt } from './prompts.js';
 import { draftView, scanDraft, scanToolCall, tier1Scope } from './scan.js';
-import { expandOutcome, lastEndedOutcome, outcomeOfAttempt, packStored, type OutcomeIds } from './stored-outcome.js';
-import { DEFAULT_GATE_RUNTIME_LIMITS, type GateHit, type GateJobKey, type GateJobState, type GateJobStore, type GateOutcome, type GateRuntimeLimits, type NextAction, type StoredOutcome, type ToolCallCheck, type FinalizationOutcomeEvent } from './types.js';
+import { expandOutcome, lastEndedOutcome, outcomeOfAttempt, packStored, supersededEnding, type OutcomeIds } from './stored-outcome.js';
+import { DEFAULT_GATE_RUNTIME_LIMITS, type GateHit, type GateJobKey, type GateJobState, type GateJobStore, type GateOutcome, type GateRuntimeLimits, type NextAction, type StoredOutcome, type SupersededEnding, type ToolCallCheck, type FinalizationOutcomeEvent } from './types.js';
 import { missingWorkflowSteps, outOfOrderSteps } from './workflow.js';
 
 export interface FinalizationGateOptions {
@@ -39,6 +40,8 @@ export interface DecidedAnswer {
   /** The whole stored outcome: settle() expands the answer from it, as a redelivery's will be (not before: a
    * chunk holds its decisions until they are recorded, and the expanded events are most of an answer's objects). */
   stored: StoredOutcome;
+  /** The job's earlier ending this one replaces (GateOutcome.supersedes, D45). */
+  supersedes?: SupersededEnding;
 }
 
 export interface FinalizeOptions {
@@ -126,9 +129,17 @@ export class FinalizationGate {
 
   async finalize(trace: Trace, agent: AgentInfo, blueprint: CompiledBlueprint, nowMs: number, eventId: string = trace.trace_id, opts: FinalizeOptions = {}): Promise<GateOutcome> {
     const p = prepareAnswer(trace, agent);
-    const d = await this.decideAgainst(await this.o.jobStore.get(p.key, nowMs), p, trace, agent, blueprint, nowMs, eventId, opts);
-    if ('again' in d) return d.again;
-    return this.settle(await this.o.jobStore.update(p.key, nowMs, (prev) => this.record(prev, d, nowMs)), d);
+    const state = await this.o.jobStore.get(p.key, nowMs);
+    const d = await this.decideAgainst(state, p, trace, agent, blueprint, nowMs, eventId, opts);
+    if ('again' in d) {
+      // A redelivered rewrite: its index entry again, in case the first delivery stopped before writing it (D45).
+      await syncRewriteIndex(this.o.jobStore, p.key, nowMs, undefined, state);
+      return d.again;
+    }
+    const saved = await this.o.jobStore.update(p.key, nowMs, (prev) => this.record(prev, d, nowMs));
+    // Before the answer goes out: the agent's next job-less tool call must find the job's rewrite-only state (D45).
+    await syncRewriteIndex(this.o.jobStore, p.key, nowMs, state, saved);
+    return this.settle(saved, d);
   }
 
   /**
@@ -168,6 +179,7 @@ export class FinalizationGate {
 
     // Tier 1 first, before any LLM call: a hit is FAIL + block whatever the attempt (D17). Its rules and patterns
     // are those of every skill the registry lists for the agent, not of the skill the trace names (D44).
+    const customHardFail = settings.customReasonCodes.filter((c) => c.hardFail).map((c) => c.code);
     const hits: GateHit[] = scanDraft(input.draft, { trace: view, agent, nowMs, trustDebt: opts.trustDebt, eventId }, tier1Scope(gate, agent.skills), this.limits);
     const tier1 = hits.length > 0;
     if (tier1) {
@@ -209,7 +221,7 @@ export class FinalizationGate {
           evidenceIssues = a.evidence_issues;
           nextActions = a.next_actions;
           fixMode = effectiveFixMode(a.fix_mode, codes);
-          verdict = computeVerdict(score, codes, settings.strictness, settings.customReasonCodes.filter((c) => c.hardFail).map((c) => c.code));
+          verdict = computeVerdict(score, codes, settings.strictness, customHardFail);
           action = actionFor(verdict, fixMode);
         } else {
           // D20/D21: the judge timed out or answered invalid JSON twice — on_judge_error, degraded.
@@ -221,7 +233,8 @@ export class FinalizationGate {
       }
       if (isRepair(action)) {
         antiLoopWhy = antiLoop(attemptIndex, settings.maxRetries, state, { abstraction_level: input.abstractionLevel, artifact_type: input.artifactType, clarification: input.clarification });
-        if (antiLoopWhy) action = 'finalize_with_limitations';
+        // D45: the spec's limitations ending delivers the draft; one failing safety, policy or a workflow step is blocked.
+        if (antiLoopWhy) action = antiLoopEnding(codes, customHardFail, wf.length > 0);
       }
     }
     intervention ??= interventionFor(verdict, action);
@@ -233,7 +246,7 @@ export class FinalizationGate {
       attempt_index: attemptIndex,
       judged_by: judgedBy,
       missing_requirements: missing,
-      directive: directiveFor(action, { reasonCodes: codes, missing, fixMode, style, blockReasons: hits.map((h) => h.message), ...(judgeError && { judgeError: judgeError.message }) }),
+      directive: directiveFor(action, { reasonCodes: codes, missing, fixMode, style, blockReasons: hits.map((h) => h.message), ...(judgeError && { judgeError: judgeError.message }), antiLoop: antiLoopWhy }),
       intervention,
       degraded,
       trace_id: trace.trace_id,
@@ -251,7 +264,9 @@ export class FinalizationGate {
     };
     const ids = { job_id: input.jobId, agent_id: agent.id, tenant: agent.tenant };
     const attempt: DecidedAttempt = { event_id: eventId, ts_ms: nowMs, abstraction_level: input.abstractionLevel, artifact_type: input.artifactType, clarification: input.clarification, action, verdict, o: packStored(stored) };
-    return { key, ids, attempt, stored };
+    // D45: a job that ended before and ends again counts once in the metrics — the earlier ending is handed on.
+    const supersedes = supersededEnding(ids, state, action);
+    return { key, ids, attempt, stored, ...(supersedes && { supersedes }) };
   }
 
   /** The job state with a decided answer recorded (the job store's update function: pure, may run again). */
@@ -264,7 +279,7 @@ export class FinalizationGate {
     const won = attemptOf(saved, d.attempt.event_id);
     const a = d.attempt;
     const outcome = expandOutcome(d.ids, a, d.stored, false);
-    if (!won || won.o === a.o) return outcome;
+    if (!won || won.o === a.o) return d.supersedes ? { ...outcome, supersedes: d.supersedes } : outcome;
     const winner = outcomeOfAttempt(d.ids, won, false);
     return winner && JSON.stringify(winner) !== JSON.stringify(outcome) ? { ...winner, redelivered: true } : outcome;
   }
@@ -287,12 +302,16 @@ export class FinalizationGate {
   /**
    * The pre-tool gate (docs/gate.md "Tool calls"): blocks a call that a tier-1 rule forbids, a workflow step
    * taken out of order, and any tool call of a job in rewrite-only state (§9.7: no tools). Reads the job
-   * state; records nothing (recordToolCall does, once the call's fate is known).
+   * state; records nothing (recordToolCall does, once the call's fate is known). A call without job_id is checked
+   * against an empty history and the agent's rewrite-only jobs (D45).
    */
   async checkToolCall(trace: Trace, agent: AgentInfo, blueprint: CompiledBlueprint, nowMs: number, opts: FinalizeOptions & { eventId?: string } = {}): Promise<ToolCallCheck> {
     const jobId = optStr(trace.job_id);
     const state = jobId ? await this.o.jobStore.get({ tenant: agent.tenant, agentId: agent.id, jobId }, nowMs) : undefined;
-    return checkToolCallPure(trace, agent, blueprint, nowMs, state, this.limits, opts);
+    // D45: a call without job_id may belong to any job of the agent, so its rewrite-only jobs hold it too. Only a
+    // judge gives rewrite directives: a gate without one has none to look up.
+    const rewriteOnly = !jobId && this.judge ? await rewriteOnlyJobs(this.o.jobStore, { tenant: agent.tenant, agentId: agent.id }, nowMs) : undefined;
+    return checkToolCallPure(trace, agent, blueprint, nowMs, state, this.limits, rewriteOnly?.length ? { ...opts, rewriteOnlyJobs: rewriteOnly } : opts);
   }
 
   /**
@@ -349,15 +368,19 @@ function workflowSteps(blueprint: CompiledBlueprint | undefined): readonly (read
 }
 
 /** The pre-tool gate as a pure function of the job's state (for a stage that holds the state itself). */
-export function checkToolCallPure(trace: Trace, agent: AgentInfo, blueprint: CompiledBlueprint, nowMs: number, state: GateJobState | undefined, limits: GateRuntimeLimits = DEFAULT_GATE_RUNTIME_LIMITS, opts: FinalizeOptions & { eventId?: string } = {}): ToolCallCheck {
+export function checkToolCallPure(trace: Trace, agent: AgentInfo, blueprint: CompiledBlueprint, nowMs: number, state: GateJobState | undefined, limits: GateRuntimeLimits = DEFAULT_GATE_RUNTIME_LIMITS, opts: FinalizeOptions & { eventId?: string; rewriteOnlyJobs?: readonly string[] } = {}): ToolCallCheck {
   const gate = blueprint.gate ?? EMPTY_GATE;
   const jobId = optStr(trace.job_id);
   // Tier 1 by the registry's skills (D44); the trace's skill_id only selects the workflows below (tier 2).
   const hits = scanToolCall({ trace, agent, nowMs, trustDebt: opts.trustDebt, eventId: opts.eventId }, tier1Scope(gate, agent.skills), limits);
   const { skillId } = settingsFor(gate, trace.skill_id, agent.skills);
-  const rewriteOnly = state?.rewrite_only === true;
-  if (rewriteOnly) hits.push({ kind: 'rewrite_only', id: 'rewrite_only', message: `job '${jobId}' is in rewrite-only state (gate spec §9.7): no tool calls until its next final answer` });
-  if (typeof trace.tool === 'string' && jobId) hits.push(...outOfOrderSteps(gate.workflows, state?.tool_calls ?? [], trace.tool, trace, skillId, state?.steps_done));
+  // D45: without job_id the call belongs to no job, so the agent's rewrite-only jobs (opts.rewriteOnlyJobs) hold it.
+  const others = jobId ? [] : (opts.rewriteOnlyJobs ?? []);
+  const rewriteOnly = state?.rewrite_only === true || others.length > 0;
+  if (state?.rewrite_only === true) hits.push({ kind: 'rewrite_only', id: 'rewrite_only', message: `job '${jobId}' is in rewrite-only state (gate spec §9.7): no tool calls until its next final answer` });
+  else if (others.length > 0) hits.push({ kind: 'rewrite_only', id: 'rewrite_only', message: `a tool call without job_id while job(s) ${others.map((j) => `'${j}'`).join(', ')} of the agent are in rewrite-only state (gate spec §9.7): none until their next final answer` });
+  // D45: a call without job_id has no history, so a workflow step taken without its earlier steps is out of order.
+  if (typeof trace.tool === 'string') hits.push(...outOfOrderSteps(gate.workflows, state?.tool_calls ?? [], trace.tool, trace, skillId, state?.steps_done));
   return { intervention: hits.length ? 'block' : 'ok', hits, rewrite_only: rewriteOnly, job_id: jobId };
 }
 

@@ -6,7 +6,7 @@
  */
 import type { GateAction, GateVerdict } from './codes.js';
 import { advanceStepsDone } from './workflow.js';
-import type { GateAttempt, GateJobKey, GateJobState, GateJobStore, GateOutcome, GateToolCall, PackedOutcome } from './types.js';
+import type { GateAgentKey, GateAgentState, GateAttempt, GateJobKey, GateJobState, GateJobStore, GateOutcome, GateToolCall, PackedOutcome } from './types.js';
 
 export function emptyJobState(key: GateJobKey, nowMs: number): GateJobState {
   return { v: 1, job_id: key.jobId, tenant: key.tenant, agent_id: key.agentId, created_ms: nowMs, updated_ms: nowMs, attempt_count: 0, attempts: [], tool_calls: [], evidence_count: 0, rewrite_only: false, asked_user: false };
@@ -99,5 +99,26 @@ export class MemoryGateJobStore implements GateJobStore {
 
   get size(): number {
     return this.jobs.size;
+  }
+
+  private readonly agents = new Map<string, GateAgentState>();
+
+  async getAgent(key: GateAgentKey, nowMs: number): Promise<GateAgentState | undefined> {
+    const k = JSON.stringify([key.tenant, key.agentId]);
+    const s = this.agents.get(k);
+    if (s && s.updated_ms + this.ttlMs < nowMs) {
+      this.agents.delete(k);
+      return undefined;
+    }
+    return s === undefined ? undefined : structuredClone(s);
+  }
+
+  async updateAgent(key: GateAgentKey, nowMs: number, fn: (prev: GateAgentState | undefined) => GateAgentState): Promise<GateAgentState> {
+    const next = fn(await this.getAgent(key, nowMs));
+    const k = JSON.stringify([key.tenant, key.agentId]);
+    this.agents.delete(k);
+    this.agents.set(k, structuredClone(next));
+    if (this.agents.size > this.maxJobs) this.agents.delete(this.agents.keys().next().value as string);
+    return next;
   }
 }

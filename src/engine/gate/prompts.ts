@@ -249,6 +249,15 @@ export function blockDirective(reasons: readonly string[]): string {
   return `Do not deliver this answer: it violates a hard safety rule (${list(reasons, '; ')}). Remove the offending content; do not repeat, paraphrase or encode it.`;
 }
 
+/** D45: an anti-loop ending of a draft that still fails safety, policy or a required workflow step — not delivered. */
+export function blockedEndingDirective(d: { reasonCodes: readonly string[]; missing: readonly string[]; why: 'max_retries' | 'no_difference' }): string {
+  const why = d.why === 'max_retries' ? 'the repair attempts are used up' : 'this retry changed nothing the rules count as a difference';
+  return (
+    `Do not deliver this answer: ${why}, and it still fails a safety, policy or required-process check, so the job ends blocked. No further repair attempt will be accepted for it.\n\n` +
+    `Judge reason_codes: ${list(d.reasonCodes, ', ')}\nMissing requirements: ${list(d.missing, '; ')}`
+  );
+}
+
 /** `on_judge_error: escalate|block`: the answer waits for a person; nothing in it was found wrong. */
 export function heldDirective(reason: string): string {
   return `Hold this answer: the Final Alignment Judge could not decide (${reason}). It is escalated for review; do not deliver it until then.`;

@@ -7,7 +7,7 @@
  */
 import type { GateAction, GateVerdict } from './codes.js';
 import { ENDS_JOB, judgeResultEvent, outcomeEvent, replanLedgerDraft } from './events.js';
-import type { DefaultedOutcomeField, EventFacts, FinalizationOutcomeEvent, GateAttempt, GateOutcome, PackedOutcome, StoredOutcome } from './types.js';
+import type { DefaultedOutcomeField, EventFacts, FinalizationOutcomeEvent, GateAttempt, GateJobState, GateOutcome, PackedOutcome, StoredOutcome, SupersededEnding } from './types.js';
 
 /** Where the outcome's ids come from: the job state (or the key it was made from). */
 export interface OutcomeIds {
@@ -149,4 +149,11 @@ export function lastEndedOutcome(ids: OutcomeIds, attempts: readonly GateAttempt
     if (ended) return ended;
   }
   return null;
+}
+
+/** D45: when `action` ends a job that had ended before (`state` as the decision read it), that earlier ending. */
+export function supersededEnding(ids: OutcomeIds, state: GateJobState | undefined, action: GateAction): SupersededEnding | undefined {
+  if (!ENDS_JOB.has(action) || !state || state.attempts.length === 0) return undefined;
+  const prev = lastEndedOutcome(ids, state.attempts);
+  return prev ? { intent_id: prev.intent_id, final_verdict: prev.final_verdict, action: prev.action, num_retries: prev.num_retries } : undefined;
 }

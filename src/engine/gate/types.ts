@@ -120,6 +120,9 @@ export type DefaultedOutcomeField =
 export type PackedOutcome = Omit<StoredOutcome, DefaultedOutcomeField | 'facts'> &
   Partial<Pick<StoredOutcome, DefaultedOutcomeField>> & { facts: Pick<EventFacts, 'latency_ms'> & Partial<EventFacts> };
 
+/** What the metrics read of a job's earlier ending that a later one replaces (GateOutcome.supersedes). */
+export type SupersededEnding = Pick<FinalizationOutcomeEvent, 'intent_id' | 'final_verdict' | 'action' | 'num_retries'>;
+
 /** Per-job state, plain JSON (a Redis implementation stores it as is). */
 export interface GateJobState {
   v: 1;
@@ -164,6 +167,22 @@ export interface GateJobStore {
    * contention); the stored state expires `ttl` after `nowMs`.
    */
   update(key: GateJobKey, nowMs: number, fn: (prev: GateJobState | undefined) => GateJobState): Promise<GateJobState>;
+  /** The agent's index of rewrite-only jobs (agent-index.ts, D45); same TTL rule as a job. */
+  getAgent(key: GateAgentKey, nowMs: number): Promise<GateAgentState | undefined>;
+  /** Atomic read-modify-write of the agent's index, as update(). */
+  updateAgent(key: GateAgentKey, nowMs: number, fn: (prev: GateAgentState | undefined) => GateAgentState): Promise<GateAgentState>;
+}
+
+export interface GateAgentKey {
+  tenant: string;
+  agentId: string;
+}
+
+/** Per agent (D45): its jobs a rewrite directive put in rewrite-only state, job id → the directive's event time. */
+export interface GateAgentState {
+  v: 1;
+  updated_ms: number;
+  rewrite_only: Record<string, number>;
 }
 
 // ───────────────────────────── outcome ─────────────────────────────
@@ -258,7 +277,7 @@ export interface GateOutcome {
   dropped_reason_codes: string[];
   evidence_issues: string[];
   next_actions: NextAction[];
-  /** Why a repair became finalize_with_limitations. */
+  /** Why a repair became an anti-loop ending: finalize_with_limitations, or block when the draft still fails safety, policy or a workflow step (D45). */
   anti_loop: 'max_retries' | 'no_difference' | null;
   judge_error: { code: string; message: string } | null;
   /** True when this is the stored answer to an event already decided (a redelivery). */
@@ -267,6 +286,11 @@ export interface GateOutcome {
   events: { final_alignment_judge_result: FinalAlignmentJudgeResultEvent; finalization_outcome: FinalizationOutcomeEvent | null };
   /** A REPLAN_TRIGGERED entry for rewrite/replan/ask_user directives (decision 18). */
   ledger: LedgerDraft | null;
+  /**
+   * D45: on a fresh decision that ends a job which had ended before, that earlier ending (what the metrics counted
+   * for the job), so the job counts once, as v_gate_jobs keeps one row per job. Absent otherwise and on redeliveries.
+   */
+  supersedes?: SupersededEnding;
 }
 
 /** Answer of the pre-tool gate for a `tool_call` trace. */

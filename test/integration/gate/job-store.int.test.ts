@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { RedisGateJobStore } from '../../../src/adapters/redis/gate-job-store.js';
 import { FinalizationGate } from '../../../src/engine/gate/index.js';
+import { setRewriteOnly } from '../../../src/engine/gate/agent-index.js';
 import { recordToolCall } from '../../../src/engine/gate/job-state.js';
 import type { GateJobKey } from '../../../src/engine/gate/types.js';
 import type { AgentInfo, Trace } from '../../../src/engine/types.js';
@@ -136,6 +137,25 @@ describe('RedisGateJobStore (real Redis)', () => {
       await redis.set(store.key(key), '{not json');
       expect(await store.get(key, T0)).toBeUndefined();
       expect((await store.update(key, T0, (p) => recordToolCall(p, key, call(3), T0, 10))).evidence_count).toBe(1);
+    });
+  });
+
+  it("the agent's index of rewrite-only jobs (D45): beside its jobs in the agent's slot, shared by two connections, expiring on event time", async () => {
+    await withRedis(async (redis, prefix) => {
+      const other = redisClient();
+      try {
+        const a = { tenant: key.tenant, agentId: key.agentId };
+        const stores = [new RedisGateJobStore(redis, { prefix, ttlMs: 60_000 }), new RedisGateJobStore(other, { prefix, ttlMs: 60_000 })];
+        expect(stores[0]!.agentKey(a)).toBe(`${prefix}gate-agent:{acme:coder%3A1}`);
+        expect(stores[0]!.key(key).startsWith(`${prefix}gate:{acme:coder%3A1}:`)).toBe(true);
+        await Promise.all(['j1', 'j2', 'j3', 'j4'].map((j, i) => stores[i % 2]!.updateAgent(a, T0 + i, (p) => setRewriteOnly(p, j, T0 + i, T0 + i))));
+        expect(Object.keys((await stores[1]!.getAgent(a, T0 + 10))!.rewrite_only).sort()).toEqual(['j1', 'j2', 'j3', 'j4']);
+        await stores[1]!.updateAgent(a, T0 + 20, (p) => setRewriteOnly(p, 'j2', null, T0 + 20));
+        expect(Object.keys((await stores[0]!.getAgent(a, T0 + 30))!.rewrite_only).sort()).toEqual(['j1', 'j3', 'j4']);
+        expect(await stores[0]!.getAgent(a, T0 + 20 + 60_001)).toBeUndefined();
+      } finally {
+        await other.quit();
+      }
     });
   });
 });

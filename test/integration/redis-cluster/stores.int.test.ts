@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { RedisTrustDebtStore } from '../../../src/adapters/redis/trust-debt-store.js';
 import { RedisStateStore } from '../../../src/adapters/redis/state-store.js';
 import { RedisStateRounds } from '../../../src/adapters/redis/state-rounds.js';
+import { setRewriteOnly } from '../../../src/engine/gate/agent-index.js';
 import { RedisGateJobStore } from '../../../src/adapters/redis/gate-job-store.js';
 import { RedisAcmStateStore } from '../../../src/adapters/redis/acm-state-store.js';
 import { keySlot } from '../../../src/adapters/redis/slots.js';
@@ -114,6 +115,10 @@ describe('Steward state on a 3-master Redis Cluster', () => {
           prev ? { ...prev, attempt_count: prev.attempt_count + 1, updated_ms: now } : { v: 1, job_id: 'job-1', tenant: 'acme', agent_id: 'bot', created_ms: now, updated_ms: now, attempt_count: 1, attempts: [], tool_calls: [] } as unknown as GateJobState;
         await Promise.all(gates.flatMap((g) => Array.from({ length: 15 }, () => g.update(key, now, bump))));
         expect((await gates[1]!.get(key, now))!.attempt_count).toBe(30);
+        // the agent's rewrite-only index (D45) beside the agent's jobs: no entry lost either
+        const agent = { tenant: 'acme', agentId: 'bot' };
+        await Promise.all(gates.flatMap((g, k) => Array.from({ length: 5 }, (_, i) => g.updateAgent(agent, now, (p) => setRewriteOnly(p, `j${k}-${i}`, now, now)))));
+        expect(Object.keys((await gates[0]!.getAgent(agent, now))!.rewrite_only)).toHaveLength(10);
 
         const runs = [new RedisAcmStateStore(c1, { prefix }), new RedisAcmStateStore(c2, { prefix })];
         const add = (i: number) => (prev: StoredRun | undefined): StoredRun => ({ run: (prev?.run ?? { run_id: 'run-1' }) as StoredRun['run'], answers: [...(prev?.answers ?? []), { i } as unknown as StoredRun['answers'][number]] });

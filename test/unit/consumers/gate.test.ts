@@ -74,6 +74,31 @@ describe('gate stage processor', () => {
     expect((await metrics.gateJudgeResults.get()).values.reduce((a, v) => a + v.value, 0)).toBe(1);
   });
 
+  it('a job that ends twice (blocked, then a corrected draft passing) counts once in the outcome metrics, as v_gate_jobs (D45)', async () => {
+    const { proc, metrics } = setup();
+    const net = async () => {
+      const sum = async (c: { get(): Promise<{ values: { value: number; labels: Record<string, unknown>; metricName?: string }[] }> }, name?: string) =>
+        (await c.get()).values.filter((v) => !name || v.metricName === name).reduce((a, v) => a + v.value, 0);
+      return {
+        jobs: (await sum(metrics.gateOutcomes)) - (await sum(metrics.gateOutcomesSuperseded)),
+        retries: (await sum(metrics.gateRetries, 'steward_gate_retries_sum')) - (await sum(metrics.gateRetriesSuperseded, 'steward_gate_retries_superseded_sum')),
+        endings: (await sum(metrics.gateRetries, 'steward_gate_retries_count')) - (await sum(metrics.gateRetriesSuperseded, 'steward_gate_retries_superseded_count')),
+      };
+    };
+    // attempt 0: a tier-1 hit ends the job blocked (a credential in the draft)
+    const first = await proc.process(msg(answer('fa-1', { intent_id: 'SYSTEM_CONTROL_FLOW', draft_answer: 'token ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789' }), 'fa-1#x', false));
+    expect(first.map((o) => json(o))).toContainEqual(expect.objectContaining({ event: 'finalization_outcome', action: 'block', num_retries: 0 }));
+    expect(await net()).toEqual({ jobs: 1, retries: 0, endings: 1 });
+    // attempt 1: the corrected draft passes; the job's block ending is superseded
+    await proc.process(msg(answer('fa-2', { intent_id: 'SYSTEM_CONTROL_FLOW', draft_answer: 'fixed' }), 'fa-2#x', false));
+    expect(await net()).toEqual({ jobs: 1, retries: 1, endings: 1 });
+    const superseded = (await metrics.gateOutcomesSuperseded.get()).values.filter((v) => v.value > 0);
+    expect(superseded).toEqual([expect.objectContaining({ labels: { intent: 'SYSTEM_CONTROL_FLOW', final_verdict: 'fail', action: 'block', retried: 'false' }, value: 1 })]);
+    // a redelivery of the second answer changes nothing
+    await proc.process(msg(answer('fa-2', { intent_id: 'SYSTEM_CONTROL_FLOW', draft_answer: 'fixed' }), 'fa-2#x', false));
+    expect(await net()).toEqual({ jobs: 1, retries: 1, endings: 1 });
+  });
+
   it('a passing answer ends the job (outcome event); user_feedback re-publishes it with the feedback', async () => {
     const { proc } = setup();
     const outs = await proc.process(msg(answer('fa-2', { intent_id: 'SYSTEM_CONTROL_FLOW' }), 'fa-2#x', false));

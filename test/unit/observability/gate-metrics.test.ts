@@ -60,6 +60,25 @@ describe('gate metrics', () => {
     expect(retries.find((v) => v.name === 'steward_gate_retries_bucket' && v.le === 0)!.value).toBe(1);
   });
 
+  it('gateOutcome with the ending it supersedes (D45): outcomes minus superseded counts the job once, at its latest ending', async () => {
+    const m = new StewardMetrics();
+    const blocked = { intent_id: 'REPO_ORIENTATION', final_verdict: 'fail' as const, action: 'block' as const, num_retries: 0 };
+    m.gateOutcome(blocked);
+    m.gateOutcome({ intent_id: 'REPO_ORIENTATION', final_verdict: 'pass', action: 'finalize', num_retries: 1 }, blocked);
+    const value = (xs: Series[], name: string, labels: Record<string, string> = {}) => xs.filter((v) => v.name === name && Object.entries(labels).every(([k, x]) => v[k] === x)).reduce((a, v) => a + v.value, 0);
+    const out = await series(m, 'steward_gate_outcomes_total');
+    const sup = await series(m, 'steward_gate_outcomes_superseded_total');
+    expect(value(out, 'steward_gate_outcomes_total') - value(sup, 'steward_gate_outcomes_superseded_total')).toBe(1);
+    expect(value(out, 'steward_gate_outcomes_total', { action: 'block' }) - value(sup, 'steward_gate_outcomes_superseded_total', { action: 'block' })).toBe(0);
+    expect(value(out, 'steward_gate_outcomes_total', { final_verdict: 'pass', retried: 'true' }) - value(sup, 'steward_gate_outcomes_superseded_total', { final_verdict: 'pass', retried: 'true' })).toBe(1);
+    const r = await series(m, 'steward_gate_retries');
+    const rs = await series(m, 'steward_gate_retries_superseded');
+    expect(value(r, 'steward_gate_retries_sum') - value(rs, 'steward_gate_retries_superseded_sum')).toBe(1);
+    expect(value(r, 'steward_gate_retries_count') - value(rs, 'steward_gate_retries_superseded_count')).toBe(1);
+    // every counted series has its superseded twin (the rules subtract them), at 0 until something is superseded
+    expect(sup.map((v) => [v.action, v.value])).toEqual([['block', 1], ['finalize', 0]]);
+  });
+
   it('intent label values are bounded: past maxGateIntents new intents count as other', async () => {
     const m = new StewardMetrics({ maxGateIntents: 2 });
     for (const intent of ['A_ONE', 'B_TWO', 'C_THREE', 'A_ONE']) m.gateOutcome({ intent_id: intent, final_verdict: 'pass', action: 'finalize', num_retries: 0 });

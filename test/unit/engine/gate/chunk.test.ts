@@ -3,7 +3,7 @@
 // recorded), redeliveries, user_feedback after the job ended in the same chunk — with all reads issued before any
 // write in each wave, and a failure leaving its job's later items undone rather than deciding them out of order.
 import { describe, expect, it } from 'vitest';
-import { decideChunk, FinalizationGate, type GateChunkItem, type GateChunkResult } from '../../../../src/engine/gate/index.js';
+import { decideChunk, FinalizationGate, MemoryGateJobStore, type GateChunkItem, type GateChunkResult } from '../../../../src/engine/gate/index.js';
 import type { GateJobKey, GateJobState, GateJobStore } from '../../../../src/engine/gate/types.js';
 import type { AgentInfo, LlmClient, Trace } from '../../../../src/engine/types.js';
 import { compileOne } from './helpers.js';
@@ -23,6 +23,10 @@ const llm: LlmClient = {
 /** Keeps each job as JSON text, as the Redis store does; logs the operations in the order they were issued. */
 class JsonStore implements GateJobStore {
   readonly texts = new Map<string, string>();
+  /** The agent index (D45) in memory: these stores are about the jobs' JSON. */
+  private readonly agents = new MemoryGateJobStore();
+  getAgent: GateJobStore['getAgent'] = (k, nowMs) => this.agents.getAgent(k, nowMs);
+  updateAgent: GateJobStore['updateAgent'] = (k, nowMs, fn) => this.agents.updateAgent(k, nowMs, fn);
   readonly log: string[] = [];
   failUpdate = new Set<string>();
   private k = (key: GateJobKey) => JSON.stringify([key.tenant, key.agentId, key.jobId]);

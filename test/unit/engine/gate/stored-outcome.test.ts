@@ -29,6 +29,10 @@ const T = Date.parse('2026-01-01T00:00:00Z');
 /** Keeps each job as JSON text, as the Redis store does (what JSON drops is dropped here too). */
 class JsonStore implements GateJobStore {
   readonly texts = new Map<string, string>();
+  /** The agent index (D45) in memory: these stores are about the jobs' JSON. */
+  private readonly agents = new MemoryGateJobStore();
+  getAgent: GateJobStore['getAgent'] = (k, nowMs) => this.agents.getAgent(k, nowMs);
+  updateAgent: GateJobStore['updateAgent'] = (k, nowMs, fn) => this.agents.updateAgent(k, nowMs, fn);
   private k = (key: GateJobKey) => JSON.stringify([key.tenant, key.agentId, key.jobId]);
   async get(key: GateJobKey): Promise<GateJobState | undefined> {
     const t = this.texts.get(this.k(key));
@@ -132,7 +136,7 @@ describe('stored outcome (compact job state)', () => {
     const b = new ScriptedLlm();
     b.queue.push('{"quality_score":0.95,"verdict":"PASS","reason_codes":[],"fix_mode":"REWRITE_ONLY","missing_requirements":[]}');
     // B read the job before A recorded its decision (a stale read), then judged differently.
-    const stale: GateJobStore = { get: async () => undefined, update: (k, n, fn) => store.update(k, n, fn) };
+    const stale: GateJobStore = { get: async () => undefined, update: (k, n, fn) => store.update(k, n, fn), getAgent: store.getAgent, updateAgent: store.updateAgent };
     const fromA = await new FinalizationGate({ llm: a, jobStore: store }).finalize(fa(), agent, bp, T, 'e-1');
     const fromB = await new FinalizationGate({ llm: b, jobStore: stale }).finalize(fa(), agent, bp, T, 'e-1');
     expect(fromA.action).toBe('replan');

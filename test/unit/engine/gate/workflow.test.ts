@@ -37,8 +37,18 @@ describe('tier-2 workflows (gate spec §1, §8)', () => {
     expect(checkToolCallPure({ ...trace, tool: 'access' }, agent, bp, 2, emptyJobState(key, 0)).intervention).toBe('block');
     s = { ...s, rewrite_only: true };
     expect(checkToolCallPure({ ...trace, tool: 'access' }, agent, bp, 2, s)).toMatchObject({ intervention: 'block', rewrite_only: true });
-    // a tool call without job_id is not part of any job: no workflow, no rewrite-only state
-    expect(checkToolCallPure({ ...trace, job_id: undefined, tool: 'access' }, agent, bp, 2, undefined).intervention).toBe('ok');
+  });
+  it('checkToolCallPure without job_id (D45): checked against an empty history and the agent\'s rewrite-only jobs', () => {
+    const bp = compileOne('id: w@1.0\nversion: "1.0.0"\ndescription: w\nguardrails:\n  - id: flow\n    tier: 2\n    workflow: { steps: [verify, access] }\n');
+    const agent: AgentInfo = { id: 'a', tenant: 't', tier: 'ACL-2', tools: [], domains: [], registered: true };
+    const noJob = { ...trace, job_id: undefined };
+    // a later step without its earlier steps is out of order (the call has no history); the first step is fine
+    expect(checkToolCallPure({ ...noJob, tool: 'access' }, agent, bp, 2, undefined)).toMatchObject({ intervention: 'block', hits: [{ kind: 'workflow', id: 'flow' }] });
+    expect(checkToolCallPure({ ...noJob, tool: 'verify' }, agent, bp, 2, undefined).intervention).toBe('ok');
+    // another job of the agent in rewrite-only state holds the job-less call; a call of a job is held by its own state only
+    expect(checkToolCallPure({ ...noJob, tool: 'search' }, agent, bp, 2, undefined, undefined, { rewriteOnlyJobs: ['j1'] })).toMatchObject({ intervention: 'block', rewrite_only: true, job_id: null, hits: [{ kind: 'rewrite_only', message: expect.stringContaining("'j1'") }] });
+    expect(checkToolCallPure({ ...trace, tool: 'search' }, agent, bp, 2, undefined, undefined, { rewriteOnlyJobs: ['j1'] })).toMatchObject({ intervention: 'ok', rewrite_only: false });
+    expect(checkToolCallPure({ ...noJob, tool: 'search' }, agent, bp, 2, undefined, undefined, { rewriteOnlyJobs: [] }).intervention).toBe('ok');
   });
 });
 
