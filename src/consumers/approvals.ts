@@ -1,7 +1,8 @@
 /**
  * Approvals stage (docs/approvals.md, contracts C9): consumes acgp.approvals (written by Steward only) —
  *   request → stored in Redis with its deadline (RedisApprovalStore);
- *   outcome → its publication confirmed (the store's outbox entry removed);
+ *   outcome → its publication confirmed (the store's outbox entry removed); an approved call of a job recorded
+ *             in the job as ran (the finalization gate's job store, D46);
  * and acgp.approval-answers (written by approvers; spec-decisions D35) —
  *   answer  → checked (approver registry: signature, signing time, role for the tenant and tier) and resolved.
  * An answer on acgp.approvals, or a request/outcome on the answers topic, is dead-lettered: with the split, broker
@@ -18,6 +19,8 @@ import { approvalOutcomeJson, parseApprovalAnswerMessage, parseApprovalMessage }
 import { checkAnswerFor, checkAnswerSignature, mayAnswer, type ApprovalDecision, type ApproverRegistry } from '../engine/approvals/approvers.js';
 import { answeredOutcome, approvalLedgerDraft, timeoutOutcome, type ApprovalOutcome } from '../engine/approvals/outcome.js';
 import type { ApprovalRequest } from '../engine/approvals/policy.js';
+import { recordApprovedCall } from '../engine/gate/approved-call.js';
+import type { GateJobStore } from '../engine/gate/types.js';
 import { SIGNATURE_HEADER } from '../engine/identity.js';
 import { StewardError } from '../errors.js';
 import type { StageOutput, StageProcessor } from './stage-types.js';
@@ -35,6 +38,11 @@ export interface ApprovalsDeps {
   answerWaitMs?: number;
   /** Signs an outcome's record value (x-steward-signature) with Steward's ledger key; unset: outcomes go unsigned. */
   signOutcome?: (value: string) => string;
+  /**
+   * The finalization gate's job store (docs/gate.md "Job state"): an approved call of a job is recorded there as
+   * ran (spec-decisions D46; decide() recorded it as not run while it waited). Unset: jobs are not told.
+   */
+  gateJobs?: GateJobStore;
 }
 
 /** The outcome message and its ledger draft: what the resolver of an approval publishes. */
@@ -74,6 +82,9 @@ export class ApprovalsProcessor implements StageProcessor {
     const st = await this.d.store.status(msg.approval_id);
     if (!st?.outcome) return []; // an outcome whose record expired (a re-read topic) or that Redis never decided
     if (!sameOutcome(st.outcome, msg)) throw new StewardError('STEWARD_APPROVAL_OUTCOME_MISMATCH', `outcome of ${msg.approval_id} on ${this.d.topics.approvals} is not the one decided (${st.outcome.status} by ${st.outcome.approver ?? 'timeout'} at ${st.outcome.decided_ms})`);
+    // Every outcome, whoever decided it (an answer, the HTTP route, a timeout), passes here at least once; the record
+    // is idempotent, and made before the publication is confirmed so that a failure redelivers it.
+    if (this.d.gateJobs) await recordApprovedCall(this.d.gateJobs, st.outcome);
     await this.d.store.published(msg.approval_id);
     return [];
   }

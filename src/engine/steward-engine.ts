@@ -108,10 +108,10 @@ export class StewardEngine {
     };
     // Reads left by an earlier attempt that failed (a retried conflict) are not this decision's.
     this.recorder?.take(ctx.stateNamespace);
+    const gated = this.o.gate !== undefined && trace.hook === 'tool_call' && (bp.gate !== undefined || typeof trace.job_id === 'string');
     const blueprintStage = async (): Promise<TripwireStageResult> => {
       const r = await runTripwireStage(bp, ctx, { fallbackOnTimeout: bp.fallbackOnTimeout ?? this.o.config.fallbackOnTimeout, tiers: this.o.config.tiers });
-      if (this.o.gate && trace.hook === 'tool_call' && (bp.gate !== undefined || typeof trace.job_id === 'string')) return this.gateToolCall(this.o.gate, trace, agent, bp, td.debt, nowMs, eventId ?? trace.trace_id, r);
-      return r;
+      return gated ? this.gateToolCall(this.o.gate!, trace, agent, bp, td.debt, nowMs, eventId ?? trace.trace_id, r) : r;
     };
     let acm: AcmDecision | undefined;
     let res: TripwireStageResult;
@@ -120,6 +120,10 @@ export class StewardEngine {
     // docs/approvals.md: an allowed call the blueprint's tools[].requires_approval matches waits for a human.
     const approval = bp.approvals && trace.hook === 'tool_call' && severityRank(res.intervention) < severityRank('escalate') ? approvalFor(bp.approvals, ctx, eventId ?? trace.trace_id) : undefined;
     if (approval) res = { ...res, intervention: 'escalate', reasons: [...res.reasons, `approval:${approval.approval_id}: ${approval.tool} requires approval${approval.role ? ` by ${approval.role}` : ''}`] };
+    // Recorded with its final intervention, after the run checks' raise and the approval: a call escalated (held
+    // for a human), blocked or halted did not run, so it is neither a workflow step nor evidence (D46). An approval
+    // granted later is recorded as ran by the approvals stage (recordApprovedCall).
+    if (gated) await this.o.gate!.recordToolCall(trace, agent, nowMs, eventId ?? trace.trace_id, isApproved(res.intervention), bp);
     // Taken for every trace (else the namespace's list grows); kept for an event of a run only.
     const reads = this.recorder?.take(ctx.stateNamespace);
     if (acm?.record && reads) acm = { ...acm, reads };
@@ -217,8 +221,8 @@ export class StewardEngine {
   }
 
   /**
-   * The pre-tool gate of a job's `tool_call`: its hits block like failed rules (named `gate:<kind>:<id>`), and
-   * the call is recorded as the job's evidence with its fate (a blocked call never ran).
+   * The pre-tool gate of a job's `tool_call`: its hits block like failed rules (named `gate:<kind>:<id>`). The
+   * call is recorded by decide() once its final intervention is known.
    */
   private async gateToolCall(gate: FinalizationGate, trace: Trace, agent: AgentInfo, bp: CompiledBlueprint, debt: number, nowMs: number, eventId: string, res: TripwireStageResult): Promise<TripwireStageResult> {
     const check = await gate.checkToolCall(trace, agent, bp, nowMs, { eventId, trustDebt: debt });
@@ -233,7 +237,6 @@ export class StewardEngine {
       const more = severityRank('block') > severityRank(res.intervention);
       out = { ...res, rules, reasons, intervention: more ? 'block' : res.intervention, stage: more ? 'rule' : res.stage, severity: more ? undefined : res.severity };
     }
-    await gate.recordToolCall(trace, agent, nowMs, eventId, isApproved(out.intervention), bp);
     return out;
   }
 

@@ -275,7 +275,7 @@ async function openEngine(
       trustDebtSweepStore: trustDebt,
       trustDebtConfigForAgent: (_tenant, agentId) => trustDebtConfigForAgent(holder.current(), registry, agentId).config,
       tenantOf: (agentId) => registry.lookup(agentId).tenant,
-      approvals: redis && stages.includes('approvals') ? { store: new RedisApprovalStore(redis, { prefix: cfg.redis.keyPrefix }), approvers: loadApprovers(cfg), signOutcome: approvalOutcomeSigner(cfg) } : undefined,
+      approvals: redis && stages.includes('approvals') ? { store: new RedisApprovalStore(redis, { prefix: cfg.redis.keyPrefix }), approvers: loadApprovers(cfg), signOutcome: approvalOutcomeSigner(cfg), gateJobs: new RedisGateJobStore(redis, { prefix: cfg.redis.keyPrefix }) } : undefined,
       // The scorer reads the same blueprint directory as the tripwire stage: run governance is on for both or neither.
       runRecords: stages.includes('scorer') ? acmEnv !== undefined : undefined,
       scoredMarks: redis && stages.includes('scorer') && cfg.consumer.scorerDedupTtlSeconds > 0 ? new RedisScoredMarks(redis, { prefix: cfg.redis.keyPrefix, ttlSeconds: cfg.consumer.scorerDedupTtlSeconds }) : undefined,

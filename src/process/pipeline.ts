@@ -31,6 +31,7 @@ import type { TrustDebtStore } from '../engine/trust-debt/index.js';
 import { ApprovalSweeper, ApprovalsProcessor } from '../consumers/approvals.js';
 import type { RedisApprovalStore } from '../adapters/redis/approval-store.js';
 import type { ApproverRegistry } from '../engine/approvals/approvers.js';
+import type { GateJobStore } from '../engine/gate/types.js';
 
 export { STAGES, type StageName } from './stage-topics.js';
 
@@ -54,8 +55,8 @@ export interface PipelineDeps {
   scoredMarks?: ScoredMarks;
   /** ACM run governance is on (acm.yaml next to the blueprints): the scorer answers run events for the sink's join (docs/acm.md). */
   runRecords?: boolean;
-  /** The approvals stage's Redis store and approver registry (docs/approvals.md). */
-  approvals?: { store: RedisApprovalStore; approvers: () => ApproverRegistry | undefined; signOutcome?: (value: string) => string };
+  /** The approvals stage's Redis store and approver registry (docs/approvals.md), and the gate's job store (an approved job call ran). */
+  approvals?: { store: RedisApprovalStore; approvers: () => ApproverRegistry | undefined; signOutcome?: (value: string) => string; gateJobs?: GateJobStore };
   /** docs/rollout.md: after a decision (rollout counts, shadow diff) and after a verdict (review queue). */
   afterDecision?: TripwireStageDeps['afterDecision'];
   afterVerdict?: ScorerStageDeps['afterVerdict'];
@@ -230,7 +231,7 @@ export async function startPipeline(
         );
       } else if (s === 'approvals') {
         if (!deps.approvals) throw new Error('stage approvals needs Redis');
-        procs.push(new ApprovalsProcessor({ store: deps.approvals.store, approvers: deps.approvals.approvers, signOutcome: deps.approvals.signOutcome, topics }));
+        procs.push(new ApprovalsProcessor({ store: deps.approvals.store, approvers: deps.approvals.approvers, signOutcome: deps.approvals.signOutcome, gateJobs: deps.approvals.gateJobs, topics }));
       } else if (s === 'sink') {
         if (!deps.startSink) throw new Error('stage sink is not available in this build');
         extra.push(await deps.startSink());

@@ -20,6 +20,7 @@ import { JUDGE_SYSTEM, promptWithAdditions, renderJudgePrompt } from './prompts.
 import { draftView, scanDraft, scanToolCall, tier1Scope } from './scan.js';
 import { expandOutcome, lastEndedOutcome, outcomeOfAttempt, packStored, supersededEnding, type OutcomeIds } from './stored-outcome.js';
 import { DEFAULT_GATE_RUNTIME_LIMITS, type GateHit, type GateJobKey, type GateJobState, type GateJobStore, type GateOutcome, type GateRuntimeLimits, type NextAction, type StoredOutcome, type SupersededEnding, type ToolCallCheck, type FinalizationOutcomeEvent } from './types.js';
+import { gateScope } from './skills.js';
 import { missingWorkflowSteps, outOfOrderSteps } from './workflow.js';
 
 export interface FinalizationGateOptions {
@@ -149,7 +150,8 @@ export class FinalizationGate {
    */
   async decideAgainst(state: GateJobState | undefined, { input, key }: PreparedAnswer, trace: Trace, agent: AgentInfo, blueprint: CompiledBlueprint, nowMs: number, eventId: string, opts: FinalizeOptions = {}): Promise<{ again: GateOutcome } | DecidedAnswer> {
     const gate = blueprint.gate ?? EMPTY_GATE;
-    const { settings, skillId } = settingsFor(gate, trace.skill_id, agent.skills);
+    // The trace's skill_id only adds a registry skill; the skills whose workflows the job engaged apply too (D46).
+    const { settings, skillId, skills, workflows } = gateScope(gate, trace.skill_id, agent.skills, state);
     const seen = attemptOf(state, eventId);
     const again = seen && outcomeOfAttempt(state!, seen, true);
     if (again) return { again };
@@ -157,7 +159,7 @@ export class FinalizationGate {
     const calls = state?.tool_calls ?? [];
     // Rules and `when` matchers read the answer to deliver (the draft as `content`), never another `content` beside it.
     const view = draftView(trace, input.draft);
-    const style = gate.style.filter((s) => (!s.skills || (skillId !== null && s.skills.includes(skillId))) && s.when(view)).map((s) => s.text);
+    const style = gate.style.filter((s) => (!s.skills || s.skills.some((k) => skills.includes(k))) && s.when(view)).map((s) => s.text);
 
     let verdict: GateVerdict | null;
     let score: number | null = null;
@@ -189,7 +191,7 @@ export class FinalizationGate {
       judgedBy = 'patterns';
       missing = hits.map((h) => h.message);
     } else {
-      const wf = missingWorkflowSteps(gate.workflows, calls, view, skillId, state?.steps_done);
+      const wf = missingWorkflowSteps(workflows, calls, view, agent.skills, state?.steps_done);
       hits.push(...wf);
       if (wf.length > 0 || !this.judge || !settings.enabled) {
         // D21, no LLM (and a tier-2 failure, which no judge can overrule): tiers 1–2 decide.
@@ -371,16 +373,15 @@ function workflowSteps(blueprint: CompiledBlueprint | undefined): readonly (read
 export function checkToolCallPure(trace: Trace, agent: AgentInfo, blueprint: CompiledBlueprint, nowMs: number, state: GateJobState | undefined, limits: GateRuntimeLimits = DEFAULT_GATE_RUNTIME_LIMITS, opts: FinalizeOptions & { eventId?: string; rewriteOnlyJobs?: readonly string[] } = {}): ToolCallCheck {
   const gate = blueprint.gate ?? EMPTY_GATE;
   const jobId = optStr(trace.job_id);
-  // Tier 1 by the registry's skills (D44); the trace's skill_id only selects the workflows below (tier 2).
+  // Tier 1 (D44) and the workflows below (D46) by the registry's skills, whatever skill_id the call names.
   const hits = scanToolCall({ trace, agent, nowMs, trustDebt: opts.trustDebt, eventId: opts.eventId }, tier1Scope(gate, agent.skills), limits);
-  const { skillId } = settingsFor(gate, trace.skill_id, agent.skills);
   // D45: without job_id the call belongs to no job, so the agent's rewrite-only jobs (opts.rewriteOnlyJobs) hold it.
   const others = jobId ? [] : (opts.rewriteOnlyJobs ?? []);
   const rewriteOnly = state?.rewrite_only === true || others.length > 0;
   if (state?.rewrite_only === true) hits.push({ kind: 'rewrite_only', id: 'rewrite_only', message: `job '${jobId}' is in rewrite-only state (gate spec §9.7): no tool calls until its next final answer` });
   else if (others.length > 0) hits.push({ kind: 'rewrite_only', id: 'rewrite_only', message: `a tool call without job_id while job(s) ${others.map((j) => `'${j}'`).join(', ')} of the agent are in rewrite-only state (gate spec §9.7): none until their next final answer` });
   // D45: a call without job_id has no history, so a workflow step taken without its earlier steps is out of order.
-  if (typeof trace.tool === 'string') hits.push(...outOfOrderSteps(gate.workflows, state?.tool_calls ?? [], trace.tool, trace, skillId, state?.steps_done));
+  if (typeof trace.tool === 'string') hits.push(...outOfOrderSteps(gate.workflows, state?.tool_calls ?? [], trace.tool, trace, agent.skills, state?.steps_done));
   return { intervention: hits.length ? 'block' : 'ok', hits, rewrite_only: rewriteOnly, job_id: jobId };
 }
 

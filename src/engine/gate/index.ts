@@ -12,6 +12,7 @@ export { GateJudge, JUDGE_OUTPUT_SCHEMA, parseJudgeOutput, type JudgeAnswer, typ
 export { PROMPTS, PROMPT_A, PROMPT_B, PROMPT_LITE, REPLAN_TEMPLATE, JUDGE_SYSTEM, promptWithAdditions, renderJudgePrompt, replanDirective, type JudgePayload } from './prompts.js';
 export { buildPayload, goalSentences, toolTraceSummary, toolCallFacts } from './payload.js';
 export { DEFAULT_DETECTORS, scanDraft, scanToolCall, tier1Scope, type Tier1Scope } from './scan.js';
+export { approvedCallEventId, recordApprovedCall, type DecidedApproval } from './approved-call.js';
 export { missingWorkflowSteps, outOfOrderSteps, workflowProgress } from './workflow.js';
 export { computeVerdict, effectiveFixMode, actionFor, antiLoop, interventionFor, trustDebtFor } from './decide.js';
 export { judgeResultEvent, outcomeEvent, replanLedgerDraft, userIdHash } from './events.js';

@@ -75,16 +75,23 @@ export function advanceStepsDone(done: readonly (readonly string[])[] | undefine
   return out;
 }
 
-function applies(w: Workflow, trace: Trace, skillId: string | null): boolean {
-  if (w.skills && (skillId === null || !w.skills.includes(skillId))) return false;
+/**
+ * A workflow with `skills:` applies to an agent the registry lists for any of them (`registered`), whatever skill
+ * the trace names (D46: agents never choose their own skill); `when` still reads the trace.
+ */
+function applies(w: Workflow, trace: Trace, registered: readonly string[] | undefined): boolean {
+  if (w.skills && !w.skills.some((s) => registered?.includes(s) === true)) return false;
   return w.when(trace);
 }
 
-/** At the gate: the required workflows whose steps are not all done, as missing requirements (`done`: the job's steps_done). */
-export function missingWorkflowSteps(workflows: readonly Workflow[], calls: readonly GateToolCall[], trace: Trace, skillId: string | null, done?: readonly (readonly string[])[]): GateHit[] {
+/**
+ * At the gate: the required workflows whose steps are not all done, as missing requirements (`done`: the job's
+ * steps_done). `workflows`: those the job is held to (skills.ts gateScope), `registered`: the agent's registry skills.
+ */
+export function missingWorkflowSteps(workflows: readonly Workflow[], calls: readonly GateToolCall[], trace: Trace, registered: readonly string[] | undefined, done?: readonly (readonly string[])[]): GateHit[] {
   const hits: GateHit[] = [];
   for (const w of workflows) {
-    if (!w.required || !applies(w, trace, skillId)) continue;
+    if (!w.required || !applies(w, trace, registered)) continue;
     const k = jobProgress(w.steps, calls, done);
     if (k < w.steps.length)
       hits.push({ kind: 'workflow', id: w.id, message: `workflow '${w.id}': step '${w.steps[k]}' was not performed${k > 0 ? ` (after ${w.steps.slice(0, k).join(' → ')})` : ''}; required order: ${w.steps.join(' → ')}` });
@@ -92,11 +99,14 @@ export function missingWorkflowSteps(workflows: readonly Workflow[], calls: read
   return hits;
 }
 
-/** At `tool_call` time: a call to a step whose earlier steps have not all run is out of order. */
-export function outOfOrderSteps(workflows: readonly Workflow[], calls: readonly GateToolCall[], tool: string, trace: Trace, skillId: string | null, done?: readonly (readonly string[])[]): GateHit[] {
+/**
+ * At `tool_call` time: a call to a step whose earlier steps have not all run is out of order — only a workflow's
+ * own later steps are blocked, so a skill's workflows apply to every call of an agent the registry lists for it.
+ */
+export function outOfOrderSteps(workflows: readonly Workflow[], calls: readonly GateToolCall[], tool: string, trace: Trace, registered: readonly string[] | undefined, done?: readonly (readonly string[])[]): GateHit[] {
   const hits: GateHit[] = [];
   for (const w of workflows) {
-    if (!applies(w, trace, skillId)) continue;
+    if (!applies(w, trace, registered)) continue;
     const k = jobProgress(w.steps, calls, done);
     // Steps already done may repeat; the next step is in order; any later step skips `steps[k]`.
     const later = w.steps.indexOf(tool, k + 1);

@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { InMessage } from '../../../src/adapters/kafka/client.js';
 import { topicNames } from '../../../src/adapters/kafka/topics.js';
 import { RedisApprovalStore } from '../../../src/adapters/redis/approval-store.js';
+import { RedisGateJobStore } from '../../../src/adapters/redis/gate-job-store.js';
 import { signedAnswer } from '../../../src/cli/commands/approve.js';
 import { ApprovalsProcessor } from '../../../src/consumers/approvals.js';
 import { approvalAnswerJson, approvalOutcomeJson, approvalRequestJson } from '../../../src/contracts/approvals.js';
@@ -105,6 +106,28 @@ describe('approvals stage inputs: answers apart from requests and outcomes (real
     expect(await outbox()).toBeNull();
     // an outcome Redis never decided (or whose record expired) is passed over
     expect(await stage.process(msg(topics.approvals, 'ap-unknown', approvalOutcomeJson(answeredOutcome(req('ap-unknown'), { decision: 'approve', approver: 'bob' }, 'kafka', NOW))))).toEqual([]);
+  });
+
+  it('an approved call of a job is recorded in the job (Redis gate job store) as ran, once per outcome read (D46); a denial is not', async () => {
+    const jobs = new RedisGateJobStore(redis, { prefix });
+    const withJobs = new ApprovalsProcessor({ store, topics, approvers: () => reg, nowMs: () => NOW, answerWaitMs: 1500, gateJobs: jobs });
+    const key = { tenant: 'acme', agentId: 'a1', jobId: 'job-ap' };
+    const id = 'ap-job-call';
+    await withJobs.process(msg(topics.approvals, id, approvalRequestJson(req(id, { job_id: 'job-ap', tool: 'verify_identity' }))));
+    const outs = await withJobs.process(msg(topics.approvalAnswers, id, answer(id, 'alice')));
+    expect(await jobs.get(key, NOW)).toBeUndefined(); // recorded when the outcome is read back, not before
+    const back = msg(topics.approvals, id, String(outs[0]!.message.value));
+    await withJobs.process(back);
+    await withJobs.process(back);
+    const s = await jobs.get(key, NOW);
+    expect(s?.tool_calls).toEqual([expect.objectContaining({ event_id: `e-${id}#approved`, tool: 'verify_identity', blocked: false, ts_ms: NOW })]);
+    expect(s?.evidence_count).toBe(1);
+    const denied = 'ap-job-denied';
+    await withJobs.process(msg(topics.approvals, denied, approvalRequestJson(req(denied, { job_id: 'job-ap-2' }))));
+    const d = answeredOutcome(req(denied, { job_id: 'job-ap-2' }), { decision: 'deny', approver: 'alice' }, 'http', NOW);
+    await store.resolve(d, NOW);
+    await withJobs.process(msg(topics.approvals, denied, approvalOutcomeJson(d)));
+    expect(await jobs.get({ ...key, jobId: 'job-ap-2' }, NOW)).toBeUndefined();
   });
 
   it('a captured answer replayed later (signed outside the request window) is stale (review finding 6)', async () => {

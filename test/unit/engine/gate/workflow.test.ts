@@ -15,18 +15,18 @@ describe('tier-2 workflows (gate spec §1, §8)', () => {
     expect(workflowProgress(['a', 'b'], [call('a', true), call('b')])).toBe(0);
   });
   it('at the gate: a required workflow not completed is a hit naming the next step; optional ones are not', () => {
-    expect(missingWorkflowSteps([wf(['a', 'b', 'c'])], [call('a')], trace, null)).toEqual([expect.objectContaining({ kind: 'workflow', message: expect.stringMatching(/step 'b' was not performed \(after a\)/) })]);
-    expect(missingWorkflowSteps([wf(['a', 'b'], false)], [], trace, null)).toEqual([]);
-    expect(missingWorkflowSteps([wf(['a', 'b'])], [call('a'), call('b')], trace, null)).toEqual([]);
+    expect(missingWorkflowSteps([wf(['a', 'b', 'c'])], [call('a')], trace, undefined)).toEqual([expect.objectContaining({ kind: 'workflow', message: expect.stringMatching(/step 'b' was not performed \(after a\)/) })]);
+    expect(missingWorkflowSteps([wf(['a', 'b'], false)], [], trace, undefined)).toEqual([]);
+    expect(missingWorkflowSteps([wf(['a', 'b'])], [call('a'), call('b')], trace, undefined)).toEqual([]);
   });
   it('at tool_call time: a later step before the earlier ones is out of order; repeats and the next step are fine', () => {
     const w = [wf(['verify', 'access', 'refund'])];
-    expect(outOfOrderSteps(w, [], 'access', trace, null)).toHaveLength(1);
-    expect(outOfOrderSteps(w, [], 'verify', trace, null)).toEqual([]);
-    expect(outOfOrderSteps(w, [call('verify')], 'access', trace, null)).toEqual([]);
-    expect(outOfOrderSteps(w, [call('verify')], 'refund', trace, null)).toHaveLength(1);
-    expect(outOfOrderSteps(w, [call('verify'), call('access')], 'verify', trace, null)).toEqual([]);
-    expect(outOfOrderSteps(w, [], 'unrelated', trace, null)).toEqual([]);
+    expect(outOfOrderSteps(w, [], 'access', trace, undefined)).toHaveLength(1);
+    expect(outOfOrderSteps(w, [], 'verify', trace, undefined)).toEqual([]);
+    expect(outOfOrderSteps(w, [call('verify')], 'access', trace, undefined)).toEqual([]);
+    expect(outOfOrderSteps(w, [call('verify')], 'refund', trace, undefined)).toHaveLength(1);
+    expect(outOfOrderSteps(w, [call('verify'), call('access')], 'verify', trace, undefined)).toEqual([]);
+    expect(outOfOrderSteps(w, [], 'unrelated', trace, undefined)).toEqual([]);
   });
   it('checkToolCallPure: tier 1, workflow order and rewrite-only state together', () => {
     const bp = compileOne('id: w@1.0\nversion: "1.0.0"\ndescription: w\nguardrails:\n  - id: flow\n    tier: 2\n    workflow: { steps: [verify, access] }\n');
@@ -94,16 +94,16 @@ describe('completed workflow steps outlive the kept calls (steps_done)', () => {
     expect(checkToolCallPure({ ...trace, tool: 'refund' }, agent, bp, 100, s).intervention).toBe('block');
     s = run(s, ['access', ...filler(70), 'refund'], 100);
     expect(s.steps_done).toEqual([['verify', 'access', 'refund']]);
-    expect(missingWorkflowSteps(bp.gate!.workflows, s.tool_calls, trace, null, s.steps_done)).toEqual([]);
+    expect(missingWorkflowSteps(bp.gate!.workflows, s.tool_calls, trace, undefined, s.steps_done)).toEqual([]);
     // Without the kept steps (what the newest calls alone say) the workflow was forgotten.
-    expect(missingWorkflowSteps(bp.gate!.workflows, s.tool_calls, trace, null)).toHaveLength(1);
+    expect(missingWorkflowSteps(bp.gate!.workflows, s.tool_calls, trace, undefined)).toHaveLength(1);
   });
 
   it('blocked calls and out-of-order calls are not steps; a skipped step is still missing after many calls', () => {
     let s = run(undefined, ['verify'], 0, steps, true);
     s = run(s, ['access', ...filler(70)], 1);
     expect(s.steps_done).toBeUndefined();
-    expect(missingWorkflowSteps(bp.gate!.workflows, s.tool_calls, trace, null, s.steps_done)[0]!.message).toMatch(/step 'verify' was not performed/);
+    expect(missingWorkflowSteps(bp.gate!.workflows, s.tool_calls, trace, undefined, s.steps_done)[0]!.message).toMatch(/step 'verify' was not performed/);
     expect(checkToolCallPure({ ...trace, tool: 'access' }, agent, bp, 100, s).intervention).toBe('block');
   });
 
