@@ -11,6 +11,7 @@
  */
 import { ENTITY_DETECTORS } from '../dsl/index.js';
 import type { AgentInfo, EvalContext, Trace } from '../types.js';
+import { blocklistHits } from './keywords.js';
 import type { CompiledGate, GateHit, GatePattern, GateRuntimeLimits, GuardrailHook, Tier1Rule } from './types.js';
 
 /** The default detectors that always run on the draft; a blueprint adds to them, never replaces them. */
@@ -117,7 +118,10 @@ export function scanDraft(draft: string, c: ScanContext, scope: Tier1Scope, limi
   const hits: GateHit[] = [];
   for (const d of DEFAULT_DETECTORS) if (d.test(draft)) hits.push({ kind: 'default', id: d.id, message: `the draft contains ${d.message}` });
   for (const p of scope.safetyPatterns) if (p.test(draft)) hits.push({ kind: 'safety_pattern', id: p.id, message: p.message });
-  for (const k of scope.keywordBlocklist) if (k.test(draft)) hits.push({ kind: 'keyword', id: k.id, message: k.message });
+  // However the draft spaces or hides a phrase (D47): keywords.ts. A draft whose folded reading outgrows the limit fails closed.
+  const keywords = blocklistHits(draft, scope.keywordBlocklist, limits.maxScanChars);
+  if (keywords === undefined) hits.push({ kind: 'scan_limit', id: 'max_scan_chars', message: `the draft read in its compatibility forms is over the scan limit of ${limits.maxScanChars} characters: not delivered unscanned` });
+  else for (const k of keywords) hits.push({ kind: 'keyword', id: k.id, message: k.message });
   const trace = draftView(c.trace, draft);
   const ctx = evalContext(c, trace);
   for (const r of scope.rules.final_answer) {
