@@ -133,10 +133,13 @@ export function compileOwnGuardrails(doc: SourceDoc, v: Obj, dsl: DslOptions, er
       position: at(),
     };
     const mechanical = g.condition !== undefined || g.pattern !== undefined || g.patterns !== undefined;
+    // Mechanical in effect (D47): a condition or at least one pattern. `patterns: []` alone enforced nothing and passed.
+    const enforces = g.condition !== undefined || g.pattern !== undefined || (Array.isArray(g.patterns) ? g.patterns.length > 0 : g.patterns !== undefined);
     const err = (code: 'STEWARD_GATE_CONFIG' | 'STEWARD_GATE_NOT_MECHANICAL', msg: string, ...p: PathSeg[]) => errors.push(new StewardError(code, `guardrail '${g.id}': ${msg}`, { position: at(...p) }));
     if (g.tier === 1) {
-      if (!mechanical) {
-        err('STEWARD_GATE_NOT_MECHANICAL', 'a tier-1 (hard safety) rule must be mechanical: give a DSL `condition` or RE2 `pattern`/`patterns` (prose belongs in tier 3, as style guidance)', ...(g.text !== undefined ? ['text'] : []));
+      if (!enforces) {
+        const empty = mechanical ? ' (`patterns: []` lists none: the rule would enforce nothing)' : '';
+        err('STEWARD_GATE_NOT_MECHANICAL', `a tier-1 (hard safety) rule must be mechanical: give a DSL \`condition\` or RE2 \`pattern\`/\`patterns\`${empty} (prose belongs in tier 3, as style guidance)`, ...(mechanical ? ['patterns'] : g.text !== undefined ? ['text'] : []));
         return;
       }
       if (g.workflow !== undefined) err('STEWARD_GATE_CONFIG', 'a workflow is tier 2, not tier 1', 'workflow');
