@@ -484,18 +484,39 @@ export interface Guardrail {
    */
   text?: string;
   when?: When;
-  skills?: string[];
+  /**
+   * The registry skills the guardrail holds (D44); an empty list would hold no agent.
+   *
+   * @minItems 1
+   */
+  skills?: [string, ...string[]];
   condition?: Condition;
   pattern?: string;
-  patterns?: (
-    | string
-    | {
-        id?: string;
-        pattern: string;
-        message?: string;
-        [k: string]: unknown;
-      }
-  )[];
+  /**
+   * Tier 1: RE2 patterns, at least one (D47).
+   *
+   * @minItems 1
+   */
+  patterns?: [
+    (
+      | string
+      | {
+          id?: string;
+          pattern: string;
+          message?: string;
+          [k: string]: unknown;
+        }
+    ),
+    ...(
+      | string
+      | {
+          id?: string;
+          pattern: string;
+          message?: string;
+          [k: string]: unknown;
+        }
+    )[]
+  ];
   message?: string;
   /**
    * @minItems 1

@@ -1198,10 +1198,12 @@ export const BLUEPRINT_SCHEMA: Record<string, unknown> = {
         },
         "skills": {
           "type": "array",
+          "minItems": 1,
           "items": {
             "type": "string",
             "minLength": 1
-          }
+          },
+          "description": "The registry skills the guardrail holds (D44); an empty list would hold no agent."
         },
         "condition": {
           "$ref": "#/$defs/condition"
@@ -1212,6 +1214,8 @@ export const BLUEPRINT_SCHEMA: Record<string, unknown> = {
         },
         "patterns": {
           "type": "array",
+          "minItems": 1,
+          "description": "Tier 1: RE2 patterns, at least one (D47).",
           "items": {
             "anyOf": [
               {

@@ -136,3 +136,17 @@ export function asciiDigits(text: string): string {
   return utf16.decode(out.subarray(0, o));
 }
 const utf16 = new TextDecoder('utf-16le');
+
+/**
+ * How many code units of an invisible character start at `i` (the FORMAT ones above: Cf and the other
+ * default-ignorable code points, astral ones included): 0 when the character there shows, 1 or 2 to drop. The
+ * keyword blocklist reads text without them (gate/keywords.ts): "Night\u200bingale" shows as "Nightingale".
+ * ASCII never builds the tables.
+ */
+export function invisibleAt(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  if (c < 128) return 0;
+  const f = foldTable()[c]!;
+  if (f === FORMAT) return 1;
+  return f === HIGH && astralFoldAt(c, text.charCodeAt(i + 1)) === FORMAT ? 2 : 0;
+}

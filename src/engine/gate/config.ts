@@ -10,6 +10,7 @@ import { compileConditionAt, compileWhenAt, type DslOptions } from '../blueprint
 import type { PathSeg, SourceDoc } from '../blueprint/source.js';
 import type { AgentInfo, CompiledBlueprint } from '../types.js';
 import { BUILTIN_INTENTS, BUILTIN_REASON_CODES, type PromptId, type Strictness } from './codes.js';
+import { keywordPattern, keywordWords } from './keywords.js';
 import { mergeSettings } from './merge-config.js';
 import {
   DEFAULT_GATE_LOAD_LIMITS,
@@ -42,9 +43,9 @@ export const DEFAULT_GATE_SETTINGS: GateSettings = Object.freeze({
   onJudgeError: 'escalate',
 }) as GateSettings;
 
-function re2(source: string, flags = 0): RE2JS | string {
+function re2(source: string): RE2JS | string {
   try {
-    return RE2JS.compile(source, flags);
+    return RE2JS.compile(source);
   } catch (e) {
     return (e as Error).message;
   }
@@ -61,15 +62,6 @@ function compilePattern(entry: unknown, fallbackId: string, what: string, at?: {
   }
   const id = typeof o.id === 'string' ? o.id : fallbackId;
   return { id, source: o.pattern, message: typeof o.message === 'string' ? o.message : `${what} '${id}' matched`, test: (s) => re.test(s) };
-}
-
-/** Keywords match case-insensitively, at word boundaries where the keyword itself starts/ends with a word character. */
-function keywordPattern(k: string): GatePattern | undefined {
-  const w = /\w/;
-  const src = `${w.test(k[0] ?? '') ? '\\b' : ''}${RE2JS.quote(k)}${w.test(k[k.length - 1] ?? '') ? '\\b' : ''}`;
-  const re = re2(src, RE2JS.CASE_INSENSITIVE);
-  if (typeof re === 'string') return undefined;
-  return { id: k, source: src, message: `blocklisted keyword '${k}'`, test: (s) => re.test(s) };
 }
 
 function settingsFrom(o: Obj): GateSettings {
@@ -105,6 +97,11 @@ export function gateFileChecks(doc: SourceDoc, v: Obj, errors: StewardError[]): 
   if (!isObj(g)) return;
   const check = (o: Obj, base: PathSeg[]) => {
     arr(o.safety_patterns).forEach((p, i) => compilePattern(p, '', '', { doc, path: [...base, 'safety_patterns', i], errors }));
+    // An entry of only spaces or invisible characters has no words to find (D47); as a literal it hit every draft with a space.
+    arr(o.keyword_blocklist).forEach((k, i) => {
+      if (typeof k === 'string' && k !== '' && keywordWords(k).length === 0)
+        errors.push(new StewardError('STEWARD_GATE_CONFIG', `keyword_blocklist entry ${JSON.stringify(k)} has no words (only spaces or invisible characters)`, { position: doc.pos([...base, 'keyword_blocklist', i]) }));
+    });
     // The prompts' built-in lists stay verbatim (docs/gate.md): a built-in name cannot be redefined, only added to.
     if (isObj(o.intents))
       for (const id of Object.keys(o.intents))
@@ -136,10 +133,13 @@ export function compileOwnGuardrails(doc: SourceDoc, v: Obj, dsl: DslOptions, er
       position: at(),
     };
     const mechanical = g.condition !== undefined || g.pattern !== undefined || g.patterns !== undefined;
+    // Mechanical in effect (D47): a condition or at least one pattern. `patterns: []` alone enforced nothing and passed.
+    const enforces = g.condition !== undefined || g.pattern !== undefined || (Array.isArray(g.patterns) ? g.patterns.length > 0 : g.patterns !== undefined);
     const err = (code: 'STEWARD_GATE_CONFIG' | 'STEWARD_GATE_NOT_MECHANICAL', msg: string, ...p: PathSeg[]) => errors.push(new StewardError(code, `guardrail '${g.id}': ${msg}`, { position: at(...p) }));
     if (g.tier === 1) {
-      if (!mechanical) {
-        err('STEWARD_GATE_NOT_MECHANICAL', 'a tier-1 (hard safety) rule must be mechanical: give a DSL `condition` or RE2 `pattern`/`patterns` (prose belongs in tier 3, as style guidance)', ...(g.text !== undefined ? ['text'] : []));
+      if (!enforces) {
+        const empty = mechanical ? ' (`patterns: []` lists none: the rule would enforce nothing)' : '';
+        err('STEWARD_GATE_NOT_MECHANICAL', `a tier-1 (hard safety) rule must be mechanical: give a DSL \`condition\` or RE2 \`pattern\`/\`patterns\`${empty} (prose belongs in tier 3, as style guidance)`, ...(mechanical ? ['patterns'] : g.text !== undefined ? ['text'] : []));
         return;
       }
       if (g.workflow !== undefined) err('STEWARD_GATE_CONFIG', 'a workflow is tier 2, not tier 1', 'workflow');

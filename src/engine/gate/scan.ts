@@ -11,6 +11,7 @@
  */
 import { ENTITY_DETECTORS } from '../dsl/index.js';
 import type { AgentInfo, EvalContext, Trace } from '../types.js';
+import { blocklistHits } from './keywords.js';
 import type { CompiledGate, GateHit, GatePattern, GateRuntimeLimits, GuardrailHook, Tier1Rule } from './types.js';
 
 /** The default detectors that always run on the draft; a blueprint adds to them, never replaces them. */
@@ -117,7 +118,10 @@ export function scanDraft(draft: string, c: ScanContext, scope: Tier1Scope, limi
   const hits: GateHit[] = [];
   for (const d of DEFAULT_DETECTORS) if (d.test(draft)) hits.push({ kind: 'default', id: d.id, message: `the draft contains ${d.message}` });
   for (const p of scope.safetyPatterns) if (p.test(draft)) hits.push({ kind: 'safety_pattern', id: p.id, message: p.message });
-  for (const k of scope.keywordBlocklist) if (k.test(draft)) hits.push({ kind: 'keyword', id: k.id, message: k.message });
+  // However the draft spaces or hides a phrase (D47): keywords.ts. A draft whose folded reading outgrows the limit fails closed.
+  const keywords = blocklistHits(draft, scope.keywordBlocklist, limits.maxScanChars);
+  if (keywords === undefined) hits.push({ kind: 'scan_limit', id: 'max_scan_chars', message: `the draft read in its compatibility forms is over the scan limit of ${limits.maxScanChars} characters: not delivered unscanned` });
+  else for (const k of keywords) hits.push({ kind: 'keyword', id: k.id, message: k.message });
   const trace = draftView(c.trace, draft);
   const ctx = evalContext(c, trace);
   for (const r of scope.rules.final_answer) {
@@ -132,33 +136,43 @@ export function scanDraft(draft: string, c: ScanContext, scope: Tier1Scope, limi
   return hits;
 }
 
-/** String leaves of `args` (and `content`), bounded; `undefined` when the bounds were exceeded. */
+/**
+ * The strings of a tool call's payload — string leaves and object keys (a key is text the tool reads too:
+ * `{"DROP TABLE users": true}`) — bounded; `undefined` when the bounds were exceeded. Keys count as leaves.
+ */
 export function stringLeaves(v: unknown, limits: Pick<GateRuntimeLimits, 'maxScanDepth' | 'maxScanLeaves' | 'maxScanChars'>): string[] | undefined {
   const out: string[] = [];
   let chars = 0;
+  const add = (s: string): boolean => {
+    out.push(s);
+    chars += s.length;
+    return out.length <= limits.maxScanLeaves && chars <= limits.maxScanChars;
+  };
   const walk = (x: unknown, depth: number): boolean => {
-    if (typeof x === 'string') {
-      out.push(x);
-      chars += x.length;
-      return out.length <= limits.maxScanLeaves && chars <= limits.maxScanChars;
-    }
+    if (typeof x === 'string') return add(x);
     if (x === null || typeof x !== 'object') return true;
     if (depth >= limits.maxScanDepth) return false;
-    const vals = Array.isArray(x) ? x : Object.values(x as Record<string, unknown>);
-    for (const y of vals) if (!walk(y, depth + 1)) return false;
+    if (Array.isArray(x)) {
+      for (const y of x) if (!walk(y, depth + 1)) return false;
+      return true;
+    }
+    for (const [k, y] of Object.entries(x as Record<string, unknown>)) if (!add(k) || !walk(y, depth + 1)) return false;
     return true;
   };
   return walk(v, 0) ? out : undefined;
 }
 
-/** The pre-tool gate's tier-1 part: the rules that apply to tool calls, on the call's trace and `args`. */
+/**
+ * The pre-tool gate's tier-1 part: the rules that apply to tool calls, on the call's trace; patterns over what the
+ * tool is handed — `args`, the C1 `action` object (where the demo agent puts its SQL) and `content` (D47).
+ */
 export function scanToolCall(c: ScanContext, scope: Tier1Scope, limits: Pick<GateRuntimeLimits, 'maxScanDepth' | 'maxScanLeaves' | 'maxScanChars'>): GateHit[] {
   const rules = scope.rules.tool_call.filter((r) => r.when(c.trace));
   if (rules.length === 0) return [];
   const hits: GateHit[] = [];
   const needLeaves = rules.some((r) => r.patterns.length > 0);
-  const leaves = needLeaves ? stringLeaves([c.trace.args ?? {}, c.trace.content ?? ''], limits) : [];
-  if (leaves === undefined) return [{ kind: 'scan_limit', id: 'args', message: 'tool-call arguments exceed the scan limits (depth, leaves or size): blocked unscanned' }];
+  const leaves = needLeaves ? stringLeaves([c.trace.args ?? {}, c.trace.action ?? {}, c.trace.content ?? ''], limits) : [];
+  if (leaves === undefined) return [{ kind: 'scan_limit', id: 'args', message: 'the tool call (args, action, content) exceeds the scan limits (depth, leaves or size): blocked unscanned' }];
   const ctx = evalContext(c, c.trace);
   for (const r of rules) {
     const p = r.patterns.find((x) => leaves.some((s) => x.test(s)));

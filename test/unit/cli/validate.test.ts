@@ -56,6 +56,18 @@ describe('steward validate', () => {
     expect(r.stderr).not.toContain("step 'read_file'");
   });
 
+  it('rejects a tier-1 guardrail that enforces nothing (`patterns: []`, no condition) at FILE:LINE:COL (D47)', () => {
+    const d = join(tmp, 'empty-tier1');
+    mkdirSync(d, { recursive: true });
+    writeFileSync(join(d, 'e.yaml'), bp('gate/e@1.0', '1.0.0', 'guardrails:\n  - { id: never_share_cards, tier: 1, patterns: [], description: Never expose card numbers }\n'));
+    const r = steward(['validate', 'empty-tier1'], tmp);
+    expect(r.status).toBe(1);
+    expect(r.stdout.trim().split('\n')).toEqual([
+      'empty-tier1/e.yaml:5:49: STEWARD_BLUEPRINT_SCHEMA: must NOT have fewer than 1 items (at $.guardrails[0].patterns)',
+      expect.stringMatching(/^empty-tier1\/e\.yaml:5:49: STEWARD_GATE_NOT_MECHANICAL: guardrail 'never_share_cards': a tier-1 \(hard safety\) rule must be mechanical: .*enforce nothing.*\(at \$\.guardrails\[0\]\.patterns\)$/),
+    ]);
+  });
+
   it('an unreadable blueprint (dangling symlink, invalid UTF-8) is one positioned problem among the others, not a stop', () => {
     const d = join(tmp, 'unreadable');
     mkdirSync(d, { recursive: true });

@@ -45,6 +45,21 @@ describe('finalization_gate / guardrails: compile and validation (docs/gate.md)'
     expect(r.errors[0]!.position?.path).toBe('$.guardrails[0].text');
   });
 
+  it('a tier-1 rule with `patterns: []` and no condition enforces nothing: rejected at its position (D47)', () => {
+    const r = compile({ 'e.yaml': head('e', `guardrails:\n  - id: never_share_cards\n    tier: 1\n    patterns: []\n    description: Never expose card numbers\n`) });
+    expect(formatted(r)).toEqual([
+      'e.yaml:7:15: STEWARD_BLUEPRINT_SCHEMA: must NOT have fewer than 1 items (at $.guardrails[0].patterns)',
+      expect.stringMatching(/^e\.yaml:7:15: STEWARD_GATE_NOT_MECHANICAL: guardrail 'never_share_cards': a tier-1 \(hard safety\) rule must be mechanical: .*`patterns: \[\]` lists none: the rule would enforce nothing/),
+    ]);
+    expect(r.set).toBeUndefined();
+    // Flow style (the audit's probe), and `skills: []` (a rule that holds no agent) too.
+    const flow = compile({ 'f.yaml': head('f', `guardrails:\n  - { id: never_share_cards, tier: 1, patterns: [], description: Never expose card numbers }\n`) });
+    expect(formatted(flow)).toContainEqual(expect.stringMatching(/^f\.yaml:5:49: STEWARD_GATE_NOT_MECHANICAL: guardrail 'never_share_cards'/));
+    const noSkills = compile({ 'g.yaml': head('g', `guardrails:\n  - { id: no_x, tier: 1, pattern: x, skills: [] }\n`) });
+    expect(formatted(noSkills)).toEqual(['g.yaml:5:46: STEWARD_BLUEPRINT_SCHEMA: must NOT have fewer than 1 items (at $.guardrails[0].skills)']);
+    // A condition or one pattern is mechanical.
+    expect(formatted(compile({ 'h.yaml': head('h', `guardrails:\n  - { id: a, tier: 1, patterns: ['x'] }\n  - { id: b, tier: 1, condition: 'tool != "x"' }\n`) }))).toEqual([]);
+  });
   it('a tier-1 condition must compile and be stateless; tier-1 regexes are RE2', () => {
     const r = compile({
       'c.yaml': head(

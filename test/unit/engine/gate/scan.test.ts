@@ -140,3 +140,24 @@ describe("tier-1 scope: the registry's skills, not the trace's skill_id (D44)", 
     expect(scanToolCall(ctx(trace({ hook: 'tool_call', tool: 'x', args: { a: 'paycode refundcode' }, skill_id: 'payments' })), tier1Scope(gate, ['chat']), DEFAULT_GATE_RUNTIME_LIMITS)).toEqual([]);
   });
 });
+
+describe('pre-tool gate: what tier-1 patterns read on a tool call', () => {
+  it('tool-call patterns scan `action` (contracts C1) and object keys, not only `args` values (D47)', () => {
+    // The demo agent puts its SQL in `action.query`; a key is text the tool reads too. Both passed unscanned.
+    const bp = compileOne('id: s@1.0\nversion: "1.0.0"\ndescription: s\nguardrails:\n  - id: no_drop\n    tier: 1\n    pattern: \'(?i)\\bdrop\\s+table\\b\'\n    applies_to: [tool_call]\n');
+    const tc = (extra: Partial<Trace>) => scanToolCall(ctx(trace({ hook: 'tool_call', tool: 'database_query', ...extra })), scopeOf(bp.gate!.tier1), DEFAULT_GATE_RUNTIME_LIMITS).map((h) => h.id);
+    expect(tc({ args: { query: 'DROP TABLE users' } })).toEqual(['no_drop']);
+    expect(tc({ action: { query: 'DROP TABLE users', table: 'users' } })).toEqual(['no_drop']);
+    expect(tc({ args: { 'DROP TABLE users': true } })).toEqual(['no_drop']);
+    expect(tc({ action: { nested: [{ 'drop  table x': 1 }] } })).toEqual(['no_drop']);
+    expect(tc({ content: 'drop table users' })).toEqual(['no_drop']);
+    expect(tc({ args: { query: 'SELECT 1' }, action: { query: 'SELECT * FROM orders' } })).toEqual([]);
+    // Keys count against the leaf bound like values: still fail closed.
+    const wide = Object.fromEntries(Array.from({ length: 6_000 }, (_, i) => [`k${i}`, 'v']));
+    expect(tc({ action: wide })).toEqual(['args']);
+  });
+  it('stringLeaves: keys and values, depth first; bounded', () => {
+    expect(stringLeaves([{ a: 'x', b: { c: ['y'] } }, 'z'], DEFAULT_GATE_RUNTIME_LIMITS)).toEqual(['a', 'x', 'b', 'c', 'y', 'z']);
+    expect(stringLeaves({ ['k'.repeat(20)]: 1 }, { maxScanDepth: 5, maxScanLeaves: 5, maxScanChars: 10 })).toBeUndefined();
+  });
+});
