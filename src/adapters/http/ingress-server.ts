@@ -225,11 +225,25 @@ export class HttpIngress {
         if (!socket.destroyed) socket.setTimeout(this.clientTimeoutMs);
       });
     };
+    // The request's reservation held for work it begins (undefined: none taken, a body-less request), or false: it
+    // was freed because the client left before the handler ran — nothing may begin then, since the work's bytes
+    // would be counted by nobody (audit #24 r2, finding 4: gzipped batches reset by their clients piled up
+    // uncounted sends while Kafka was slow).
+    const holdReservation = (reply: import('fastify').FastifyReply): (() => void) | undefined | false => {
+      const r = (reply.request as unknown as { reservation?: Reservation }).reservation;
+      return r ? (r.hold() ?? false) : undefined;
+    };
+    // Never read (the client is gone); it says nothing was done, as a 503 BUSY does, for the access log.
+    const clientGone = (reply: import('fastify').FastifyReply) =>
+      reply.code(503).header('retry-after', '1').send({ error: 'STEWARD_HTTP_BUSY', message: 'the client left before its request was handled: nothing was done' });
     const ingest = async (events: AcgpEvent[], agent: AgentInfo, batchKey: string | undefined, reply: import('fastify').FastifyReply) => {
+      const release = holdReservation(reply);
+      // Nothing is claimed or sent: the client's retry sends the batch.
+      if (release === false) return clientGone(reply);
       serverHolds(reply);
       const answer = ingestBatch(events, agent, batchKey);
       // The batch's bytes stay reserved until its sends end, also past a 503 on the send timeout or a client gone.
-      (reply.request as unknown as { reservation?: Reservation }).reservation?.hold(answer.then((x) => x.sent));
+      if (release) answer.then((x) => x.sent).then(release, release);
       const a = await answer;
       if (a.retryAfter) reply.header('retry-after', a.retryAfter);
       return reply.code(a.status).send(a.body);
@@ -278,8 +292,16 @@ export class HttpIngress {
         const err = e as StewardError;
         return reply.code(422).send({ error: err.code ?? 'STEWARD_TRACE_SCHEMA', message: err.message });
       }
+      // A decide or finalize whose client left before it began is not made (no answer could reach it; its retry asks
+      // again); one begun holds the body's bytes until it ends, client or not.
+      const release = holdReservation(reply);
+      if (release === false) return clientGone(reply);
       serverHolds(reply);
-      return reply.code(200).send(await fn(trace, req.agent!, timeout_ms));
+      try {
+        return reply.code(200).send(await fn(trace, req.agent!, timeout_ms));
+      } finally {
+        release?.();
+      }
     };
     const syncResponse = { 200: { type: 'object', additionalProperties: true }, '4xx': errorSchema, '5xx': errorSchema };
     app.post('/v1/decide', { schema: { ...common, summary: 'The tripwire decision for one trace, on this request (StewardClient.decide: the governance contract\'s timeout and fallback)', body: syncBody, response: syncResponse } }, sync('decide'));

@@ -9,13 +9,22 @@ export class Reservation {
   private freed = false;
   constructor(private readonly free: () => void) {}
 
-  hold(p: Promise<unknown>): void {
+  /**
+   * Keeps the bytes reserved until the returned function is called (once; later calls do nothing). Undefined when
+   * the reservation is already freed — its client left before the handler ran (a gzipped body is decoded on the
+   * thread pool, so the hang-up can come first) — and the caller must not begin the work: its bytes would be held
+   * by nobody's count (audit #24 r2, finding 4).
+   */
+  hold(): (() => void) | undefined {
+    if (this.freed) return undefined;
     this.holds++;
-    const drop = () => {
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
       this.holds--;
       this.settle();
     };
-    p.then(drop, drop);
   }
 
   close(): void {
