@@ -343,7 +343,10 @@ export class HttpIngress {
           if (!deps.query) return reply.code(404).send({ error: 'STEWARD_HTTP_NOT_FOUND', message: 'queries are not served by this process' });
           const { trace_id } = req.params as { trace_id: string };
           const row = await deps.query(kind, req.agent!.id, trace_id);
-          if (!row) return reply.code(404).send({ error: 'STEWARD_HTTP_NOT_FOUND', message: `no ${kind} stored for trace ${JSON.stringify(trace_id)} of this agent (yet)` });
+          // Nothing stored (yet, or another agent's trace: the same answer, so nothing leaks) is a 200 the acgp
+          // client waits on — get_score()/get_feedback() retry while `status` is "not_found"; a 404 made them raise
+          // at once under ACGP_FAIL_SILENTLY=false (D43; audit #24 r2, finding 5).
+          if (!row) return reply.code(200).send({ status: 'not_found', trace_id });
           return reply.code(200).send(row);
         },
       );

@@ -189,7 +189,8 @@ describe('HTTP queries (real ClickHouse)', () => {
     try {
       const v = { trace_id: 'q-1', agent_id: 'q-agent', tenant: 'default', blueprint: 'b', intervention: 'flag', approved: 1, stage: 'ctq', ctq: 0.42, risk: 0.3, confidence: 0.9, policy_violations: ['p1'], metric_names: ['m'], metric_scores: [0.42], metric_statuses: ['ok'], metrics_json: '{}', verdict_json: '{"ctq":0.42}', signature: 's', event_time_ms: Date.now(), scored_at_ms: Date.now(), ingested_at_ms: Date.now() };
       await store.insert('verdicts', [v, { ...v, trace_id: 'q-other', agent_id: 'someone-else' }]);
-      await store.insert('decisions', [{ trace_id: 'q-1', agent_id: 'q-agent', tenant: 'default', blueprint: 'b', intervention: 'block', approved: 0, stage: 'tripwire', halted: 0, severity: 'high', reasons: ['no'], tripwires_fired: ['t'], rules_failed: [], tripwires_json: '[]', rules_json: '[]', latency_ms: 1, event_time_ms: Date.now(), decided_at_ms: Date.now(), hook: 'tool_call', tool: 'x', session_id: '', engine_version: '1', fallback: 0, ingested_at_ms: Date.now() }]);
+      const d1 = { trace_id: 'q-1', agent_id: 'q-agent', tenant: 'default', blueprint: 'b', intervention: 'block', approved: 0, stage: 'tripwire', halted: 0, severity: 'high', reasons: ['no'], tripwires_fired: ['t'], rules_failed: [], tripwires_json: '[]', rules_json: '[]', latency_ms: 1, event_time_ms: Date.now(), decided_at_ms: Date.now(), hook: 'tool_call', tool: 'x', session_id: '', engine_version: '1', fallback: 0, ingested_at_ms: Date.now() };
+      await store.insert('decisions', [d1, { ...d1, trace_id: 'q-other', agent_id: 'someone-else' }]);
       const get = async (path: string) => {
         const r = await fetch(`http://127.0.0.1:${ing.port}/v1/query/${path}`, { headers: { 'x-api-key': 'k-q' } });
         return { status: r.status, body: (await r.json()) as Record<string, any> };
@@ -203,7 +204,8 @@ describe('HTTP queries (real ClickHouse)', () => {
       await store.insert('decisions', [d, { ...d, trace_id: 'q-3', intervention: 'ok', approved: 1, halted: 0, reasons: [], tripwires_fired: [] }]);
       await store.insert('verdicts', [{ ...v, trace_id: 'q-3', intervention: 'ok', ctq: 0.9, risk: 0.1 }]);
       expect(await get('feedback/q-2')).toMatchObject({ status: 200, body: { status: 'processed', feedback: { source: 'decision', intervention: 'halt', approved: false, halted: true, reasons: ['cap'], oversight_mode: 'strict_guardian' } } });
-      expect((await get('scores/q-2')).status).toBe(404);
+      // Never scored (halted): the not-stored answer, which get_score() waits on rather than raising (D43).
+      expect(await get('scores/q-2')).toEqual({ status: 200, body: { status: 'not_found', trace_id: 'q-2' } });
       expect(await get('oversight/q-3')).toMatchObject({ status: 200, body: { intervention: 'ok', ctq: 0.9, oversight_mode: 'socratic_philosopher' } });
       // An allowed trace not scored yet: no `feedback` (get_feedback() keeps waiting for the verdict's); a verdict
       // that blocks at a high CTQ makes the oversight strict all the same.
@@ -213,8 +215,12 @@ describe('HTTP queries (real ClickHouse)', () => {
       expect(pending).toMatchObject({ status: 200, body: { status: 'pending', trace_id: 'q-5', intervention: 'ok' } });
       expect(pending.body.feedback).toBeUndefined();
       expect(await get('oversight/q-4')).toMatchObject({ status: 200, body: { intervention: 'ok', verdict_intervention: 'block', ctq: 0.75, oversight_mode: 'strict_guardian' } });
-      expect((await get('scores/q-other')).status).toBe(404);
-      expect((await get(`scores/${encodeURIComponent("x' OR 1=1 --")}`)).status).toBe(404);
+      // Nothing stored, another agent's trace and an injection attempt answer alike: 200 `not_found`, nothing more.
+      for (const kind of ['scores', 'feedback', 'oversight']) {
+        expect(await get(`${kind}/q-none`), kind).toEqual({ status: 200, body: { status: 'not_found', trace_id: 'q-none' } });
+        expect(await get(`${kind}/q-other`), kind).toEqual({ status: 200, body: { status: 'not_found', trace_id: 'q-other' } });
+      }
+      expect(await get(`scores/${encodeURIComponent("x' OR 1=1 --")}`)).toEqual({ status: 200, body: { status: 'not_found', trace_id: "x' OR 1=1 --" } });
     } finally {
       await ing.close();
       await store.command(`DROP DATABASE IF EXISTS ${dbName}`);
