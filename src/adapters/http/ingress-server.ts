@@ -286,7 +286,10 @@ export class HttpIngress {
       const hook = kind === 'finalize' ? 'final_answer' : typeof extra.hook === 'string' ? extra.hook : 'tool_call';
       let trace: Trace;
       try {
-        trace = validateTrace({ ...acgpEventToTrace(ev, req.agent!.id, now, hook), ...extra, hook, agent_id: req.agent!.id });
+        // The gate's goal (contracts C5, a string on final_answer only) is the acgp event's own `goal`; a
+        // `steward.goal` wins. Without this the judge read GOAL "(not given)" (audit #24 r2, finding 7).
+        const goal = kind === 'finalize' && typeof ev.goal === 'string' && ev.goal !== '' ? { goal: ev.goal } : undefined;
+        trace = validateTrace({ ...acgpEventToTrace(ev, req.agent!.id, now, hook), ...goal, ...extra, hook, agent_id: req.agent!.id });
         sizedTraceJson(trace, maxTraceBytes);
       } catch (e) {
         const err = e as StewardError;
