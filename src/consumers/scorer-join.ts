@@ -65,7 +65,7 @@ export class JoinedScorerProcessor implements StageProcessor {
       return [];
     }
     const rec = await this.d.traces.get(pos.partition, pos.offset);
-    if (!rec) throw new StewardError('STEWARD_TRACE_SCHEMA', `the trace this decision names (${this.d.topics.traces}[${pos.partition}]@${pos.offset}) is not in the topic (deleted by retention?)`);
+    if (!rec) throw new StewardError('STEWARD_TRACE_SCHEMA', `the trace this decision names (${this.d.topics.traces}[${pos.partition}]@${pos.offset}) is not in the topic (deleted by retention, or a position the topic never had: past its end, no such partition)`);
     const { trace, timestampMs } = await this.d.decoder.decode(rec.value);
     const eventId = traceEventId(trace.trace_id, rec.value);
     if (trace.trace_id !== decision.trace_id || trace.agent_id !== decision.agent_id || (decision.event_id !== undefined && decision.event_id !== eventId)) {

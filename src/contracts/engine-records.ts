@@ -5,7 +5,7 @@
 import type { ScoreDecisionInput, ScoreRecord } from '../engine/steward-engine.js';
 import type { RuleOutcome, Trace, TripwireOutcome } from '../engine/types.js';
 import type { GateOutcome } from '../engine/gate/types.js';
-import type { CheckOutcome, DecisionMessage, RuleCheckOutcome, VerdictMessage } from './messages.js';
+import { wellFormedReason, type CheckOutcome, type DecisionMessage, type RuleCheckOutcome, type VerdictMessage } from './messages.js';
 
 function tripwireOutcomes(list: readonly TripwireOutcome[]): CheckOutcome[] {
   const out: CheckOutcome[] = new Array(list.length);
@@ -36,7 +36,7 @@ export function decisionMessage(r: ScoreDecisionInput, trace: Trace, eventTimeMs
     approved: r.intervention === 'ok' || r.intervention === 'nudge' || r.intervention === 'flag',
     stage: r.stage,
     halted: r.halted,
-    reasons: r.reasons,
+    reasons: r.reasons.map(wellFormedReason),
     severity: r.severity,
     tripwires: tripwireOutcomes(r.tripwires),
     rules: ruleOutcomes(r.rules),

@@ -73,6 +73,17 @@ export interface DecisionMessage {
 /** Longest `rejected.message` kept (the rest is cut with an ellipsis). */
 export const MAX_REJECT_MESSAGE = 1000;
 
+const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * A decision's reason with each lone UTF-16 surrogate as U+FFFD, as Avro writes it (contracts C13: an Avro decision
+ * reads back as its JSON form). Reasons may quote trace text (an evaluation error naming an argument, a gate hit, a
+ * rejected trace's message cut at a length), which may hold one; ids, hook and tool are refused on decode instead.
+ */
+export function wellFormedReason(s: string): string {
+  return s.replace(LONE_SURROGATES, '\uFFFD');
+}
+
 /**
  * The fail-closed decision for a refused trace (block, approved false, stage none, `rejected`): the tripwire
  * stage's reply for a dead-lettered trace, and the client's own answer for a trace that never reached it.
@@ -94,7 +105,7 @@ export function rejectedDecision(
     approved: false,
     stage: 'none',
     halted: false,
-    reasons: [`trace rejected ${where}: ${err.code}: ${message}`],
+    reasons: [wellFormedReason(`trace rejected ${where}: ${err.code}: ${message}`)],
     tripwires: [],
     rules: [],
     latency_ms: 0,

@@ -168,7 +168,9 @@ function checkTrace(obj: unknown): number {
 /**
  * Ids become Redis keys, Kafka keys and ClickHouse values: a lone surrogate ("\ud800" in JSON text) has no
  * UTF-8 form, so it would fail every key built from it (encodeURIComponent throws) or change in transit
- * (Avro writes U+FFFD). Checked by the stage on decode and by the client before sending.
+ * (Avro writes U+FFFD). The tool and hook too: they are copied into the decision (and its reasons), whose Avro
+ * form must read back equal to its JSON form (contracts C13). Checked by the stage on decode and by the client
+ * before sending.
  */
 export function assertWellFormedIds(t: Trace): void {
   for (const f of ID_FIELDS) {
@@ -178,7 +180,7 @@ export function assertWellFormedIds(t: Trace): void {
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const ID_FIELDS = ['trace_id', 'agent_id', 'session_id', 'goal_id', 'plan_id', 'task_id', 'tenant'] as const;
+const ID_FIELDS = ['trace_id', 'agent_id', 'session_id', 'goal_id', 'plan_id', 'task_id', 'tenant', 'hook', 'tool'] as const;
 
 export function isConfluentWire(buf: Buffer): boolean {
   return buf.length >= 5 && buf[0] === 0;

@@ -14,7 +14,9 @@
  * order; a replay after a crash starts lower again), so reading is a forward merge: a window of `window`
  * records is kept; a wanted offset below it, or far past it, is reached by a seek. Within the window the
  * reader knows every record in [lo, next): an offset there with no record (a transaction marker, a compacted
- * or deleted record) answers undefined.
+ * or deleted record) answers undefined, and so does an offset at or past the partition's end, checked with the
+ * broker (a decision always follows its trace, so a real trace is always below the end), and a partition the
+ * topic does not have (PartitionReaders): a forged or stale decision's headers are dead-lettered, not waited on.
  */
 import { randomUUID } from 'node:crypto';
 import type { KafkaAdapter } from './client.js';
@@ -26,6 +28,12 @@ export interface PartitionReaderOptions {
   window?: number;
   /** How long get() waits for a record before failing retryably (the stage retries with backoff). */
   waitMs?: number;
+  /**
+   * Bytes (keys and values) kept in memory: the read-ahead stops at `window` records or at this many bytes, whichever
+   * comes first, unless a read waits further on. Default 32 MiB: with traces of up to limits.max_trace_bytes (900 KB)
+   * a window of 2000 records alone could hold 1.8 GB per traces partition.
+   */
+  maxBytes?: number;
   /** Told when the reader's consumer crashed for good (the next get() starts another). */
   onCrash?: (err: Error) => void;
 }
@@ -37,10 +45,16 @@ interface Waiter {
   timer: NodeJS.Timeout;
 }
 
+/** How long a read waits before asking whether its offset is past the partition's end (a real trace comes sooner). */
+const END_CHECK_MS = 1000;
+
 const unavailable = (why: string, cause?: unknown) => new StewardError('STEWARD_KAFKA', `trace reader: ${why}`, { retryable: true, cause });
 
 export class PartitionReader {
   private readonly buf = new Map<bigint, InMessage>();
+  private bufBytes = 0;
+  /** The highest high watermark a batch reported: offsets below it exist (or existed). */
+  private hw = -1n;
   /** Every record of [lo, next) is in `buf`; -1 until the first seek. */
   private lo = -1n;
   private next = -1n;
@@ -52,6 +66,7 @@ export class PartitionReader {
   dead = false;
   private readonly window: number;
   private readonly window2: bigint;
+  private readonly maxBytes: number;
 
   constructor(
     private readonly adapter: KafkaAdapter,
@@ -62,6 +77,7 @@ export class PartitionReader {
   ) {
     this.window = Math.max(16, o.window ?? 4096);
     this.window2 = BigInt(this.window);
+    this.maxBytes = Math.max(1, o.maxBytes ?? 32 * 1024 * 1024);
   }
 
   /** The record at `offset`, or undefined when the partition holds none there (marker, compacted, deleted). */
@@ -69,21 +85,56 @@ export class PartitionReader {
     const o = BigInt(offset);
     await this.start();
     if (this.dead || this.closed) throw unavailable(`reader of ${this.topic}[${this.partition}] is closed`);
-    if (this.next < 0n || o < this.lo || o >= this.next + this.window2) this.seekTo(o);
+    const far = () => this.next < 0n || o >= this.next + this.window2;
+    // A seek past the end would be out of range, and kafkajs would then read the partition from its earliest
+    // offset: answered here instead. Below the highest known high watermark the record exists (or existed).
+    if (far() && o >= this.hw && (await this.pastEnd(o))) return undefined;
+    if (this.dead || this.closed) throw unavailable(`reader of ${this.topic}[${this.partition}] is closed`);
+    // Forward only when no read waits below `o`: a seek past it would leave that read waiting out its timeout
+    // (settle answers only offsets >= lo). Otherwise the read-ahead, which goes on for waiting reads, gets there.
+    if (o < this.lo || (far() && !this.waiters.some((w) => w.offset < o))) this.seekTo(o);
     if (o < this.next) return this.buf.get(o);
     return new Promise((resolve, reject) => {
-      const w: Waiter = {
-        offset: o,
-        resolve,
-        reject,
-        timer: setTimeout(() => {
+      const waitMs = this.o.waitMs ?? 30_000;
+      const checkMs = Math.min(END_CHECK_MS, waitMs);
+      // A read still waiting after checkMs asks the broker whether `o` is past the end ("none"), and once more when
+      // it gives up: an offset a little past the end is read towards and never comes; an empty partition yields
+      // no batch at all. Otherwise it fails retryably after waitMs (the broker away).
+      const check = (last: boolean) => () =>
+        void this.pastEnd(o).then((past) => {
+          if (!this.waiters.includes(w)) return;
+          if (!past && !last) {
+            w.timer = setTimeout(check(true), waitMs - checkMs);
+            return;
+          }
           this.waiters = this.waiters.filter((x) => x !== w);
-          reject(unavailable(`record ${this.topic}[${this.partition}]@${offset} not read within ${this.o.waitMs ?? 30_000} ms`));
-        }, this.o.waitMs ?? 30_000),
-      };
+          if (past) resolve(undefined);
+          else reject(unavailable(`record ${this.topic}[${this.partition}]@${offset} not read within ${waitMs} ms`));
+        });
+      const w: Waiter = { offset: o, resolve, reject, timer: setTimeout(check(checkMs >= waitMs), checkMs) };
       this.waiters.push(w);
       this.wakeFetch?.();
     });
+  }
+
+  /**
+   * Whether `o` is at or past the partition's end, asked of the broker now: a read asked for a decision's trace, which
+   * was in the partition before the decision was written. A batch's high watermark is not enough: it may have been
+   * fetched before the trace was written. False when the broker cannot be asked (the read stays retryable).
+   */
+  private async pastEnd(o: bigint): Promise<boolean> {
+    const admin = await this.adapter.admin().catch(() => undefined);
+    if (!admin) return false;
+    try {
+      const end = (await admin.topicOffsets(this.topic)).find((x) => x.partition === this.partition)?.high;
+      if (end === undefined) return false;
+      if (BigInt(end) > this.hw) this.hw = BigInt(end);
+      return o >= BigInt(end);
+    } catch {
+      return false;
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
   }
 
   async close(): Promise<void> {
@@ -145,6 +196,7 @@ export class PartitionReader {
 
   private seekTo(o: bigint): void {
     this.buf.clear();
+    this.bufBytes = 0;
     this.lo = o;
     this.next = o;
     try {
@@ -158,6 +210,11 @@ export class PartitionReader {
     this.wakeFetch?.();
   }
 
+  /** Whether a record of `size` bytes does not fit beside what is kept. */
+  private full(size: number): boolean {
+    return this.buf.size >= this.window || (this.buf.size > 0 && this.bufBytes + size > this.maxBytes);
+  }
+
   private wantedFrom(x: bigint): boolean {
     return this.waiters.some((w) => w.offset >= x);
   }
@@ -165,12 +222,20 @@ export class PartitionReader {
   private async onBatch(b: InBatch, ctl: BatchControl): Promise<void> {
     // Before the first seek the position is the earliest offset: nothing anyone asked for.
     if (this.next < 0n) return;
+    const hw = BigInt(b.highWatermark);
+    if (hw > this.hw) this.hw = hw;
     for (const m of b.messages) {
       if (ctl.isStale() || this.closed) return;
       const off = BigInt(m.offset);
-      if (off < this.next) continue;
-      // Read ahead up to the window, further only for a waiting get().
-      while (this.buf.size >= this.window && !this.wantedFrom(this.next)) {
+      // Resolved though skipped: else kafkajs fetches the same records again at once, in a loop (after an
+      // out-of-range seek it restarts from the earliest offset, far below `next`).
+      if (off < this.next) {
+        ctl.resolveOffset(m.offset);
+        continue;
+      }
+      const size = recordBytes(m);
+      // Read ahead up to the window (records and bytes), further only for a waiting get().
+      while (this.full(size) && !this.wantedFrom(this.next)) {
         await new Promise<void>((r) => {
           const t = setTimeout(r, 1000);
           this.wakeFetch = () => {
@@ -183,12 +248,14 @@ export class PartitionReader {
         await ctl.heartbeat().catch(() => undefined);
       }
       if (ctl.isStale() || this.closed || off < this.next) return;
-      while (this.buf.size >= this.window) {
+      while (this.buf.size > 0 && this.full(size)) {
         const first = this.buf.keys().next().value as bigint;
+        this.bufBytes -= recordBytes(this.buf.get(first)!);
         this.buf.delete(first);
         this.lo = first + 1n;
       }
       this.buf.set(off, m);
+      this.bufBytes += size;
       this.next = off + 1n;
       ctl.resolveOffset(m.offset);
       this.settle();
@@ -213,7 +280,14 @@ export class PartitionReader {
       } else keep.push(w);
     }
     this.waiters = keep;
+    // The reads left all far ahead (kept from seeking while a lower one waited): seek to the first, if it exists.
+    const first = keep.reduce<bigint | undefined>((m, w) => (m === undefined || w.offset < m ? w.offset : m), undefined);
+    if (first !== undefined && first >= this.next + this.window2 && first < this.hw) this.seekTo(first);
   }
+}
+
+function recordBytes(m: InMessage): number {
+  return (m.value?.length ?? 0) + (m.key?.length ?? 0);
 }
 
 /**
@@ -226,6 +300,8 @@ export class PartitionReaders {
   private readonly lastUsed = new Map<number, number>();
   private readonly instance = randomUUID().slice(0, 8);
   private readonly sweep: NodeJS.Timeout;
+  /** The topic's partition count as last asked (0: not yet). */
+  private count = 0;
 
   constructor(
     private readonly adapter: KafkaAdapter,
@@ -242,7 +318,9 @@ export class PartitionReaders {
     this.sweep.unref();
   }
 
-  get(partition: number, offset: string): Promise<InMessage | undefined> {
+  async get(partition: number, offset: string): Promise<InMessage | undefined> {
+    // A partition the topic does not have holds no record: asking a consumer for it crashes the consumer, for ever.
+    if (partition >= this.count && !(await this.hasPartition(partition))) return undefined;
     this.lastUsed.set(partition, Date.now());
     let r = this.readers.get(partition);
     if (!r || r.dead) {
@@ -251,6 +329,26 @@ export class PartitionReaders {
       this.readers.set(partition, r);
     }
     return r.get(offset);
+  }
+
+  /**
+   * Whether the topic has `partition`, asked of the broker whenever the partition count known so far says no
+   * (partitions may have been added since). A topic without partitions (being recreated?) fails retryably.
+   */
+  private async hasPartition(partition: number): Promise<boolean> {
+    const admin = await this.adapter.admin().catch((e: unknown) => {
+      throw unavailable(`partitions of ${this.topic}: ${e instanceof Error ? e.message : String(e)}`, e);
+    });
+    try {
+      const n = await admin.partitionCount(this.topic).catch((e: unknown) => {
+        throw unavailable(`partitions of ${this.topic}: ${e instanceof Error ? e.message : String(e)}`, e);
+      });
+      if (n === 0) throw unavailable(`${this.topic} has no partitions`);
+      this.count = Math.max(this.count, n);
+      return partition < n;
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
   }
 
   /** The partitions with an open reader. */

@@ -56,6 +56,42 @@ describe('scorer join (consumer.scorer_input: join)', () => {
     );
   }, 90_000);
 
+  // Audit #23 r2 finding 1: a decision naming an offset past its traces partition's end, or a partition acgp.traces
+  // does not have, stalled its decisions partition for good (retried without bound, nothing dead-lettered).
+  it('a decision naming a position the traces topic never had is dead-lettered; the partition goes on', async () => {
+    await withPipelineEnv(
+      'pl-join-end',
+      async ({ cfg, topics, adapter }) => {
+        const pipe = await startPipeline(cfg, ['tripwire', 'scorer'], { engine: new TestEngine() }, { logger: quietLogger() });
+        const out = await new Collector(adapter, [topics.decisions, topics.verdicts, topics.dlq]).start();
+        const producer = await adapter.producer();
+        const send = (t: object, key: string) => producer.send([{ topic: topics.traces, messages: [{ key, value: JSON.stringify(t) }] }]);
+        try {
+          await send(trace(1, 'je'), 'je');
+          await waitFor(() => out.byId(topics.verdicts).has('t-je-1'), { timeoutMs: 30_000, message: 'the first verdict' });
+          const first = out.on(topics.decisions).find((m) => out.parsed(m).trace_id === 't-je-1')!;
+          const part = String(first.headers[TRACE_POSITION_HEADERS.partition]);
+          const forged = (id: string, partition: string, offset: string) => ({
+            key: 'je',
+            value: JSON.stringify({ ...out.parsed(first), trace_id: id }),
+            headers: { [TRACE_POSITION_HEADERS.partition]: partition, [TRACE_POSITION_HEADERS.offset]: offset },
+          });
+          const missing = String(cfg.topics.partitions + 4);
+          await producer.send([{ topic: topics.decisions, messages: [forged('t-je-far', part, '999999'), forged('t-je-near', part, String(Number(first.headers[TRACE_POSITION_HEADERS.offset]) + 3)), forged('t-je-nopart', missing, '0')] }]);
+          await send(trace(2, 'je'), 'je');
+          await waitFor(() => out.byId(topics.verdicts).has('t-je-2') && out.on(topics.dlq).length === 3, { timeoutMs: 40_000, message: 'the next verdict and three dead letters' });
+          expect(out.on(topics.dlq).map((m) => String(m.headers['x-steward-error-code']))).toEqual(['STEWARD_TRACE_SCHEMA', 'STEWARD_TRACE_SCHEMA', 'STEWARD_TRACE_SCHEMA']);
+          expect([...out.byId(topics.verdicts).keys()].sort()).toEqual(['t-je-1', 't-je-2']);
+        } finally {
+          await producer.disconnect();
+          await out.stop();
+          await pipe.stop();
+        }
+      },
+      { consumer: { scorer_input: 'join' } },
+    );
+  }, 90_000);
+
   it('refuses to start when traces and decisions differ in partition count', async () => {
     const adapter = new KafkaAdapter({ brokers: services().kafkaBrokers, clientId: 'it-join-parts' });
     const admin = await adapter.admin();

@@ -75,6 +75,115 @@ describe('PartitionReader (real Kafka)', () => {
     }
   }, 60_000);
 
+  // Audit #23 r2 finding 1: a decision's headers may name an offset past the partition's end or a partition the topic
+  // does not have. Before, the first read sought out of range (kafkajs restarted from the earliest offset and the
+  // reader skipped those records unresolved: the same batch fetched again and again) and failed retryably after its
+  // wait, the second crashed the reader's consumer: retried for ever by the scorer, never dead-lettered.
+  it('an offset past the end and a partition the topic lacks answer "none" at once; skipped records do not refetch', async () => {
+    const adapter = new KafkaAdapter({ brokers: services().kafkaBrokers, clientId: 'it-reader-end' });
+    const admin = await adapter.admin();
+    const topic = uniqueName('reader-end');
+    const prefix = uniqueName('reader-end-g');
+    const readers = new PartitionReaders(adapter, topic, prefix, { window: 16, waitMs: 20_000 });
+    const reader = new PartitionReader(adapter, topic, 0, `${prefix}-single`, { window: 16, waitMs: 20_000 });
+    try {
+      await admin.createTopics([{ topic, numPartitions: 1, replicationFactor: 1 }]);
+      const producer = await adapter.producer();
+      await producer.send([{ topic, messages: Array.from({ length: 10 }, (_, i) => ({ key: 'k', value: `v${i}` })) }]);
+      await producer.disconnect();
+      const value = async (o: number) => (await readers.get(0, String(o)))?.value?.toString();
+      expect(await value(5)).toBe('v5');
+      const t0 = Date.now();
+      expect(await readers.get(0, '999999')).toBeUndefined(); // far past the end
+      expect(await readers.get(0, '12')).toBeUndefined(); // a little past the end: within the read-ahead window
+      expect(await readers.get(7, '0')).toBeUndefined(); // no partition 7
+      expect(Date.now() - t0).toBeLessThan(10_000);
+      expect(readers.partitions()).toEqual([0]);
+      expect(await value(5)).toBe('v5');
+      expect(await value(9)).toBe('v9');
+      // Records below the position (here: after a seek out of range, kafkajs restarts from the earliest offset) are
+      // resolved though skipped; unresolved, kafkajs handed the same batch over in a loop (the CPU spin).
+      expect((await reader.get('2'))?.value?.toString()).toBe('v2');
+      const r = reader as unknown as { onBatch: (...a: unknown[]) => Promise<void>; seekTo(o: bigint): void };
+      const onBatch = r.onBatch.bind(reader);
+      let batches = 0;
+      r.onBatch = (...a: unknown[]) => {
+        batches++;
+        return onBatch(...a);
+      };
+      r.seekTo(500n);
+      await new Promise((res) => setTimeout(res, 2000));
+      expect(batches).toBeLessThan(10);
+      expect((await reader.get('3'))?.value?.toString()).toBe('v3');
+    } finally {
+      await readers.close();
+      await reader.close();
+      await admin.deleteTopics([topic]).catch(() => undefined);
+      await admin.deleteGroups([`${prefix}-single`]).catch(() => undefined);
+      await admin.disconnect();
+    }
+  }, 90_000);
+
+  // Audit #23 r2 finding 2: two lanes ask at once for an offset inside the window and one far past it. Before, the
+  // far read sought past the near one, which then waited out its timeout (settle answers only offsets >= lo).
+  it('a far read does not strand a waiting read below it', async () => {
+    const adapter = new KafkaAdapter({ brokers: services().kafkaBrokers, clientId: 'it-reader-lanes' });
+    const admin = await adapter.admin();
+    const topic = uniqueName('reader-lanes');
+    const group = uniqueName('reader-lanes-g');
+    const reader = new PartitionReader(adapter, topic, 0, group, { window: 16, waitMs: 10_000 });
+    try {
+      await admin.createTopics([{ topic, numPartitions: 1, replicationFactor: 1 }]);
+      const producer = await adapter.producer();
+      await producer.send([{ topic, messages: Array.from({ length: 80 }, (_, i) => ({ key: 'k', value: `v${i}` })) }]);
+      await producer.disconnect();
+      const value = async (o: number) => (await reader.get(String(o)))?.value?.toString();
+      expect(await value(3)).toBe('v3');
+      const t0 = Date.now();
+      expect(await Promise.all([value(25), value(60), value(70)])).toEqual(['v25', 'v60', 'v70']);
+      expect(Date.now() - t0).toBeLessThan(5000);
+      expect(await value(79)).toBe('v79');
+    } finally {
+      await reader.close();
+      await admin.deleteTopics([topic]).catch(() => undefined);
+      await admin.deleteGroups([group]).catch(() => undefined);
+      await admin.disconnect();
+    }
+  }, 60_000);
+
+  // Audit #23 r2 finding 3: the read-ahead counted records only (a window of 2000 traces of 900 KB: 1.8 GB). It now
+  // also stops at maxBytes, unless a read waits further on; reads past and below what is kept still answer.
+  it('keeps at most maxBytes read ahead', async () => {
+    const adapter = new KafkaAdapter({ brokers: services().kafkaBrokers, clientId: 'it-reader-bytes' });
+    const admin = await adapter.admin();
+    const topic = uniqueName('reader-bytes');
+    const group = uniqueName('reader-bytes-g');
+    const reader = new PartitionReader(adapter, topic, 0, group, { window: 32, maxBytes: 10_000, waitMs: 20_000 });
+    const pad = 'x'.repeat(1990);
+    try {
+      await admin.createTopics([{ topic, numPartitions: 1, replicationFactor: 1 }]);
+      const producer = await adapter.producer();
+      await producer.send([{ topic, messages: Array.from({ length: 40 }, (_, i) => ({ key: 'k', value: `${String(i).padStart(2, '0')}${pad}` })) }]);
+      await producer.disconnect();
+      const head = async (o: number) => (await reader.get(String(o)))?.value?.toString().slice(0, 2);
+      expect(await head(0)).toBe('00');
+      await new Promise((r) => setTimeout(r, 2000)); // the read-ahead
+      const kept = (reader as unknown as { buf: Map<bigint, { value: Buffer }> }).buf;
+      const bytes = [...kept.values()].reduce((n, m) => n + m.value.length + 1, 0);
+      expect(kept.size).toBeGreaterThan(0);
+      expect(bytes).toBeLessThanOrEqual(10_000);
+      // A waiting read goes past the cap (dropping the oldest), a read below what is kept seeks back.
+      expect(await Promise.all([head(30), head(20)])).toEqual(['30', '20']);
+      expect(await head(1)).toBe('01');
+      expect(await head(39)).toBe('39');
+    } finally {
+      await reader.close();
+      await admin.deleteTopics([topic]).catch(() => undefined);
+      await admin.deleteGroups([group]).catch(() => undefined);
+      await admin.disconnect();
+    }
+  }, 60_000);
+
   // A broker away when the reader starts (broker-restart on the join): before, the failed start was kept, every later
   // read of the partition failed with kafkajs' own error and the scorer dead-lettered those decisions for good.
   it('a reader whose broker is away at its start fails retryably, then reads once the broker is back', async () => {

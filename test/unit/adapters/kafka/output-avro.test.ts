@@ -16,6 +16,13 @@ describe('decisions and verdicts in Avro (schemas/avro)', () => {
     expect(b.length).toBeLessThan(JSON.stringify(d).length);
   });
 
+  // Audit #23 r2 finding 4: avsc writes a lone surrogate as U+FFFD; reasons may quote trace text holding one.
+  it('a reason holding a lone surrogate reads back as its JSON form', () => {
+    const d = decisionMessage({ ...blockedRecord({ reasons: ['tripwire no_rm fired on tool \ud800x', 'a\udc00', 'pair \u{1F600} kept'] }) }, shellTrace, 1, 2);
+    expect(d.reasons).toEqual(['tripwire no_rm fired on tool \uFFFDx', 'a\uFFFD', 'pair \u{1F600} kept']);
+    expect(decisionCodec(1).decode(decisionCodec(1).encode(d))).toEqual(asJson(d));
+  });
+
   it('an ok decision without optional fields, and a verdict', () => {
     const d = decisionMessage({ ...blockedRecord({ intervention: 'ok', severity: undefined, reasons: [] }) }, { ...shellTrace, tool: undefined }, 1, 2);
     expect(decisionCodec(1).decode(decisionCodec(1).encode(d))).toEqual(asJson(d));

@@ -66,7 +66,8 @@ describe('trace serde', () => {
 
   it('rejects ids with a lone UTF-16 surrogate (no UTF-8 form: every key built from one would fail), keeps paired ones', async () => {
     // JSON text escapes: JSON.parse turns "\ud800" into a lone surrogate.
-    for (const [field, raw] of [['agent_id', 'a\\ud800'], ['trace_id', '\\udc00x'], ['session_id', 'x\\udbff'], ['task_id', 'y\\udfff\\ud800']]) {
+    // tool and hook: copied into the decision, whose Avro form would read back with U+FFFD (contracts C13).
+    for (const [field, raw] of [['agent_id', 'a\\ud800'], ['trace_id', '\\udc00x'], ['session_id', 'x\\udbff'], ['task_id', 'y\\udfff\\ud800'], ['tool', 'rm\\ud800'], ['hook', 'tool_call\\udc00']]) {
       const text = JSON.stringify({ ...t, [field]: 'PLACEHOLDER' }).replace('PLACEHOLDER', raw);
       const err = (await dec.decode(Buffer.from(text)).catch((e: unknown) => e)) as { code: string; message: string };
       expect(err.code, field).toBe('STEWARD_TRACE_SCHEMA');
