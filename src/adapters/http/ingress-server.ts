@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { AddressInfo } from 'node:net';
 import { createGunzip } from 'node:zlib';
+import { setMaxListeners } from 'node:events';
 import type { Readable } from 'node:stream';
 import { StewardError } from '../../errors.js';
 import type { AgentInfo, Trace } from '../../engine/types.js';
@@ -76,6 +77,9 @@ declare module 'fastify' {
   }
 }
 
+/** How long close() waits for the stream loops to end (each ends within its feed read in progress). */
+const STREAM_CLOSE_WAIT_MS = 5_000;
+
 /** Where the OpenAPI document is served (docs/http.md). */
 export const OPENAPI_PATH = '/v1/openapi.json';
 
@@ -88,6 +92,9 @@ export class HttpIngress {
   /** Approvers' requests, by approver id (authenticated first): apart from the agents' buckets. */
   private readonly approverLimiter: KeyRateLimiter;
   private streams = 0;
+  /** The stream loops running now; close() aborts them and waits for them to end. */
+  private readonly loops = new Set<Promise<void>>();
+  private readonly closing = new AbortController();
   /** The batch routes' ingest: close() waits for the sends and claim settlements it began. */
   private ingestBatch?: BatchIngest;
 
@@ -104,6 +111,8 @@ export class HttpIngress {
     private readonly opts: HttpIngressOptions,
     private readonly deps?: IngressDeps,
   ) {
+    // Every open stream listens on it: no cap (the default warns past 10).
+    setMaxListeners(0, this.closing.signal);
     this.limiter = new KeyRateLimiter(opts.ratePerSecond ?? 50);
     this.approverLimiter = new KeyRateLimiter(opts.ratePerSecond ?? 50);
     const timeout = this.clientTimeoutMs;
@@ -320,12 +329,17 @@ export class HttpIngress {
         const last = typeof asked === 'string' && /^\d{1,20}-\d{1,20}$/.test(asked) ? asked : await feed.head(agent);
         reply.hijack();
         const res = reply.raw;
+        // A client gone while head() was awaited (or the ingress closing meanwhile) gets no loop (audit 24-r2 finding 1).
+        if (req.raw.destroyed || res.destroyed || this.closing.signal.aborted) return void res.destroy();
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
         res.write(`event: connected\ndata: ${JSON.stringify({ agent_id: agent, last_event_id: last })}\n\n`);
         this.streams++;
+        const loop = pumpStream(req.raw, res, { feed, agent, key: String(req.headers['x-api-key']), last, registry: () => deps.registry(), clientTimeoutMs: this.clientTimeoutMs, signal: this.closing.signal });
+        this.loops.add(loop);
         try {
-          await pumpStream(req.raw, res, { feed, agent, key: String(req.headers['x-api-key']), last, registry: () => deps.registry(), clientTimeoutMs: this.clientTimeoutMs });
+          await loop;
         } finally {
+          this.loops.delete(loop);
           this.streams--;
         }
       },
@@ -368,6 +382,10 @@ export class HttpIngress {
   }
 
   async close(): Promise<void> {
+    // Every stream loop ends, also one whose socket is gone already (before, such a loop outlived the ingress).
+    // Bounded: a loop waits at most for its feed read in progress.
+    this.closing.abort();
+    await Promise.race([Promise.allSettled([...this.loops]), new Promise((r) => setTimeout(r, STREAM_CLOSE_WAIT_MS).unref())]);
     if (!this.listening && !this.app.server.listening) {
       await this.app.close();
     } else {
