@@ -83,8 +83,15 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     const claims = redisIdempotencyClaims(claimsRedis, { prefix: cfg.redis.keyPrefix, windowSeconds: idem.windowSeconds, pendingStaleMs: idem.pendingStaleMs });
     const tracesTopic = topicNames(cfg.topics.prefix).traces;
     const outputs = new OutputDecoder(cfg.schemaRegistryUrl ? createRegistry(cfg.schemaRegistryUrl) : undefined);
-    const feed = new AgentEventFeed(new KafkaAdapter(cfg.kafka, logger), topicNames(cfg.topics.prefix), redis, cfg.redis.keyPrefix, `${cfg.consumer.groupPrefix}-http-stream`, outputs, (n, err) =>
-      logger.warn({ events: n, err: err.message }, 'stream feed: events skipped, their stream writes fail the same way every time (docs/http.md "Stream")'),
+    const feed = new AgentEventFeed(
+      new KafkaAdapter(cfg.kafka, logger),
+      topicNames(cfg.topics.prefix),
+      redis,
+      cfg.redis.keyPrefix,
+      `${cfg.consumer.groupPrefix}-http-stream`,
+      outputs,
+      (n, err) => logger.warn({ events: n, err: err.message }, 'stream feed: events skipped, their stream writes fail the same way every time (docs/http.md "Stream")'),
+      (err, when) => logger.warn({ err: err.message, when }, 'stream feed: its consumer failed; the next stream client or pass starts another (docs/http.md "Stream")'),
     );
     closers.push(() => feed.stop());
     const store = new ClickHouseStore(cfg.clickhouse);

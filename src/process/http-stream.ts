@@ -14,6 +14,8 @@ import { StewardError } from '../errors.js';
 
 /** Events kept per agent for resumption. */
 export const STREAM_MAXLEN = 10_000;
+/** How long a failed start of the feed is answered from memory before the next start() tries again. */
+export const FEED_RETRY_MS = 1_000;
 
 export interface StreamEvent {
   id: string;
@@ -33,6 +35,8 @@ export class AgentEventFeed {
     private readonly outputs?: OutputDecoder,
     /** Told of events skipped because their stream write fails the same way every time (e.g. WRONGTYPE). */
     private readonly onDropped?: (events: number, err: StewardError) => void,
+    /** Told when the feed's consumer fails to start or crashes for good (it is started again by the next client). */
+    private readonly onFailure?: (err: Error, when: 'start' | 'crash') => void,
   ) {}
 
   key(agentId: string): string {
@@ -40,15 +44,50 @@ export class AgentEventFeed {
   }
 
   private started?: Promise<void>;
+  private stopped = false;
 
-  /** Started by the first stream client (a process whose clients never stream reads nothing). */
+  /**
+   * Started by the first stream client (a process whose clients never stream reads nothing), with or without
+   * Last-Event-ID. A start that fails (Kafka unreachable) is forgotten after FEED_RETRY_MS and its consumer
+   * disconnected, and so is a consumer kafkajs gives up on: the next client, or the next pass of an open stream,
+   * starts another. Before, the first failure was kept for the life of the process (every stream answered 500
+   * once Kafka was back) and a crashed consumer stopped the feed silently (audit 24-r2 finding 3).
+   */
   start(): Promise<void> {
-    return (this.started ??= this.run());
+    if (this.stopped) return Promise.resolve();
+    if (this.started) return this.started;
+    const attempt: Promise<void> = this.run().catch(async (e: unknown) => {
+      const err = e instanceof Error ? e : new Error(String(e));
+      await this.drop();
+      if (this.stopped) throw err;
+      this.onFailure?.(err, 'start');
+      setTimeout(() => {
+        if (this.started === attempt) this.started = undefined;
+      }, FEED_RETRY_MS).unref();
+      throw err;
+    });
+    this.started = attempt;
+    return attempt;
+  }
+
+  /** Disconnects the current consumer (failed or crashed), so that the next start() makes a new one. */
+  private async drop(): Promise<void> {
+    const c = this.consumer;
+    this.consumer = undefined;
+    await c?.disconnect().catch(() => undefined);
   }
 
   private async run(): Promise<void> {
     const c = this.adapter.consumer({ groupId: this.groupId, maxWaitTimeMs: 100 });
     this.consumer = c;
+    // kafkajs restarts a consumer after most errors itself; one it gives up on (retries exhausted while a broker was
+    // down) is replaced at the next start().
+    c.onCrash((err, willRestart) => {
+      if (willRestart || this.consumer !== c || this.stopped) return;
+      this.onFailure?.(err, 'crash');
+      this.started = undefined;
+      void this.drop();
+    });
     // From the beginning the first time the deployment's group exists (capped per agent), then from its offsets.
     await c.subscribe([this.topics.decisions, this.topics.verdicts, this.topics.gate], true);
     await c.runBatches(async (b, ctl) => {
@@ -117,14 +156,22 @@ export class AgentEventFeed {
     return r[0]?.[0] ?? '0-0';
   }
 
-  /** Events after `lastId` (at most 100; no blocking, so SSE clients share one Redis connection). */
+  /**
+   * Events after `lastId` (at most 100; no blocking, so SSE clients share one Redis connection). It starts the feed
+   * too: a client resuming with Last-Event-ID never calls head(), and as the process's first stream client it got
+   * no new events until a client without the header came (audit 24-r2 finding 2). Not awaited: what the stream
+   * holds already is served meanwhile, and a start that fails (reported to onFailure) is tried again on a later
+   * pass once FEED_RETRY_MS have passed.
+   */
   async read(agentId: string, lastId: string): Promise<StreamEvent[]> {
+    this.start().catch(() => undefined);
     const r = (await this.redis.xread('COUNT', 100, 'STREAMS', this.key(agentId), lastId)) as [string, [string, string[]][]][] | null;
     if (!r) return [];
     return r[0][1].map(([id, f]) => ({ id, event: f[1] as StreamEvent['event'], data: f[3] }));
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     await this.consumer?.disconnect();
   }
 }
