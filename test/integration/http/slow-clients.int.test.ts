@@ -2,15 +2,29 @@
 // all, must not hold the ingress: it is closed after http.limits.client_timeout_ms (here 1 s) while other
 // clients are served meanwhile. Before, the timeouts were fixed at 30 s and Node checked them every 30 s, and a
 // stalled SSE reader held its stream loop until the socket's idle timeout. Real Kafka and Redis.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { apiKeyHash } from '../../../src/adapters/http/ingress-auth.js';
 import { startHttpIngress } from '../../../src/process/http-ingress.js';
 import { pipelineConfig, quietLogger, withPipelineEnv } from '../pipeline/harness.js';
 import { deleteRedisPrefix, redisClient, uniqueRedisPrefix, waitFor } from '../setup/helpers.js';
+
+const PY = resolve('.venv-acgp/bin/python');
+/** Opens the stream with a 4 KiB receive buffer, reads its first bytes, says so, then reads no more. */
+const STALLED_READER = `
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"GET /v1/stream/traces HTTP/1.1\\r\\nHost: x\\r\\nX-API-Key: slow-key\\r\\nLast-Event-ID: 0-0\\r\\nAccept: text/event-stream\\r\\n\\r\\n")
+s.recv(64)
+print("open", flush=True)
+time.sleep(60)
+`;
 
 /** A raw connection that records what it receives and when it was closed. */
 function rawClient(port: number) {
@@ -46,6 +60,7 @@ describe('slow clients (http.limits.client_timeout_ms)', () => {
       const ing = await startHttpIngress(cfg, quietLogger());
       const redis = redisClient();
       const timers: NodeJS.Timeout[] = [];
+      let reader: ChildProcess | undefined;
       try {
         const url = `http://127.0.0.1:${ing.port}`;
         const body = JSON.stringify({ batch_id: 'b1', event_count: 1, events: [{ trace_id: 'slow-1', final_output: 'x'.repeat(2000) }] });
@@ -69,10 +84,14 @@ describe('slow clients (http.limits.client_timeout_ms)', () => {
         const pipe = redis.pipeline();
         for (let i = 0; i < 100; i++) pipe.xadd(key, '*', 'event', 'trace_processed', 'data', big);
         await pipe.exec();
-        const reader = rawClient(ing.port);
-        reader.socket.write(`GET /v1/stream/traces HTTP/1.1\r\nHost: x\r\nX-API-Key: slow-key\r\nLast-Event-ID: 0-0\r\nAccept: text/event-stream\r\n\r\n`);
-        await waitFor(() => ing.ingress.openStreams === 1 && reader.received.length > 0, { timeoutMs: 10_000, message: 'stream open' });
-        reader.socket.pause();
+        // The reader's receive buffer is set small (Node cannot): loopback buffers here grow to tens of MB and would
+        // take all 6 MB, after which the heartbeat (every half client timeout, so that an idle healthy stream is not
+        // cut) keeps the socket busy. Before the heartbeat followed the timeout, the socket's idle timeout dropped
+        // this reader; now its waiting events must fail to drain.
+        reader = spawn(PY, ['-c', STALLED_READER, String(ing.port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+        let said = '';
+        reader.stdout!.on('data', (c: Buffer) => (said += c.toString()));
+        await waitFor(() => ing.ingress.openStreams === 1 && said.includes('open'), { timeoutMs: 10_000, message: 'stream open' });
         // The socket's buffers fill, the stream's write does not drain, and the stream is given up.
         await waitFor(() => ing.ingress.openStreams === 0, { timeoutMs: 15_000, message: 'stalled stream dropped' });
         expect((await fetch(`${url}/v1/health`)).status).toBe(200);
@@ -88,9 +107,9 @@ describe('slow clients (http.limits.client_timeout_ms)', () => {
         }
         ctl.abort();
         expect(got).toBeGreaterThanOrEqual(100);
-        reader.socket.destroy();
       } finally {
         for (const t of timers) clearInterval(t);
+        reader?.kill();
         await ing.close();
         await deleteRedisPrefix(redis, redisPrefix).catch(() => undefined);
         redis.disconnect();
