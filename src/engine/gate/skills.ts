@@ -1,10 +1,11 @@
 /**
  * Which skills hold a job at the gate (spec-decisions D44, D46; docs/gate.md "Blueprint blocks"). An agent never
- * chooses its own skill: the trace's `skill_id` may only add a skill the registry lists for the agent, never take
- * one away. Besides it, every registry skill whose workflow the job engaged — it called (ran, or was refused) a
- * step of that workflow past its first, the action the workflow orders (a one-step workflow: its step) — brings
- * that workflow's requirements and its judge settings. Several skills: the strictest settings (strictestSettings).
- * At tool-call time workflows.ts applies a skill's workflows to every agent the registry lists for the skill.
+ * chooses its own skill: the trace's `skill_id` may only add a skill the registry lists for the agent. Besides it,
+ * every registry skill whose workflow the job engaged — it called the workflow's last step, the action the
+ * workflow orders, whether the call ran or was refused — brings its judge settings (several skills: the strictest,
+ * strictestSettings). The workflow itself is required only when that call ran: a refused one (out of order,
+ * blocked, an approval denied) did nothing the steps must answer for, and a job that must say so can (the judge
+ * decides). At tool-call time workflows.ts applies a skill's workflows to every agent the registry lists for it.
  */
 import { severityRank } from '../intervention.js';
 import { onJudgeErrorOutcome } from './decide.js';
@@ -18,15 +19,20 @@ export interface GateSkillScope {
   skillId: string | null;
   /** Every skill that applies (tier-3 style is filtered by them). */
   skills: readonly string[];
-  /** The workflows tier 2 holds the job to: those without `skills:`, those of the named skill, those it engaged. */
+  /** The workflows tier 2 holds the job to: those without `skills:`, the named skill's, those whose last step ran. */
   workflows: readonly Workflow[];
 }
 
-/** The job called a step of `w` past its first (a one-step workflow: its step), whether the call ran or not. */
-export function engaged(w: Workflow, calls: GateJobState['tool_calls'], done: GateJobState['steps_done']): boolean {
-  const from = w.steps.length > 1 ? 1 : 0;
+/**
+ * How the job stands with the last step of `w`: `ran` (a call of it ran, or the workflow is done), `refused` (it
+ * was called and no call of it ran), or null (never called). Earlier steps engage nothing: a job that verified
+ * identity and looked up an order never asked for the refund a [verify, lookup, refund] workflow orders.
+ */
+export function lastStepCall(w: Workflow, calls: GateJobState['tool_calls'], done: GateJobState['steps_done']): 'ran' | 'refused' | null {
+  const last = w.steps[w.steps.length - 1];
   // steps_done keeps what ran beyond the kept calls; a refused call is in the kept calls only.
-  return storedProgress(w.steps, done) > from || calls.some((c) => w.steps.indexOf(c.tool, from) >= 0);
+  if (storedProgress(w.steps, done) === w.steps.length || calls.some((c) => c.tool === last && !c.blocked)) return 'ran';
+  return calls.some((c) => c.tool === last) ? 'refused' : null;
 }
 
 export function gateScope(gate: CompiledGate, traceSkill: unknown, registered: readonly string[] | undefined, state: GateJobState | undefined): GateSkillScope {
@@ -41,8 +47,13 @@ export function gateScope(gate: CompiledGate, traceSkill: unknown, registered: r
       continue;
     }
     const mine = w.skills.filter((s) => listed.includes(s));
-    if (mine.length === 0 || !((named !== null && mine.includes(named)) || engaged(w, calls, state?.steps_done))) continue;
-    workflows.push(w);
+    if (mine.length === 0) continue;
+    const last = lastStepCall(w, calls, state?.steps_done);
+    const isNamed = named !== null && mine.includes(named);
+    if (!isNamed && last === null) continue;
+    // Named, the workflow is required as before — unless the job's only calls of its last step were refused:
+    // naming the skill then adds nothing to what the refusal brought (else a denied refund could never be told).
+    if (last === 'ran' || (isNamed && last === null)) workflows.push(w);
     for (const s of mine) if (!skills.includes(s)) skills.push(s);
   }
   if (skills.length === 0) return { settings: gate.settings, skillId: null, skills, workflows };

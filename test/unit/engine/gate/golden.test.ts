@@ -4,7 +4,8 @@
  * job store: `tool_call` steps (checked by the pre-tool gate, then recorded) and `final_answer` steps whose
  * judge answers are scripted (`judge:` — JSON text, or `{hang: true}` for a judge that never answers).
  * `expect` is a subset match on the GateOutcome (or ToolCallCheck); `directive_contains` checks text; `repeat: n`
- * sends a `tool_call` step n times as distinct events (to push calls out of the job state's kept window).
+ * sends a `tool_call` step n times as distinct events (to push calls out of the job state's kept window);
+ * `refused: true` records an allowed call as not run (an approval held, then denied).
  * The judge is reached over HTTP: the OpenAI-compatible client against the local OpenAI-protocol server,
  * which answers each call with the next scripted answer.
  */
@@ -25,6 +26,8 @@ interface Step {
   event_id?: string;
   /** A `tool_call` step sent this many times (distinct events), e.g. to push calls out of the kept window. */
   repeat?: number;
+  /** A `tool_call` the gate allowed that still did not run (held for approval, then denied): recorded as refused. */
+  refused?: boolean;
   expect?: Record<string, unknown>;
   /** The step must throw a StewardError with this code. */
   expect_error?: string;
@@ -90,7 +93,7 @@ describe('gate golden cases', () => {
                 const id = s.repeat ? `${eventId}#${r}` : eventId;
                 const trace: Trace = { ...base, ...(s.repeat && { trace_id: `t-${i}#${r}` }), hook: 'tool_call', ...s.tool_call };
                 const check = await gate.checkToolCall(trace, agent, bp, t);
-                await gate.recordToolCall(trace, agent, t, id, check.intervention === 'ok', bp);
+                await gate.recordToolCall(trace, agent, t, id, check.intervention === 'ok' && !s.refused, bp);
                 if (s.expect) expect(check, `step ${i}`).toMatchObject(s.expect);
               }
               continue;

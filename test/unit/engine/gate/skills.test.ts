@@ -1,6 +1,6 @@
 /**
  * Which skills hold a job at the gate (spec-decisions D46, src/engine/gate/skills.ts): the workflows a job
- * engaged, the strictest judge settings over several skills, and the audit's probe through StewardEngine (a
+ * engaged (by their last step) and those it is held to (that step ran, or the skill is named), the strictest judge settings over several skills, and the audit's probe through StewardEngine (a
  * refunds agent naming chat, or nothing, on a refund before identity). The golden cases in
  * test/golden/gate/skill-workflows.yaml cover the gate's answers.
  */
@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { compileBlueprintSet, parseAgentRegistry } from '../../../../src/engine/blueprint/index.js';
 import { defaultEngineConfig } from '../../../../src/engine/config.js';
 import { FinalizationGate, MemoryGateJobStore, emptyJobState, type GateJobState, type GateToolCall } from '../../../../src/engine/gate/index.js';
-import { engaged, gateScope, strictestSettings } from '../../../../src/engine/gate/skills.js';
+import { gateScope, lastStepCall, strictestSettings } from '../../../../src/engine/gate/skills.js';
 import { StewardEngine } from '../../../../src/engine/steward-engine.js';
 import { MemoryTrustDebtStore } from '../../../../src/engine/trust-debt/index.js';
 import type { Trace } from '../../../../src/engine/types.js';
@@ -42,31 +42,43 @@ guardrails:
 `;
 const call = (tool: string, blocked = false): GateToolCall => ({ event_id: `e-${tool}`, tool, ts_ms: 0, blocked });
 
-describe('gateScope / engaged / strictestSettings (D46)', () => {
+describe('gateScope / lastStepCall / strictestSettings (D46)', () => {
   const bp = compileOne(BP);
   const gate = bp.gate!;
   const wf = (id: string) => gate.workflows.find((w) => w.id === id)!;
 
-  it('a workflow is engaged by a step past its first, run or refused (a one-step workflow by its step), or by its kept steps_done', () => {
-    expect(engaged(wf('verify_then_refund'), [call('verify_identity')], undefined)).toBe(false);
-    expect(engaged(wf('verify_then_refund'), [call('issue_refund', true)], undefined)).toBe(true);
-    expect(engaged(wf('verify_then_refund'), [call('lookup_order')], undefined)).toBe(true);
-    expect(engaged(wf('verify_then_refund'), [], [['verify_identity']])).toBe(false);
-    expect(engaged(wf('verify_then_refund'), [], [['verify_identity', 'lookup_order']])).toBe(true);
-    expect(engaged(wf('audit_only'), [call('write_audit')], undefined)).toBe(true);
-    expect(engaged(wf('audit_only'), [call('other')], undefined)).toBe(false);
+  it('a workflow is engaged by a call of its last step: ran, or refused; earlier steps engage nothing', () => {
+    const w = wf('verify_then_refund');
+    expect(lastStepCall(w, [call('verify_identity')], undefined)).toBe(null);
+    // probe-wf [B]: identity and an order looked up, no refund asked for.
+    expect(lastStepCall(w, [call('verify_identity'), call('lookup_order')], undefined)).toBe(null);
+    expect(lastStepCall(w, [], [['verify_identity', 'lookup_order']])).toBe(null);
+    expect(lastStepCall(w, [call('issue_refund', true)], undefined)).toBe('refused');
+    expect(lastStepCall(w, [call('issue_refund', true), call('issue_refund')], undefined)).toBe('ran');
+    // The call itself pushed out of the kept calls: steps_done still holds the whole workflow.
+    expect(lastStepCall(w, [], [['verify_identity', 'lookup_order', 'issue_refund']])).toBe('ran');
+    expect(lastStepCall(wf('audit_only'), [call('write_audit')], undefined)).toBe('ran');
+    expect(lastStepCall(wf('audit_only'), [call('other')], undefined)).toBe(null);
   });
 
-  it('the job, not the label: skills engaged join the named one; an unlisted skill never applies', () => {
-    const state = (calls: GateToolCall[]): GateJobState => ({ ...emptyJobState({ tenant: 't', agentId: 'a', jobId: 'j' }, 0), tool_calls: calls });
+  it('the job, not the label: an engaged skill joins the named one; required only when the last step ran, or named and never refused', () => {
+    const state = (calls: GateToolCall[], done?: string[][]): GateJobState => ({ ...emptyJobState({ tenant: 't', agentId: 'a', jobId: 'j' }, 0), tool_calls: calls, ...(done && { steps_done: done }) });
     const all = ['refunds', 'billing', 'chat'];
-    expect(gateScope(gate, 'chat', all, state([call('verify_identity')]))).toMatchObject({ skillId: 'chat', skills: ['chat'], workflows: [] });
-    const s = gateScope(gate, 'chat', all, state([call('issue_refund', true)]));
-    expect(s).toMatchObject({ skillId: 'refunds', skills: ['chat', 'refunds'] });
-    expect(s.workflows.map((w) => w.id)).toEqual(['verify_then_refund']);
+    const ids = (s: { workflows: readonly { id: string }[] }) => s.workflows.map((w) => w.id);
+    expect(gateScope(gate, 'chat', all, state([call('verify_identity'), call('lookup_order')]))).toMatchObject({ skillId: 'chat', skills: ['chat'], workflows: [] });
+    // Refused (the audit's refund before identity, or an approval denied): the refunds judge, not the workflow.
+    const refused = gateScope(gate, 'chat', all, state([call('issue_refund', true)]));
+    expect(refused).toMatchObject({ skillId: 'refunds', skills: ['chat', 'refunds'], workflows: [] });
+    expect(gateScope(gate, 'refunds', all, state([call('verify_identity'), call('lookup_order'), call('issue_refund', true)]))).toMatchObject({ skillId: 'refunds', skills: ['refunds'], workflows: [] });
+    // Ran: the workflow too.
+    const ran = gateScope(gate, 'chat', all, state([call('issue_refund')], [['verify_identity', 'lookup_order', 'issue_refund']]));
+    expect(ran).toMatchObject({ skillId: 'refunds', skills: ['chat', 'refunds'] });
+    expect(ids(ran)).toEqual(['verify_then_refund']);
     expect(gateScope(gate, undefined, ['chat'], state([call('issue_refund', true)]))).toMatchObject({ skillId: null, skills: [], workflows: [] });
     expect(gateScope(gate, 'refunds', ['chat'], undefined)).toMatchObject({ skillId: null, skills: [] });
-    expect(gateScope(gate, 'refunds', all, undefined).workflows.map((w) => w.id)).toEqual(['verify_then_refund']);
+    // Named and never refused: required, as before (the agent's word adds rules).
+    expect(ids(gateScope(gate, 'refunds', all, undefined))).toEqual(['verify_then_refund']);
+    expect(ids(gateScope(gate, 'refunds', all, state([call('verify_identity'), call('lookup_order')])))).toEqual(['verify_then_refund']);
   });
 
   it('several skills: a judge if any wants one, the highest strictness, every custom code and intent, the most closed on_judge_error; one object per combination', () => {
@@ -102,7 +114,7 @@ guardrails:
   const AGENTS = `agents:
   - { id: a1, tenant: acme, tier: ACL-2, tools: [verify_identity, issue_refund], domains: [], skills: [refunds, chat] }
 `;
-  it('a refund before identity is blocked under chat or no skill_id, and that job\'s answer fails (rules) or is judged', async () => {
+  it('a refund before identity is blocked under chat or no skill_id, and that job\'s answer is judged with the refunds settings', async () => {
     const config = defaultEngineConfig();
     const set = compileBlueprintSet([{ file: 's.yaml', text: PROBE }], { config }).set!;
     const { registry } = parseAgentRegistry(AGENTS, 'agents.yaml');
@@ -113,9 +125,11 @@ guardrails:
       const d = await e.decide({ trace_id: `c-${n}`, agent_id: 'a1', timestamp: new Date(T).toISOString(), hook: 'tool_call', job_id: `job-${n}`, tool: 'issue_refund', args: { amount: 900 }, ...extra }, T, `ev-c-${n}`);
       expect(d.intervention, n).toBe('block');
       expect(d.rules.filter((r) => !r.passed).map((r) => r.id)).toEqual(['gate:workflow:verify_then_refund']);
+      llm.queue.push('{"quality_score":0.2,"verdict":"FAIL","reason_codes":["UNSUPPORTED_SPECIFICS"],"fix_mode":"NEEDS_NEW_EVIDENCE","missing_requirements":["no refund was issued"]}');
       const o = await e.finalize({ trace_id: `f-${n}`, agent_id: 'a1', timestamp: new Date(T).toISOString(), hook: 'final_answer', job_id: `job-${n}`, draft_answer: 'Refund of $900 issued.', ...extra } as Trace, T, `ev-f-${n}`);
-      expect(o, n).toMatchObject({ verdict: 'FAIL', action: 'replan', judged_by: 'rules', skill_id: 'refunds', hits: [{ kind: 'workflow', id: 'verify_then_refund' }] });
+      // chat (enabled: false) is named, yet the refused refund brings the refunds judge.
+      expect(o, n).toMatchObject({ verdict: 'FAIL', judged_by: 'llm', skill_id: 'refunds', hits: [] });
     }
-    expect(llm.requests).toHaveLength(0);
+    expect(llm.requests).toHaveLength(2);
   });
 });
