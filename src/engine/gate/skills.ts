@@ -5,7 +5,7 @@
  * workflow orders, whether the call ran or was refused — brings its judge settings (several skills: the strictest,
  * strictestSettings). The workflow itself is required only when that call ran: a refused one (out of order,
  * blocked, an approval denied) did nothing the steps must answer for, and a job that must say so can (the judge
- * decides). At tool-call time workflows.ts applies a skill's workflows to every agent the registry lists for it.
+ * decides). At tool-call time workflow.ts applies a skill's workflows to every agent the registry lists for it.
  */
 import { severityRank } from '../intervention.js';
 import { onJudgeErrorOutcome } from './decide.js';
