@@ -11,7 +11,7 @@ import type { AgentInfo, CompiledBlueprint, Intervention, LlmClient, Trace } fro
 import { BUILTIN_REASON_CODES, type FixMode, type GateAction, type GateVerdict, type JudgedBy } from './codes.js';
 import { EMPTY_GATE } from './config.js';
 import { actionFor, antiLoop, antiLoopEnding, computeVerdict, directiveFor, effectiveFixMode, interventionFor, isRepair, onJudgeErrorOutcome, settingsFor, trustDebtFor } from './decide.js';
-import { rewriteOnlyJobs, syncRewriteIndex } from './agent-index.js';
+import { judgeCanApply, rewriteOnlyJobs, syncRewriteIndex } from './agent-index.js';
 import { eventFacts } from './events.js';
 import { attemptOf, recordAttempt, recordToolCall, type DecidedAttempt } from './job-state.js';
 import { GateJudge } from './judge.js';
@@ -311,8 +311,8 @@ export class FinalizationGate {
     const jobId = optStr(trace.job_id);
     const state = jobId ? await this.o.jobStore.get({ tenant: agent.tenant, agentId: agent.id, jobId }, nowMs) : undefined;
     // D45: a call without job_id may belong to any job of the agent, so its rewrite-only jobs hold it too. Only a
-    // judge gives rewrite directives: a gate without one has none to look up.
-    const rewriteOnly = !jobId && this.judge ? await rewriteOnlyJobs(this.o.jobStore, { tenant: agent.tenant, agentId: agent.id }, nowMs) : undefined;
+    // judge gives rewrite directives: a gate without one, or an agent none of whose settings enable it, has none.
+    const rewriteOnly = !jobId && this.judge && judgeCanApply(blueprint.gate ?? EMPTY_GATE, agent.skills) ? await rewriteOnlyJobs(this.o.jobStore, { tenant: agent.tenant, agentId: agent.id }, nowMs, this.limits.rewriteOnlyHoldMs) : undefined;
     return checkToolCallPure(trace, agent, blueprint, nowMs, state, this.limits, rewriteOnly?.length ? { ...opts, rewriteOnlyJobs: rewriteOnly } : opts);
   }
 

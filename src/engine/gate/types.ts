@@ -35,6 +35,8 @@ export interface GateRuntimeLimits {
   maxRecordedAttempts: number;
   /** Characters of the draft put into the judge prompt (start and end kept). */
   maxDraftPromptChars: number;
+  /** How long after its rewrite directive a rewrite-only job holds the agent's job-less tool calls (D45). */
+  rewriteOnlyHoldMs: number;
 }
 export const DEFAULT_GATE_RUNTIME_LIMITS: GateRuntimeLimits = {
   maxScanChars: 1_000_000,
@@ -45,6 +47,7 @@ export const DEFAULT_GATE_RUNTIME_LIMITS: GateRuntimeLimits = {
   maxRecordedToolCalls: 64,
   maxRecordedAttempts: 16,
   maxDraftPromptChars: 24_000,
+  rewriteOnlyHoldMs: 15 * 60_000,
 };
 
 // ───────────────────────────── job state ─────────────────────────────

@@ -5,9 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { decideChunk, FinalizationGate, MemoryGateJobStore, recordAttempt } from '../../../../src/engine/gate/index.js';
-import { MAX_REWRITE_ONLY_JOBS, setRewriteOnly } from '../../../../src/engine/gate/agent-index.js';
+import { judgeCanApply, MAX_REWRITE_ONLY_JOBS, setRewriteOnly } from '../../../../src/engine/gate/agent-index.js';
 import type { AgentInfo, Trace } from '../../../../src/engine/types.js';
 import { compileOne, ScriptedLlm } from './helpers.js';
+import { DEFAULT_GATE_RUNTIME_LIMITS } from '../../../../src/engine/gate/types.js';
 
 const bp = compileOne('id: ai@1.0\nversion: "1.0.0"\ndescription: agent index\n');
 const agent: AgentInfo = { id: 'agent-1', tenant: 'acme', tier: 'ACL-2', tools: [], domains: [], registered: true };
@@ -83,5 +84,64 @@ describe('job-less tool calls and rewrite-only jobs (D45)', () => {
     expect(Object.keys(s.rewrite_only)).toHaveLength(MAX_REWRITE_ONLY_JOBS);
     expect(s.rewrite_only.a).toBeUndefined();
     expect(s.rewrite_only[`j${MAX_REWRITE_ONLY_JOBS + 2}`]).toBe(T + 12 + MAX_REWRITE_ONLY_JOBS);
+  });
+
+  it('an abandoned rewrite-only job holds job-less calls for rewriteOnlyHoldMs after its directive only; its own calls stay held', async () => {
+    const { llm, gate } = setup();
+    const hold = DEFAULT_GATE_RUNTIME_LIMITS.rewriteOnlyHoldMs;
+    expect(hold).toBe(15 * 60_000);
+    llm.queue.push(REWRITE);
+    expect((await gate.finalize(fa('f1', 'abandoned'), agent, bp, T, 'e-f1')).action).toBe('rewrite');
+    expect((await gate.checkToolCall(tc('c1'), agent, bp, T + hold)).intervention).toBe('block');
+    expect((await gate.checkToolCall(tc('c2'), agent, bp, T + hold + 1)).intervention).toBe('ok');
+    expect((await gate.checkToolCall(tc('c3'), agent, bp, T + 6 * 3_600_000)).intervention).toBe('ok');
+    // the job's own state still holds a call that names it (§9.7, until its next answer)
+    expect((await gate.checkToolCall(tc('c4', 'abandoned'), agent, bp, T + 6 * 3_600_000)).intervention).toBe('block');
+    // another job's rewrite directive holds job-less calls from its own time
+    llm.queue.push(REWRITE);
+    const later = T + 7 * 3_600_000;
+    expect((await gate.finalize(fa('f2', 'j2'), agent, bp, later, 'e-f2')).action).toBe('rewrite');
+    expect(await gate.checkToolCall(tc('c5'), agent, bp, later + 1)).toMatchObject({ intervention: 'block', hits: [{ message: expect.not.stringContaining("'abandoned'") }] });
+    // the window is a runtime limit
+    const store = new MemoryGateJobStore();
+    const short = new FinalizationGate({ llm, jobStore: store, limits: { rewriteOnlyHoldMs: 1000 } });
+    llm.queue.push(REWRITE);
+    await short.finalize(fa('f3', 'j3'), agent, bp, T, 'e-f3');
+    expect((await short.checkToolCall(tc('c6'), agent, bp, T + 1000)).intervention).toBe('block');
+    expect((await short.checkToolCall(tc('c7'), agent, bp, T + 1001)).intervention).toBe('ok');
+  });
+
+  it('no index read for a job-less call when no judge can apply to the agent (base and its skills disabled)', async () => {
+    const skilled = compileOne(`id: ai@1.0
+version: "1.0.0"
+description: agent index
+finalization_gate:
+  enabled: false
+  skills:
+    refunds: { enabled: true }
+    chat: { strictness: low }
+`);
+    const store = new MemoryGateJobStore();
+    let reads = 0;
+    const getAgent = store.getAgent.bind(store);
+    store.getAgent = (...a) => ((reads += 1), getAgent(...a));
+    const gate = new FinalizationGate({ llm: new ScriptedLlm(), jobStore: store });
+    const chatOnly = { ...agent, skills: ['chat'] };
+    expect((await gate.checkToolCall(tc('c1'), chatOnly, skilled, T)).intervention).toBe('ok');
+    expect((await gate.checkToolCall(tc('c2'), { ...agent, skills: [] }, skilled, T)).intervention).toBe('ok');
+    // skill_id naming a skill the registry does not list for the agent adds nothing
+    expect((await gate.checkToolCall({ ...tc('c3'), skill_id: 'refunds' }, chatOnly, skilled, T)).intervention).toBe('ok');
+    expect(reads).toBe(0);
+    // a listed skill with a judge, or a base with one: the index is read
+    await gate.checkToolCall(tc('c4'), { ...agent, skills: ['chat', 'refunds'] }, skilled, T);
+    expect(reads).toBe(1);
+    await gate.checkToolCall(tc('c5'), chatOnly, bp, T);
+    expect(reads).toBe(2);
+    // a call naming its job reads no index either way
+    await gate.checkToolCall(tc('c6', 'j1'), { ...agent, skills: ['refunds'] }, skilled, T);
+    expect(reads).toBe(2);
+    expect(judgeCanApply(skilled.gate!, ['chat'])).toBe(false);
+    expect(judgeCanApply(skilled.gate!, ['refunds'])).toBe(true);
+    expect(judgeCanApply(bp.gate!, undefined)).toBe(true);
   });
 });
