@@ -252,8 +252,14 @@ export function blockDirective(reasons: readonly string[]): string {
 /** D45: an anti-loop ending of a draft that still fails safety, policy or a required workflow step — not delivered. */
 export function blockedEndingDirective(d: { reasonCodes: readonly string[]; missing: readonly string[]; why: 'max_retries' | 'no_difference' }): string {
   const why = d.why === 'max_retries' ? 'the repair attempts are used up' : 'this retry changed nothing the rules count as a difference';
+  // What a next draft meets (D45): it is decided afresh and may pass. Past max_retries one that still fails ends the
+  // job again with no repair directive; after no_difference a changed draft may still get one, a resent one not.
+  const next =
+    d.why === 'max_retries'
+      ? 'A new draft that fixes this is decided afresh; no further repair directives will be given (a draft that still fails ends the job again).'
+      : 'A new draft that fixes this is decided afresh; sending this one again ends the same way.';
   return (
-    `Do not deliver this answer: ${why}, and it still fails a safety, policy or required-process check, so the job ends blocked. No further repair attempt will be accepted for it.\n\n` +
+    `Do not deliver this answer: ${why}, and it still fails a safety, policy or required-process check, so the job ends blocked. ${next}\n\n` +
     `Judge reason_codes: ${list(d.reasonCodes, ', ')}\nMissing requirements: ${list(d.missing, '; ')}`
   );
 }
