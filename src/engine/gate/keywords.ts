@@ -7,7 +7,8 @@
  * Two readings, each a hit on its own: the text as sent, and the text as it reads — every character in its
  * compatibility form (NFKC taken one character at a time: fullwidth, mathematical, circled letters, ligatures,
  * no-break and other spaces as their plain forms) with invisible characters (format and other default-ignorable
- * ones: zero-width space/joiner, soft hyphen, word joiner, BOM, variation selectors, tags) removed. In both, the
+ * ones: zero-width space/joiner, soft hyphen, word joiner, BOM, variation selectors, tags) removed and blank fillers
+ * (Hangul fillers, Braille blank) read as a space. In both, the
  * words of a phrase may be apart by any run of whitespace or line breaks, and a keyword's accented letters match
  * composed or decomposed ("é" or "e" + U+0301). Matching is RE2 (linear in the text).
  *
@@ -25,7 +26,14 @@ import type { GatePattern } from './types.js';
  * vertical tab, NEL and every Unicode space, line and paragraph separator (`\p{Z}`: no-break, em, ideographic,
  * U+2028…) are added.
  */
-const GAP = '[\\s\\x{0B}\\x{85}\\p{Z}]+';
+const GAP = '[\\s\\x{0B}\\x{85}\\p{Z}\\x{115F}\\x{1160}\\x{3164}\\x{FFA0}\\x{2800}]+';
+
+/**
+ * Blank fillers: letters (Hangul fillers, the Braille blank) that render as a space-wide blank, not in `\p{Z}`, so a
+ * reader sees a gap between words. In GAP for the text as sent; the fold makes them a space (the Hangul ones are
+ * default-ignorable, and dropping them as invisible would join the words they separate).
+ */
+const isBlankFiller = (c: number): boolean => c === 0x115f || c === 0x1160 || c === 0x3164 || c === 0xffa0 || c === 0x2800;
 
 /** Splits a keyword into its words (blueprint text, a constant built-in pattern: linear, not trace input). */
 const WORD_SEPARATORS = /[\s\x85]+/u;
@@ -96,6 +104,11 @@ export function keywordText(s: string, maxChars = Number.POSITIVE_INFINITY): str
   };
   for (; i < s.length; i++) {
     const c = s.charCodeAt(i);
+    if (c >= 0x115f && isBlankFiller(c)) {
+      changed = true;
+      if (!put(0x20)) return undefined;
+      continue;
+    }
     const drop = c < 128 ? 0 : invisibleAt(s, i);
     if (drop > 0) {
       changed = true;

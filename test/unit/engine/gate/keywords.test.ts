@@ -29,6 +29,19 @@ describe('keyword blocklist: the whitespace between the words of a phrase', () =
     nightingale('Status of Project\u0085Nightingale.');
     nightingale('Status of Project\u000bNightingale.');
   });
+  it('blank fillers between words read as a gap: Hangul fillers U+115F, U+1160, U+3164, U+FFA0 and the Braille blank U+2800 (gate review finding 7)', () => {
+    for (const f of ['\u115f', '\u1160', '\u3164', '\uffa0', '\u2800']) {
+      nightingale(`the project${f}nightingale plan`);
+      nightingale(`the project ${f} nightingale plan`);
+      nightingale(`the project${f}\u200bnightingale plan`);
+      // folded to a space, not dropped: they never join the words they separate
+      expect(keywordText(`project${f}nightingale`)).toBe('project nightingale');
+      expect(hits(`the project${f}nightingales plan`)).toEqual([]);
+    }
+    // a keyword written with a filler is its words
+    expect(keywordPattern('project\u3164nightingale')!.test('the project nightingale plan')).toBe(true);
+    expect(keywordPattern('\u3164\u2800')).toBeUndefined();
+  });
   it('words still need a gap and word boundaries', () => {
     expect(hits('ProjectNightingale')).toEqual([]);
     expect(hits('Project-Nightingale')).toEqual([]);
