@@ -103,6 +103,10 @@ describe('PartitionReader (real Kafka)', () => {
       expect(await value(9)).toBe('v9');
       // Records below the position (here: after a seek out of range, kafkajs restarts from the earliest offset) are
       // resolved though skipped; unresolved, kafkajs handed the same batch over in a loop (the CPU spin).
+      // A reader's first read asks no end before its seek (review F3): past the end, its wait's 1 s check answers.
+      const t1 = Date.now();
+      expect(await reader.get('999999')).toBeUndefined();
+      expect(Date.now() - t1).toBeLessThan(5000);
       expect((await reader.get('2'))?.value?.toString()).toBe('v2');
       const r = reader as unknown as { onBatch: (...a: unknown[]) => Promise<void>; seekTo(o: bigint): void };
       const onBatch = r.onBatch.bind(reader);
