@@ -50,7 +50,7 @@ export class AgentEventFeed {
    * Started by the first stream client (a process whose clients never stream reads nothing), with or without
    * Last-Event-ID. A start that fails (Kafka unreachable) is forgotten after FEED_RETRY_MS and its consumer
    * disconnected, and so is a consumer kafkajs gives up on: the next client, or the next pass of an open stream,
-   * starts another. Before, the first failure was kept for the life of the process (every stream answered 500
+   * after FEED_RETRY_MS, starts another. Before, the first failure was kept for the life of the process (every stream answered 500
    * once Kafka was back) and a crashed consumer stopped the feed silently (audit 24-r2 finding 3).
    */
   start(): Promise<void> {
@@ -82,10 +82,15 @@ export class AgentEventFeed {
     this.consumer = c;
     // kafkajs restarts a consumer after most errors itself; one it gives up on (retries exhausted while a broker was
     // down) is replaced at the next start().
+    // Held off like a failed start: replaced at once, each 200 ms pass of an open stream started another consumer,
+    // and each joined (and rebalanced) the deployment-wide group.
     c.onCrash((err, willRestart) => {
       if (willRestart || this.consumer !== c || this.stopped) return;
       this.onFailure?.(err, 'crash');
-      this.started = undefined;
+      const crashed = this.started;
+      setTimeout(() => {
+        if (this.started === crashed) this.started = undefined;
+      }, FEED_RETRY_MS).unref();
       void this.drop();
     });
     // From the beginning the first time the deployment's group exists (capped per agent), then from its offsets.

@@ -22,17 +22,15 @@ import { randomUUID } from 'node:crypto';
 import type { KafkaAdapter } from './client.js';
 import type { BatchControl, InBatch, InMessage, StewardConsumer } from './kafka-types.js';
 import { StewardError } from '../../errors.js';
+import { SharedAdmin, SharedQuestion, timeBoxed } from './shared-admin.js';
 
 export interface PartitionReaderOptions {
   /** Records kept in memory (the read-ahead window); also how far past the fetch position a wanted offset is read up to rather than sought. */
   window?: number;
   /** How long get() waits for a record before failing retryably (the stage retries with backoff). */
   waitMs?: number;
-  /**
-   * Bytes (keys and values) kept in memory: the read-ahead stops at `window` records or at this many bytes, whichever
-   * comes first, unless a read waits further on. Default 32 MiB: with traces of up to limits.max_trace_bytes (900 KB)
-   * a window of 2000 records alone could hold 1.8 GB per traces partition.
-   */
+  /** Bytes (keys and values) kept: the read-ahead also stops here, unless a read waits further on. Default 32 MiB (a
+   * window of 2000 traces of limits.max_trace_bytes, 900 KB, alone could hold 1.8 GB per traces partition). */
   maxBytes?: number;
   /** Told when the reader's consumer crashed for good (the next get() starts another). */
   onCrash?: (err: Error) => void;
@@ -47,6 +45,8 @@ interface Waiter {
 
 /** How long a read waits before asking whether its offset is past the partition's end (a real trace comes sooner). */
 const END_CHECK_MS = 1000;
+/** How long one end question may take (kafkajs retries a broker away for much longer): the read's wait stays its bound. */
+const END_QUERY_MS = 5000;
 
 const unavailable = (why: string, cause?: unknown) => new StewardError('STEWARD_KAFKA', `trace reader: ${why}`, { retryable: true, cause });
 
@@ -63,6 +63,10 @@ export class PartitionReader {
   private consumer?: StewardConsumer;
   private starting?: Promise<void>;
   private closed = false;
+  /** The partition's end as the broker reports it now (undefined: not known), one question for concurrent reads. */
+  private readonly end = new SharedQuestion<bigint | undefined>(() => this.queryEnd());
+  private readonly admin: SharedAdmin;
+  private readonly ownAdmin: boolean;
   dead = false;
   private readonly window: number;
   private readonly window2: bigint;
@@ -74,7 +78,11 @@ export class PartitionReader {
     readonly partition: number,
     readonly groupId: string,
     private readonly o: PartitionReaderOptions = {},
+    /** PartitionReaders' admin client, shared by its readers; without it the reader keeps one of its own. */
+    admin?: SharedAdmin,
   ) {
+    this.ownAdmin = admin === undefined;
+    this.admin = admin ?? new SharedAdmin(adapter);
     this.window = Math.max(16, o.window ?? 4096);
     this.window2 = BigInt(this.window);
     this.maxBytes = Math.max(1, o.maxBytes ?? 32 * 1024 * 1024);
@@ -85,33 +93,38 @@ export class PartitionReader {
     const o = BigInt(offset);
     await this.start();
     if (this.dead || this.closed) throw unavailable(`reader of ${this.topic}[${this.partition}] is closed`);
+    const waitMs = this.o.waitMs ?? 30_000;
+    const boxMs = Math.min(END_QUERY_MS, Math.floor(waitMs / 2));
     const far = () => this.next < 0n || o >= this.next + this.window2;
     // A seek past the end would be out of range, and kafkajs would then read the partition from its earliest
-    // offset: answered here instead. Below the highest known high watermark the record exists (or existed).
-    if (far() && o >= this.hw && (await this.pastEnd(o))) return undefined;
+    // offset: answered here instead. Below the highest known high watermark the record exists (or existed). Not on a
+    // first read (a start or rebalance sends a chunk's lanes at once): if it waits, its own check below answers.
+    if (this.next >= 0n && far() && o >= this.hw && (await this.pastEnd(o, boxMs))) return undefined;
     if (this.dead || this.closed) throw unavailable(`reader of ${this.topic}[${this.partition}] is closed`);
     // Forward only when no read waits below `o`: a seek past it would leave that read waiting out its timeout
     // (settle answers only offsets >= lo). Otherwise the read-ahead, which goes on for waiting reads, gets there.
     if (o < this.lo || (far() && !this.waiters.some((w) => w.offset < o))) this.seekTo(o);
     if (o < this.next) return this.buf.get(o);
     return new Promise((resolve, reject) => {
-      const waitMs = this.o.waitMs ?? 30_000;
-      const checkMs = Math.min(END_CHECK_MS, waitMs);
-      // A read still waiting after checkMs asks the broker whether `o` is past the end ("none"), and once more when
+      const lastAt = waitMs - boxMs;
+      const checkMs = Math.min(END_CHECK_MS, lastAt);
+      // A read still waiting after checkMs asks the broker whether `o` is past the end ("none"), and once more before
       // it gives up: an offset a little past the end is read towards and never comes; an empty partition yields
-      // no batch at all. Otherwise it fails retryably after waitMs (the broker away).
+      // no batch at all. Otherwise it fails retryably after waitMs (the broker away): the last question starts
+      // boxMs before and takes at most boxMs.
+      const t0 = Date.now();
       const check = (last: boolean) => () =>
-        void this.pastEnd(o).then((past) => {
+        void this.pastEnd(o, Math.max(0, Math.min(boxMs, waitMs - (Date.now() - t0)))).then((past) => {
           if (!this.waiters.includes(w)) return;
           if (!past && !last) {
-            w.timer = setTimeout(check(true), waitMs - checkMs);
+            w.timer = setTimeout(check(true), Math.max(0, lastAt - (Date.now() - t0)));
             return;
           }
           this.waiters = this.waiters.filter((x) => x !== w);
           if (past) resolve(undefined);
           else reject(unavailable(`record ${this.topic}[${this.partition}]@${offset} not read within ${waitMs} ms`));
         });
-      const w: Waiter = { offset: o, resolve, reject, timer: setTimeout(check(checkMs >= waitMs), checkMs) };
+      const w: Waiter = { offset: o, resolve, reject, timer: setTimeout(check(checkMs >= lastAt), checkMs) };
       this.waiters.push(w);
       this.wakeFetch?.();
     });
@@ -120,21 +133,18 @@ export class PartitionReader {
   /**
    * Whether `o` is at or past the partition's end, asked of the broker now: a read asked for a decision's trace, which
    * was in the partition before the decision was written. A batch's high watermark is not enough: it may have been
-   * fetched before the trace was written. False when the broker cannot be asked (the read stays retryable).
+   * fetched before the trace was written. False when the broker cannot be asked within `boxMs` (the read stays
+   * retryable). Reads asking at once share one question (SharedQuestion: a "past" may predate the trace).
    */
-  private async pastEnd(o: bigint): Promise<boolean> {
-    const admin = await this.adapter.admin().catch(() => undefined);
-    if (!admin) return false;
-    try {
-      const end = (await admin.topicOffsets(this.topic)).find((x) => x.partition === this.partition)?.high;
-      if (end === undefined) return false;
-      if (BigInt(end) > this.hw) this.hw = BigInt(end);
-      return o >= BigInt(end);
-    } catch {
-      return false;
-    } finally {
-      await admin.disconnect().catch(() => undefined);
-    }
+  private pastEnd(o: bigint, boxMs: number): Promise<boolean> {
+    const past = (end: bigint | undefined) => end !== undefined && o >= end;
+    return timeBoxed(this.end.get(past).then(past), boxMs, false);
+  }
+
+  private async queryEnd(): Promise<bigint | undefined> {
+    const end = await this.admin.partitionEnd(this.topic, this.partition, END_QUERY_MS);
+    if (end !== undefined && end > this.hw) this.hw = end;
+    return end;
   }
 
   async close(): Promise<void> {
@@ -150,13 +160,13 @@ export class PartitionReader {
       await c.stop().catch(() => undefined);
       await c.disconnect().catch(() => undefined);
     }
+    if (this.ownAdmin) await this.admin.close();
   }
 
   /**
-   * Starts the reader's consumer once. A start that fails (the broker away: connect or group join out of retries) is
-   * forgotten and its consumer closed, so the next get() starts a new one; and it fails retryably, so the scorer
-   * waits the outage out. Kept, it failed every later read of the partition with kafkajs' own error, which the
-   * scorer took for the decision's fault and dead-lettered (no verdict) — seen in broker-restart on the join.
+   * Starts the reader's consumer once. A start that fails (the broker away) is forgotten and its consumer closed, so
+   * the next get() starts a new one, and fails retryably (the scorer waits the outage out). Kept, it failed every later
+   * read with kafkajs' own error, which the scorer dead-lettered (no verdict) — seen in broker-restart on the join.
    */
   private start(): Promise<void> {
     this.starting ??= this.startConsumer().catch(async (e: unknown) => {
@@ -302,6 +312,10 @@ export class PartitionReaders {
   private readonly sweep: NodeJS.Timeout;
   /** The topic's partition count as last asked (0: not yet). */
   private count = 0;
+  /** The topic's partition count, asked once for the reads asking meanwhile. */
+  private readonly partitionCount = new SharedQuestion<number>(() => this.queryCount());
+  /** One admin client for the readers' broker questions, open until close(). */
+  private readonly admin: SharedAdmin;
 
   constructor(
     private readonly adapter: KafkaAdapter,
@@ -309,6 +323,7 @@ export class PartitionReaders {
     private readonly groupPrefix: string,
     private readonly o: PartitionReaderOptions & { idleMs?: number } = {},
   ) {
+    this.admin = new SharedAdmin(adapter);
     const idleMs = o.idleMs ?? 120_000;
     this.sweep = setInterval(() => {
       const now = Date.now();
@@ -325,7 +340,7 @@ export class PartitionReaders {
     let r = this.readers.get(partition);
     if (!r || r.dead) {
       if (r) void r.close();
-      r = new PartitionReader(this.adapter, this.topic, partition, `${this.groupPrefix}.trace-reader.${this.instance}.${partition}`, this.o);
+      r = new PartitionReader(this.adapter, this.topic, partition, `${this.groupPrefix}.trace-reader.${this.instance}.${partition}`, this.o, this.admin);
       this.readers.set(partition, r);
     }
     return r.get(offset);
@@ -333,22 +348,22 @@ export class PartitionReaders {
 
   /**
    * Whether the topic has `partition`, asked of the broker whenever the partition count known so far says no
-   * (partitions may have been added since). A topic without partitions (being recreated?) fails retryably.
+   * (partitions may have been added since). A topic without partitions (being recreated?) fails retryably. Reads
+   * asking at once share one question; a "no" from one asked before this read began is asked again.
    */
   private async hasPartition(partition: number): Promise<boolean> {
-    const admin = await this.adapter.admin().catch((e: unknown) => {
-      throw unavailable(`partitions of ${this.topic}: ${e instanceof Error ? e.message : String(e)}`, e);
-    });
-    try {
-      const n = await admin.partitionCount(this.topic).catch((e: unknown) => {
+    return partition < (await this.partitionCount.get((n) => partition >= n));
+  }
+
+  private async queryCount(): Promise<number> {
+    const n = await this.admin
+      .use((a) => a.partitionCount(this.topic))
+      .catch((e: unknown) => {
         throw unavailable(`partitions of ${this.topic}: ${e instanceof Error ? e.message : String(e)}`, e);
       });
-      if (n === 0) throw unavailable(`${this.topic} has no partitions`);
-      this.count = Math.max(this.count, n);
-      return partition < n;
-    } finally {
-      await admin.disconnect().catch(() => undefined);
-    }
+    if (n === 0) throw unavailable(`${this.topic} has no partitions`);
+    this.count = Math.max(this.count, n);
+    return n;
   }
 
   /** The partitions with an open reader. */
@@ -371,15 +386,13 @@ export class PartitionReaders {
     const all = [...this.readers.values()];
     this.readers.clear();
     await this.closeAll(all);
+    await this.admin.close();
   }
 
   private async closeAll(rs: PartitionReader[]): Promise<void> {
     if (rs.length === 0) return;
     await Promise.all(rs.map((r) => r.close()));
     // The readers' groups never committed: delete them rather than leave one per reader and restart behind.
-    const admin = await this.adapter.admin().catch(() => undefined);
-    if (!admin) return;
-    await admin.deleteGroups(rs.map((r) => r.groupId)).catch(() => undefined);
-    await admin.disconnect().catch(() => undefined);
+    await this.admin.use((a) => a.deleteGroups(rs.map((r) => r.groupId))).catch(() => undefined);
   }
 }

@@ -103,6 +103,10 @@ describe('PartitionReader (real Kafka)', () => {
       expect(await value(9)).toBe('v9');
       // Records below the position (here: after a seek out of range, kafkajs restarts from the earliest offset) are
       // resolved though skipped; unresolved, kafkajs handed the same batch over in a loop (the CPU spin).
+      // A reader's first read asks no end before its seek (review F3): past the end, its wait's 1 s check answers.
+      const t1 = Date.now();
+      expect(await reader.get('999999')).toBeUndefined();
+      expect(Date.now() - t1).toBeLessThan(5000);
       expect((await reader.get('2'))?.value?.toString()).toBe('v2');
       const r = reader as unknown as { onBatch: (...a: unknown[]) => Promise<void>; seekTo(o: bigint): void };
       const onBatch = r.onBatch.bind(reader);
@@ -123,6 +127,85 @@ describe('PartitionReader (real Kafka)', () => {
       await admin.disconnect();
     }
   }, 90_000);
+
+  // Review F3 finding 1: a start or rebalance sends a scorer chunk's lanes to their first reads at once. Before, every
+  // first read asked the broker for the partition's end, every read asked the partition count while it was unknown,
+  // each waiting read asked the end on its own, and every question connected an admin client of its own: 4 partitions
+  // x 32 lanes opened over 200 admin connections and took over a second. Now one client, one question in flight.
+  it('many concurrent first reads share one admin client and one question at a time', async () => {
+    const adapter = new KafkaAdapter({ brokers: services().kafkaBrokers, clientId: 'it-reader-herd' });
+    const admin = await adapter.admin();
+    const topic = uniqueName('reader-herd');
+    const prefix = uniqueName('reader-herd-g');
+    let connects = 0;
+    const questions = { topicOffsets: 0, partitionCount: 0 };
+    const connect = adapter.admin.bind(adapter);
+    adapter.admin = async () => {
+      connects++;
+      const a = await connect();
+      return {
+        ...a,
+        topicOffsets: (t: string) => (questions.topicOffsets++, a.topicOffsets(t)),
+        partitionCount: (t: string) => (questions.partitionCount++, a.partitionCount(t)),
+        deleteGroups: (g: string[]) => a.deleteGroups(g),
+        disconnect: () => a.disconnect(),
+      };
+    };
+    const readers = new PartitionReaders(adapter, topic, prefix, { window: 1024, waitMs: 20_000 });
+    try {
+      await admin.createTopics([{ topic, numPartitions: 4, replicationFactor: 1 }]);
+      const producer = await adapter.producer();
+      for (let part = 0; part < 4; part++) await producer.send([{ topic, messages: Array.from({ length: 100 }, (_, i) => ({ key: 'k', value: `p${part}-${i}`, partition: part })) }]);
+      await producer.disconnect();
+      const round = (from: number) => Promise.all([0, 1, 2, 3].map((part) => Promise.all(Array.from({ length: 32 }, (_, i) => readers.get(part, String(from + i)).then((m) => m?.value?.toString())))));
+      const t0 = Date.now();
+      expect((await round(0)).flat()).toEqual([0, 1, 2, 3].flatMap((part) => Array.from({ length: 32 }, (_, i) => `p${part}-${i}`)));
+      expect(Date.now() - t0).toBeLessThan(1000); // no read waited for an end question
+      expect(connects).toBe(1);
+      expect(questions).toEqual({ topicOffsets: 0, partitionCount: 1 });
+      // 32 reads a little past the end of partition 0 wait, then ask the end: one question for all of them.
+      const past = await Promise.all(Array.from({ length: 32 }, (_, i) => readers.get(0, String(100 + i))));
+      expect(past.every((m) => m === undefined)).toBe(true);
+      expect(questions.topicOffsets).toBeLessThanOrEqual(2);
+      expect(connects).toBe(1);
+    } finally {
+      await readers.close();
+      await admin.deleteTopics([topic]).catch(() => undefined);
+      await admin.disconnect();
+    }
+  }, 60_000);
+
+  // Review F3 finding 1 (the bound): the end question a waiting read asks before giving up was not bounded (kafkajs
+  // retries a broker away for long): a read could wait well past its waitMs. Each question is now time-boxed.
+  it('a read whose end questions hang still fails retryably within its wait', async () => {
+    const adapter = new KafkaAdapter({ brokers: services().kafkaBrokers, clientId: 'it-reader-hang' });
+    const admin = await adapter.admin();
+    const topic = uniqueName('reader-hang');
+    const group = uniqueName('reader-hang-g');
+    const connect = adapter.admin.bind(adapter);
+    adapter.admin = async () => ({ ...(await connect()), topicOffsets: () => new Promise<never>(() => undefined) });
+    const reader = new PartitionReader(adapter, topic, 0, group, { window: 16, waitMs: 4000 });
+    try {
+      await admin.createTopics([{ topic, numPartitions: 1, replicationFactor: 1 }]);
+      const producer = await adapter.producer();
+      await producer.send([{ topic, messages: Array.from({ length: 5 }, (_, i) => ({ key: 'k', value: `v${i}` })) }]);
+      await producer.disconnect();
+      expect((await reader.get('2'))?.value?.toString()).toBe('v2');
+      const t0 = Date.now();
+      const err = await reader.get('8').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(StewardError);
+      expect((err as StewardError).retryable).toBe(true);
+      expect(Date.now() - t0).toBeLessThan(4500);
+    } finally {
+      await reader.close();
+      await admin.deleteTopics([topic]).catch(() => undefined);
+      await admin.deleteGroups([group]).catch(() => undefined);
+      await admin.disconnect();
+    }
+  }, 60_000);
 
   // Audit #23 r2 finding 2: two lanes ask at once for an offset inside the window and one far past it. Before, the
   // far read sought past the near one, which then waited out its timeout (settle answers only offsets >= lo).

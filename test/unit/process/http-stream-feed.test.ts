@@ -95,6 +95,13 @@ describe('stream feed start', () => {
     expect(failures).toEqual(['crash: retries exhausted']);
     await sleep(10);
     expect(k.made[0]!.disconnected).toBe(1);
+    // Review F3 finding 2: not replaced at once (each 200 ms pass of an open stream started a new consumer, each
+    // rebalancing the deployment-wide group), but after FEED_RETRY_MS, like a failed start.
+    await f.read('a', '0-0');
+    await f.head('a');
+    await sleep(10);
+    expect(k.made.length).toBe(1);
+    await sleep(FEED_RETRY_MS);
     await f.read('a', '0-0');
     await sleep(10);
     expect(k.made.length).toBe(2);
