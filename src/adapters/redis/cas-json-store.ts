@@ -188,7 +188,8 @@ export class CasJsonStore<T> {
     );
   }
 
-  private live(text: string, nowMs: number): T | undefined {
+  /** The value a read's text holds at event time `nowMs` (undefined: none, or expired). */
+  live(text: string, nowMs: number): T | undefined {
     if (text === '') return undefined;
     let e: Envelope<T>;
     try {

@@ -158,4 +158,34 @@ describe('RedisGateJobStore (real Redis)', () => {
       }
     });
   });
+
+  it("a job-less tool call's index read is reused for agentReadCacheMs: another process's directive is seen after it, this process's own at once", async () => {
+    await withRedis(async (redis, prefix) => {
+      const other = redisClient();
+      try {
+        const a = { tenant: key.tenant, agentId: key.agentId };
+        let wall = 1_000;
+        const reader = new RedisGateJobStore(redis, { prefix, agentReadCacheMs: 250, nowMs: () => wall });
+        const writer = new RedisGateJobStore(other, { prefix });
+        expect(await reader.getAgent(a, T0)).toBeUndefined();
+        await writer.updateAgent(a, T0 + 1, (p) => setRewriteOnly(p, 'j1', T0 + 1, T0 + 1));
+        wall += 249;
+        expect(await reader.getAgent(a, T0 + 2)).toBeUndefined(); // the read of 249 ms ago
+        wall += 1;
+        expect(Object.keys((await reader.getAgent(a, T0 + 3))!.rewrite_only)).toEqual(['j1']);
+        // Expiry stays on event time, also for a reused read.
+        expect(await reader.getAgent(a, T0 + 1 + 24 * 3_600_000 + 1)).toBeUndefined();
+        // The reader's own write is seen at once.
+        await reader.updateAgent(a, T0 + 4, (p) => setRewriteOnly(p, 'j1', null, T0 + 4));
+        expect(Object.keys((await reader.getAgent(a, T0 + 5))!.rewrite_only)).toEqual([]);
+        // 0: every call reads Redis.
+        const fresh = new RedisGateJobStore(redis, { prefix, agentReadCacheMs: 0 });
+        expect(Object.keys((await fresh.getAgent(a, T0 + 6))!.rewrite_only)).toEqual([]);
+        await writer.updateAgent(a, T0 + 7, (p) => setRewriteOnly(p, 'j2', T0 + 7, T0 + 7));
+        expect(Object.keys((await fresh.getAgent(a, T0 + 8))!.rewrite_only)).toEqual(['j2']);
+      } finally {
+        await other.quit();
+      }
+    });
+  });
 });
