@@ -8,6 +8,33 @@ import { StewardError } from '../../../src/errors.js';
 import { TcpFaultProxy } from '../faults/fault-proxy.js';
 import { services, uniqueName } from '../setup/helpers.js';
 
+type ReaderOptions = ConstructorParameters<typeof PartitionReader>[4];
+
+/**
+ * A one-partition topic holding `values` (key 'k'), a PartitionReader over it, and the clean-up. `adapt` changes the
+ * reader's adapter after the test's own admin client is made (to make its questions hang).
+ */
+async function withReader(name: string, values: string[], opts: ReaderOptions, fn: (reader: PartitionReader) => Promise<void>, adapt?: (a: KafkaAdapter) => void): Promise<void> {
+  const adapter = new KafkaAdapter({ brokers: services().kafkaBrokers, clientId: `it-${name}` });
+  const admin = await adapter.admin();
+  const topic = uniqueName(name);
+  const group = uniqueName(`${name}-g`);
+  adapt?.(adapter);
+  const reader = new PartitionReader(adapter, topic, 0, group, opts);
+  try {
+    await admin.createTopics([{ topic, numPartitions: 1, replicationFactor: 1 }]);
+    const producer = await adapter.producer();
+    await producer.send([{ topic, messages: values.map((value) => ({ key: 'k', value })) }]);
+    await producer.disconnect();
+    await fn(reader);
+  } finally {
+    await reader.close();
+    await admin.deleteTopics([topic]).catch(() => undefined);
+    await admin.deleteGroups([group]).catch(() => undefined);
+    await admin.disconnect();
+  }
+}
+
 describe('PartitionReader (real Kafka)', () => {
   it('reads records by offset forwards, backwards and past its window; a marker offset holds no record', async () => {
     const adapter = new KafkaAdapter({ brokers: services().kafkaBrokers, clientId: 'it-reader' });
@@ -178,18 +205,12 @@ describe('PartitionReader (real Kafka)', () => {
   // Review F3 finding 1 (the bound): the end question a waiting read asks before giving up was not bounded (kafkajs
   // retries a broker away for long): a read could wait well past its waitMs. Each question is now time-boxed.
   it('a read whose end questions hang still fails retryably within its wait', async () => {
-    const adapter = new KafkaAdapter({ brokers: services().kafkaBrokers, clientId: 'it-reader-hang' });
-    const admin = await adapter.admin();
-    const topic = uniqueName('reader-hang');
-    const group = uniqueName('reader-hang-g');
-    const connect = adapter.admin.bind(adapter);
-    adapter.admin = async () => ({ ...(await connect()), topicOffsets: () => new Promise<never>(() => undefined) });
-    const reader = new PartitionReader(adapter, topic, 0, group, { window: 16, waitMs: 4000 });
-    try {
-      await admin.createTopics([{ topic, numPartitions: 1, replicationFactor: 1 }]);
-      const producer = await adapter.producer();
-      await producer.send([{ topic, messages: Array.from({ length: 5 }, (_, i) => ({ key: 'k', value: `v${i}` })) }]);
-      await producer.disconnect();
+    const hang = (adapter: KafkaAdapter) => {
+      const connect = adapter.admin.bind(adapter);
+      adapter.admin = async () => ({ ...(await connect()), topicOffsets: () => new Promise<never>(() => undefined) });
+    };
+    const values = Array.from({ length: 5 }, (_, i) => `v${i}`);
+    await withReader('reader-hang', values, { window: 16, waitMs: 4000 }, async (reader) => {
       expect((await reader.get('2'))?.value?.toString()).toBe('v2');
       const t0 = Date.now();
       const err = await reader.get('8').then(
@@ -199,55 +220,28 @@ describe('PartitionReader (real Kafka)', () => {
       expect(err).toBeInstanceOf(StewardError);
       expect((err as StewardError).retryable).toBe(true);
       expect(Date.now() - t0).toBeLessThan(4500);
-    } finally {
-      await reader.close();
-      await admin.deleteTopics([topic]).catch(() => undefined);
-      await admin.deleteGroups([group]).catch(() => undefined);
-      await admin.disconnect();
-    }
+    }, hang);
   }, 60_000);
 
   // Audit #23 r2 finding 2: two lanes ask at once for an offset inside the window and one far past it. Before, the
   // far read sought past the near one, which then waited out its timeout (settle answers only offsets >= lo).
   it('a far read does not strand a waiting read below it', async () => {
-    const adapter = new KafkaAdapter({ brokers: services().kafkaBrokers, clientId: 'it-reader-lanes' });
-    const admin = await adapter.admin();
-    const topic = uniqueName('reader-lanes');
-    const group = uniqueName('reader-lanes-g');
-    const reader = new PartitionReader(adapter, topic, 0, group, { window: 16, waitMs: 10_000 });
-    try {
-      await admin.createTopics([{ topic, numPartitions: 1, replicationFactor: 1 }]);
-      const producer = await adapter.producer();
-      await producer.send([{ topic, messages: Array.from({ length: 80 }, (_, i) => ({ key: 'k', value: `v${i}` })) }]);
-      await producer.disconnect();
+    await withReader('reader-lanes', Array.from({ length: 80 }, (_, i) => `v${i}`), { window: 16, waitMs: 10_000 }, async (reader) => {
       const value = async (o: number) => (await reader.get(String(o)))?.value?.toString();
       expect(await value(3)).toBe('v3');
       const t0 = Date.now();
       expect(await Promise.all([value(25), value(60), value(70)])).toEqual(['v25', 'v60', 'v70']);
       expect(Date.now() - t0).toBeLessThan(5000);
       expect(await value(79)).toBe('v79');
-    } finally {
-      await reader.close();
-      await admin.deleteTopics([topic]).catch(() => undefined);
-      await admin.deleteGroups([group]).catch(() => undefined);
-      await admin.disconnect();
-    }
+    });
   }, 60_000);
 
   // Audit #23 r2 finding 3: the read-ahead counted records only (a window of 2000 traces of 900 KB: 1.8 GB). It now
   // also stops at maxBytes, unless a read waits further on; reads past and below what is kept still answer.
   it('keeps at most maxBytes read ahead', async () => {
-    const adapter = new KafkaAdapter({ brokers: services().kafkaBrokers, clientId: 'it-reader-bytes' });
-    const admin = await adapter.admin();
-    const topic = uniqueName('reader-bytes');
-    const group = uniqueName('reader-bytes-g');
-    const reader = new PartitionReader(adapter, topic, 0, group, { window: 32, maxBytes: 10_000, waitMs: 20_000 });
     const pad = 'x'.repeat(1990);
-    try {
-      await admin.createTopics([{ topic, numPartitions: 1, replicationFactor: 1 }]);
-      const producer = await adapter.producer();
-      await producer.send([{ topic, messages: Array.from({ length: 40 }, (_, i) => ({ key: 'k', value: `${String(i).padStart(2, '0')}${pad}` })) }]);
-      await producer.disconnect();
+    const values = Array.from({ length: 40 }, (_, i) => `${String(i).padStart(2, '0')}${pad}`);
+    await withReader('reader-bytes', values, { window: 32, maxBytes: 10_000, waitMs: 20_000 }, async (reader) => {
       const head = async (o: number) => (await reader.get(String(o)))?.value?.toString().slice(0, 2);
       expect(await head(0)).toBe('00');
       await new Promise((r) => setTimeout(r, 2000)); // the read-ahead
@@ -259,12 +253,7 @@ describe('PartitionReader (real Kafka)', () => {
       expect(await Promise.all([head(30), head(20)])).toEqual(['30', '20']);
       expect(await head(1)).toBe('01');
       expect(await head(39)).toBe('39');
-    } finally {
-      await reader.close();
-      await admin.deleteTopics([topic]).catch(() => undefined);
-      await admin.deleteGroups([group]).catch(() => undefined);
-      await admin.disconnect();
-    }
+    });
   }, 60_000);
 
   // A broker away when the reader starts (broker-restart on the join): before, the failed start was kept, every later
