@@ -17,11 +17,12 @@ import { attemptOf, recordAttempt, recordToolCall, type DecidedAttempt } from '.
 import { GateJudge } from './judge.js';
 import { buildPayload, toolCallFacts } from './payload.js';
 import { JUDGE_SYSTEM, promptWithAdditions, renderJudgePrompt } from './prompts.js';
-import { draftView, scanDraft, scanToolCall, tier1Scope } from './scan.js';
+import { draftView, scanDraft, tier1Scope } from './scan.js';
 import { expandOutcome, lastEndedOutcome, outcomeOfAttempt, packStored, supersededEnding, type OutcomeIds } from './stored-outcome.js';
 import { DEFAULT_GATE_RUNTIME_LIMITS, type GateHit, type GateJobKey, type GateJobState, type GateJobStore, type GateOutcome, type GateRuntimeLimits, type NextAction, type StoredOutcome, type SupersededEnding, type ToolCallCheck, type FinalizationOutcomeEvent } from './types.js';
 import { gateScope } from './skills.js';
-import { missingWorkflowSteps, outOfOrderSteps } from './workflow.js';
+import { missingWorkflowSteps } from './workflow.js';
+import { checkToolCallPure, optStr } from './tool-call-check.js';
 
 export interface FinalizationGateOptions {
   /** No LLM: tiers 1–2 only (`judged_by: rules`). */
@@ -63,8 +64,6 @@ export interface FinalAnswerInput {
   artifactType: string | null;
   clarification: string | null;
 }
-
-const optStr = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v : null);
 
 export function parseFinalAnswer(trace: Trace): FinalAnswerInput {
   const bad = (m: string) => new StewardError('STEWARD_GATE_INPUT', `final_answer trace ${JSON.stringify(trace.trace_id)}: ${m}`);
@@ -367,22 +366,6 @@ function workflowSteps(blueprint: CompiledBlueprint | undefined): readonly (read
   let l = stepLists.get(blueprint);
   if (!l) stepLists.set(blueprint, (l = blueprint.gate.workflows.map((w) => w.steps)));
   return l;
-}
-
-/** The pre-tool gate as a pure function of the job's state (for a stage that holds the state itself). */
-export function checkToolCallPure(trace: Trace, agent: AgentInfo, blueprint: CompiledBlueprint, nowMs: number, state: GateJobState | undefined, limits: GateRuntimeLimits = DEFAULT_GATE_RUNTIME_LIMITS, opts: FinalizeOptions & { eventId?: string; rewriteOnlyJobs?: readonly string[] } = {}): ToolCallCheck {
-  const gate = blueprint.gate ?? EMPTY_GATE;
-  const jobId = optStr(trace.job_id);
-  // Tier 1 (D44) and the workflows below (D46) by the registry's skills, whatever skill_id the call names.
-  const hits = scanToolCall({ trace, agent, nowMs, trustDebt: opts.trustDebt, eventId: opts.eventId }, tier1Scope(gate, agent.skills), limits);
-  // D45: without job_id the call belongs to no job, so the agent's rewrite-only jobs (opts.rewriteOnlyJobs) hold it.
-  const others = jobId ? [] : (opts.rewriteOnlyJobs ?? []);
-  const rewriteOnly = state?.rewrite_only === true || others.length > 0;
-  if (state?.rewrite_only === true) hits.push({ kind: 'rewrite_only', id: 'rewrite_only', message: `job '${jobId}' is in rewrite-only state (gate spec §9.7): no tool calls until its next final answer` });
-  else if (others.length > 0) hits.push({ kind: 'rewrite_only', id: 'rewrite_only', message: `a tool call without job_id while job(s) ${others.map((j) => `'${j}'`).join(', ')} of the agent are in rewrite-only state (gate spec §9.7): none until their next final answer` });
-  // D45: a call without job_id has no history, so a workflow step taken without its earlier steps is out of order.
-  if (typeof trace.tool === 'string') hits.push(...outOfOrderSteps(gate.workflows, state?.tool_calls ?? [], trace.tool, trace, agent.skills, state?.steps_done));
-  return { intervention: hits.length ? 'block' : 'ok', hits, rewrite_only: rewriteOnly, job_id: jobId };
 }
 
 /** The job a `user_feedback` trace is about (STEWARD_GATE_INPUT when it names none or its feedback is not up/down). */

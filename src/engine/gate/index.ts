@@ -3,7 +3,8 @@
  * bounded replans. Pure: the LLM, the job store and event time are passed in.
  */
 export * from './codes.js';
-export { FinalizationGate, checkToolCallPure, parseFinalAnswer, type DecidedAnswer, type FinalizationGateOptions, type FinalizeOptions, type FinalAnswerInput } from './finalization-gate.js';
+export { checkToolCallPure, type ToolCallCheckOptions } from './tool-call-check.js';
+export { FinalizationGate, parseFinalAnswer, type DecidedAnswer, type FinalizationGateOptions, type FinalizeOptions, type FinalAnswerInput } from './finalization-gate.js';
 export { decideChunk, type DecideChunkOptions, type GateChunkItem, type GateChunkResult } from './chunk.js';
 export { DEFAULT_GATE_SETTINGS, EMPTY_GATE, assembleGate, compileOwnGuardrails, workflowLimitProblems, workflowToolWarnings } from './config.js';
 export { mergeFinalizationGate } from './merge-config.js';
