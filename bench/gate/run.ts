@@ -29,6 +29,7 @@ import { startPipeline, type StageName } from '../../src/process/pipeline.js';
 import { createLogger } from '../../src/logger.js';
 import { StewardMetrics } from '../../src/observability/metrics.js';
 import type { LlmClient, Trace } from '../../src/engine/types.js';
+import { exchangeFloor, gateJudgeRequest, type FloorCost } from './exchange-floor.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const N = Number(process.env.BENCH_GATE_N ?? 3000);
@@ -42,11 +43,7 @@ const JUDGE = JSON.stringify({ quality_score: 0.9, verdict: 'PASS', reason_codes
 
 const env = benchProcessEnv;
 
-function blueprintDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'steward-bench-gate-'));
-  writeFileSync(
-    join(dir, 'gated.yaml'),
-    `id: bench/gated@1.0
+const BLUEPRINT = `id: bench/gated@1.0
 version: "1.0.0"
 description: bench agent with a finalization gate
 scope: { agent_tier: [ACL-2] }
@@ -57,8 +54,11 @@ checks:
   - id: no_rm
     when: { hook: tool_call, tool: shell }
     rule: { condition: 'NOT (args.command contains "rm -rf")', on_fail: { decision: block, reason: destructive } }
-`,
-  );
+`;
+
+function blueprintDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'steward-bench-gate-'));
+  writeFileSync(join(dir, 'gated.yaml'), BLUEPRINT);
   writeFileSync(join(dir, 'agents.yaml'), ['agents:', ...Array.from({ length: AGENTS }, (_, i) => `  - { id: coder-${i}, tenant: bench, tier: ACL-2, tools: [read_file, run_tests, shell] }`)].join('\n') + '\n');
   return dir;
 }
@@ -227,7 +227,11 @@ async function main(): Promise<void> {
   // The machine is shared and noisy: ROUNDS pairs of (tripwire, gate) phases back to back, each pair's ratio
   // against its own tripwire phase, the median printed as the result.
   const rounds = Math.max(1, Number(process.env.BENCH_GATE_ROUNDS ?? 3));
-  const pairs: { tripwire: Cost; gate: Cost; load: string }[] = [];
+  const pairs: { tripwire: Cost; gate: Cost; floor?: FloorCost; load: string }[] = [];
+  // The floor of any per-answer HTTP judge: the gate's own judge request, sent N times through the production
+  // client to the same stand-in, nothing else (bench/gate/exchange-floor.ts). BENCH_GATE_FLOOR=0 skips it.
+  const floorOn = process.env.BENCH_GATE_FLOOR !== '0' && !inprocJudge;
+  const judgeReq = floorOn ? await gateJudgeRequest(BLUEPRINT, 'bench/gated@1.0', finalAnswer(0, 'floor'), { id: 'coder-0', tenant: 'bench', tier: 'ACL-2', tools: ['read_file', 'run_tests', 'shell'], domains: [], registered: true }, JUDGE) : undefined;
   try {
     // BENCH_GATE_PROFILE=1: only gate phases, a warm-up one and a measured one (run under --cpu-prof, or with
     // BENCH_GATE_PROFILE_OUT=file.cpuprofile for a profile of the measured gate phase alone, setup excluded).
@@ -238,7 +242,8 @@ async function main(): Promise<void> {
       // the second gate phase: JIT-warm like the stage in a running process
       const profileOut = r === 1 ? process.env.BENCH_GATE_PROFILE_OUT : undefined;
       const gate = await phase(e, `gate${r}`, fast, (t, k) => fill(k, t.finalize, Array.from({ length: N }, (_, i) => finalAnswer(i, `f${r}`)).map((x) => ({ key: x.agent_id, value: finalizeJson(JSON.stringify(x), Date.parse(x.timestamp), `${x.trace_id}#b`, undefined) }))), 'gate', N, profileOut, inprocJudge);
-      pairs.push({ tripwire, gate, load });
+      const floor = judgeReq && !only ? await exchangeFloor(fast.url, 'bench-judge', judgeReq, N, IN_FLIGHT, fast.cpu) : undefined;
+      pairs.push({ tripwire, gate, floor, load });
     }
   } finally {
     fast.stop();
@@ -255,10 +260,12 @@ async function main(): Promise<void> {
     slow.stop();
   }
   const ideal = IN_FLIGHT / 0.2;
-  pairs.forEach((p, r) => console.log(`round ${r + 1} (load ${p.load}): tripwire ${us(p.tripwire)} µs/trace; gate ${us(p.gate)} µs/answer, ${judgeUs(p.gate)} µs/answer; ratio ${(p.gate.wall / p.tripwire.wall).toFixed(2)} wall, ${(p.gate.cpu / p.tripwire.cpu).toFixed(2)} cpu`));
+  pairs.forEach((p, r) => console.log(`round ${r + 1} (load ${p.load}): tripwire ${us(p.tripwire)} µs/trace; gate ${us(p.gate)} µs/answer, ${judgeUs(p.gate)} µs/answer; ratio ${(p.gate.wall / p.tripwire.wall).toFixed(2)} wall, ${(p.gate.cpu / p.tripwire.cpu).toFixed(2)} cpu${p.floor ? `; judge exchange alone ${us(p.floor)} µs/answer, ${judgeUs(p.floor)}, ${(p.floor.wall / p.tripwire.wall).toFixed(2)} of the tripwire` : ''}`));
   const mid = (f: (p: (typeof pairs)[number]) => number) => median(pairs.map(f));
   console.log(`tripwire_stage_us_per_trace=${(mid((p) => p.tripwire.wall) * 1e6).toFixed(1)} wall, ${(mid((p) => p.tripwire.cpu) * 1e6).toFixed(1)} cpu (median of ${pairs.length})`);
   console.log(`gate_stage_us_per_final_answer=${(mid((p) => p.gate.wall) * 1e6).toFixed(1)} wall, ${(mid((p) => p.gate.cpu) * 1e6).toFixed(1)} cpu (median; judge answers at once, over HTTP, in its own process); judge server ${(mid((p) => p.gate.judge) * 1e6).toFixed(0)} cpu`);
+  const floors = pairs.filter((p) => p.floor);
+  if (floors.length) console.log(`judge_exchange_alone_vs_tripwire=${median(floors.map((p) => p.floor!.wall / p.tripwire.wall)).toFixed(2)} (the gate's judge request ${judgeReq!.prompt.length + (judgeReq!.system?.length ?? 0)} chars through the production client, ${IN_FLIGHT} in flight, nothing else; median of ${floors.length})`);
   console.log(`gate_with_200ms_judge_per_sec=${(1 / slowPer).toFixed(1)} (ideal ${ideal} = max_in_flight ${IN_FLIGHT} / 0.2 s)`);
   console.log(`gate_cpu_vs_tripwire=${mid((p) => p.gate.cpu / p.tripwire.cpu).toFixed(2)}`);
   console.log(`gate_overhead_vs_tripwire=${mid((p) => p.gate.wall / p.tripwire.wall).toFixed(2)}`);
