@@ -33,6 +33,7 @@ import { StewardClient } from '../../src/client/steward-client.js';
 import { createLogger } from '../../src/logger.js';
 import type { Trace } from '../../src/engine/types.js';
 import { spawn } from 'node:child_process';
+import { startFloorServer } from './floor.js';
 import { fileURLToPath } from 'node:url';
 import { benchEngineDeps } from '../pipeline/engine.js';
 import { dropKeys } from './redis-keys.js';
@@ -153,6 +154,12 @@ async function main(): Promise<void> {
     const inProc: { produce: number; http: number }[] = [];
     const outProc: { produce: number; http: number }[] = [];
     const outFetch: { produce: number; http: number }[] = [];
+    // The floors (bench/ingress/floor.ts): a bare route that produces the batch and answers, and one that only
+    // answers; BENCH_INGEST_FLOOR=0 skips them.
+    const floorOn = process.env.BENCH_INGEST_FLOOR !== '0';
+    const floorSend = floorOn ? await startFloorServer(producer, names.traces, AGENT) : undefined;
+    const floorBare = floorOn ? await startFloorServer(undefined, names.traces, AGENT) : undefined;
+    const floors: { produce: number; send: number; bare: number }[] = [];
     let cpuShare = 0;
     for (let round = 0; round < ROUNDS; round++) {
       const k0 = performance.now();
@@ -181,7 +188,14 @@ async function main(): Promise<void> {
       const childFetch = await loadChild('fetch', ['http', url, String(INGEST_N), String(BATCH), String(IN_FLIGHT), KEY, `${tag}-f`], { BENCH_INGEST_CLIENT: 'fetch' });
       refused += childFetch.refused;
       outFetch.push({ produce: childProduce.rate, http: childFetch.rate });
+      if (floorSend && floorBare) {
+        const send = await child<Load>('./load.ts', ['http', floorSend.url, String(INGEST_N), String(BATCH), String(IN_FLIGHT), KEY, `${tag}-fs`]);
+        const bare = await child<Load>('./load.ts', ['http', floorBare.url, String(INGEST_N), String(BATCH), String(IN_FLIGHT), KEY, `${tag}-fb`]);
+        floors.push({ produce: childProduce.rate, send: send.rate, bare: bare.rate });
+      }
     }
+    await floorSend?.close();
+    await floorBare?.close();
     await producer.disconnect();
     const line = (xs: { produce: number; http: number }[]) => xs.map((x) => `${(x.http / 1000).toFixed(1)}k/${(x.produce / 1000).toFixed(1)}k=${(x.http / x.produce).toFixed(3)}`).join(' ');
     const ms = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(2)} ms, p95 ${pct(xs, 95).toFixed(2)} ms, p99 ${pct(xs, 99).toFixed(2)} ms, max ${Math.max(...xs).toFixed(1)} ms`;
@@ -204,6 +218,10 @@ async function main(): Promise<void> {
     const med = (xs: CpuSplit[], k: keyof CpuSplit) => median(xs.map((x) => x[k])).toFixed(1);
     const split = (xs: CpuSplit[]) => `client ${med(xs, 'client')}, ingress ${med(xs, 'ingress')}, broker ${med(xs, 'broker')}, redis ${med(xs, 'redis')}`;
     console.log(`  CPU µs per trace, medians of the rounds (timed parts, the finalises after an answer included; broker ${broker === undefined ? 'not found' : `pid ${broker}`}): direct produce: ${split(splits.produce)}; http (undici): ${split(splits.http)}`);
+    if (floors.length) {
+      console.log(`  floors from the child, undici request (bare Fastify route: produce the batch as it came, then answer / answer at once): ${floors.map((f) => `${(f.send / 1000).toFixed(1)}k / ${(f.bare / 1000).toFixed(1)}k vs direct ${(f.produce / 1000).toFixed(1)}k`).join('; ')}`);
+      console.log(`  ingest_floor_vs_kafka_produce=${median(floors.map((f) => f.send / f.produce)).toFixed(3)} http_exchange_alone_vs_kafka_produce=${median(floors.map((f) => f.bare / f.produce)).toFixed(3)}`);
+    }
     console.log(`http_p99_vs_kafka_sync=${ratio(agent.lean, agent.kafka, 99)}`);
     console.log(`ingress_vs_kafka_produce=${median(outProc.map((x) => x.http / x.produce)).toFixed(3)}`);
   } finally {
