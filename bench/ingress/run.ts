@@ -102,9 +102,9 @@ async function main(): Promise<void> {
   const client = new StewardClient({ kafka: adapter, topicPrefix: prefix, replyPartition: 0 });
   const redisInfo = createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 });
   const broker = brokerPid();
-  const splits: { produce: CpuSplit[]; http: CpuSplit[] } = { produce: [], http: [] };
+  const splits: { produce: CpuSplit[]; http: CpuSplit[]; floor: CpuSplit[] } = { produce: [], http: [], floor: [] };
   /** Runs a load child and charges each process's CPU during its timed part to its traces. */
-  const loadChild = async (path: 'produce' | 'http' | 'fetch', args: string[], env?: Record<string, string>): Promise<Load> => {
+  const loadChild = async (path: 'produce' | 'http' | 'fetch' | 'floor', args: string[], env?: Record<string, string>): Promise<Load> => {
     let r0: Promise<number> = Promise.resolve(0);
     let b0 = 0;
     let i0 = process.cpuUsage();
@@ -118,7 +118,7 @@ async function main(): Promise<void> {
     if (path !== 'fetch') {
       splits[path].push({
         client: out.cpuUsPerTrace,
-        ingress: path === 'http' ? (i.user + i.system) / traces : 0,
+        ingress: path === 'http' || path === 'floor' ? (i.user + i.system) / traces : 0,
         broker: (processCpuUs(broker) - b0) / traces,
         redis: ((await redisCpuUs(() => redisInfo.info('cpu'))) - (await r0)) / traces,
       });
@@ -189,7 +189,7 @@ async function main(): Promise<void> {
       refused += childFetch.refused;
       outFetch.push({ produce: childProduce.rate, http: childFetch.rate });
       if (floorSend && floorBare) {
-        const send = await child<Load>('./load.ts', ['http', floorSend.url, String(INGEST_N), String(BATCH), String(IN_FLIGHT), KEY, `${tag}-fs`]);
+        const send = await loadChild('floor', ['http', floorSend.url, String(INGEST_N), String(BATCH), String(IN_FLIGHT), KEY, `${tag}-fs`]);
         const bare = await child<Load>('./load.ts', ['http', floorBare.url, String(INGEST_N), String(BATCH), String(IN_FLIGHT), KEY, `${tag}-fb`]);
         floors.push({ produce: childProduce.rate, send: send.rate, bare: bare.rate });
       }
@@ -217,7 +217,7 @@ async function main(): Promise<void> {
     console.log(`  agents in a child process, undici request: ${line(outProc)}; the ingress process used at most ${(cpuShare * 100).toFixed(0)}% of one core (child start-up included)`);
     const med = (xs: CpuSplit[], k: keyof CpuSplit) => median(xs.map((x) => x[k])).toFixed(1);
     const split = (xs: CpuSplit[]) => `client ${med(xs, 'client')}, ingress ${med(xs, 'ingress')}, broker ${med(xs, 'broker')}, redis ${med(xs, 'redis')}`;
-    console.log(`  CPU µs per trace, medians of the rounds (timed parts, the finalises after an answer included; broker ${broker === undefined ? 'not found' : `pid ${broker}`}): direct produce: ${split(splits.produce)}; http (undici): ${split(splits.http)}`);
+    console.log(`  CPU µs per trace, medians of the rounds (timed parts, the finalises after an answer included; broker ${broker === undefined ? 'not found' : `pid ${broker}`}): direct produce: ${split(splits.produce)}; http (undici): ${split(splits.http)}${splits.floor.length ? `; floor (bare route, produce then answer): ${split(splits.floor)}` : ""}`);
     if (floors.length) {
       console.log(`  floors from the child, undici request (bare Fastify route: produce the batch as it came, then answer / answer at once): ${floors.map((f) => `${(f.send / 1000).toFixed(1)}k / ${(f.bare / 1000).toFixed(1)}k vs direct ${(f.produce / 1000).toFixed(1)}k`).join('; ')}`);
       console.log(`  ingest_floor_vs_kafka_produce=${median(floors.map((f) => f.send / f.produce)).toFixed(3)} http_exchange_alone_vs_kafka_produce=${median(floors.map((f) => f.bare / f.produce)).toFixed(3)}`);
