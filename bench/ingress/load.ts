@@ -12,7 +12,7 @@
 import { KafkaAdapter } from '../../src/adapters/kafka/client.js';
 import { buildConfig } from '../../src/config/steward-config.js';
 import { benchProcessEnv } from '../sink/services-env.js';
-import { ingestEvents, pool, produceValues } from './payloads.js';
+import { batchIdOf, ingestEvents, pool, produceValues } from './payloads.js';
 import { gzipSync } from 'node:zlib';
 import { Agent, request } from 'undici';
 
@@ -58,9 +58,9 @@ async function main(): Promise<void> {
   } else {
     const dispatcher = new Agent({ connections: inFlight, keepAliveTimeout: 60_000, pipelining: 1 });
     const post = async (i: number, tag: string) => {
-      const json = JSON.stringify({ batch_id: `b${i}`, events: ingestEvents(i, batch, tag), event_count: batch });
+      const json = JSON.stringify({ batch_id: batchIdOf(i, tag), events: ingestEvents(i, batch, tag), event_count: batch });
       // BENCH_INGEST_GZIP=1: gzipped as the acgp client sends every body over 1 KB.
-      const headers: Record<string, string> = { 'content-type': 'application/json', 'x-api-key': a, 'x-idempotency-key': `${tag}-b${i}`, ...(GZIP && { 'content-encoding': 'gzip' }) };
+      const headers: Record<string, string> = { 'content-type': 'application/json', 'x-api-key': a, 'x-idempotency-key': batchIdOf(i, tag), ...(GZIP && { 'content-encoding': 'gzip' }) };
       const body = GZIP ? gzipSync(json) : json;
       if (FETCH) {
         const r = await fetch(`${target}/ingest/traces/batch`, { method: 'POST', headers, body });

@@ -20,7 +20,7 @@ import { apiKeyHash } from '../../src/adapters/http/ingress-auth.js';
 import { createLogger } from '../../src/logger.js';
 import { createRedis } from '../../src/adapters/redis/client.js';
 import { dropKeys } from './redis-keys.js';
-import { ingestEvents, pool } from './payloads.js';
+import { batchIdOf, ingestEvents, pool } from './payloads.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const N = Number(process.env.BENCH_INGEST_N ?? 40_000);
@@ -42,7 +42,7 @@ async function inProcess(url: string, n: number, tag: string): Promise<{ rate: n
   let refused = 0;
   const t0 = performance.now();
   await pool(n / 100, 4, async (b) => {
-    const r = await fetch(`${url}/ingest/traces/batch`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY, 'x-idempotency-key': `${tag}-b${b}` }, body: JSON.stringify({ batch_id: `b${b}`, events: ingestEvents(b, 100, tag), event_count: 100 }) });
+    const r = await fetch(`${url}/ingest/traces/batch`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY, 'x-idempotency-key': batchIdOf(b, tag) }, body: JSON.stringify({ batch_id: batchIdOf(b, tag), events: ingestEvents(b, 100, tag), event_count: 100 }) });
     if (r.status !== 200) refused++;
     await r.arrayBuffer();
   });

@@ -39,7 +39,7 @@ import { benchEngineDeps } from '../pipeline/engine.js';
 import { dropKeys } from './redis-keys.js';
 import { brokerPid, processCpuUs, redisCpuUs } from '../proc-cpu.js';
 import { createRedis } from '../../src/adapters/redis/client.js';
-import { ingestEvents, pool, produceValues, trace as payloadTrace } from './payloads.js';
+import { batchIdOf, ingestEvents, pool, produceValues, trace as payloadTrace } from './payloads.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 1000);
@@ -170,7 +170,7 @@ async function main(): Promise<void> {
       const tag = `${prefix}-r${round}`;
       const h0 = performance.now();
       await pool(INGEST_N / BATCH, IN_FLIGHT, async (b) => {
-        const r = await fetch(`${url}/ingest/traces/batch`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY, 'x-idempotency-key': `${tag}-b${b}` }, body: JSON.stringify({ batch_id: `b${b}`, events: ingestEvents(b, BATCH, tag), event_count: BATCH }) });
+        const r = await fetch(`${url}/ingest/traces/batch`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY, 'x-idempotency-key': batchIdOf(b, tag) }, body: JSON.stringify({ batch_id: batchIdOf(b, tag), events: ingestEvents(b, BATCH, tag), event_count: BATCH }) });
         if (r.status !== 200) refused++;
         await r.arrayBuffer();
       });
