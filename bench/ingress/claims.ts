@@ -85,12 +85,19 @@ async function main(): Promise<void> {
       const fresh = keys.filter((_, i) => c.states[i] === 'claimed');
       if (fresh.length > 0) await sets.finalise(agent, fresh, c.id);
     },
+    'groups, claim then finalise (D48: the batch key names the group)': async (tag: string, b: number) => {
+      const keys = keysOf(tag, b);
+      const group = `${tag}-b${b}`;
+      const c = await sets.claim(agent, keys, undefined, group);
+      const fresh = keys.filter((_, i) => c.states[i] === 'claimed');
+      if (fresh.length > 0) await sets.finalise(agent, fresh, c.id, group);
+    },
   };
   const rows: Record<string, string[]> = {};
   try {
     for (let round = 0; round < ROUNDS; round++) {
       for (const [name, claim] of Object.entries(strategies)) {
-        const tag = `r${round}${name.slice(0, 3)}`;
+        const tag = `r${round}${name.slice(0, 3)}`.replaceAll('_', '-');
         const i0 = await info();
         const t0 = performance.now();
         await pool(N / BATCH, 4, (b) => claim(tag, b));

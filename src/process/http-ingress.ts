@@ -80,7 +80,7 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     const claimsRedis = createRedisClient(cfg.redis.url, cfg.redis.clusterNodes, { maxRetriesPerRequest: 1, enableAutoPipelining: false });
     closers.push(() => claimsRedis.disconnect());
     const idem = cfg.http.idempotency;
-    const claims = redisIdempotencyClaims(claimsRedis, { prefix: cfg.redis.keyPrefix, windowSeconds: idem.windowSeconds, pendingStaleMs: idem.pendingStaleMs });
+    const claims = redisIdempotencyClaims(claimsRedis, { prefix: cfg.redis.keyPrefix, windowSeconds: idem.windowSeconds, pendingStaleMs: idem.pendingStaleMs, groups: idem.groups });
     const tracesTopic = topicNames(cfg.topics.prefix).traces;
     const outputs = new OutputDecoder(cfg.schemaRegistryUrl ? createRegistry(cfg.schemaRegistryUrl) : undefined);
     const feed = new AgentEventFeed(

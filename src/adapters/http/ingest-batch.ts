@@ -48,7 +48,7 @@ export interface BatchIngestDeps {
 
 /** The answer to send: status, body, and a Retry-After header for a 503. */
 export interface IngestAnswer {
-  status: 200 | 422 | 503;
+  status: 200 | 400 | 422 | 503;
   body: Record<string, unknown>;
   retryAfter?: string;
   /** Settles when every send the batch began has ended — later than the answer after a send timeout: until then the producer holds the batch's records (the ingress keeps their bytes reserved). */
@@ -63,6 +63,32 @@ export function sizedTraceJson(trace: Trace, maxTraceBytes: number): string {
   const size = json.length * 3 <= maxTraceBytes ? json.length : Buffer.byteLength(json);
   if (size > maxTraceBytes) throw new StewardError('STEWARD_TRACE_TOO_LARGE', `trace is ${size} bytes as JSON, over limits.max_trace_bytes ${maxTraceBytes}`);
   return json;
+}
+
+/**
+ * The key of an event that names none, in a batch with a key (docs/http.md "Idempotency"): the batch key and the
+ * event's index, apart by a control character, which no key an event names may hold, so the two never meet (an event
+ * naming `B7:0` once suppressed event 0 of a later batch B7: audit #24 r4, finding 3).
+ */
+export const generatedKey = (batchKey: string, index: number): string => `${batchKey}\u001f${index}`;
+
+/**
+ * Why a key given by the client cannot be an idempotency key, or undefined: a lone UTF-16 surrogate (it has no UTF-8
+ * form: Redis would see U+FFFD, so `\ud800`, `\udfff` and `\ufffd` were one key) or a control character (reserved
+ * for generated keys).
+ */
+export function badKeyText(k: string | undefined): string | undefined {
+  if (k === undefined) return undefined;
+  for (let i = 0; i < k.length; i++) {
+    const c = k.charCodeAt(i);
+    if (c < 0x20) return 'contains a control character';
+    if (c >= 0xd800 && c <= 0xdfff) {
+      const next = k.charCodeAt(i + 1);
+      if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) i++;
+      else return 'contains a lone UTF-16 surrogate';
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -107,11 +133,21 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
     // The claim goes out first and its round trip overlaps the mapping below (docs/spec-decisions.md D39): nothing
     // is sent before it answers, so a retried batch is still produced once; a batch refused for a bad event
     // releases what it claimed.
-    const keys = events.map((ev, i) => ev.idempotency_key ?? (batchKey ? `${batchKey}:${i}` : ''));
+    const bad = badKeyText(batchKey);
+    if (bad) return { status: 400, body: { error: 'STEWARD_HTTP_BAD_REQUEST', message: `the batch key (X-Idempotency-Key, else batch_id) ${bad}` } };
+    const keys = new Array<string>(events.length);
+    for (let i = 0; i < events.length; i++) {
+      const k = events[i].idempotency_key;
+      if (typeof k === 'string' && k !== '') {
+        const why = badKeyText(k);
+        if (why) return { status: 422, body: { error: 'STEWARD_TRACE_SCHEMA', message: `event invalid at /idempotency_key: it ${why}`, index: i } };
+        keys[i] = k;
+      } else keys[i] = batchKey ? generatedKey(batchKey, i) : '';
+    }
     const idem = deps.idempotency;
     // The claim id is made here, so that a claim whose answer never came can still be released by it.
     const claimId = newClaimId();
-    const claiming: Promise<BatchClaim> = idem ? idem.claim(agent.id, keys, claimId) : Promise.resolve({ states: keys.map(() => 'claimed' as const), id: claimId });
+    const claiming: Promise<BatchClaim> = idem ? idem.claim(agent.id, keys, claimId, batchKey) : Promise.resolve({ states: keys.map(() => 'claimed' as const), id: claimId });
     // Map, validate and serialise each event in one pass; the JSON made for the size check is the record value.
     const traces: { trace: Trace; json: string }[] = new Array(events.length);
     let refused: Answer | undefined;
@@ -133,7 +169,7 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
       // another claim holds), so the client's retry is not answered STEWARD_HTTP_PENDING until the stale bound.
       if (idem) {
         const ks = keys.filter((k) => k !== '');
-        if (ks.length > 0) track(settle('release', agent.id, ks, () => idem.release(agent.id, ks, claimId)));
+        if (ks.length > 0) track(settle('release', agent.id, ks, () => idem.release(agent.id, ks, claimId, batchKey)));
       }
       if (refused) return refused;
       throw e;
@@ -145,7 +181,7 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
     const release = (idx: readonly number[]) => {
       if (!idem || idx.length === 0) return Promise.resolve();
       const ks = keysOf(idx);
-      const p = settle('release', agent.id, ks, () => idem.release(agent.id, ks, claimId));
+      const p = settle('release', agent.id, ks, () => idem.release(agent.id, ks, claimId, batchKey));
       track(p);
       return p;
     };
@@ -166,7 +202,7 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
         // A retry arriving before this lands sees the keys pending (and waits for them, below).
         if (idem && ok.length > 0) {
           const ks = keysOf(ok);
-          track(new Promise<void>((resolve) => setImmediate(() => void settle('finalise', agent.id, ks, () => idem.finalise(agent.id, ks, claimId)).then(resolve))));
+          track(new Promise<void>((resolve) => setImmediate(() => void settle('finalise', agent.id, ks, () => idem.finalise(agent.id, ks, claimId, batchKey)).then(resolve))));
         }
         return release(bad).then(() => bad);
       });
@@ -206,10 +242,10 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
       const ks = keysOf(waiting);
       let polled: BatchClaim;
       try {
-        polled = await idem.claim(agent.id, ks, claimId);
+        polled = await idem.claim(agent.id, ks, claimId, batchKey);
       } catch {
         // The poll may have claimed keys although its answer was lost: hand back this claim's entries of them.
-        track(settle('release', agent.id, ks, () => idem.release(agent.id, ks, claimId)));
+        track(settle('release', agent.id, ks, () => idem.release(agent.id, ks, claimId, batchKey)));
         break;
       }
       const mine = waiting.filter((_, j) => polled.states[j] === 'claimed');

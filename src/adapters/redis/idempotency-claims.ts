@@ -18,107 +18,13 @@
  * a whole window expire by TTL (docs/http.md: `lazyfree-lazy-expire yes` frees those off the main thread too).
  */
 import { randomBytes } from 'node:crypto';
+import { CLAIM_SCRIPT, FINALISE_SCRIPT, RELEASE_SCRIPT } from './idempotency-scripts.js';
 import type { RedisClient } from './client.js';
 
 /** How long a pending claim holds by default: twice the ingress's send timeout (ingest-batch INGEST_SEND_TIMEOUT_MS). */
 export const PENDING_STALE_MS = 40_000;
 
-/**
- * The bucket is Redis' own clock (TIME), not the caller's: every key of an agent lives on one master, so ingress
- * replicas whose clocks differ still agree (with each replica's clock, a replica behind by δ would check the two
- * buckets before the current one for δ after a turn). The caller names the sets around its own estimate b of the
- * bucket, so the scripts touch declared keys only (a Redis Cluster requirement): KEYS = the sets of buckets
- * b-3 … b+1, the pending set, then the claims set; Redis' bucket is clamped to b-1 … b+1. ARGV: b, the window (s),
- * a fixed bucket ('' = Redis' clock; tests pass their own), the stale bound (ms), the caller's claim id, then the
- * keys. Answer: one character per key: 1 claimed by this call, 0 done or the same as an earlier key of the call,
- * 2 pending under another claim younger than the bound.
- *
- * The script is safe to run twice (D39): ioredis re-sends a command left unanswered by a dropped connection, and a
- * Cluster client retries after a failover, so the same claim may run again after its first run took the keys. The
- * claims set (member = claim id, score = Redis' time of its first run in µs, the score of its pending entries; a
- * script runs for microseconds, so no two claims on a master share a time) tells the second run which entries are
- * its own: a key pending at that time counts as claimed by this call, and keys it claims anew get the same time.
- * Both sets are pruned by the same stale bound and expire together.
- */
-export const CLAIM_SCRIPT = `local b, w, stale, id = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4]), ARGV[5]
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local sb
-if ARGV[3] ~= '' then sb = tonumber(ARGV[3]) else sb = math.floor(tonumber(t[1]) / w) end
-if sb > b + 1 then sb = b + 1 elseif sb < b - 1 then sb = b - 1 end
-local i = sb - b + 4
-local cur, prev, pend, own = KEYS[i], KEYS[i - 1], KEYS[6], KEYS[7]
-local cut = '(' .. string.format('%d', now - stale * 1000)
-redis.call('ZREMRANGEBYSCORE', pend, '-inf', cut)
-redis.call('ZREMRANGEBYSCORE', own, '-inf', cut)
-local first = redis.call('ZSCORE', own, id)
-local at = first and tonumber(first) or now
-local uss = string.format('%d', at)
-local hasPend = redis.call('EXISTS', pend) == 1
-local out, fresh, seen = {}, {}, {}
-for s = 6, #ARGV, 1000 do
-  local e = math.min(s + 999, #ARGV)
-  local inPrev = redis.call('SMISMEMBER', prev, unpack(ARGV, s, e))
-  local inCur = redis.call('SMISMEMBER', cur, unpack(ARGV, s, e))
-  local inPend = hasPend and redis.call('ZMSCORE', pend, unpack(ARGV, s, e)) or nil
-  for j = s, e do
-    local k, p = ARGV[j], inPend and inPend[j - s + 1]
-    if inPrev[j - s + 1] == 1 or inCur[j - s + 1] == 1 or seen[k] then out[j - 5] = '0'
-    elseif p and not (first and tonumber(p) == at) then out[j - 5] = '2'
-    else
-      seen[k] = true; out[j - 5] = '1'
-      if not p then fresh[#fresh + 1] = uss; fresh[#fresh + 1] = k end
-    end
-  end
-end
-if #fresh > 0 then
-  for s = 1, #fresh, 1000 do redis.call('ZADD', pend, unpack(fresh, s, math.min(s + 999, #fresh))) end
-  redis.call('PEXPIRE', pend, stale)
-  if not first then redis.call('ZADD', own, uss, id) end
-  redis.call('PEXPIRE', own, stale)
-end
-return table.concat(out)`;
-
-/**
- * Produced: KEYS and b, w, the fixed bucket as for CLAIM_SCRIPT; ARGV[4] the claim id; from 5: the keys. Adds them
- * to Redis' current bucket's set (recognised as done for one to two windows from now) and removes them from the
- * pending set — also a pending entry another claim took after this one went stale: the event is produced, so done
- * wins. The claim's record goes once none of its entries is pending (a release of its other keys may follow).
- */
-export const FINALISE_SCRIPT = `local b, w, id = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[4]
-local sb
-if ARGV[3] ~= '' then sb = tonumber(ARGV[3]) else sb = math.floor(tonumber(redis.call('TIME')[1]) / w) end
-if sb > b + 1 then sb = b + 1 elseif sb < b - 1 then sb = b - 1 end
-local i = sb - b + 4
-local cur, old, pend, own = KEYS[i], KEYS[i - 2], KEYS[6], KEYS[7]
-if redis.call('EXISTS', cur) == 0 then redis.call('UNLINK', old) end
-for s = 5, #ARGV, 1000 do
-  local e = math.min(s + 999, #ARGV)
-  redis.call('SADD', cur, unpack(ARGV, s, e))
-  redis.call('ZREM', pend, unpack(ARGV, s, e))
-end
-redis.call('EXPIREAT', cur, string.format('%d', (sb + 3) * w))
-local at = redis.call('ZSCORE', own, id)
-if at and redis.call('ZCOUNT', pend, at, at) == 0 then redis.call('ZREM', own, id) end
-return 0`;
-
-/**
- * Not produced: KEYS the pending set and the claims set; ARGV: the claim id, then the keys. Removes only entries of
- * that claim (pending at its time) — a key another request claimed after this claim went stale stays its — and the
- * claim's record once none of its entries is pending.
- */
-export const RELEASE_SCRIPT = `local at = redis.call('ZSCORE', KEYS[2], ARGV[1])
-if not at then return 0 end
-local atn = tonumber(at)
-for s = 2, #ARGV, 1000 do
-  local e = math.min(s + 999, #ARGV)
-  local sc = redis.call('ZMSCORE', KEYS[1], unpack(ARGV, s, e))
-  local mine = {}
-  for j = s, e do if sc[j - s + 1] and tonumber(sc[j - s + 1]) == atn then mine[#mine + 1] = ARGV[j] end end
-  if #mine > 0 then redis.call('ZREM', KEYS[1], unpack(mine)) end
-end
-if redis.call('ZCOUNT', KEYS[1], at, at) == 0 then redis.call('ZREM', KEYS[2], ARGV[1]) end
-return 0`;
+export { CLAIM_SCRIPT, FINALISE_SCRIPT, RELEASE_SCRIPT } from './idempotency-scripts.js';
 
 /** A key's state at claim time: claimed by this call, done (a duplicate), or pending under another live claim. */
 export type ClaimState = 'claimed' | 'done' | 'pending';
@@ -138,14 +44,68 @@ export interface IdempotencyClaims {
    * Claims the agent's event keys as pending under `id` (default a fresh newClaimId()), in one round trip; the
    * call may run twice in Redis (a re-sent command) and answers the same.
    */
-  claim(agentId: string, keys: readonly string[], id?: string): Promise<BatchClaim>;
-  /** The keys' events were produced: done from now on (for one to two windows). */
-  finalise(agentId: string, keys: readonly string[], id: string): Promise<void>;
+  claim(agentId: string, keys: readonly string[], id?: string, group?: string): Promise<BatchClaim>;
+  /** The keys' events were produced: done from now on (for one to two windows). `group` as given to the claim. */
+  finalise(agentId: string, keys: readonly string[], id: string, group?: string): Promise<void>;
   /**
    * The keys' events were not produced: hands back claim `id`'s pending entries, so a retry sends them (also
    * safe after a claim whose answer was lost: it removes nothing another claim holds).
    */
-  release(agentId: string, keys: readonly string[], id: string): Promise<void>;
+  release(agentId: string, keys: readonly string[], id: string, group?: string): Promise<void>;
+}
+
+/**
+ * A batch key that can name a group (D48): no '_' (so `H_S` splits at its first '_'), no control character, at most
+ * 256 characters (the ingress's X-Idempotency-Key bound).
+ */
+const hasControl = (x: string): boolean => {
+  for (let i = 0; i < x.length; i++) if (x.charCodeAt(i) < 0x20) return true;
+  return false;
+};
+const isGroupKey = (x: string): boolean => x.length > 0 && x.length <= 256 && !x.includes('_') && !hasControl(x);
+
+/**
+ * The caller's keys split for the scripts: the distinct suffixes of `group` as one string G (with the index of each
+ * key of the group's form and of its suffix's first occurrence), then the other named keys.
+ */
+interface SplitKeys {
+  group: string;
+  /** "\\n<s1>\\n<s2>\\n" over the distinct suffixes in order of first occurrence, or '' (no key of the group's form). */
+  blob: string;
+  /** Per key of the group's form: [its index, the index of its suffix among the distinct ones, a repeat?]. */
+  gIdx: [number, number, boolean][];
+  distinct: number;
+  pIdx: number[];
+  perKey: string[];
+}
+
+export function splitKeys(keys: readonly string[], group: string | undefined): SplitKeys {
+  const g = group !== undefined && isGroupKey(group) ? group : '';
+  const out: SplitKeys = { group: g, blob: '', gIdx: [], distinct: 0, pIdx: [], perKey: [] };
+  const head = g.length;
+  const seen = head > 0 ? new Map<string, number>() : undefined;
+  const parts: string[] = [];
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i];
+    if (k === '') continue;
+    if (seen && k.length > head + 1 && k.charCodeAt(head) === 95 && k.startsWith(g)) {
+      const s = k.slice(head + 1);
+      if (!hasControl(s)) {
+        const at = seen.get(s);
+        if (at === undefined) {
+          seen.set(s, parts.length);
+          out.gIdx.push([i, parts.length, false]);
+          parts.push(s);
+        } else out.gIdx.push([i, at, true]);
+        continue;
+      }
+    }
+    out.pIdx.push(i);
+    out.perKey.push(k);
+  }
+  out.distinct = parts.length;
+  if (parts.length > 0) out.blob = '\n' + parts.join('\n') + '\n';
+  return out;
 }
 
 type Scripted = Record<'stewardIdemClaim' | 'stewardIdemFinalise' | 'stewardIdemRelease', (...args: (string | number)[]) => Promise<unknown>>;
@@ -165,6 +125,11 @@ export function redisIdempotencyClaims(
     now?: () => number;
     /** 'caller': the bucket from `now` (tests of bucket turns); default Redis' clock. Pending times are Redis' clock always. */
     bucketClock?: 'redis' | 'caller';
+    /**
+     * false: every key is claimed per key (groups are still read, prefixes still written), for a rolling upgrade from
+     * a version before groups, whose replicas do not read them (D48). Default true.
+     */
+    groups?: boolean;
   },
 ): IdempotencyClaims {
   redis.defineCommand('stewardIdemClaim', { lua: CLAIM_SCRIPT });
@@ -187,32 +152,46 @@ export function redisIdempotencyClaims(
   };
   const bucketOf = () => Math.floor(now() / 1000 / w);
   const fixed = o.bucketClock === 'caller';
-  /** KEYS for the claim and finalise scripts: the sets of b-3 … b+1, the pending set and the claims set. */
-  const keysAround = (k: string, b: number) => [7, k + (b - 3), k + (b - 2), k + (b - 1), k + b, k + (b + 1), k + 'pending', k + 'claims'] as const;
+  /** KEYS for the claim and finalise scripts (idempotency-scripts.ts): 19 keys of the agent's slot. */
+  const keysAround = (k: string, b: number) => {
+    const bs = [b - 3, b - 2, b - 1, b, b + 1];
+    return [19, ...bs.map((x) => k + x), k + 'pending', k + 'claims', ...bs.map((x) => k + 'g' + x), ...bs.map((x) => k + 'p' + x), k + 'gpending', k + 'gindex'] as const;
+  };
+  const split = o.groups === false ? (keys: readonly string[]) => splitKeys(keys, undefined) : splitKeys;
+  const groupArgs = (sp: SplitKeys) => [sp.group, sp.blob, ...sp.perKey];
   return {
-    async claim(agentId, keys, id = newClaimId()) {
+    async claim(agentId, keys, id = newClaimId(), group) {
       const states = new Array<ClaimState>(keys.length).fill('claimed');
-      const named: number[] = [];
-      for (let i = 0; i < keys.length; i++) if (keys[i] !== '') named.push(i);
-      if (named.length === 0) return { states, id };
+      const sp = split(keys, group);
+      if (sp.blob === '' && sp.pIdx.length === 0) return { states, id };
       const b = bucketOf();
-      const args = named.length === keys.length ? keys : named.map((i) => keys[i]);
-      const got = String(await r.stewardIdemClaim(...keysAround(base(agentId), b), b, w, fixed ? b : '', stale, id, ...args));
-      for (let j = 0; j < named.length; j++) states[named[j]] = STATE[got[j]];
+      const got = String(await r.stewardIdemClaim(...keysAround(base(agentId), b), b, w, fixed ? b : '', stale, id, ...groupArgs(sp)));
+      // 'F': the whole group claimed as one entry; 'S': one character per distinct suffix; then one per key.
+      let at = 0;
+      if (sp.blob !== '') {
+        const fast = got[0] === 'F';
+        at = fast ? 1 : 1 + sp.distinct;
+        for (const [i, d, repeat] of sp.gIdx) {
+          const first = fast ? 'claimed' : STATE[got[1 + d]];
+          // A key repeated within the call: a duplicate of the one claimed before it, else the same state.
+          states[i] = repeat && first === 'claimed' ? 'done' : first;
+        }
+      }
+      for (let j = 0; j < sp.pIdx.length; j++) states[sp.pIdx[j]] = STATE[got[at + j]];
       return { states, id };
     },
-    async finalise(agentId, keys, id) {
-      const named = keys.filter((x) => x !== '');
-      if (named.length === 0) return;
+    async finalise(agentId, keys, id, group) {
+      const sp = split(keys, group);
+      if (sp.blob === '' && sp.pIdx.length === 0) return;
       const b = bucketOf();
-      await r.stewardIdemFinalise(...keysAround(base(agentId), b), b, w, fixed ? b : '', id, ...named);
+      await r.stewardIdemFinalise(...keysAround(base(agentId), b), b, w, fixed ? b : '', id, ...groupArgs(sp));
     },
-    async release(agentId, keys, id) {
-      const named = keys.filter((x) => x !== '');
-      if (named.length === 0) return;
+    async release(agentId, keys, id, group) {
+      const sp = split(keys, group);
+      if (sp.blob === '' && sp.pIdx.length === 0) return;
       // Pending entries are not bucketed: a release after the bucket turned finds them all the same.
       const k = base(agentId);
-      await r.stewardIdemRelease(2, k + 'pending', k + 'claims', id, ...named);
+      await r.stewardIdemRelease(4, k + 'pending', k + 'claims', k + 'gpending', k + 'gindex', id, ...groupArgs(sp));
     },
   };
 }

@@ -18,6 +18,8 @@ export interface HttpIdempotency {
   sendTimeoutMs: number;
   pendingWaitMs: number;
   pendingStaleMs: number;
+  /** Claim acgp-form batches as groups (D48); false during a rolling upgrade from a version before groups. */
+  groups: boolean;
 }
 
 function httpIdempotency(raw: Raw): HttpIdempotency {
@@ -26,6 +28,7 @@ function httpIdempotency(raw: Raw): HttpIdempotency {
     sendTimeoutMs: v(raw, 'http.idempotency.send_timeout_ms'),
     pendingWaitMs: v(raw, 'http.idempotency.pending_wait_ms'),
     pendingStaleMs: v(raw, 'http.idempotency.pending_stale_ms'),
+    groups: v(raw, 'http.idempotency.groups'),
   };
   // A key whose send may still be acknowledged must not be claimable again: its events would be produced twice.
   if (o.pendingStaleMs <= o.sendTimeoutMs) {

@@ -128,6 +128,122 @@ async function skewedReplicas(redis: RedisClient, prefix: string): Promise<void>
   expect(await redis.exists(`${prefix}http:idem:{agent-s}:${Math.floor(Number(secs) / W)}`)).toBe(1);
 }
 
+/**
+ * Groups (D48): a batch in the acgp client's form (keys `<H>_<suffix>`, H the batch key) is one hash field, not a
+ * key per event; its events are found as well by a batch under another key, and a group seen before, or a prefix
+ * claimed per key, sends the batch down the per-key path.
+ */
+async function grouped(redis: RedisClient, prefix: string): Promise<void> {
+  const b0 = Math.floor(Date.now() / 1000 / W) + 1;
+  let nowMs = b0 * W * 1000 + 10_000;
+  const claims = redisIdempotencyClaims(redis, { prefix, windowSeconds: W, now: () => nowMs, bucketClock: 'caller' });
+  const tag = `${prefix}http:idem:{agent-g}:`;
+  // A fresh batch: one field in the group pending hash, nothing per key; a repeated key inside the call is a duplicate.
+  const g1 = await claims.claim('agent-g', ['B1_t1', 'B1_t2', 'B1_t2'], undefined, 'B1');
+  expect(g1.states).toEqual(states('ccd'));
+  expect(await redis.hexists(`${tag}gpending`, 'B1')).toBe(1);
+  expect(await redis.exists(`${tag}pending`)).toBe(0);
+  // Its retry while the send is in flight: pending, never a duplicate.
+  expect((await claims.claim('agent-g', ['B1_t1', 'B1_t2'], undefined, 'B1')).states).toEqual(states('pp'));
+  await claims.finalise('agent-g', ['B1_t1', 'B1_t2'], g1.id, 'B1');
+  expect(await redis.hexists(`${tag}gpending`, 'B1')).toBe(0);
+  expect(await redis.hget(`${tag}g${b0}`, 'B1')).toBe('\nt1\nt2\n');
+  expect(await redis.zscore(`${tag}claims`, g1.id)).toBe(null);
+  expect((await claims.claim('agent-g', ['B1_t1', 'B1_t2'], undefined, 'B1')).states).toEqual(states('dd'));
+  // Re-batched under another key: the group's events are duplicates; a new event of prefix B1 is claimed per key.
+  const c9 = await claims.claim('agent-g', ['B1_t2', 'B1_t3', 'x'], undefined, 'C9');
+  expect(c9.states).toEqual(states('dcc'));
+  expect(await redis.sismember(`${tag}p${b0}`, 'B1')).toBe(1);
+  // B1 again: down the per-key path, which sees B1_t3 pending under c9 and the group's t1 done.
+  const again = await claims.claim('agent-g', ['B1_t3', 'B1_t4', 'B1_t1'], undefined, 'B1');
+  expect(again.states).toEqual(states('pcd'));
+  await claims.release('agent-g', ['B1_t3', 'x'], c9.id, 'C9');
+  const t3 = await claims.claim('agent-g', ['B1_t3'], undefined, 'B1');
+  expect(t3.states).toEqual(states('c'));
+  await claims.finalise('agent-g', ['B1_t3'], t3.id, 'B1');
+  await claims.finalise('agent-g', ['B1_t4'], again.id, 'B1');
+  expect((await claims.claim('agent-g', ['B1_t3', 'B1_t4', 'B1_t5'], undefined, 'Z1')).states).toEqual(states('ddc'));
+  // A claim run twice under one id answers the same; its release hands the group back, and its record goes.
+  expect((await claims.claim('agent-g', ['D1_a', 'D1_b'], 'claim-g', 'D1')).states).toEqual(states('cc'));
+  expect((await claims.claim('agent-g', ['D1_a', 'D1_b'], 'claim-g', 'D1')).states).toEqual(states('cc'));
+  expect(await redis.exists(`${tag}pending`)).toBe(1); // Z1's B1_t5 only
+  expect(await redis.zscore(`${tag}pending`, 'D1_a')).toBe(null);
+  await claims.release('agent-g', ['D1_a', 'D1_b'], 'claim-g', 'D1');
+  expect(await redis.hexists(`${tag}gpending`, 'D1')).toBe(0);
+  expect(await redis.zscore(`${tag}claims`, 'claim-g')).toBe(null);
+  expect((await claims.claim('agent-g', ['D1_a', 'D1_b'], undefined, 'D1')).states).toEqual(states('cc'));
+  // Part of a group produced: those are done, the rest stays pending under the claim until released.
+  const e1 = await claims.claim('agent-g', ['E1_a', 'E1_b'], undefined, 'E1');
+  await claims.finalise('agent-g', ['E1_a'], e1.id, 'E1');
+  expect((await claims.claim('agent-g', ['E1_a', 'E1_b'], undefined, 'E1')).states).toEqual(states('dp'));
+  expect(await redis.zscore(`${tag}claims`, e1.id)).not.toBe(null);
+  await claims.release('agent-g', ['E1_b'], e1.id, 'E1');
+  expect(await redis.zscore(`${tag}claims`, e1.id)).toBe(null);
+  expect((await claims.claim('agent-g', ['E1_a', 'E1_b'], undefined, 'E1')).states).toEqual(states('dc'));
+  // A key claimed per key first (no batch key) sends a later batch of its prefix down the per-key path.
+  await claims.claim('agent-g', ['P1_a']);
+  expect((await claims.claim('agent-g', ['P1_a', 'P1_b'], undefined, 'P1')).states).toEqual(states('pc'));
+  expect(await redis.hexists(`${tag}gpending`, 'P1')).toBe(0);
+  // Keys not of the group's form, and a batch key that cannot name a group, are per key.
+  const mixed = await claims.claim('agent-g', ['Q1_a', 'Q1-b', 'R_x'], undefined, 'Q1');
+  expect(mixed.states).toEqual(states('ccc'));
+  expect(await redis.hget(`${tag}gpending`, 'Q1')).toMatch(/^\d+\na\n$/);
+  expect((await claims.claim('agent-g', ['Q_1_a'], undefined, 'Q_1')).states).toEqual(states('c'));
+  expect(await redis.hexists(`${tag}gpending`, 'Q_1')).toBe(0);
+  // Next bucket: the previous bucket's groups still count; two buckets on, the first group write of the new
+  // bucket unlinks the hash from two buckets back.
+  nowMs += W * 1000;
+  const n1 = await claims.claim('agent-g', ['B1_t1', 'N1_a'], undefined, 'N1');
+  expect(n1.states).toEqual(states('dc'));
+  await claims.finalise('agent-g', ['N1_a'], n1.id, 'N1');
+  expect(await redis.call('EXPIRETIME', `${tag}g${b0 + 1}`)).toBe((b0 + 4) * W);
+  nowMs += W * 1000;
+  const n2 = await claims.claim('agent-g', ['N1_a', 'N2_a'], undefined, 'N2');
+  expect(n2.states).toEqual(states('dc'));
+  await claims.finalise('agent-g', ['N2_a'], n2.id, 'N2');
+  expect(await redis.exists(`${tag}g${b0}`)).toBe(0);
+  expect((await claims.claim('agent-g', ['B1_t1'], undefined, 'B1')).states).toEqual(states('c'));
+}
+
+/** A group pending longer than the bound counts as unclaimed and is pruned; the crashed claim's release leaves the new one. */
+async function staleGroup(redis: RedisClient, prefix: string): Promise<void> {
+  const claims = redisIdempotencyClaims(redis, { prefix, windowSeconds: W, pendingStaleMs: 300 });
+  const tag = `${prefix}http:idem:{agent-q}:`;
+  const crashed = await claims.claim('agent-q', ['S1_a', 'S1_b'], undefined, 'S1');
+  expect((await claims.claim('agent-q', ['S1_a'], undefined, 'S1')).states).toEqual(states('p'));
+  await new Promise((r) => setTimeout(r, 450));
+  const retry = await claims.claim('agent-q', ['S1_a', 'S1_b'], undefined, 'S1');
+  expect(retry.states).toEqual(states('cc'));
+  await claims.release('agent-q', ['S1_a', 'S1_b'], crashed.id, 'S1');
+  expect((await claims.claim('agent-q', ['S1_a', 'S1_b'], undefined, 'S1')).states).toEqual(states('pp'));
+  await claims.finalise('agent-q', ['S1_a', 'S1_b'], retry.id, 'S1');
+  expect((await claims.claim('agent-q', ['S1_a', 'S1_b'], undefined, 'S1')).states).toEqual(states('dd'));
+  // A crashed claim's entry is pruned by a later claim once stale (the index says which).
+  await claims.claim('agent-q', ['S2_a'], undefined, 'S2');
+  await new Promise((r) => setTimeout(r, 450));
+  await claims.claim('agent-q', ['S3_a'], undefined, 'S3');
+  expect(await redis.hexists(`${tag}gpending`, 'S2')).toBe(0);
+  expect(await redis.zscore(`${tag}gindex`, 'S2')).toBe(null);
+}
+
+/** groups: false (a rolling upgrade, D48): every key per key; a group another replica wrote is still read. */
+async function groupsOff(redis: RedisClient, prefix: string): Promise<void> {
+  const on = redisIdempotencyClaims(redis, { prefix, windowSeconds: W });
+  const off = redisIdempotencyClaims(redis, { prefix, windowSeconds: W, groups: false });
+  const tag = `${prefix}http:idem:{agent-o}:`;
+  const a = await off.claim('agent-o', ['O1_a', 'O1_b'], undefined, 'O1');
+  expect(a.states).toEqual(states('cc'));
+  expect(await redis.hexists(`${tag}gpending`, 'O1')).toBe(0);
+  expect(await redis.zscore(`${tag}pending`, 'O1_a')).not.toBe(null);
+  // A groups-on replica sees them pending and takes the per-key path for O1 (its prefix is in the prefix set).
+  expect((await on.claim('agent-o', ['O1_a', 'O1_c'], undefined, 'O1')).states).toEqual(states('pc'));
+  const g = await on.claim('agent-o', ['G1_a'], undefined, 'G1');
+  expect(await redis.hexists(`${tag}gpending`, 'G1')).toBe(1);
+  expect((await off.claim('agent-o', ['G1_a', 'G1_b'], undefined, 'G1')).states).toEqual(states('pc'));
+  await on.finalise('agent-o', ['G1_a'], g.id, 'G1');
+  expect((await off.claim('agent-o', ['G1_a'], undefined, 'G1')).states).toEqual(states('d'));
+}
+
 describe('HTTP ingress idempotency claims', () => {
   const single = uniqueRedisPrefix('idem');
   const cluster = uniqueRedisPrefix('idem-cl');
@@ -147,6 +263,9 @@ describe('HTTP ingress idempotency claims', () => {
       await stalePending(r, single);
       await reRun(r, single);
       await skewedReplicas(r, single);
+      await grouped(r, single);
+      await staleGroup(r, single);
+      await groupsOff(r, single);
     } finally {
       r.disconnect();
     }
@@ -159,6 +278,9 @@ describe('HTTP ingress idempotency claims', () => {
       await stalePending(c, cluster);
       await reRun(c, cluster);
       await skewedReplicas(c, cluster);
+      await grouped(c, cluster);
+      await staleGroup(c, cluster);
+      await groupsOff(c, cluster);
     } finally {
       c.disconnect();
     }

@@ -79,6 +79,30 @@ const batch = (ids: string[]) => ({ batch_id: 'b1', event_count: ids.length, eve
 const post = (body: unknown) => ingress!.app.inject({ method: 'POST', url: '/v1/ingest/traces/batch', headers: { 'x-api-key': 'k1', 'content-type': 'application/json' }, payload: JSON.stringify(body) });
 
 describe('batch ingest send path', () => {
+  it('keys: a given key never meets a generated one; "" is no key; a lone surrogate or control character is refused (audit #24 r4, findings 3-4)', async () => {
+    const { calls } = setup();
+    await ingress!.ready();
+    const ev = (id: string, key?: string) => ({ trace_id: id, final_output: id, ...(key !== undefined && { idempotency_key: key }) });
+    // An event naming `B7:0`, then a batch B7 whose events name no key: its event 0 is not a duplicate of it.
+    expect((await post({ batch_id: 'x1', events: [ev('e1', 'B7:0')] })).json()).toMatchObject({ accepted: 1, duplicates: 0 });
+    expect((await post({ batch_id: 'B7', events: [ev('e2'), ev('e3', '')] })).json()).toMatchObject({ accepted: 2, duplicates: 0 });
+    // Its retry: both are duplicates — `""` is keyed from the batch key like a missing key, not left undeduplicated.
+    expect((await post({ batch_id: 'B7', events: [ev('e2'), ev('e3', '')] })).json()).toMatchObject({ accepted: 0, duplicates: 2 });
+    expect(calls.batches.map((b) => b.map((x) => x.trace.trace_id))).toEqual([['e1'], ['e2', 'e3']]);
+    for (const [key, why] of [['\ud800', 'lone UTF-16 surrogate'], ['a\u0001b', 'control character']]) {
+      const r = await post({ batch_id: 'x2', events: [ev('ok', 'fine'), ev('bad', key)] });
+      expect(r.statusCode).toBe(422);
+      expect(r.json()).toMatchObject({ error: 'STEWARD_TRACE_SCHEMA', index: 1 });
+      expect(r.json().message).toContain(why);
+    }
+    const badBatch = await post({ batch_id: '\udfff', events: [ev('e9')] });
+    expect(badBatch.statusCode).toBe(400);
+    expect(badBatch.json()).toMatchObject({ error: 'STEWARD_HTTP_BAD_REQUEST' });
+    // A pair is well formed.
+    expect((await post({ batch_id: 'x3', events: [ev('e4', 'k\ud83d\ude00')] })).statusCode).toBe(200);
+    expect(calls.claimMany).toBe(4);
+  });
+
   it('claims in one call and sends the fresh traces in one batch whose values are their JSON', async () => {
     const { calls } = setup();
     await ingress!.ready();
