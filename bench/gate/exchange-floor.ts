@@ -37,7 +37,8 @@ export interface FloorCost {
   judge: number;
 }
 
-function statCpu(file: string): number {
+/** utime + stime in seconds from a /proc stat file (a process's, or a thread's: /proc/thread-self/stat); 0 off Linux. */
+export function statCpu(file: string): number {
   try {
     const s = readFileSync(file, 'utf8');
     const f = s.slice(s.lastIndexOf(')') + 2).split(' ');

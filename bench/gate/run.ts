@@ -29,7 +29,7 @@ import { startPipeline, type StageName } from '../../src/process/pipeline.js';
 import { createLogger } from '../../src/logger.js';
 import { StewardMetrics } from '../../src/observability/metrics.js';
 import type { LlmClient, Trace } from '../../src/engine/types.js';
-import { exchangeFloor, gateJudgeRequest, type FloorCost } from './exchange-floor.js';
+import { exchangeFloor, gateJudgeRequest, statCpu, type FloorCost } from './exchange-floor.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const N = Number(process.env.BENCH_GATE_N ?? 3000);
@@ -109,16 +109,6 @@ async function judgeServer(delayMs: number): Promise<JudgeServer> {
   return { url: line.toString().trim(), cpu: () => statCpu(`/proc/${proc.pid}/stat`), stop: () => proc.kill('SIGTERM') };
 }
 
-/** utime + stime in seconds from a /proc stat file (a process's, or a thread's: /proc/thread-self/stat); 0 off Linux. */
-function statCpu(file: string): number {
-  try {
-    const s = readFileSync(file, 'utf8');
-    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
 
 interface Cost {
   /** Wall seconds per message. */
