@@ -180,6 +180,7 @@ export const MIGRATIONS: Migration[] = [
              GROUP BY intent_id, tenant, session_id, s_agent, s_job)
        GROUP BY hour, intent_id`,
       // Per ended job (v_gate_jobs), with its attempt-0 and attempt-1 verdicts from the judge results.
+      // Replaced by migration 10 (a first-failed job is one offered a repair).
       `CREATE VIEW IF NOT EXISTS {db}.v_gate_replan_effectiveness AS
        SELECT ${HOUR_UTC('ended_ms')} AS hour, intent_id, count() AS jobs,
               sum(first_failed) AS first_failed_jobs,
@@ -352,6 +353,34 @@ export const MIGRATIONS: Migration[] = [
       PARTITION BY ${MONTH('requested_ms')}
       ORDER BY (tenant, agent_id, approval_id)`,
       `CREATE VIEW IF NOT EXISTS {db}.v_approvals AS SELECT * FROM {db}.approvals FINAL`,
+    ],
+  },
+  {
+    version: 10,
+    name: 'gate replan effectiveness: first-failed jobs are those offered a repair',
+    // docs/analytics.md "Replan effectiveness" (issue #20, audit round 4): migration 5's view counted a job that
+    // failed attempt 0 without being offered a repair (a tier-1 block, an anti-loop ending at max_retries 0) as
+    // first-failed and "still FAIL after max retries", though it had no retry. Now a first-failed job is one whose
+    // attempt-0 FAIL got a repair action. Dropped and created again (a re-run after an interruption does the same).
+    statements: [
+      `DROP TABLE IF EXISTS {db}.v_gate_replan_effectiveness`,
+      `CREATE VIEW IF NOT EXISTS {db}.v_gate_replan_effectiveness AS
+       SELECT ${HOUR_UTC('ended_ms')} AS hour, intent_id, count() AS jobs,
+              sum(first_failed) AS first_failed_jobs,
+              sum(first_failed AND passed_at_1) AS passed_by_attempt_1,
+              sum(first_failed AND action IN ('finalize_with_limitations', 'block')) AS still_fail_after_max,
+              if(first_failed_jobs = 0, NULL, round(passed_by_attempt_1 / first_failed_jobs, 4)) AS passed_by_attempt_1_share,
+              if(first_failed_jobs = 0, NULL, round(still_fail_after_max / first_failed_jobs, 4)) AS still_fail_share,
+              countIf(num_retries >= 1) AS repaired_jobs, countIf(num_retries >= 1 AND final_verdict = 'pass') AS repaired_passed,
+              if(repaired_jobs = 0, NULL, round(repaired_passed / repaired_jobs, 4)) AS replan_success,
+              sum(num_retries) AS retries, round(retries / jobs, 4) AS avg_retries
+       FROM (SELECT tenant, agent_id, job_id, intent_id, action, final_verdict, num_retries, ended_ms FROM {db}.v_gate_jobs) AS j
+       ANY LEFT JOIN (SELECT tenant, agent_id, job_id,
+                             max(attempt_index = 0 AND verdict = 'FAIL' AND action IN ('rewrite', 'replan', 'ask_user')) AS first_failed,
+                             max(attempt_index = 1 AND verdict = 'PASS') AS passed_at_1
+                      FROM {db}.gate_judge_results FINAL GROUP BY tenant, agent_id, job_id) AS a
+       USING (tenant, agent_id, job_id)
+       GROUP BY hour, intent_id`,
     ],
   },
 ];

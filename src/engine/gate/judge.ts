@@ -2,8 +2,8 @@
  * The final alignment judge call (gate spec §9.6, §9.9; docs/gate.md "Judge"): one prompt over the
  * engine's LlmClient, bounded in flight and in time. The answer must be JSON of the §9.6 schema with the
  * five fields of Prompt Lite (spec-decisions D21); it is retried once when invalid, never when the call
- * timed out. Unknown reason codes are dropped and reported, `quality_score` is clamped; the judge's own
- * verdict is read but never used (D16: Steward computes the verdict).
+ * timed out. Unknown reason codes are dropped and reported; a `quality_score` outside 0..1 makes the answer
+ * invalid (D16: it is not clamped); the judge's own verdict is read but never used (D16: Steward computes the verdict).
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { StewardError } from '../../errors.js';
@@ -18,7 +18,9 @@ export const JUDGE_OUTPUT_SCHEMA = {
   type: 'object',
   required: ['quality_score', 'verdict', 'reason_codes', 'fix_mode', 'missing_requirements'],
   properties: {
-    quality_score: { type: 'number' },
+    // D16: a score outside 0..1 is invalid output, not clamped: a judge answering on another scale (7 of 10)
+    // would otherwise pass at any strictness, against its own FAIL.
+    quality_score: { type: 'number', minimum: 0, maximum: 1 },
     verdict: { enum: [...VERDICTS] },
     reason_codes: { type: 'array', items: { type: 'string' } },
     fix_mode: { enum: [...FIX_MODES] },
@@ -73,7 +75,7 @@ export function parseJudgeOutput(text: string, allowedCodes: ReadonlySet<string>
       })
     : [];
   return {
-    quality_score: Math.min(1, Math.max(0, o.quality_score as number)),
+    quality_score: o.quality_score as number,
     judge_verdict: o.verdict as GateVerdict,
     reason_codes: codes.filter((c) => allowedCodes.has(c)),
     dropped_reason_codes: codes.filter((c) => !allowedCodes.has(c)),

@@ -98,7 +98,7 @@ const J8: Job = { id: 'J8', intent: null, session: null };
 //           J4 CFA —    a0 t15 PASS_WITH_CAVEATS [STRUCTURE_OR_CLARITY_ISSUES] REWRITE_ONLY rewrite             800 ms  —      (still open)
 //           J5 RO  S3   a0 t20 FAIL [NEEDS_CLARIFICATION] NEEDS_USER_CLARIFICATION ask_user                     700 ms  0.01
 //                       a1 t21 FAIL [WRONG_ABSTRACTION_LEVEL] REWRITE_ONLY finalize_with_limitations             900 ms  0.01   → fail, 1 retry, feedback down
-//           J6 RO  —    a0 t25 FAIL [SAFETY_OR_POLICY_VIOLATION] (patterns, no fix mode) block                  0 ms   —      → fail, 0 retries
+//           J6 RO  —    a0 t25 FAIL [SAFETY_OR_POLICY_VIOLATION] (tier 1: patterns, no fix mode) block          0 ms   —      → fail, 0 retries
 //  hour H1  J2 CFA S1   a1 t5  PASS [] finalize (a second final answer: its outcome supersedes J2's first)       600 ms  —      → pass, 1 retry
 //           J7 CFA S4   a0 t10 FAIL [WRONG_ABSTRACTION_LEVEL] REWRITE_ONLY rewrite                              1200 ms 0.02
 //                       a1 t11 no verdict (degraded: judge timeout) finalize_with_limitations                    10000 ms —     → fail, 1 retry
@@ -257,17 +257,18 @@ describe('finalization gate analytics views (real Kafka + ClickHouse)', () => {
 
   it('v_gate_replan_effectiveness', async () => {
     expect(await view('v_gate_replan_effectiveness', 'hour, intent_id')).toEqual([
-      // H0 CFA jobs J1, J3 (J2 ended in H1). First attempt FAIL: both. Attempt 1 PASS: J1 → 1/2 = 0.5. Ended
+      // H0 CFA jobs J1, J3 (J2 ended in H1). First attempt FAIL, with a repair offered (rewrite, replan): both. Attempt 1 PASS: J1 → 1/2 = 0.5. Ended
       // finalize_with_limitations/block: J3 → 1/2. Repaired (num_retries ≥ 1): J1 (1), J3 (2); ended pass: J1 → 1/2.
       // Retries 1 + 2 = 3 over 2 jobs = 1.5
       {
         hour: HOUR0, intent_id: CFA, jobs: 2, first_failed_jobs: 2, passed_by_attempt_1: 1, still_fail_after_max: 1, passed_by_attempt_1_share: 0.5,
         still_fail_share: 0.5, repaired_jobs: 2, repaired_passed: 1, replan_success: 0.5, retries: 3, avg_retries: 1.5,
       },
-      // H0 RO jobs J5, J6: both first FAIL; J5a1 FAIL → 0/2 passed; J5 finalize_with_limitations, J6 block → 2/2.
-      // Repaired: J5 (fail) → 0/1. Retries 1 + 0 = 1 over 2 = 0.5
+      // H0 RO jobs J5, J6. First FAIL with a repair offered: J5 (ask_user) only — J6's attempt-0 FAIL is a tier-1
+      // block, no retry offered, so it is neither first-failed nor "still FAIL after max retries" (migration 10).
+      // J5a1 FAIL → 0/1 passed; J5 finalize_with_limitations → 1/1. Repaired: J5 (fail) → 0/1. Retries 1 + 0 = 1 over 2 = 0.5
       {
-        hour: HOUR0, intent_id: RO, jobs: 2, first_failed_jobs: 2, passed_by_attempt_1: 0, still_fail_after_max: 2, passed_by_attempt_1_share: 0,
+        hour: HOUR0, intent_id: RO, jobs: 2, first_failed_jobs: 1, passed_by_attempt_1: 0, still_fail_after_max: 1, passed_by_attempt_1_share: 0,
         still_fail_share: 1, repaired_jobs: 1, repaired_passed: 0, replan_success: 0, retries: 1, avg_retries: 0.5,
       },
       // H1 no intent: J8 passed at once: no first-attempt failure, no repair (shares NULL), 0 retries
