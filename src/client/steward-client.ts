@@ -16,6 +16,7 @@ import { assertWellFormedIds, createRegistry, encodeTrace, registerAvro } from '
 import { isMessageTooLarge } from '../adapters/kafka/kafka-error.js';
 import { rejectedDecision, type DecisionMessage, type GateReplyMessage, type VerdictMessage } from '../contracts/messages.js';
 import { DEFAULT_FINALIZE_TIMEOUT_MS, gateAnswerOf, isDecision, type ClientGateAnswer } from './gate-answer.js';
+import { GATE_HOOKS } from '../consumers/finalize-message.js';
 import { waitForApprovalOutcome, type ApprovalWaitOptions } from './approval-wait.js';
 import type { ApprovalOutcome } from '../engine/approvals/outcome.js';
 
@@ -244,8 +245,14 @@ export class StewardClient {
    * stage refused the trace, or else the governance fallback (`fallback: true`, reason logged) — also at
    * once when connecting or publishing fails. A trace still being published when the time is up is sent
    * anyway (its decision is recorded on acgp.decisions; this call has already answered).
+   * A `final_answer` / `user_feedback` (the gate's) is answered at once, unsent: `block`, `rejected.code`
+   * STEWARD_USAGE, naming finalize() / publish() — not the fallback, approved at ACL-2 (spec-decisions D49).
    */
   async decide(trace: Trace, opts: { timeoutMs?: number } = {}): Promise<ClientDecision> {
+    if (GATE_HOOKS.has(trace.hook)) {
+      const use = trace.hook === 'final_answer' ? 'finalize() (POST /v1/finalize) waits for its answer' : 'publish() sends it (nothing answers feedback)';
+      return this.rejectedDecision(trace, 'STEWARD_USAGE', `decide() answers tool calls; a ${trace.hook} trace is the finalization gate's: ${use} (spec-decisions D49)`);
+    }
     // Unguessable per call: a correlation id is all a reply needs to be routed to this call.
     return (await this.request(trace, `${this.instanceId}:${++this.seq}.${randomBytes(8).toString('hex')}`, opts.timeoutMs, false)) as ClientDecision;
   }

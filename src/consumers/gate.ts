@@ -43,7 +43,8 @@ export function gateReply(o: GateOutcome, eventTimeMs: number, decidedAtMs: numb
     trace_id: o.trace_id,
     agent_id: o.agent_id,
     job_id: o.job_id,
-    approved: o.intervention === 'ok' || o.intervention === 'nudge' || o.intervention === 'flag',
+    // Deliver this answer: only a finalize ending does. PASS_WITH_CAVEATS maps to nudge while ordering a repair (§9.7).
+    approved: o.action === 'finalize' || o.action === 'finalize_with_limitations',
     ...gateAnswerFields(o),
     event_time_ms: eventTimeMs,
     decided_at_ms: decidedAtMs,

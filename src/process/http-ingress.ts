@@ -132,7 +132,9 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
         publishBatch: (items) => producer.send([{ topic: tracesTopic, messages: items.map((x) => ({ key: x.trace.agent_id, value: x.json })) }]),
         stream: { head: (a) => feed.head(a), read: (a, last) => feed.read(a, last) },
         query: ingressQueries(store),
-        decide: (t, agent, timeoutMs) => tierClient(agent.tier).decide(t, { timeoutMs }),
+        // The server owns this wait: a timeout_ms below the tier's max latency budget (D3) would answer the
+        // fallback — approved at ACL-2 — without the stage ever being asked; it is raised to it (D49).
+        decide: (t, agent, timeoutMs) => tierClient(agent.tier).decide(t, { timeoutMs: timeoutMs === undefined ? undefined : Math.max(timeoutMs, cfg.engine.tiers[agent.tier].latencyBudgetMs.max) }),
         finalize: (t, agent, timeoutMs) => tierClient(agent.tier).finalize(t, { timeoutMs }),
         ...(approvalDeps && {
           approvals: {

@@ -293,6 +293,8 @@ export class HttpIngress {
       const { steward, timeout_ms, ...ev } = req.body as AcgpEvent & { steward?: Record<string, unknown>; timeout_ms?: number };
       const { agent_id: _ignored, ...extra } = steward ?? {};
       const hook = kind === 'finalize' ? 'final_answer' : typeof extra.hook === 'string' ? extra.hook : 'tool_call';
+      // The gate answers these, never with a decision: /v1/decide would wait out its timeout and answer the fallback (D49).
+      if (kind === 'decide' && (hook === 'final_answer' || hook === 'user_feedback')) return reply.code(422).send({ error: 'STEWARD_USAGE', message: `/v1/decide answers tool calls; a ${hook} is the finalization gate's: ${hook === 'final_answer' ? 'POST /v1/finalize' : 'nothing answers feedback (StewardClient.publish sends it)'} (spec-decisions D49)` });
       let trace: Trace;
       try {
         // The gate's goal (contracts C5, a string on final_answer only) is the acgp event's own `goal`; a

@@ -112,6 +112,13 @@ describe('gate stage (real Kafka, Redis, ClickHouse; local OpenAI-protocol judge
           const a0 = await client.finalize(answer('Validation added (see line 42).', { artifact_type: 'summary' }), { timeoutMs: 30_000 });
           expect(a0).toMatchObject({ verdict: 'FAIL', action: 'replan', fix_mode: 'NEEDS_NEW_EVIDENCE', attempt_index: 0, judged_by: 'llm', intervention: 'block', degraded: false });
           expect(a0.directive).toContain('You must repair the final answer');
+          expect(a0.approved).toBe(false);
+          // The same draft through decide(): refused at once, not the ACL-2 fallback's approved flag (D49).
+          const asked = llm.requests.length;
+          const viaDecide = await client.decide(answer('Validation added (see line 42).', { artifact_type: 'summary' }), { timeoutMs: 5_000 });
+          expect(viaDecide).toMatchObject({ intervention: 'block', approved: false, rejected: { code: 'STEWARD_USAGE' } });
+          expect(viaDecide.fallback).toBeUndefined();
+          expect(llm.requests.length).toBe(asked);
           // Steward wrote the tool trace summary from the job's recorded calls (the blocked one is not evidence).
           const prompt0 = JSON.stringify(llm.requests.at(-1)!.body);
           expect(prompt0).toContain('read_file');
@@ -128,7 +135,7 @@ describe('gate stage (real Kafka, Redis, ClickHouse; local OpenAI-protocol judge
           child = startGateChild(raw);
           await child.ready;
           const a1 = await pending;
-          expect(a1).toMatchObject({ verdict: 'PASS', action: 'finalize', attempt_index: 1, intervention: 'ok', directive: null });
+          expect(a1).toMatchObject({ verdict: 'PASS', action: 'finalize', attempt_index: 1, intervention: 'ok', directive: null, approved: true });
           expect(a1.fallback).toBeUndefined();
 
           client.publish({ trace_id: 'fb-1', agent_id: 'coder-g', timestamp: at(), hook: 'user_feedback', job_id: 'job-1', feedback: 'up' });

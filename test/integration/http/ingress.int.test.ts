@@ -125,6 +125,15 @@ describe('HTTP ingress (real Kafka, Redis)', () => {
         stopped = true;
         const fb = await decide({ trace_id: 'd-3', timeout_ms: 300, steward: { tool: 'search' } });
         expect(fb.body).toMatchObject({ trace_id: 'd-3', fallback: true });
+        // timeout_ms 0 is raised to the ACL-2 max latency budget (150 ms, D3): the stage is asked, not skipped (D49).
+        const z0 = performance.now();
+        const zero = await decide({ trace_id: 'd-5', timeout_ms: 0, steward: { tool: 'search' } });
+        expect(performance.now() - z0).toBeGreaterThanOrEqual(145);
+        expect(zero.body).toMatchObject({ trace_id: 'd-5', fallback: true });
+        // A final answer or feedback through /v1/decide: refused, not the approved ACL-2 fallback (D49).
+        const fa = await decide({ trace_id: 'd-6', final_output: 'Your SSN is 123-45-6789.', timeout_ms: 300, steward: { hook: 'final_answer', job_id: 'j-6' } });
+        expect(fa).toMatchObject({ status: 422, body: { error: 'STEWARD_USAGE', message: expect.stringContaining('/v1/finalize') } });
+        expect(await decide({ trace_id: 'd-7', steward: { hook: 'user_feedback', job_id: 'j-6', feedback: 'up' } })).toMatchObject({ status: 422, body: { error: 'STEWARD_USAGE' } });
         // A final answer nobody answers, without timeout_ms: the finalize default (7 s here), not decide's 5 s, and
         // blocked though the ACL-2 contract fallback allows (D40: no judge and no tier-1 scan saw the draft).
         const t0 = Date.now();

@@ -325,6 +325,28 @@ describe('StewardClient.finalize (spec-decisions D40)', () => {
     expect(await pending).toMatchObject({ action: 'block', approved: false, fallback: true, fallback_reason: 'client closed' });
   });
 
+  it('decide() on a final_answer or user_feedback: blocked at once, unsent, STEWARD_USAGE naming finalize()/publish() — not the approved fallback (D49)', async () => {
+    const { adapter, state } = fakeAdapter();
+    // ACL-2 allow_and_log: the fallback decide() used to answer (after its timeout) was flag, approved: true.
+    const c = client(adapter, { tier: 'ACL-2' });
+    const ssn = { ...answer, draft_answer: 'Your SSN is 123-45-6789.' };
+    const t0 = performance.now();
+    const d = await c.decide(ssn, { timeoutMs: 5_000 });
+    expect(performance.now() - t0).toBeLessThan(1_000);
+    expect(d).toMatchObject({ trace_id: 'fa-1', agent_id: 'a1', hook: 'final_answer', intervention: 'block', approved: false, rejected: { code: 'STEWARD_USAGE' } });
+    expect(d.fallback).toBeUndefined();
+    expect(d.rejected!.message).toMatch(/finalize\(\)/);
+    const fb = await c.decide({ trace_id: 'fb-1', agent_id: 'a1', timestamp: '2026-01-01T00:00:00Z', hook: 'user_feedback', job_id: 'j-1', feedback: 'up' } as Trace);
+    expect(fb).toMatchObject({ intervention: 'block', approved: false, rejected: { code: 'STEWARD_USAGE' } });
+    expect(fb.rejected!.message).toMatch(/publish\(\)/);
+    expect(state.sent).toHaveLength(0);
+    // finalize() still sends the same trace.
+    void c.finalize(ssn, { timeoutMs: 50 });
+    for (let i = 0; i < 100 && state.sent.length === 0; i++) await new Promise((r) => setImmediate(r));
+    expect(state.sent).toHaveLength(1);
+    await c.close();
+  });
+
   it("the gate's own answer still resolves the call", async () => {
     const { adapter, state } = fakeAdapter();
     const c = client(adapter);

@@ -173,3 +173,24 @@ describe('gate stage processor with a judge over HTTP: token cost (spec-decision
     expect((await metrics.gateTokenCost.get()).values[0]!.value).toBe(2500);
   });
 });
+
+describe("the gate reply's approved means deliver (spec-decisions D49, issue #20 audit r4 finding 4)", () => {
+  let server: LlmStandIn;
+  beforeAll(async () => {
+    server = await startLlmServer({ kind: 'content', content: '{}' });
+  });
+  afterAll(() => server.close());
+  const judged = (verdict: string, score: number) => JSON.stringify({ quality_score: score, verdict, reason_codes: verdict === 'PASS' ? [] : ['MISSING_REQUIRED_ELEMENTS'], fix_mode: 'REWRITE_ONLY', missing_requirements: verdict === 'PASS' ? [] : ['name the file'] });
+
+  it('PASS_WITH_CAVEATS orders a repair (intervention nudge, action rewrite): approved false; a PASS (finalize) is approved', async () => {
+    const { proc } = setup({}, new OpenAiCompatibleClient({ baseUrl: server.url, model: 'judge-o' }));
+    server.script({ kind: 'content', content: judged('PASS_WITH_CAVEATS', 0.72) });
+    const caveats = await proc.process(msg(answer('fa-c1', { intent_id: 'SYSTEM_CONTROL_FLOW', job_id: 'jc' }), 'fa-c1#x'));
+    const r0 = json(caveats[0]!);
+    expect(r0).toMatchObject({ verdict: 'PASS_WITH_CAVEATS', intervention: 'nudge', action: 'rewrite', approved: false });
+    expect(r0.directive).toEqual(expect.stringContaining('You must repair the final answer'));
+    server.script({ kind: 'content', content: judged('PASS', 0.9) });
+    const pass = await proc.process(msg(answer('fa-c2', { intent_id: 'SYSTEM_CONTROL_FLOW', job_id: 'jc' }), 'fa-c2#x'));
+    expect(json(pass[0]!)).toMatchObject({ verdict: 'PASS', action: 'finalize', approved: true });
+  });
+});
