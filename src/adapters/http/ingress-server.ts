@@ -15,7 +15,7 @@ import type { AgentInfo, Trace } from '../../engine/types.js';
 import { validateTrace } from '../kafka/serde.js';
 import { acgpEventToTrace, type AcgpEvent } from './acgp-mapping.js';
 import { Reservation } from './reservation.js';
-import { KeyShare } from './key-share.js';
+import { InFlightBudget, KeyShare } from './in-flight-budget.js';
 import { pumpStream } from './stream-pump.js';
 import { batchIngest, INGEST_SEND_TIMEOUT_MS, sizedTraceJson, type BatchIngest, type BatchIngestDeps } from './ingest-batch.js';
 import { agentForKey, KeyRateLimiter, type KeyedRegistry } from './ingress-auth.js';
@@ -92,9 +92,8 @@ export class HttpIngress {
   readonly app: FastifyInstance;
   private listening = false;
 
-  private inFlightBytes = 0;
-  /** Each key's reserved bytes and open streams (its share of the budgets above). */
-  readonly keyBytes = new KeyShare();
+  /** Request bytes held, in all and per API key; and each key's open streams. */
+  readonly budget: InFlightBudget;
   readonly keyStreams = new KeyShare();
   private readonly limiter: KeyRateLimiter;
   /** Approvers' requests, by approver id (authenticated first): apart from the agents' buckets. */
@@ -123,6 +122,8 @@ export class HttpIngress {
     setMaxListeners(0, this.closing.signal);
     this.limiter = new KeyRateLimiter(opts.ratePerSecond ?? 50);
     this.approverLimiter = new KeyRateLimiter(opts.ratePerSecond ?? 50);
+    const maxInFlight = opts.maxInFlightBytes ?? 64 * 1024 * 1024;
+    this.budget = new InFlightBudget(maxInFlight, opts.maxInFlightBytesPerKey ?? Math.floor(maxInFlight / 8));
     const timeout = this.clientTimeoutMs;
     // Node checks requestTimeout only every connectionsCheckingInterval (default 30 s): at a quarter of the
     // timeout, a trickling request is closed within 1.25 × the timeout.
@@ -181,8 +182,6 @@ export class HttpIngress {
   /** The authenticated routes: identity, rate limit, gzip and backpressure hooks, then the handlers. */
   private routes(app: FastifyInstance, deps: IngressDeps): void {
     const maxBody = this.opts.maxBodyBytes;
-    const maxInFlight = this.opts.maxInFlightBytes ?? 64 * 1024 * 1024;
-    const perKey = this.opts.maxInFlightBytesPerKey ?? Math.floor(maxInFlight / 8);
     app.addHook('onRequest', async (req, reply) => {
       const key = req.headers['x-api-key'];
       const agent = typeof key === 'string' && key !== '' ? agentForKey(deps.registry(), key) : undefined;
@@ -207,23 +206,16 @@ export class HttpIngress {
       const hasBody = (Number.isFinite(declared) && declared > 0) || req.headers['transfer-encoding'] !== undefined;
       if (!hasBody) return payload;
       const reserve = Number.isFinite(declared) && req.headers['content-encoding'] !== 'gzip' ? Math.min(declared, maxBody) : maxBody;
-      if (this.inFlightBytes + reserve > maxInFlight) {
+      const taken = this.budget.take(String(req.headers['x-api-key']), reserve);
+      if (taken === 'busy') {
         reply.code(503).header('retry-after', '1').send({ error: 'STEWARD_HTTP_BUSY', message: 'the ingress is at its in-flight limit; retry' });
         return payload;
       }
-      // A key holding nothing may always take one request (a share below max_body_bytes must not lock it out).
-      const key = String(req.headers['x-api-key']);
-      const keyHeld = this.keyBytes.get(key);
-      if (keyHeld > 0 && keyHeld + reserve > perKey) {
-        reply.code(429).header('retry-after', '1').send({ error: 'STEWARD_HTTP_KEY_BUSY', message: `this key's requests in hand hold its share of the in-flight limit (http.limits.max_in_flight_bytes_per_key ${perKey}); retry` });
+      if (taken === 'key') {
+        reply.code(429).header('retry-after', '1').send({ error: 'STEWARD_HTTP_KEY_BUSY', message: `this key's requests in hand hold its share of the in-flight limit (http.limits.max_in_flight_bytes_per_key ${this.budget.maxPerKey}); retry` });
         return payload;
       }
-      this.inFlightBytes += reserve;
-      const keyRelease = this.keyBytes.take(key, reserve);
-      const reservation = new Reservation(() => {
-        this.inFlightBytes -= reserve;
-        keyRelease();
-      });
+      const reservation = new Reservation(taken);
       (req as unknown as { reservation: Reservation }).reservation = reservation;
       reply.raw.once('close', () => reservation.close());
       const enc = req.headers['content-encoding'];

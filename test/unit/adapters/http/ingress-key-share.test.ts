@@ -84,7 +84,7 @@ describe('HTTP ingress: one key\'s share of the in-flight bytes', () => {
     }
     // The hog's uploads gone, nothing of its share is left behind.
     sockets.splice(0).forEach((s) => s.destroy());
-    await until(() => ingress!.keyBytes.size === 0);
+    await until(() => ingress!.budget.perKey.size === 0);
     expect((await post(port, 'hog-key')).status).toBe(200);
   });
 
@@ -93,7 +93,7 @@ describe('HTTP ingress: one key\'s share of the in-flight bytes', () => {
     const answers = await Promise.all(Array.from({ length: 6 }, () => stalledUpload(port, 'hog-key')));
     expect(answers.filter((a) => a === '')).toHaveLength(3);
     expect(answers.filter((a) => a.includes('STEWARD_HTTP_KEY_BUSY'))).toHaveLength(3);
-    expect(ingress!.keyBytes.get('hog-key')).toBe(3 * MAX_BODY);
+    expect(ingress!.budget.perKey.get('hog-key')).toBe(3 * MAX_BODY);
   });
 });
 
