@@ -101,6 +101,8 @@ export const SETTINGS = {
   'http.limits.max_body_bytes': s('http.limits.max_body_bytes', 1_048_576, 'largest request body, after gzip decoding; larger gets 413'),
   'http.limits.max_batch_events': s('http.limits.max_batch_events', 500, 'most events in one batch; more gets 413'),
   'http.limits.max_in_flight_bytes': s('http.limits.max_in_flight_bytes', 67_108_864, 'request bytes handled at once; beyond, 503 + Retry-After (backpressure when Kafka is slow)'),
+  'http.limits.max_in_flight_bytes_per_key': s('http.limits.max_in_flight_bytes_per_key', unset<number>(), 'one API key\'s most of max_in_flight_bytes (unset: an eighth of it); beyond, 429 STEWARD_HTTP_KEY_BUSY + Retry-After (one key cannot lock the others out)'),
+  'http.limits.max_streams_per_key': s('http.limits.max_streams_per_key', 8, 'one API key\'s most open SSE streams; beyond, 429 STEWARD_HTTP_KEY_STREAMS + Retry-After'),
   'http.limits.rate_per_second': s('http.limits.rate_per_second', 50, 'requests per second per API key (burst: twice that); over gets 429 + Retry-After'),
   'http.limits.client_timeout_ms': s('http.limits.client_timeout_ms', 30_000, 'a request not fully received, or a connection (an SSE reader too) making no progress, this long is closed (slow clients)'),
   'http.idempotency.window_seconds': s('http.idempotency.window_seconds', 86_400, 'how long an ingested event\'s idempotency key is remembered at least (at most twice: keys live in buckets this long); a retry within it is a duplicate, not produced again'),

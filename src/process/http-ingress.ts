@@ -120,6 +120,8 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
         maxBatchEvents: cfg.http.maxBatchEvents,
         ratePerSecond: cfg.http.ratePerSecond,
         maxInFlightBytes: cfg.http.maxInFlightBytes,
+        maxInFlightBytesPerKey: cfg.http.maxInFlightBytesPerKey,
+        maxStreamsPerKey: cfg.http.maxStreamsPerKey,
         maxTraceBytes: cfg.limits.maxTraceBytes,
         requireSignature: cfg.agents.requireSignature,
         clientTimeoutMs: cfg.http.clientTimeoutMs,

@@ -3,8 +3,13 @@
  * lifetime, so it gets a delegating registry whose target is swapped atomically: a valid edit applies to
  * the next event, an invalid one is rejected with positioned errors and the last good registry serves.
  * The parent directory is watched (not the file) because editors and config managers replace files by rename.
+ * A Kubernetes ConfigMap mount makes the file a symlink to `..data/agents.yaml` and updates it by renaming
+ * `..data_tmp` over `..data`: the only events are named `..data*`, so those (and extension-less names, which
+ * may be symlinked directories) reload too, and a stat poll of the real file catches what no event reports
+ * (audit #24 r4, finding 1: a revoked key stayed valid under a ConfigMap).
  */
 import { watch, type FSWatcher } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { StewardAggregateError, StewardError } from '../../errors.js';
 import { parseAgentRegistry, type AgentRegistry } from '../../engine/blueprint/index.js';
@@ -32,8 +37,22 @@ async function parseFile(file: string, defaultTier: AclTier | undefined): Promis
   return parseAgentRegistry(r.text, file, { defaultTier });
 }
 
-/** Loads `file` (rejects when invalid: there is no last good registry yet), then watches it. */
-export async function watchAgentRegistry(file: string, opts: { defaultTier?: AclTier; debounceMs?: number; watch?: boolean } = {}): Promise<AgentRegistryHolder> {
+/** The real file's identity through any symlinks: a ConfigMap swap changes its inode, an edit its mtime or size. */
+async function fingerprint(file: string): Promise<string> {
+  const st = await stat(file).catch(() => undefined);
+  return st ? `${st.ino}|${st.size}|${st.mtimeMs}` : 'gone';
+}
+
+/** Whether a change named `name` in the file's directory may change what `file` reads (as blueprint-watcher's mayAffectBlueprints). */
+export function mayAffectRegistry(name: string, fileName: string): boolean {
+  return name === fileName || name.startsWith('..') || !/\.[A-Za-z0-9]+$/.test(name);
+}
+
+/** Loads `file` (rejects when invalid: there is no last good registry yet), then watches it (events, and a poll every `pollMs`, default 2 s). */
+export async function watchAgentRegistry(file: string, opts: { defaultTier?: AclTier; debounceMs?: number; watch?: boolean; pollMs?: number } = {}): Promise<AgentRegistryHolder> {
+  const pollMs = opts.watch === false ? 0 : (opts.pollMs ?? 2000);
+  // Taken before the parse, so a change during it still differs and is picked up by the next poll.
+  let last = pollMs > 0 ? await fingerprint(file) : '';
   const first = await parseFile(file, opts.defaultTier);
   if (!first.registry) throw new StewardAggregateError('STEWARD_CONFIG', first.errors);
   let current: AgentRegistry = first.registry;
@@ -45,6 +64,7 @@ export async function watchAgentRegistry(file: string, opts: { defaultTier?: Acl
     chain = chain.then(async () => {
       let ev: RegistryReloadEvent;
       try {
+        if (pollMs > 0) last = await fingerprint(file);
         const r = await parseFile(file, opts.defaultTier);
         if (r.registry) current = r.registry;
         ev = { ok: !!r.registry, agents: current.agents.size, errors: r.errors };
@@ -63,13 +83,30 @@ export async function watchAgentRegistry(file: string, opts: { defaultTier?: Acl
     const name = basename(file);
     try {
       watcher = watch(dirname(file), (_event, changed) => {
-        if (changed && String(changed) !== name) return;
+        if (changed && !mayAffectRegistry(String(changed), name)) return;
         clearTimeout(timer);
         timer = setTimeout(() => void reload(), opts.debounceMs ?? 100);
       });
     } catch {
-      watcher = undefined; // no watch support: reload() still works (e.g. on SIGHUP)
+      watcher = undefined; // no watch support: the poll and reload() (e.g. on SIGHUP) still work
     }
+  }
+  let poll: NodeJS.Timeout | undefined;
+  if (pollMs > 0) {
+    let busy = false;
+    poll = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      void fingerprint(file)
+        .then((now) => {
+          if (now !== last) {
+            last = now; // one reload per change, also while the parse is queued
+            void reload();
+          }
+        })
+        .finally(() => (busy = false));
+    }, pollMs);
+    poll.unref();
   }
 
   const registry: AgentRegistry = {
@@ -87,6 +124,7 @@ export async function watchAgentRegistry(file: string, opts: { defaultTier?: Acl
     reload,
     close() {
       clearTimeout(timer);
+      clearInterval(poll);
       watcher?.close();
     },
   };

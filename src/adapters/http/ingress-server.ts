@@ -15,6 +15,7 @@ import type { AgentInfo, Trace } from '../../engine/types.js';
 import { validateTrace } from '../kafka/serde.js';
 import { acgpEventToTrace, type AcgpEvent } from './acgp-mapping.js';
 import { Reservation } from './reservation.js';
+import { InFlightBudget, KeyShare } from './in-flight-budget.js';
 import { pumpStream } from './stream-pump.js';
 import { batchIngest, INGEST_SEND_TIMEOUT_MS, sizedTraceJson, type BatchIngest, type BatchIngestDeps } from './ingest-batch.js';
 import { agentForKey, KeyRateLimiter, type KeyedRegistry } from './ingress-auth.js';
@@ -36,6 +37,10 @@ export interface HttpIngressOptions {
   ratePerSecond?: number;
   /** Request bytes being handled at once; beyond, 503 + Retry-After (backpressure, never unbounded memory). */
   maxInFlightBytes?: number;
+  /** One API key's most of those bytes (default an eighth of them); beyond, 429 STEWARD_HTTP_KEY_BUSY + Retry-After. */
+  maxInFlightBytesPerKey?: number;
+  /** One API key's most open SSE streams (default 8); beyond, 429 STEWARD_HTTP_KEY_STREAMS. */
+  maxStreamsPerKey?: number;
   /** Larger traces (as JSON) are refused like the stage dead-letters them (STEWARD_TRACE_TOO_LARGE). */
   maxTraceBytes?: number;
   /** Under agents.require_signature every agent must sign: none may send over HTTP (D24). */
@@ -87,7 +92,9 @@ export class HttpIngress {
   readonly app: FastifyInstance;
   private listening = false;
 
-  private inFlightBytes = 0;
+  /** Request bytes held, in all and per API key; and each key's open streams. */
+  readonly budget: InFlightBudget;
+  readonly keyStreams = new KeyShare();
   private readonly limiter: KeyRateLimiter;
   /** Approvers' requests, by approver id (authenticated first): apart from the agents' buckets. */
   private readonly approverLimiter: KeyRateLimiter;
@@ -115,6 +122,8 @@ export class HttpIngress {
     setMaxListeners(0, this.closing.signal);
     this.limiter = new KeyRateLimiter(opts.ratePerSecond ?? 50);
     this.approverLimiter = new KeyRateLimiter(opts.ratePerSecond ?? 50);
+    const maxInFlight = opts.maxInFlightBytes ?? 64 * 1024 * 1024;
+    this.budget = new InFlightBudget(maxInFlight, opts.maxInFlightBytesPerKey ?? Math.floor(maxInFlight / 8));
     const timeout = this.clientTimeoutMs;
     // Node checks requestTimeout only every connectionsCheckingInterval (default 30 s): at a quarter of the
     // timeout, a trickling request is closed within 1.25 × the timeout.
@@ -173,7 +182,6 @@ export class HttpIngress {
   /** The authenticated routes: identity, rate limit, gzip and backpressure hooks, then the handlers. */
   private routes(app: FastifyInstance, deps: IngressDeps): void {
     const maxBody = this.opts.maxBodyBytes;
-    const maxInFlight = this.opts.maxInFlightBytes ?? 64 * 1024 * 1024;
     app.addHook('onRequest', async (req, reply) => {
       const key = req.headers['x-api-key'];
       const agent = typeof key === 'string' && key !== '' ? agentForKey(deps.registry(), key) : undefined;
@@ -198,12 +206,16 @@ export class HttpIngress {
       const hasBody = (Number.isFinite(declared) && declared > 0) || req.headers['transfer-encoding'] !== undefined;
       if (!hasBody) return payload;
       const reserve = Number.isFinite(declared) && req.headers['content-encoding'] !== 'gzip' ? Math.min(declared, maxBody) : maxBody;
-      if (this.inFlightBytes + reserve > maxInFlight) {
+      const taken = this.budget.take(String(req.headers['x-api-key']), reserve);
+      if (taken === 'busy') {
         reply.code(503).header('retry-after', '1').send({ error: 'STEWARD_HTTP_BUSY', message: 'the ingress is at its in-flight limit; retry' });
         return payload;
       }
-      this.inFlightBytes += reserve;
-      const reservation = new Reservation(() => (this.inFlightBytes -= reserve));
+      if (taken === 'key') {
+        reply.code(429).header('retry-after', '1').send({ error: 'STEWARD_HTTP_KEY_BUSY', message: `this key's requests in hand hold its share of the in-flight limit (http.limits.max_in_flight_bytes_per_key ${this.budget.maxPerKey}); retry` });
+        return payload;
+      }
+      const reservation = new Reservation(taken);
       (req as unknown as { reservation: Reservation }).reservation = reservation;
       reply.raw.once('close', () => reservation.close());
       const enc = req.headers['content-encoding'];
@@ -217,6 +229,7 @@ export class HttpIngress {
       (payload as Readable).pipe(gunzip);
       return gunzip;
     });
+    const maxStreams = this.opts.maxStreamsPerKey ?? 8;
     const maxEvents = this.opts.maxBatchEvents ?? 500;
     const maxTraceBytes = this.opts.maxTraceBytes ?? 900_000;
     const now = deps.now ?? (() => new Date());
@@ -258,13 +271,15 @@ export class HttpIngress {
       return reply.code(a.status).send(a.body);
     };
     const common = { security: [{ apiKey: [] }] };
+    // The batch key's header, on both ingest routes (it is an idempotency key: bounded like one).
+    const idempotencyHeaders = { type: 'object', properties: { 'x-idempotency-key': { type: 'string', maxLength: 256 } } } as const;
     app.post(
       '/v1/ingest/traces/batch',
       {
         schema: {
           ...common,
           summary: 'Ingest a batch of acgp events (the acgp client batch sender)',
-          headers: { type: 'object', properties: { 'x-idempotency-key': { type: 'string', maxLength: 256 } } },
+          headers: idempotencyHeaders,
           body: { type: 'object', required: ['events'], properties: { batch_id: { type: 'string', maxLength: 256 }, event_count: { type: 'integer' }, events: { type: 'array', items: eventSchema } } },
           response: { 200: ingestResponse, '4xx': errorSchema, '5xx': errorSchema },
         },
@@ -326,23 +341,31 @@ export class HttpIngress {
       async (req, reply) => {
         const feed = deps.stream;
         if (!feed) return reply.code(404).send({ error: 'STEWARD_HTTP_NOT_FOUND', message: 'the stream is not served by this process' });
-        const agent = req.agent!.id;
-        const asked = req.headers['last-event-id'];
-        const last = typeof asked === 'string' && /^\d{1,20}-\d{1,20}$/.test(asked) ? asked : await feed.head(agent);
-        reply.hijack();
-        const res = reply.raw;
-        // A client gone while head() was awaited (or the ingress closing meanwhile) gets no loop (audit 24-r2 finding 1).
-        if (req.raw.destroyed || res.destroyed || this.closing.signal.aborted) return void res.destroy();
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-        res.write(`event: connected\ndata: ${JSON.stringify({ agent_id: agent, last_event_id: last })}\n\n`);
-        this.streams++;
-        const loop = pumpStream(req.raw, res, { feed, agent, key: String(req.headers['x-api-key']), last, registry: () => deps.registry(), clientTimeoutMs: this.clientTimeoutMs, signal: this.closing.signal });
-        this.loops.add(loop);
+        // Counted from here (before head() is awaited), so streams opened together cannot all pass the check.
+        const key = String(req.headers['x-api-key']);
+        if (this.keyStreams.get(key) >= maxStreams) return reply.code(429).header('retry-after', '5').send({ error: 'STEWARD_HTTP_KEY_STREAMS', message: `this key has ${maxStreams} streams open (http.limits.max_streams_per_key)` });
+        const releaseStream = this.keyStreams.take(key, 1);
         try {
-          await loop;
+          const agent = req.agent!.id;
+          const asked = req.headers['last-event-id'];
+          const last = typeof asked === 'string' && /^\d{1,20}-\d{1,20}$/.test(asked) ? asked : await feed.head(agent);
+          reply.hijack();
+          const res = reply.raw;
+          // A client gone while head() was awaited (or the ingress closing meanwhile) gets no loop (audit 24-r2 finding 1).
+          if (req.raw.destroyed || res.destroyed || this.closing.signal.aborted) return void res.destroy();
+          res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+          res.write(`event: connected\ndata: ${JSON.stringify({ agent_id: agent, last_event_id: last })}\n\n`);
+          this.streams++;
+          const loop = pumpStream(req.raw, res, { feed, agent, key, last, registry: () => deps.registry(), clientTimeoutMs: this.clientTimeoutMs, signal: this.closing.signal });
+          this.loops.add(loop);
+          try {
+            await loop;
+          } finally {
+            this.loops.delete(loop);
+            this.streams--;
+          }
         } finally {
-          this.loops.delete(loop);
-          this.streams--;
+          releaseStream();
         }
       },
     );
@@ -372,7 +395,7 @@ export class HttpIngress {
     }
     app.post(
       '/v1/ingest/traces',
-      { schema: { ...common, summary: 'Ingest one acgp event', body: eventSchema, response: { 200: ingestResponse, '4xx': errorSchema, '5xx': errorSchema } } },
+      { schema: { ...common, summary: 'Ingest one acgp event', headers: idempotencyHeaders, body: eventSchema, response: { 200: ingestResponse, '4xx': errorSchema, '5xx': errorSchema } } },
       async (req, reply) => ingest([req.body as AcgpEvent], req.agent!, req.headers['x-idempotency-key'] as string | undefined, reply),
     );
   }

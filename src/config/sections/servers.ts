@@ -7,7 +7,7 @@ import { settingPath, type SectionContext } from './context.js';
 export interface ServersSection {
   observability: { enabled: boolean; host: string; port: number };
   /** http.*: the acgp client's HTTP ingress (docs/http.md); tls files resolved against the config file. */
-  http: { enabled: boolean; host: string; port: number; tls?: { certFile: string; keyFile: string }; maxBodyBytes: number; maxBatchEvents: number; maxInFlightBytes: number; ratePerSecond: number; clientTimeoutMs: number; idempotency: HttpIdempotency };
+  http: { enabled: boolean; host: string; port: number; tls?: { certFile: string; keyFile: string }; maxBodyBytes: number; maxBatchEvents: number; maxInFlightBytes: number; maxInFlightBytesPerKey?: number; maxStreamsPerKey: number; ratePerSecond: number; clientTimeoutMs: number; idempotency: HttpIdempotency };
   /** dashboard.*: the analyst dashboard inside `steward run` (docs/dashboard.md). */
   dashboard: { enabled: boolean; host: string; port: number; refreshMs: number; allowedHosts: string[] };
 }
@@ -56,6 +56,8 @@ export function serversSection(raw: Raw, ctx: SectionContext): ServersSection {
       maxBodyBytes: v(raw, 'http.limits.max_body_bytes'),
       maxBatchEvents: v(raw, 'http.limits.max_batch_events'),
       maxInFlightBytes: v(raw, 'http.limits.max_in_flight_bytes'),
+      maxInFlightBytesPerKey: v(raw, 'http.limits.max_in_flight_bytes_per_key'),
+      maxStreamsPerKey: v(raw, 'http.limits.max_streams_per_key'),
       ratePerSecond: v(raw, 'http.limits.rate_per_second'),
       clientTimeoutMs: v(raw, 'http.limits.client_timeout_ms'),
       idempotency: httpIdempotency(raw),

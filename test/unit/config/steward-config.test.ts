@@ -138,6 +138,12 @@ describe('steward.yaml', () => {
     expect(() => buildConfig({ http: { idempotency: { pending_wait_ms: -1 } } }, {})).toThrow(/\$\.http\.idempotency\.pending_wait_ms/);
   });
 
+  it('http.limits per key: the byte share unset by default (the ingress takes an eighth of max_in_flight_bytes), 8 streams; set values pass through', () => {
+    expect(buildConfig({}, {}).http).toMatchObject({ maxInFlightBytesPerKey: undefined, maxStreamsPerKey: 8 });
+    expect(buildConfig({ http: { limits: { max_in_flight_bytes_per_key: 4096, max_streams_per_key: 2 } } }, {}).http).toMatchObject({ maxInFlightBytesPerKey: 4096, maxStreamsPerKey: 2 });
+    expect(() => buildConfig({ http: { limits: { max_streams_per_key: 0 } } }, {})).toThrow(/\$\.http\.limits\.max_streams_per_key/);
+  });
+
   it('steward.example.yaml documents a valid configuration', () => {
     const cfg = buildConfig(parseConfigText(readFileSync('steward.example.yaml', 'utf8'), 'steward.example.yaml'), {}, 'steward.example.yaml');
     expect(cfg.topics.prefix).toBe('acgp');

@@ -1,4 +1,4 @@
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nextEvent } from '../../../support/next-event.js';
@@ -59,6 +59,51 @@ describe('watchAgentRegistry', () => {
     renameSync(tmp, f);
     await ev;
     expect(h.registry.lookup('bot').tier).toBe('ACL-5');
+  });
+
+  // Kubernetes ConfigMap layout: agents.yaml -> ..data/agents.yaml, ..data -> ..<timestamp>; kubelet updates it by
+  // renaming ..data_tmp over ..data, so the watched directory only sees events named ..data* (audit #24 r4, finding 1).
+  function configMap(text: string): { dir: string; file: string; swap(text: string): void } {
+    const dir = mkdtempSync(join(tmpdir(), 'steward-agents-cm-'));
+    dirs.push(dir);
+    let n = 0;
+    const version = (t: string) => {
+      const v = `..2026_${n++}`;
+      mkdirSync(join(dir, v));
+      writeFileSync(join(dir, v, 'agents.yaml'), t);
+      return v;
+    };
+    symlinkSync(version(text), join(dir, '..data'));
+    symlinkSync('..data/agents.yaml', join(dir, 'agents.yaml'));
+    return {
+      dir,
+      file: join(dir, 'agents.yaml'),
+      swap(t) {
+        symlinkSync(version(t), join(dir, '..data_tmp'));
+        renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
+      },
+    };
+  }
+
+  it('follows a ConfigMap update (the ..data symlink swap) from its events alone', async () => {
+    const cm = configMap(one('ACL-2'));
+    const h = await watchAgentRegistry(cm.file, { debounceMs: 20, pollMs: 600_000 });
+    holders.push(h);
+    const ev = next(h, (e) => e.ok && h.registry.lookup('bot').tier === 'ACL-5');
+    cm.swap(one('ACL-5'));
+    await ev;
+    expect(h.registry.lookup('bot').tier).toBe('ACL-5');
+  });
+
+  it('polls the real file: a change no event in the directory reports is still applied', async () => {
+    const cm = configMap(one('ACL-2'));
+    const h = await watchAgentRegistry(cm.file, { debounceMs: 20, pollMs: 50 });
+    holders.push(h);
+    const ev = next(h, (e) => e.ok && h.registry.lookup('bot').tier === 'ACL-4');
+    // Written inside ..2026_0: the non-recursive watch of the mount directory sees nothing.
+    writeFileSync(join(cm.dir, '..2026_0', 'agents.yaml'), one('ACL-4') + '  - { id: other, tenant: acme, tier: ACL-1 }\n');
+    await ev;
+    expect(h.registry.lookup('other').tier).toBe('ACL-1');
   });
 
   it('refuses to start from an invalid file', async () => {

@@ -75,6 +75,8 @@ describe('OpenAPI document: every served route, with its schemas', () => {
     const one = paths['/v1/ingest/traces'].post;
     expect(bodySchema(one)).toMatchObject({ required: ['trace_id'], properties: { trace_id: { minLength: 1 }, final_output: {}, documents_used: {} } });
     expect(one.responses['200'].content['application/json'].schema.properties).toHaveProperty('accepted');
+    // Its batch key is the same idempotency header, bounded the same (audit #24 r4, finding 5).
+    expect(param(one, 'header', 'x-idempotency-key')).toMatchObject({ schema: { type: 'string', maxLength: 256 } });
 
     for (const route of ['/v1/decide', '/v1/finalize']) {
       const op = paths[route].post;

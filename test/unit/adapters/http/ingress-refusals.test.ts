@@ -89,4 +89,15 @@ describe('ingest refusals (docs/http.md "Errors")', () => {
     expect(noCount.json()).toMatchObject({ accepted: 1 });
     expect(sent).toEqual(['r-0', 'r-1', 'n-1']);
   });
+
+  it('an X-Idempotency-Key over 256 characters is 400 on both ingest routes; nothing is sent', async () => {
+    const { sent, post } = await start();
+    const long = 'k'.repeat(257);
+    const one = await post('/v1/ingest/traces', JSON.stringify({ trace_id: 'i-1', reasoning_text: 'r' }), { 'x-idempotency-key': long });
+    expect(one.statusCode).toBe(400);
+    expect(one.json()).toMatchObject({ error: 'STEWARD_HTTP_BAD_REQUEST' });
+    expect((await post('/v1/ingest/traces/batch', batch(1, 1), { 'x-idempotency-key': long })).statusCode).toBe(400);
+    expect(sent).toEqual([]);
+    expect((await post('/v1/ingest/traces', JSON.stringify({ trace_id: 'i-1', reasoning_text: 'r' }), { 'x-idempotency-key': 'k'.repeat(256) })).statusCode).toBe(200);
+  });
 });
