@@ -20,6 +20,7 @@ import { pumpStream } from './stream-pump.js';
 import { batchIngest, INGEST_SEND_TIMEOUT_MS, sizedTraceJson, type BatchIngest, type BatchIngestDeps } from './ingest-batch.js';
 import { agentForKey, KeyRateLimiter, type KeyedRegistry } from './ingress-auth.js';
 import { errorSchema, eventSchema, healthSchema, ingestResponse } from './ingress-schemas.js';
+import { registerQueryRoutes, type QueryFn } from './query-routes.js';
 import { registerAgentApprovalRoute, registerApprovalRoutes, type ApprovalRouteDeps, type ApprovalStatusFn } from './approval-routes.js';
 
 export interface HttpIngressOptions {
@@ -68,7 +69,7 @@ export interface IngressDeps extends BatchIngestDeps {
   /** The agent's event feed (decisions, verdicts, gate results) by resumable id (docs/http.md "Stream"). */
   stream?: { head(agentId: string): Promise<string>; read(agentId: string, lastId: string): Promise<{ id: string; event: string; data: string }[]> };
   /** What the pipeline stored about one of the agent's traces (ClickHouse, read-only); undefined: not (yet) stored. */
-  query?(kind: 'scores' | 'feedback' | 'oversight', agentId: string, traceId: string): Promise<Record<string, unknown> | undefined>;
+  query?: QueryFn;
   /** Approvers answering pending approvals (docs/approvals.md), authenticated by their own API keys. */
   approvals?: ApprovalRouteDeps;
   /** An agent's own approvals (GET /v1/approvals/{id}): request and status from the approval store. */
@@ -370,29 +371,7 @@ export class HttpIngress {
       },
     );
     if (deps.approvalStatus) registerAgentApprovalRoute(app, deps.approvalStatus);
-    for (const kind of ['scores', 'feedback', 'oversight'] as const) {
-      app.get(
-        `/v1/query/${kind}/:trace_id`,
-        {
-          schema: {
-            ...common,
-            summary: `The ${kind} of one of the key's agent's traces (docs/http.md "Queries")`,
-            params: { type: 'object', required: ['trace_id'], properties: { trace_id: { type: 'string', minLength: 1, maxLength: 256 } } },
-            response: { 200: { type: 'object', additionalProperties: true }, '4xx': errorSchema, '5xx': errorSchema },
-          },
-        },
-        async (req, reply) => {
-          if (!deps.query) return reply.code(404).send({ error: 'STEWARD_HTTP_NOT_FOUND', message: 'queries are not served by this process' });
-          const { trace_id } = req.params as { trace_id: string };
-          const row = await deps.query(kind, req.agent!.id, trace_id);
-          // Nothing stored (yet, or another agent's trace: the same answer, so nothing leaks) is a 200 the acgp
-          // client waits on — get_score()/get_feedback() retry while `status` is "not_found"; a 404 made them raise
-          // at once under ACGP_FAIL_SILENTLY=false (D43; audit #24 r2, finding 5).
-          if (!row) return reply.code(200).send({ status: 'not_found', trace_id });
-          return reply.code(200).send(row);
-        },
-      );
-    }
+    registerQueryRoutes(app, deps.query?.bind(deps), common);
     app.post(
       '/v1/ingest/traces',
       { schema: { ...common, summary: 'Ingest one acgp event', headers: idempotencyHeaders, body: eventSchema, response: { 200: ingestResponse, '4xx': errorSchema, '5xx': errorSchema } } },
