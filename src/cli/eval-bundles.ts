@@ -16,7 +16,7 @@ import { traceEventId } from '../engine/event-id.js';
 import { ed25519Signer } from '../engine/ledger/crypto.js';
 import { MemoryStateStore } from '../engine/state/memory-state-store.js';
 import { MemoryTrustDebtStore } from '../engine/trust-debt/index.js';
-import type { EvalRecord } from '../engine/steward-engine.js';
+import type { EvalRecord, StewardEngine } from '../engine/steward-engine.js';
 import { isApproved, mostSevere, type Trace } from '../engine/types.js';
 import type { Ed25519Signer } from '../engine/verdict/sign.js';
 import { engineVersion, SetupError, type OfflineSetup } from './eval-setup.js';
@@ -25,6 +25,8 @@ export const SHEET_FILE = /\.verify\.ya?ml$/i;
 export const ACM_OPTIONS_FILE = /(^|[\\/])acm\.ya?ml$/i;
 
 export interface EvalBundles {
+  /** The engine (own trust debt) that answers the run's lines: gate hooks go to its finalize() (eval-gate.ts). */
+  engine: StewardEngine;
   evaluate(raw: string, trace: Trace, nowMs: number, eventId?: string): Promise<EvalRecord>;
   /** The output line with the run-governance answer folded in (intervention, approved, `acm`). */
   line(rec: EvalRecord, line: Record<string, unknown>): Record<string, unknown>;
@@ -93,6 +95,7 @@ export async function createEvalBundles(setup: OfflineSetup, o: { dir: string; b
   const outcomes = new WeakMap<EvalRecord, { final: ReturnType<typeof mostSevere>; check?: AcmCheck }>();
 
   return {
+    engine,
     async evaluate(raw, trace, nowMs, eventId) {
       if (!gov.governs(trace)) return engine.evaluate(trace, nowMs, eventId);
       const agent = setup.registry.lookup(trace.agent_id);

@@ -130,7 +130,8 @@ export class GateProcessor implements StageProcessor {
     const key = req.trace.agent_id;
     const outs: StageOutput[] = [];
     if (req.reply) outs.push(replyMessage(req.reply, 'gate', key, JSON.stringify(gateReply(o, req.event_time_ms, (this.d.nowMs ?? Date.now)(), this.d.engineVersion))));
-    const judged: GateEventMessage = { ...o.events.final_alignment_judge_result, trust_debt: o.trust_debt };
+    // The trust-debt stage applies `trust_debt` under the answering blueprint's settings (spec-decisions D50).
+    const judged: GateEventMessage = { ...o.events.final_alignment_judge_result, trust_debt: o.trust_debt, blueprint: o.blueprint };
     outs.push({ topic: t.gate, message: { key, value: JSON.stringify(judged) } });
     if (o.events.finalization_outcome) outs.push({ topic: t.gate, message: { key, value: JSON.stringify(o.events.finalization_outcome satisfies GateEventMessage) } });
     if (o.ledger) outs.push({ topic: t.ledger, message: { key, value: JSON.stringify(o.ledger) } });

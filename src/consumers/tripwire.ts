@@ -28,7 +28,7 @@ import type { DecideScoreEngine } from './stage-types.js';
 import type { DecisionRecord } from '../engine/steward-engine.js';
 import { scoringJson } from './scoring-message.js';
 import { traceEventId } from '../engine/event-id.js';
-import { parseFinalAnswer } from '../engine/gate/finalization-gate.js';
+import { checkGateHookInput } from '../engine/gate/finalization-gate.js';
 import type { Trace } from '../engine/types.js';
 import { finalizeJson, GATE_HOOKS } from './finalize-message.js';
 import { tracePositionHeaders } from '../adapters/kafka/trace-position.js';
@@ -172,10 +172,7 @@ export class TripwireProcessor implements StageProcessor {
    * behind the job's tool calls this stage already recorded, with the waiting client's reply route.
    */
   private toGate(m: InMessage, trace: Trace, traceJson: string | undefined, evTime: number, limit: number): StageOutput[] {
-    if (trace.hook === 'final_answer') parseFinalAnswer(trace);
-    else if (typeof trace.job_id !== 'string' || trace.job_id === '' || (trace.feedback !== 'up' && trace.feedback !== 'down')) {
-      throw new StewardError('STEWARD_GATE_INPUT', `user_feedback trace ${JSON.stringify(trace.trace_id)}: needs 'job_id' and 'feedback' (up or down)`);
-    }
+    checkGateHookInput(trace);
     const route = replyRoute(m, this.d.replies);
     const out: StageOutput = { topic: this.d.topics.finalize, message: { key: trace.agent_id, value: finalizeJson(traceJson ?? JSON.stringify(trace), evTime, traceEventId(trace.trace_id, m.value), route) } };
     if (!fitsIn(out.message, limit)) throw new StewardError('STEWARD_TRACE_TOO_LARGE', `its ${out.topic} message would be ${messageBytes(out.message)} bytes, over limits.max_message_bytes ${limit}`);

@@ -16,6 +16,7 @@ import type { StewardProducer } from '../adapters/kafka/client.js';
 import { startAuditSweep, type AuditSweep, type SweepableStore } from './audit-sweep.js';
 import { levelActions, levelFor, maxLevel, type TrustDebtChange, type TrustDebtEvent, type TrustDebtStore } from '../engine/trust-debt/index.js';
 import { StewardError } from '../errors.js';
+import { gateDebtEvent } from '../engine/gate/decide.js';
 import type { Logger } from '../logger.js';
 import { parseTimestamp } from '../engine/time.js';
 import type { TrustDebtConfig } from '../engine/types.js';
@@ -131,14 +132,12 @@ export class TrustDebtProcessor implements StageProcessor {
     if (m.topic === t.gate) {
       // The gate's judge result carries the movement (docs/spec-decisions.md D21): none for a repair loop or a
       // degraded outcome; finalize_with_limitations weighs as flag; a tier-1 hit as block at critical severity.
+      // `steward eval` applies the same event (gateDebtEvent, spec-decisions D50); `blueprint` selects the settings
+      // it moves under, as a verdict's does (absent in records from before D50: the defaults).
       const g = parseJson<GateEventMessage>(m, 'gate event');
-      if (!g || g.event !== 'final_alignment_judge_result' || !g.trust_debt || g.trust_debt.no_debt) return undefined;
-      if (typeof g.event_id !== 'string' || typeof g.agent_id !== 'string' || typeof g.trace_id !== 'string') throw new StewardError('STEWARD_TRACE_SCHEMA', 'gate event lacks event_id/trace_id/agent_id');
-      const severity = g.trust_debt.severity === 'critical' ? 'critical' : undefined;
-      return {
-        ev: { eventId: g.event_id, tenant: g.tenant || this.d.tenantOf(g.agent_id), agentId: g.agent_id, atMs: typeof g.ts_ms === 'number' ? g.ts_ms : m.timestampMs, kind: 'intervention', intervention: g.trust_debt.intervention, severity },
-        traceId: g.trace_id,
-      };
+      if (!g || g.event !== 'final_alignment_judge_result') return undefined;
+      const ev = gateDebtEvent(g, this.d.tenantOf, m.timestampMs);
+      return ev && { ev, blueprint: typeof g.blueprint === 'string' ? g.blueprint : undefined, traceId: g.trace_id };
     }
     if (m.topic === t.reviews) {
       const r = parseJson<ReviewMessage>(m, 'review');

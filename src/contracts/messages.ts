@@ -241,4 +241,4 @@ export interface GateReplyMessage {
  * trust-debt movement the trust-debt stage applies (none for a repair loop); the outcome is written when a
  * job ends, and again with `user_feedback` when that arrives (same event_id: the row is replaced).
  */
-export type GateEventMessage = (FinalAlignmentJudgeResultEvent & { trust_debt?: GateTrustDebt }) | FinalizationOutcomeEvent;
+export type GateEventMessage = (FinalAlignmentJudgeResultEvent & { trust_debt?: GateTrustDebt; blueprint?: string }) | FinalizationOutcomeEvent;

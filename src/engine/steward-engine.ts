@@ -14,7 +14,7 @@ import { decideCtq, fallbackPolicy } from './ctq/index.js';
 import { createDefaultScorerRegistry, LruCache, type LlmJudgeOptions, type ScorerRegistry, type SourceRegistry } from './scorers/index.js';
 import { MetricRunner } from './metric-runner.js';
 import { isDegraded, runTripwireStage } from './tripwires/index.js';
-import { levelActions, maxLevel, type TrustDebtStore } from './trust-debt/index.js';
+import { DEFAULT_TRUST_DEBT_CONFIG, levelActions, maxLevel, type TrustDebtStore } from './trust-debt/index.js';
 import {
   isApproved,
   mostSevere,
@@ -28,10 +28,12 @@ import {
   type StateStore,
   type Trace,
   type TripwireStageResult,
+  type TrustDebtLevel,
 } from './types.js';
 import { buildVerdict, signVerdict, type VerdictSigner } from './verdict/index.js';
 import type { FinalizationGate } from './gate/finalization-gate.js';
 import { decideChunk, type DecideChunkOptions, type GateChunkItem, type GateChunkResult } from './gate/chunk.js';
+import { gateDebtEvent } from './gate/decide.js';
 import type { FinalizationOutcomeEvent, GateOutcome } from './gate/types.js';
 import { governRunEvent, type AcmRunStateStore } from './acm/state-store.js';
 import { raiseDecision } from './acm/stage.js';
@@ -212,6 +214,23 @@ export class StewardEngine {
       }),
     );
     return decideChunk(gate, prepared, opts);
+  }
+
+  /**
+   * A gate answer's trust-debt movement, applied as the trust-debt stage applies its judge result (gateDebtEvent,
+   * same event id `fajr:<event id>`; spec-decisions D50) under the answering blueprint's settings: `steward eval`
+   * runs the stream's stages in one process. None for a repair loop or a degraded outcome (the debt as it stands).
+   */
+  async applyGateDebt(o: GateOutcome, nowMs: number): Promise<{ before: number; after: number; level: TrustDebtLevel }> {
+    // As the stage's configFor: the blueprint by id, the defaults when a hot reload removed it.
+    const cfg = this.o.blueprints().get(o.blueprint)?.trustDebt ?? DEFAULT_TRUST_DEBT_CONFIG;
+    const ev = gateDebtEvent({ ...o.events.final_alignment_judge_result, trust_debt: o.trust_debt }, (id) => this.o.registry.lookup(id).tenant, nowMs);
+    if (!ev) {
+      const td = await this.o.trustDebt.current(o.tenant, o.agent_id, nowMs, cfg);
+      return { before: td.debt, after: td.debt, level: td.level };
+    }
+    const change = await this.o.trustDebt.apply(ev, cfg);
+    return { before: change.before, after: change.after, level: change.level };
   }
 
   /** A `hook: user_feedback` trace: the job's finalization_outcome with the feedback, or null (docs/gate.md). */

@@ -10,7 +10,7 @@ import { isStewardError } from '../../errors.js';
 import { traceEventId } from '../../engine/event-id.js';
 import { INTERVENTIONS, type Intervention } from '../../engine/types.js';
 import { evalLine, errorLine } from '../eval-format.js';
-import { EvalGate } from '../eval-gate.js';
+import { EvalGate, isGateHook } from '../eval-gate.js';
 import { createEvalBundles, type EvalBundles } from '../eval-bundles.js';
 import { SetupError, setupOffline } from '../eval-setup.js';
 import { parseTraceLine } from '../eval-trace.js';
@@ -91,12 +91,14 @@ export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
     return 2;
   }
 
-  // contracts C5: final_answer lines gain the finalization gate's answer; tool calls of a job are its evidence.
-  const gate = new EvalGate(setup.engine);
+  // contracts C5: final_answer lines are the finalization gate's answer; tool calls of a job are its evidence.
+  // With --bundles, the bundles' engine (its own trust debt) answers every line, gate hooks included.
+  const gate = new EvalGate(bundles?.engine ?? setup.engine);
   const counts = Object.fromEntries(INTERVENTIONS.map((i) => [i, 0])) as Record<Intervention, number>;
   let lineNo = 0;
   let evaluated = 0;
   let malformed = 0;
+  let feedback = 0;
   const t0 = performance.now();
   const rl = createInterface({ input: io.input, crlfDelay: Infinity });
   // One agent's traces run strictly in order (trust debt, rate limits and storage are per agent, so
@@ -143,12 +145,19 @@ export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
           );
       }
       const prev = tails.get(agent) ?? Promise.resolve('');
+      // A gate hook takes the stream's path for it (eval-gate.ts, spec-decisions D50), never evaluate().
+      const answer = isGateHook(p.trace.hook)
+        ? () => gate.answer(p.trace, p.nowMs, eventId)
+        : async () => {
+            const rec = await (bundles ? bundles.evaluate(raw, p.trace, p.nowMs, eventId) : setup.engine.evaluate(p.trace, p.nowMs, eventId));
+            return { line: bundles ? bundles.line(rec, evalLine(rec)) : evalLine(rec), intervention: rec.score.intervention };
+          };
       job = prev
-        .then(() => (bundles ? bundles.evaluate(raw, p.trace, p.nowMs, eventId) : setup.engine.evaluate(p.trace, p.nowMs, eventId)))
-        .then(async (rec) => ({ rec, line: await gate.extend(p.trace, p.nowMs, eventId, bundles ? bundles.line(rec, evalLine(rec)) : evalLine(rec)) }))
+        .then(answer)
         .then(
-          ({ rec, line }) => {
-            counts[rec.score.intervention]++;
+          ({ line, intervention }) => {
+            if (intervention) counts[intervention]++;
+            else feedback++;
             evaluated++;
             return JSON.stringify(line);
           },
@@ -174,7 +183,8 @@ export async function runEval(a: EvalArgs, io: EvalIo): Promise<number> {
   io.err(
     `steward eval: ${evaluated} trace(s) evaluated${dist ? ` (${dist})` : ''}, ${malformed} malformed line(s), ` +
       `${secs.toFixed(2)} s${evaluated > 0 ? `, ${Math.round(evaluated / Math.max(secs, 1e-9))} traces/s` : ''}` +
-      (repeated > 0 ? `, ${repeated} repeated trace_id(s)` : ''),
+      (repeated > 0 ? `, ${repeated} repeated trace_id(s)` : '') +
+      (feedback > 0 ? `, ${feedback} of them user_feedback (no intervention)` : ''),
   );
   return malformed > 0 ? 1 : 0;
 }

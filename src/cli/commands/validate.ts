@@ -11,7 +11,7 @@ import { compileBlueprintSet, parseAgentRegistry } from '../../engine/blueprint/
 import { defaultEngineConfig, type EngineConfig } from '../../engine/config.js';
 import { loadBlueprintFiles } from '../../adapters/fs/blueprint-files.js';
 import { readUtf8File } from '../../adapters/fs/text.js';
-import { workflowToolWarnings } from '../../engine/gate/config.js';
+import { gateHookCheckWarnings, workflowToolWarnings } from '../../engine/gate/config.js';
 import type { AgentInfo } from '../../engine/types.js';
 import { readSidecars, type Sidecars } from '../../adapters/fs/rule-sidecars.js';
 import { ruleLockPath } from '../../engine/rules/lock.js';
@@ -126,7 +126,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   // Gate spec §11: a workflow step naming a tool no registered agent lists is likely a typo (a warning: the
   // registry validated here need not be the deployment's).
-  const warnings = [...side.warnings, ...staleRuleWarnings(files, side.sidecars), ...res.warnings, ...(regFiles.length > 0 && res.set ? workflowToolWarnings(res.set.blueprints, agents) : [])];
+  const warnings = [...side.warnings, ...staleRuleWarnings(files, side.sidecars), ...res.warnings, ...(regFiles.length > 0 && res.set ? workflowToolWarnings(res.set.blueprints, agents) : []), ...(res.set ? gateHookCheckWarnings(res.set.blueprints) : [])];
   const sorted = sortProblems(problems);
   if (sorted.length) process.stdout.write(sorted.map((e) => e.format()).join('\n') + '\n');
   if (!quiet) for (const w of warnings) process.stderr.write(`warning: ${w.format()}\n`);

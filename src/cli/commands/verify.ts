@@ -45,6 +45,8 @@ export function verdictsOf(text: string): { where: string; value: unknown; error
     try {
       const v = JSON.parse(line);
       if (v && typeof v === 'object' && 'error' in v && 'line' in v) return; // an eval error line has no verdict
+      // Nor has an eval line of a gate hook: the stream makes no PVS-1 verdict for a final answer or feedback (D50).
+      if (v && typeof v === 'object' && 'trace_id' in v && !('version' in v) && (v.verdict === null || ('user_feedback' in v && 'outcome' in v))) return;
       out.push({ where: `line ${i + 1}`, value: pick(v) });
     } catch (e) {
       out.push({ where: `line ${i + 1}`, value: undefined, error: `invalid JSON: ${(e as Error).message}` });

@@ -245,3 +245,27 @@ export function workflowToolWarnings(blueprints: Iterable<CompiledBlueprint>, ag
       });
   return out;
 }
+
+/**
+ * Checks and tripwires whose `when` names a gate hook (`final_answer`, `user_feedback`): they never run, in the
+ * stream or in `steward eval`, since the gate alone answers those traces (spec-decisions D50). Found by asking the
+ * compiled `when` about a bare trace of the hook and of a hook no blueprint names: one that matches the first only
+ * names the gate hook (a `when` without `hook`, or with more conditions a bare trace lacks, is not reported).
+ */
+export function gateHookCheckWarnings(blueprints: Iterable<CompiledBlueprint>): StewardError[] {
+  const bare = (hook: string) => ({ trace_id: 'validate', agent_id: 'validate', timestamp: '1970-01-01T00:00:00Z', hook });
+  const other = bare('\u0000no-such-hook');
+  const out: StewardError[] = [];
+  const reported = new Set<string>();
+  for (const bp of blueprints)
+    for (const [kind, list] of [['tripwire', bp.tripwires], ['check', bp.rules], ['metric', bp.metrics]] as const)
+      for (const c of list)
+        for (const hook of ['final_answer', 'user_feedback']) {
+          if (!c.when(bare(hook)) || c.when(other)) continue;
+          const k = `${c.position?.file}|${c.position?.line}|${c.id}|${hook}`;
+          if (reported.has(k)) continue;
+          reported.add(k);
+          out.push(new StewardError('STEWARD_GATE_HOOK_UNCHECKED', `${kind} '${c.id}' names hook ${hook}, which the finalization gate alone answers: it never runs on those traces (put final-answer rules in guardrails or finalization_gate safety settings)`, { position: c.position }));
+        }
+  return out;
+}

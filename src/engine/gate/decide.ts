@@ -5,8 +5,10 @@
  * the trust-debt stage needs. Pure functions; the facade (finalization-gate.ts) strings them together.
  */
 import type { Intervention } from '../types.js';
+import type { TrustDebtEvent } from '../trust-debt/store.js';
 import { HARD_FAIL_CODES, STRICTNESS, type FixMode, type GateAction, type GateVerdict, type Strictness } from './codes.js';
 import { blockDirective, blockedEndingDirective, heldDirective, limitationsDirective, replanDirective } from './prompts.js';
+import { StewardError } from '../../errors.js';
 import type { GateJobState, GateSettings, GateTrustDebt, OnJudgeError } from './types.js';
 
 /** D16: PASS / PASS_WITH_CAVEATS lower bounds by strictness; hard-fail codes (plus high's two) make it FAIL. */
@@ -88,6 +90,29 @@ export function interventionFor(verdict: GateVerdict | null, action: GateAction)
 export function trustDebtFor(action: GateAction, intervention: Intervention, opts: { tier1: boolean; degraded: boolean }): GateTrustDebt {
   if (opts.tier1) return { intervention: 'block', severity: 'critical', no_debt: false };
   return { intervention, severity: 'standard', no_debt: opts.degraded || isRepair(action) };
+}
+
+/** The judge result as the trust-debt stage reads it from acgp.gate (the gate stage adds `trust_debt` and `blueprint`). */
+export interface JudgedDebtInput {
+  event_id: unknown;
+  trace_id: unknown;
+  agent_id: unknown;
+  tenant?: unknown;
+  ts_ms?: unknown;
+  trust_debt?: GateTrustDebt;
+}
+
+/**
+ * The trust-debt event of a gate answer (D21), or undefined when it moves none (a repair loop, a degraded outcome).
+ * One function for the trust-debt stage and `steward eval` (spec-decisions D50), so both apply the same event id
+ * (`fajr:<event id>`), time, intervention and severity: a tier-1 hit is block at critical severity.
+ */
+export function gateDebtEvent(g: JudgedDebtInput, tenantOf: (agentId: string) => string, fallbackAtMs: number): TrustDebtEvent | undefined {
+  if (!g.trust_debt || g.trust_debt.no_debt) return undefined;
+  if (typeof g.event_id !== 'string' || typeof g.agent_id !== 'string' || typeof g.trace_id !== 'string') throw new StewardError('STEWARD_TRACE_SCHEMA', 'gate event lacks event_id/trace_id/agent_id');
+  const severity = g.trust_debt.severity === 'critical' ? 'critical' : undefined;
+  const tenant = typeof g.tenant === 'string' && g.tenant !== '' ? g.tenant : tenantOf(g.agent_id);
+  return { eventId: g.event_id, tenant, agentId: g.agent_id, atMs: typeof g.ts_ms === 'number' ? g.ts_ms : fallbackAtMs, kind: 'intervention', intervention: g.trust_debt.intervention, severity };
 }
 
 /** What `on_judge_error` gives (D20/D21: always degraded, so no trust debt). */

@@ -84,6 +84,21 @@ export function parseFinalAnswer(trace: Trace): FinalAnswerInput {
   };
 }
 
+/**
+ * The input check of a gate hook, before anything is decided or stored (the tripwire stage dead-letters what
+ * fails it; `steward eval` reports a line error): a well-formed final answer, or a `user_feedback` with
+ * `job_id` and `feedback` up or down. STEWARD_GATE_INPUT otherwise.
+ */
+export function checkGateHookInput(trace: Trace): void {
+  if (trace.hook === 'final_answer') {
+    parseFinalAnswer(trace);
+    return;
+  }
+  if (trace.hook !== 'user_feedback' || typeof trace.job_id !== 'string' || trace.job_id === '' || (trace.feedback !== 'up' && trace.feedback !== 'down')) {
+    throw new StewardError('STEWARD_GATE_INPUT', `user_feedback trace ${JSON.stringify(trace.trace_id)}: needs 'job_id' and 'feedback' (up or down)`);
+  }
+}
+
 /** A final answer parsed, and the job it belongs to. */
 export interface PreparedAnswer {
   input: FinalAnswerInput;

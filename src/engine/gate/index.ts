@@ -4,7 +4,7 @@
  */
 export * from './codes.js';
 export { checkToolCallPure, type ToolCallCheckOptions } from './tool-call-check.js';
-export { FinalizationGate, parseFinalAnswer, type DecidedAnswer, type FinalizationGateOptions, type FinalizeOptions, type FinalAnswerInput } from './finalization-gate.js';
+export { FinalizationGate, parseFinalAnswer, checkGateHookInput, type DecidedAnswer, type FinalizationGateOptions, type FinalizeOptions, type FinalAnswerInput } from './finalization-gate.js';
 export { decideChunk, type DecideChunkOptions, type GateChunkItem, type GateChunkResult } from './chunk.js';
 export { DEFAULT_GATE_SETTINGS, EMPTY_GATE, assembleGate, compileOwnGuardrails, workflowLimitProblems, workflowToolWarnings } from './config.js';
 export { mergeFinalizationGate } from './merge-config.js';
@@ -15,7 +15,7 @@ export { buildPayload, goalSentences, toolTraceSummary, toolCallFacts } from './
 export { DEFAULT_DETECTORS, scanDraft, scanToolCall, tier1Scope, type Tier1Scope } from './scan.js';
 export { approvedCallEventId, recordApprovedCall, type DecidedApproval } from './approved-call.js';
 export { missingWorkflowSteps, outOfOrderSteps, workflowProgress } from './workflow.js';
-export { computeVerdict, effectiveFixMode, actionFor, antiLoop, interventionFor, trustDebtFor } from './decide.js';
+export { computeVerdict, effectiveFixMode, actionFor, antiLoop, interventionFor, trustDebtFor, gateDebtEvent, type JudgedDebtInput } from './decide.js';
 export { judgeResultEvent, outcomeEvent, replanLedgerDraft, userIdHash } from './events.js';
 export { packStored, unpackStored } from './stored-outcome.js';
 export * from './types.js';

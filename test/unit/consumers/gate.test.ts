@@ -64,7 +64,8 @@ describe('gate stage processor', () => {
     expect(outs[0]!.message.partition).toBe(2);
     expect(outs[0]!.message.headers).toMatchObject({ 'x-steward-reply-kind': 'gate', 'x-steward-correlation-id': 'c-1' });
     expect(json(outs[0]!)).toMatchObject({ trace_id: 'fa-1', job_id: 'j1', verdict: 'FAIL', action: 'replan', judged_by: 'rules', intervention: 'block', approved: false, decided_at_ms: 99, event_time_ms: T });
-    expect(json(outs[1]!)).toMatchObject({ event: 'final_alignment_judge_result', attempt_index: 0, trust_debt: { no_debt: true } });
+    // blueprint: the trust-debt stage applies the debt under its settings (spec-decisions D50)
+    expect(json(outs[1]!)).toMatchObject({ event: 'final_alignment_judge_result', attempt_index: 0, trust_debt: { no_debt: true }, blueprint: 't/gated@1.0' });
     expect(json(outs[2]!)).toMatchObject({ type: 'REPLAN_TRIGGERED', agent_id: 'a' });
     expect((await metrics.gateJudgeResults.get()).values.reduce((a, v) => a + v.value, 0)).toBe(1);
 

@@ -54,8 +54,8 @@ describe('blueprint regexes run on RE2 (steward eval, one spawn)', () => {
   const input = [
     { trace_id: 'redos-miss', agent_id: 'r1', timestamp: D, hook: 'tool_call', tool: 'regex_probe', args: { text: evil } },
     { trace_id: 'redos-hit', agent_id: 'r2', timestamp: D, hook: 'tool_call', tool: 'regex_probe', args: { text: 'xaaaa' } },
-    { trace_id: 'redos-metric', agent_id: 'r3', timestamp: D, hook: 'final_answer', job_id: 'job-r3', content: evil },
-    { trace_id: 'redos-metric-hit', agent_id: 'r4', timestamp: D, hook: 'final_answer', job_id: 'job-r4', content: 'xaaaa' },
+    { trace_id: 'redos-metric', agent_id: 'r3', timestamp: D, hook: 'redos_probe', content: evil },
+    { trace_id: 'redos-metric-hit', agent_id: 'r4', timestamp: D, hook: 'redos_probe', content: 'xaaaa' },
   ];
   let run: Run;
   let out: Record<string, { tripwires: { id: string; fired: boolean; error?: string }[]; intervention: string; metrics: { name: string; status: string; score: number | null }[] }>;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { compileBlueprintSet } from '../../../../src/engine/blueprint/index.js';
 import { defaultEngineConfig } from '../../../../src/engine/config.js';
 import { workflowToolWarnings } from '../../../../src/engine/gate/index.js';
+import { gateHookCheckWarnings } from '../../../../src/engine/gate/config.js';
 import type { AgentInfo } from '../../../../src/engine/types.js';
 
 const compile = (files: Record<string, string>, gateLimits?: { maxWorkflowSteps: number; maxWorkflows: number }) =>
@@ -147,6 +148,31 @@ finalization_gate:
     const agents: AgentInfo[] = [{ id: 'a', tenant: 't', tier: 'ACL-2', tools: ['verify_identity', 'access_account'], domains: [], registered: true }];
     const w = workflowToolWarnings(r.set!.blueprints, agents);
     expect(w.map((e) => e.format())).toEqual([expect.stringMatching(/^w\.yaml:7:24: STEWARD_GATE_UNKNOWN_TOOL: workflow 'wf' step 'access_acount' names a tool that no agent/)]);
+  });
+
+  it('gateHookCheckWarnings: checks and tripwires naming final_answer or user_feedback never run (D50); a when without hook (or not on these) is not reported', () => {
+    const checks = [
+      'checks:',
+      '  - id: on_answer',
+      '    when: { hook: final_answer }',
+      '    rule: { condition: NOT (content contains "x"), on_fail: { decision: block, reason: x } }',
+      '  - id: on_both',
+      '    when: { hook: [output, user_feedback] }',
+      '    rule: { condition: NOT (content contains "x"), on_fail: { decision: block, reason: x } }',
+      '  - id: any_hook',
+      '    when: { tool: read_file }',
+      '    rule: { condition: NOT (content contains "x"), on_fail: { decision: block, reason: x } }',
+      '  - id: on_output',
+      '    when: { hook: output }',
+      '    rule: { condition: NOT (content contains "x"), on_fail: { decision: block, reason: x } }',
+      '',
+    ].join('\n');
+    const r = compile({ 'h.yaml': head('h', checks) });
+    expect(formatted(r)).toEqual([]);
+    expect(gateHookCheckWarnings(r.set!.blueprints).map((e) => e.format())).toEqual([
+      expect.stringMatching(/^h\.yaml:5:5: STEWARD_GATE_HOOK_UNCHECKED: check 'on_answer' names hook final_answer, which the finalization gate alone answers/),
+      expect.stringMatching(/^h\.yaml:8:5: STEWARD_GATE_HOOK_UNCHECKED: check 'on_both' names hook user_feedback/),
+    ]);
   });
 
   it('a blueprint without the blocks gets the defaults (the gate still runs tier 1)', () => {

@@ -2,10 +2,13 @@
  * `steward eval` with the finalization gate (contracts C5): runEval — the CLI's code — with the judge reached
  * over HTTP on the local OpenAI-protocol server (test/support/llm-server.ts) through STEWARD_LLM_* variables.
  */
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runEval } from '../../../../src/cli/commands/eval.js';
+import { verdictsOf } from '../../../../src/cli/commands/verify.js';
 import { startLlmServer, type LlmStandIn, type RecordedRequest } from '../../../support/llm-server.js';
 
 const DIR = join(import.meta.dirname, '../../../golden/gate/eval');
@@ -27,13 +30,13 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function evalLines(traces: Record<string, unknown>[]) {
+async function evalLines(traces: Record<string, unknown>[], dir = DIR) {
   const base = Date.parse('2026-02-01T10:00:00Z');
   const lines = traces.map((t, i) => JSON.stringify({ agent_id: 'coder-1', timestamp: new Date(base + i * 60_000).toISOString(), ...t }));
   const out: string[] = [];
   const err: string[] = [];
   const code = await runEval(
-    { blueprints: DIR, input: '-' },
+    { blueprints: dir, input: '-' },
     { input: Readable.from(lines.map((l) => l + '\n')), out: (l) => void out.push(l), err: (l) => void err.push(l), stderrIsTty: false, env: { STEWARD_LLM_BASE_URL: server.url, STEWARD_LLM_MODEL: 'judge-1' } },
   );
   return { code, out: out.map((l) => JSON.parse(l) as Record<string, unknown>), err };
@@ -103,5 +106,70 @@ describe('steward eval: the gate object on final_answer lines', () => {
     })();
     expect(code).toBe(0);
     expect(out[0].gate).toMatchObject({ verdict: 'PASS', quality_score: null, action: 'finalize', judged_by: 'rules', intervention: 'ok' });
+  });
+
+  // spec-decisions D50 (issue #20 audit round 4): gate hooks take the stream's path, never the tripwire stage's.
+  it('a final answer moves trust debt by the gate\'s answer (tier-1 hit: block at critical severity), and the summary counts the gate\'s intervention', async () => {
+    const { code, out, err } = await evalLines([
+      { trace_id: 'fa-1', hook: 'final_answer', job_id: 'j1', draft_answer: 'Customer SSN is 536-22-1234.' },
+      { trace_id: 'fa-2', hook: 'final_answer', job_id: 'j2', draft_answer: 'token ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789', timestamp: '2026-02-01T10:01:00.000Z' },
+      { trace_id: 'fa-2', hook: 'final_answer', job_id: 'j2', draft_answer: 'token ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789', timestamp: '2026-02-01T10:01:00.000Z' },
+      { trace_id: 'tc-4', hook: 'tool_call', tool: 'read_file', job_id: 'j4', args: { path: 'a.ts' } },
+    ]);
+    expect(code, err.join('\n')).toBe(0);
+    expect(out[0]).toMatchObject({ intervention: 'block', approved: false, stage: 'gate', tripwires: [], rules: [], verdict: null, trust_debt: { before: 0, after: 0.3 }, gate: { judged_by: 'patterns', intervention: 'block' } });
+    expect(Object.keys(out[0]!)).toEqual(['trace_id', 'agent_id', 'blueprint', 'intervention', 'approved', 'stage', 'tripwires', 'rules', 'ctq', 'risk', 'metrics', 'verdict', 'trust_debt', 'gate']);
+    expect((out[1]!.trust_debt as { after: number }).after).toBeCloseTo(0.6, 4);
+    // the same line again is a redelivery: the stored answer, its debt applied once (same event id as the stream)
+    expect(out[2]).toMatchObject({ intervention: 'block', trust_debt: { after: (out[1]!.trust_debt as { after: number }).after } });
+    expect(out[3]).toMatchObject({ intervention: 'ok', trust_debt: { level: 'restricted_mode' } });
+    expect((out[3]!.trust_debt as { before: number }).before).toBeGreaterThan(0.59);
+    expect(err.join('\n')).toMatch(/4 trace\(s\) evaluated \(ok 1, block 3\).*1 repeated trace_id/);
+  });
+
+  it('a check with when: {hook: final_answer} never runs (the stream never decides the hook in the tripwire stage); a final answer without job_id touches nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'eval-gate-'));
+    try {
+      cpSync(join(DIR, 'agents.yaml'), join(dir, 'agents.yaml'));
+      writeFileSync(
+        join(dir, 'g@1.0.yaml'),
+        ['id: probe/g@1.0', 'version: "1.0.0"', 'description: probe', 'checks:', '  - id: no_secret_word', '    when: { hook: final_answer }', '    rule:', '      condition: NOT (content contains "zebra")', '      on_fail: { decision: block, reason: secret word }', 'finalization_gate:', '  enabled: true', ''].join('\n'),
+      );
+      const { code, out } = await evalLines(
+        [
+          { trace_id: 'fa-1', hook: 'final_answer', content: 'zebra zebra' },
+          { trace_id: 'fa-2', hook: 'final_answer', job_id: 'j2', draft_answer: 'zebra is fine' },
+          { trace_id: 'tc-3', hook: 'tool_call', tool: 'read_file', job_id: 'j3', args: { path: 'a.ts' } },
+        ],
+        dir,
+      );
+      expect(code).toBe(1);
+      expect(out[0]).toEqual({ line: 1, error: { code: 'STEWARD_GATE_INPUT', message: expect.stringMatching(/job_id/) } });
+      expect(out[1]).toMatchObject({ intervention: 'ok', rules: [], trust_debt: { before: 0, after: 0 } });
+      expect(out[2]).toMatchObject({ intervention: 'ok', trust_debt: { before: 0, after: 0 } });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('malformed gate hooks are line errors with no state touched; a well-formed user_feedback re-states the ended job', async () => {
+    const { code, out, err } = await evalLines([
+      { trace_id: 'fb-1', hook: 'user_feedback', feedback: 'sideways' },
+      { trace_id: 'fa-2', hook: 'final_answer', job_id: 'j2', draft_answer: 'SSN 536-22-1234', constraints: 'not a list' },
+      { trace_id: 'tc-3', hook: 'tool_call', tool: 'read_file', job_id: 'j3', args: { path: 'a.ts' } },
+      { trace_id: 'fa-4', hook: 'final_answer', job_id: 'j4', draft_answer: 'card 4111 1111 1111 1111' },
+      { trace_id: 'fb-5', hook: 'user_feedback', job_id: 'j4', feedback: 'down' },
+      { trace_id: 'fb-6', hook: 'user_feedback', job_id: 'nope', feedback: 'up' },
+    ]);
+    expect(code).toBe(1);
+    expect(out[0]).toEqual({ line: 1, error: { code: 'STEWARD_GATE_INPUT', message: expect.stringMatching(/feedback/) } });
+    expect(out[1]).toEqual({ line: 2, error: { code: 'STEWARD_GATE_INPUT', message: expect.stringMatching(/constraints/) } });
+    expect(out[2]).toMatchObject({ intervention: 'ok', trust_debt: { before: 0, after: 0 } });
+    expect(out[3]).toMatchObject({ intervention: 'block', trust_debt: { before: 0, after: 0.3 } });
+    expect(out[4]).toEqual({ trace_id: 'fb-5', agent_id: 'coder-1', job_id: 'j4', user_feedback: 'down', outcome: { final_verdict: 'fail', action: 'block', num_retries: 0, intervention: 'block' } });
+    expect(out[5]).toMatchObject({ trace_id: 'fb-6', outcome: null });
+    expect(err.join('\n')).toMatch(/4 trace\(s\) evaluated \(ok 1, block 1\), 2 malformed line\(s\).*, 2 of them user_feedback/);
+    // steward verify over this output: the tool call's signed verdict only (gate hooks have none in the stream)
+    expect(verdictsOf(out.map((o) => JSON.stringify(o)).join('\n')).map((v) => v.where)).toEqual(['line 3']);
   });
 });

@@ -75,6 +75,17 @@ describe('trust-debt stage: threshold actions', () => {
     expect(lines.filter((l) => l.trace_id === 's1')).toEqual([expect.objectContaining({ level: PINO_INFO, debt_level: 'elevated_monitoring', debt: 0.15 })]);
   });
 
+  it('a gate judge result moves debt under its blueprint\'s settings (D50); records without one use the defaults', async () => {
+    const heavy = trustDebtConfigFrom({ accumulation: { block: 0.4 } });
+    const p = new TrustDebtProcessor({ store: new MemoryTrustDebtStore(), configFor: (bp) => (bp === 'g@1.0' ? heavy : DEFAULT_TRUST_DEBT_CONFIG), tenantOf: () => 'acme', topics, metrics: new StewardMetrics() });
+    const judged = (id: string, agent: string, extra: object) =>
+      msg(topics.gate, { event: 'final_alignment_judge_result', event_id: `fajr:${id}`, trace_id: id, agent_id: agent, tenant: 'acme', ts_ms: T0, trust_debt: { intervention: 'block', severity: 'standard', no_debt: false }, ...extra }, agent);
+    const [a] = await p.process(judged('fa-1', 'g-bot', { blueprint: 'g@1.0' }));
+    expect(JSON.parse(String(a!.message.value))).toMatchObject({ event_id: 'fajr:fa-1', after: 0.4 });
+    const [b] = await p.process(judged('fa-2', 'old-bot', {}));
+    expect(JSON.parse(String(b!.message.value))).toMatchObject({ event_id: 'fajr:fa-2', after: DEFAULT_TRUST_DEBT_CONFIG.accumulation.block });
+  });
+
   it('a re-tiering review outcome on acgp.reviews is accepted (not dead-lettered) and moves no debt', async () => {
     const { logger, lines } = capture('info');
     const store = new MemoryTrustDebtStore();
