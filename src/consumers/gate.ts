@@ -74,8 +74,9 @@ export class GateProcessor implements StageProcessor {
    * 500-input chunk at once kept them alive across scavenges: GC time per answer nearly doubled). Undefined for an
    * input not finished here (malformed, a failure, or after an unfinished input of its job): the runner gives it
    * to process() after the chunk, where it is retried or dead-lettered as ever, in offset order per key.
+   * An answer's reply goes to `sendNow` as soon as the answer is recorded; its events stay with the chunk's produce.
    */
-  async processChunk(chunk: InMessage[], shouldStop?: () => boolean): Promise<(StageOutput[] | undefined)[]> {
+  async processChunk(chunk: InMessage[], shouldStop?: () => boolean, sendNow?: (at: number, outs: StageOutput[]) => void): Promise<(StageOutput[] | undefined)[]> {
     const out: (StageOutput[] | undefined)[] = new Array(chunk.length);
     const finalizeChunk = this.d.engine.finalizeChunk?.bind(this.d.engine);
     if (!finalizeChunk) return out;
@@ -103,8 +104,16 @@ export class GateProcessor implements StageProcessor {
           map: (r, k) => {
             const { at, req } = reqs[k]!;
             try {
-              if ('outcome' in r) out[at] = this.answerOutputs(req, r.outcome);
-              else if ('feedback' in r) out[at] = this.feedbackOutputs(req, r.feedback);
+              if ('outcome' in r) {
+                const outs = this.answerOutputs(req, r.outcome);
+                // The reply leaves now that the answer is recorded, not when the chunk's last judge call returns (a
+                // chunk of answers takes waves of llm.max_in_flight judge calls; the client waits 25 s, D40). A redone
+                // answer gets its stored outcome: the same reply again, which the client has taken already.
+                if (sendNow && req.reply) {
+                  sendNow(at, outs.filter((o) => o.afterCommit));
+                  out[at] = outs.filter((o) => !o.afterCommit);
+                } else out[at] = outs;
+              } else if ('feedback' in r) out[at] = this.feedbackOutputs(req, r.feedback);
             } catch {
               // an output over the size limit: process() answers it again (a redelivery, same outputs) and dead-letters it
             }

@@ -44,6 +44,11 @@ export class StageDelivery {
     });
   }
 
+  /** Outputs sent at once, on their own (a processor's sendNow; stage-types.ts): not part of any transaction. */
+  sendNow(outs: StageOutput[]): Promise<void> {
+    return this.flush(outs);
+  }
+
   private async flush(outs: StageOutput[]): Promise<void> {
     if (outs.length === 0) return;
     await this.opts.producer.send(toRecords(outs));

@@ -2,8 +2,8 @@
  * The shared consume → process → produce loop of every stage.
  *
  * Delivery: each partition's batch is processed in chunks (per key in order, keys concurrently); a chunk's outputs (including
- * DLQ records) go out in one idempotent send, and only after the broker acknowledged them are the
- * chunk's offsets resolved (kafkajs commits resolved offsets on its interval, on rebalance and on stop).
+ * DLQ records) go out in one idempotent send — but those a processChunk sends early (the gate's replies, as each
+ * answer is recorded) — and only after the broker acknowledged them are the chunk's offsets resolved (kafkajs commits resolved offsets on its interval, on rebalance and on stop).
  * With `transactions` (consumer.exactly_once) a chunk's outputs and its offset commit instead in one Kafka
  * transaction of the partition's own producer (replies are sent after it committed), so a redone chunk's
  * first outputs are never read (adapters/kafka/partition-transactions.ts).
@@ -263,13 +263,29 @@ export class StageRunner {
    */
   private async wholeChunk(fn: NonNullable<StageProcessor['processChunk']>, chunk: InMessage[], results: (StageOutput[] | 'stopped')[], shouldStop: () => boolean): Promise<void> {
     const t0 = performance.now();
+    // Outputs the processor let go early (the gate's replies): sent now, concurrently with the rest of the chunk.
+    const early: { at: number; outs: StageOutput[]; sent: Promise<boolean> }[] = [];
+    const sendNow = (at: number, outs: StageOutput[]) => {
+      if (outs.length === 0) return;
+      const sent = this.out.sendNow(outs).then(
+        () => true,
+        (e: unknown) => {
+          this.opts.logger.warn({ err: e, ...this.stageField(), records: outs.length }, 'early outputs not sent: they go with the chunk');
+          return false;
+        },
+      );
+      early.push({ at, outs, sent });
+    };
     let done: (StageOutput[] | undefined)[];
     try {
-      done = await fn(chunk, shouldStop);
+      done = await fn(chunk, shouldStop, sendNow);
     } catch (e) {
+      // process() makes every output again, the early ones too (a client takes the first reply it gets).
       this.opts.logger.warn({ err: e, ...this.stageField() }, 'processChunk failed: processing the chunk input by input');
       return;
     }
+    // Before the chunk's produce, so an early output that failed goes with it and its offset is not resolved without it.
+    for (const x of early) if (!(await x.sent) && done[x.at] !== undefined) done[x.at] = [...x.outs, ...done[x.at]!];
     const s = (performance.now() - t0) / 1000;
     let n = 0;
     for (let i = 0; i < chunk.length; i++) {

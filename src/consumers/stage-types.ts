@@ -43,8 +43,13 @@ export interface StageProcessor {
    * per key. Should not throw (a throw leaves the whole chunk to process()). `shouldStop` turns true on a
    * rebalance or a shutdown: check it between units of work and leave the rest undefined (the runner then marks
    * them stopped, to be redone by the next owner), so a long chunk does not outlive the group's rebalance timeout.
+   * `sendNow(at, outs)`: outputs of input `at` that leave at once instead of with the chunk's produce (the gate's
+   * reply as soon as its answer is recorded: a chunk can take longer than a client waits); not returned again in
+   * the input's outputs. Only for outputs a redone input repeats as they are (a redelivered answer gets its stored
+   * outcome), since they may leave before the chunk's offsets are committed or even processed to the end; one the
+   * runner fails to send goes out with the chunk's produce instead.
    */
-  processChunk?(chunk: InMessage[], shouldStop?: () => boolean): Promise<(StageOutput[] | undefined)[]>;
+  processChunk?(chunk: InMessage[], shouldStop?: () => boolean, sendNow?: (at: number, outs: StageOutput[]) => void): Promise<(StageOutput[] | undefined)[]>;
   /**
    * Extra outputs sent with an input's DLQ record (the tripwire stage answers a waiting client with a
    * fail-closed decision). Must not throw; outputs over `maxMessageBytes` are dropped.

@@ -1,9 +1,10 @@
 /**
  * A stage's chunk of final answers (and user_feedback traces) decided in job-state rounds (docs/gate.md "Job
  * state", docs/pipeline.md "Gate stage"): the states of every job the chunk names are read together, the answers
- * are decided (judge calls concurrent, bounded), and every decision is recorded together — instead of a read and
- * a write per answer, each waiting for its own round. The Redis job store sends the operations issued in one
- * event-loop turn as one script call per hash slot, so "together" is one round each.
+ * are decided (judge calls concurrent, bounded), and each decision is recorded as soon as it is made — instead of
+ * a read and a write per answer, each waiting for its own round. The Redis job store sends the operations issued
+ * in one event-loop turn as one script call per hash slot, so the reads are one round and the writes of answers
+ * decided together share one.
  *
  * Answers of the same job are decided in order, each against the state the one before it recorded: the chunk
  * runs in waves, wave k holding the k-th item of every job (a chunk rarely holds two answers of one job: an
@@ -83,7 +84,24 @@ export async function decideChunk<T = GateChunkResult>(gate: FinalizationGate, i
     const reads = await Promise.allSettled(idx.map((i) => (items[i]!.hook === 'failed' ? Promise.reject((items[i] as { error: unknown }).error) : store.get(keys[i]!, (items[i] as { nowMs: number }).nowMs))));
     const states: (GateJobState | undefined)[] = reads.map((r, w) => (r.status === 'fulfilled' ? r.value : (fail(w, r.reason), undefined)));
 
-    const decided: (DecidedAnswer | undefined)[] = new Array(idx.length);
+    // Each answer is recorded as soon as it is decided, not after the wave's slowest judge call: its reply can
+    // then leave at once (the stage sends it from `map`). The job store still sends the writes issued in one
+    // event-loop turn as one round (answers decided together — rules, tier 1, a burst of judge answers — share
+    // it). Not awaited by the pool's worker, so a judge slot never waits on a write.
+    const nowOf = (w: number) => (items[idx[w]!] as { nowMs: number }).nowMs;
+    const writes: Promise<void>[] = [];
+    const record = async (w: number, d: DecidedAnswer): Promise<void> => {
+      let saved: GateJobState;
+      try {
+        saved = await store.update(d.key, nowOf(w), (prev) => gate.record(prev, d, nowOf(w)));
+        // The agent's index of rewrite-only jobs, before the answer goes out (D45; a write only around a rewrite).
+        await syncRewriteIndex(store, d.key, nowOf(w), states[w], saved);
+      } catch (e) {
+        fail(w, e);
+        return;
+      }
+      put(idx[w]!, { outcome: gate.settle(saved, d) });
+    };
     await pool(idx.length, o.concurrency ?? gate.judgeInFlight, async (w) => {
       if (failed.has(w)) return;
       const i = idx[w]!;
@@ -96,30 +114,18 @@ export async function decideChunk<T = GateChunkResult>(gate: FinalizationGate, i
             // As finalize(): a redelivered rewrite writes its index entry again (D45).
             await syncRewriteIndex(store, keys[i]!, it.nowMs, undefined, states[w]);
             put(i, { outcome: d.again });
-          } else decided[w] = d;
+          } else {
+            const written = record(w, d);
+            // Awaited after the pool; until then a throw of `map` must not count as an unhandled rejection.
+            written.catch(() => undefined);
+            writes.push(written);
+          }
         }
       } catch (e) {
         fail(w, e);
       }
     });
-
-    // One write round: every update issued in this turn (a lost compare-and-set re-reads that job alone).
-    const nowOf = (w: number) => (items[idx[w]!] as { nowMs: number }).nowMs;
-    const writes = await Promise.allSettled(
-      decided.map(async (d, w) => {
-        if (!d) return undefined;
-        const saved = await store.update(d.key, nowOf(w), (prev) => gate.record(prev, d, nowOf(w)));
-        // The agent's index of rewrite-only jobs, before the answer goes out (D45; a write only around a rewrite).
-        await syncRewriteIndex(store, d.key, nowOf(w), states[w], saved);
-        return saved;
-      }),
-    );
-    writes.forEach((r, w) => {
-      const d = decided[w];
-      if (!d) return;
-      if (r.status === 'fulfilled') put(idx[w]!, { outcome: gate.settle(r.value!, d) });
-      else fail(w, r.reason);
-    });
+    await Promise.all(writes);
     wave = wave.filter((j, w) => !failed.has(w) && ++j.pos < j.list.length);
   }
   return results;

@@ -115,6 +115,8 @@ export class FinalizationGate {
   private readonly limits: GateRuntimeLimits;
   private readonly judge?: GateJudge;
   private readonly warned = new Set<string>();
+  /** Decisions whose record() found their event recorded by another instance first. */
+  private readonly lostRace = new WeakSet<DecidedAnswer>();
 
   constructor(private readonly o: FinalizationGateOptions) {
     this.limits = { ...DEFAULT_GATE_RUNTIME_LIMITS, ...(o.limits ?? {}) };
@@ -287,17 +289,24 @@ export class FinalizationGate {
 
   /** The job state with a decided answer recorded (the job store's update function: pure, may run again). */
   record(prev: GateJobState | undefined, d: DecidedAnswer, nowMs: number): GateJobState {
+    // The store keeps what the last run of this function returned: whether that run found the event recorded
+    // already (another instance decided it first) is whether this instance lost the race (settle()).
+    if (attemptOf(prev, d.attempt.event_id)) this.lostRace.add(d);
+    else this.lostRace.delete(d);
     return recordAttempt(prev, d.key, d.attempt, nowMs, this.limits.maxRecordedAttempts);
   }
 
-  /** The answer once recorded: ours, or — when another instance decided this event first (a redelivery racing us) — its answer. */
+  /**
+   * The answer once recorded: ours, or — when another instance decided this event first (a redelivery racing us) —
+   * its answer, as a redelivery (the winner counts it in the metrics; also when both decided alike, as rules and
+   * tier 1 always do: identical stored outcomes cannot tell whose attempt the state holds, record() can).
+   */
   settle(saved: GateJobState, d: DecidedAnswer): GateOutcome {
     const won = attemptOf(saved, d.attempt.event_id);
     const a = d.attempt;
     const outcome = expandOutcome(d.ids, a, d.stored, false);
-    if (!won || won.o === a.o) return d.supersedes ? { ...outcome, supersedes: d.supersedes } : outcome;
-    const winner = outcomeOfAttempt(d.ids, won, false);
-    return winner && JSON.stringify(winner) !== JSON.stringify(outcome) ? { ...winner, redelivered: true } : outcome;
+    if (!won || (!this.lostRace.has(d) && won.o === a.o)) return d.supersedes ? { ...outcome, supersedes: d.supersedes } : outcome;
+    return outcomeOfAttempt(d.ids, won, true) ?? { ...outcome, redelivered: true };
   }
 
   private async callJudge(input: FinalAnswerInput, trace: Trace, settings: ReturnType<typeof settingsFor>['settings'], calls: GateJobState['tool_calls'], signal?: AbortSignal) {

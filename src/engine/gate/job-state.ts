@@ -79,6 +79,10 @@ export class MemoryGateJobStore implements GateJobStore {
   }
 
   async get(key: GateJobKey, nowMs: number): Promise<GateJobState | undefined> {
+    return this.current(key, nowMs);
+  }
+
+  private current(key: GateJobKey, nowMs: number): GateJobState | undefined {
     const s = this.jobs.get(MemoryGateJobStore.k(key));
     if (s && s.updated_ms + this.ttlMs < nowMs) {
       this.jobs.delete(MemoryGateJobStore.k(key));
@@ -87,8 +91,9 @@ export class MemoryGateJobStore implements GateJobStore {
     return s === undefined ? undefined : structuredClone(s);
   }
 
+  /** Read, fn and write in one synchronous step: atomic, as the interface promises (no other update in between). */
   async update(key: GateJobKey, nowMs: number, fn: (prev: GateJobState | undefined) => GateJobState): Promise<GateJobState> {
-    const next = fn(await this.get(key, nowMs));
+    const next = fn(this.current(key, nowMs));
     const k = MemoryGateJobStore.k(key);
     this.jobs.delete(k);
     this.jobs.set(k, structuredClone(next));
@@ -104,6 +109,10 @@ export class MemoryGateJobStore implements GateJobStore {
   private readonly agents = new Map<string, GateAgentState>();
 
   async getAgent(key: GateAgentKey, nowMs: number): Promise<GateAgentState | undefined> {
+    return this.currentAgent(key, nowMs);
+  }
+
+  private currentAgent(key: GateAgentKey, nowMs: number): GateAgentState | undefined {
     const k = JSON.stringify([key.tenant, key.agentId]);
     const s = this.agents.get(k);
     if (s && s.updated_ms + this.ttlMs < nowMs) {
@@ -114,7 +123,7 @@ export class MemoryGateJobStore implements GateJobStore {
   }
 
   async updateAgent(key: GateAgentKey, nowMs: number, fn: (prev: GateAgentState | undefined) => GateAgentState): Promise<GateAgentState> {
-    const next = fn(await this.getAgent(key, nowMs));
+    const next = fn(this.currentAgent(key, nowMs));
     const k = JSON.stringify([key.tenant, key.agentId]);
     this.agents.delete(k);
     this.agents.set(k, structuredClone(next));

@@ -147,6 +147,19 @@ describe('gate stage processor', () => {
     expect(Array.from(outs, (o) => o !== undefined)).toEqual([true, false, false]);
     expect(asked).toBe(2);
   });
+
+  it('processChunk with sendNow: each reply goes there when its answer is recorded, the events stay in the input’s outputs', async () => {
+    const { proc } = setup();
+    const ms = [msg(answer('fa-1'), 'fa-1#x'), msg(answer('fa-2', { job_id: 'j2' }), 'fa-2#x', false)];
+    const early: [number, string[]][] = [];
+    const outs = await proc.processChunk(ms, undefined, (at, o) => early.push([at, o.map((x) => x.topic)]));
+    expect(early).toEqual([[0, [topics.replies]]]); // fa-2 asked for no reply
+    // here a replan: the judge result and the REPLAN_TRIGGERED draft, no reply
+    expect(outs.map((o) => o!.map((x) => x.topic))).toEqual([[topics.gate, topics.ledger], [topics.gate, topics.ledger]]);
+    // without sendNow the reply is the input's first output, as process() makes it
+    const plain = await setup().proc.processChunk(ms);
+    expect(plain[0]!.map((x) => x.topic)).toEqual([topics.replies, topics.gate, topics.ledger]);
+  });
 });
 
 describe('gate stage processor with a judge over HTTP: token cost (spec-decisions D41)', () => {

@@ -159,6 +159,39 @@ describe('StageRunner with a processor that takes whole chunks (processChunk)', 
   });
 });
 
+describe('StageRunner: outputs a processChunk sends early (the gate\'s replies)', () => {
+  it('leave while the chunk is still being processed; one whose send failed goes with the chunk\'s produce; the offset only after both', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const proc: StageProcessor = {
+      stage: 'test',
+      inputTopics: ['in'],
+      async processChunk(chunk, _stop, sendNow) {
+        // input 0 is answered early; input 1 too, but its early send fails; then the chunk waits (a slow judge wave)
+        sendNow!(0, [{ topic: 'replies', message: { key: null, value: 'r0' } }]);
+        sendNow!(1, [{ topic: 'replies', message: { key: null, value: 'r1' } }]);
+        await held;
+        return chunk.map((m) => [{ topic: 'out', message: { key: m.key, value: `c${m.offset}` } }]);
+      },
+      async process(m) {
+        return [{ topic: 'out', message: { key: m.key, value: `p${m.offset}` } }];
+      },
+    };
+    let refused = 0;
+    const { run, sends, sent, resolved } = await autoSetup(proc, (records) => (records.some((r) => r.messages.some((m) => String(m.value) === 'r1')) && refused++ === 0 ? new Error('broker away') : undefined));
+    const done = run([msg(0, 'a'), msg(1, 'b'), msg(2, 'c')]);
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    // r0 is out before the chunk is done; nothing resolved yet
+    expect(sent().map((s) => String(s.m.value))).toEqual(['r0']);
+    expect(resolved).toEqual([]);
+    release();
+    await done;
+    // r1 goes with the chunk's produce (records grouped by topic)
+    expect(sends.map((rs) => rs.flatMap((r) => r.messages.map((m) => `${r.topic}:${String(m.value)}`)))).toEqual([['replies:r0'], ['out:c0', 'out:c1', 'out:c2', 'replies:r1']]);
+    expect(resolved).toEqual(['2']);
+  });
+});
+
 describe('StageRunner dead-lettering', () => {
   it('a dead-lettered input sends the processor\'s onDeadLetter outputs with its DLQ record', async () => {
     const proc: StageProcessor = {

@@ -113,3 +113,35 @@ describe('decideChunk: a chunk in job-state rounds', () => {
     expect(store.log).not.toContain('get job-z');
   });
 });
+
+describe('two gate instances racing on one event (a rebalance hands a partition over mid-chunk)', () => {
+  // Both decide alike (tier 1 and rules always do; a judge answer may): the stored outcomes are then the same bytes,
+  // so only the write can tell which instance recorded the event. The other one answers as a redelivery, so the
+  // stages count the answer in the metrics once (audit #20 round 4, finding 6).
+  const SECRET = 'key ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789'; // tier 1 blocks it: no judge call
+  type Answer = { action: string; redelivered: boolean };
+  const viaFinalize = (g: FinalizationGate, t: Trace) => g.finalize(t, agent, bp, T, `e-${t.trace_id}`);
+  const viaChunk = async (g: FinalizationGate, t: Trace) => ((await decideChunk(g, [item(t, `e-${t.trace_id}`, T)]))[0] as { outcome: Answer }).outcome;
+  const race = async (draft: string, decide: (gate: FinalizationGate, t: Trace) => Promise<Answer>) => {
+    const store = new JsonStore();
+    const [a, b] = [new FinalizationGate({ llm, jobStore: store }), new FinalizationGate({ llm, jobStore: store })];
+    const t = fa('r1', 'job-r', draft);
+    const outs = await Promise.all([decide(a, t), decide(b, t)]);
+    expect(store.log.filter((l) => l.startsWith('update'))).toHaveLength(2); // both decided and wrote: a real race
+    expect((JSON.parse([...store.texts.values()][0]!) as GateJobState).attempts).toHaveLength(1);
+    return outs.map((o) => [o.action, o.redelivered]);
+  };
+
+  it('finalize(), a tier-1 block: the loser answers as a redelivery', async () => {
+    expect(await race(SECRET, viaFinalize)).toEqual([['block', false], ['block', true]]);
+  });
+
+  it('decideChunk, a tier-1 block and a judged PASS: the same', async () => {
+    expect(await race(SECRET, viaChunk)).toEqual([['block', false], ['block', true]]);
+    expect(await race('fine', viaChunk)).toEqual([['finalize', false], ['finalize', true]]);
+  });
+
+  it('finalize(), a judged PASS: the same', async () => {
+    expect(await race('fine', viaFinalize)).toEqual([['finalize', false], ['finalize', true]]);
+  });
+});
