@@ -18,6 +18,9 @@ export interface ApprovalRouteDeps {
   answer: ApprovalAnswerFn;
 }
 
+/** An answer's body is `{reason}` (at most 2 000 characters): 16 KiB leaves room for JSON escapes. */
+export const APPROVAL_BODY_LIMIT = 16 * 1024;
+
 const errorSchema = { type: 'object', properties: { error: { type: 'string' }, message: { type: 'string' } } } as const;
 
 export function registerApprovalRoutes(app: FastifyInstance, deps: ApprovalRouteDeps, rateLimit: (approverId: string) => number): void {
@@ -25,6 +28,18 @@ export function registerApprovalRoutes(app: FastifyInstance, deps: ApprovalRoute
     app.post(
       `/v1/approvals/:approval_id/${decision}`,
       {
+        // The key and the rate limit are checked before the body is read, and the body is small: these routes sit
+        // outside the agents' scope and its in-flight byte budget, so an anonymous client could otherwise hold up to
+        // max_body_bytes per connection until the client timeout (review of #24 r4 fixes, finding 1).
+        bodyLimit: APPROVAL_BODY_LIMIT,
+        onRequest: async (req, reply) => {
+          const key = req.headers['x-api-key'];
+          if (typeof key !== 'string' || key === '') return reply.code(401).send({ error: 'STEWARD_HTTP_UNAUTHORIZED', message: "an approver's API key (X-API-Key) is required" });
+          const approver = deps.approverOf(key);
+          if (approver === undefined) return reply.code(401).send({ error: 'STEWARD_HTTP_UNAUTHORIZED', message: 'unknown approver key' });
+          const wait = rateLimit(approver);
+          if (wait > 0) return reply.code(429).header('retry-after', String(wait)).send({ error: 'STEWARD_HTTP_RATE', message: 'too many requests for this approver' });
+        },
         schema: {
           summary: `${decision === 'approve' ? 'Approve' : 'Deny'} a pending tool call (an approver's API key; docs/approvals.md)`,
           security: [{ apiKey: [] }],
@@ -34,12 +49,7 @@ export function registerApprovalRoutes(app: FastifyInstance, deps: ApprovalRoute
         },
       },
       async (req, reply) => {
-        const key = req.headers['x-api-key'];
-        if (typeof key !== 'string' || key === '') return reply.code(401).send({ error: 'STEWARD_HTTP_UNAUTHORIZED', message: "an approver's API key (X-API-Key) is required" });
-        const approver = deps.approverOf(key);
-        if (approver === undefined) return reply.code(401).send({ error: 'STEWARD_HTTP_UNAUTHORIZED', message: 'unknown approver key' });
-        const wait = rateLimit(approver);
-        if (wait > 0) return reply.code(429).header('retry-after', String(wait)).send({ error: 'STEWARD_HTTP_RATE', message: 'too many requests for this approver' });
+        const key = req.headers['x-api-key'] as string;
         const { approval_id } = req.params as { approval_id: string };
         const reason = (req.body as { reason?: string } | null)?.reason;
         const r = await deps.answer(key, approval_id, decision, reason);

@@ -89,6 +89,9 @@ const STREAM_CLOSE_WAIT_MS = 5_000;
 /** Where the OpenAPI document is served (docs/http.md). */
 export const OPENAPI_PATH = '/v1/openapi.json';
 
+/** An X-Idempotency-Key header that names a key: an empty one names none, so a batch's `batch_id` keys it instead. */
+const headerKey = (h: string | string[] | undefined): string | undefined => (typeof h === 'string' && h !== '' ? h : undefined);
+
 export class HttpIngress {
   readonly app: FastifyInstance;
   private listening = false;
@@ -289,7 +292,7 @@ export class HttpIngress {
         const body = req.body as { batch_id?: string; events: AcgpEvent[]; event_count?: number };
         if (body.events.length > maxEvents) return reply.code(413).send({ error: 'STEWARD_HTTP_BATCH_TOO_LARGE', message: `${body.events.length} events, over http.limits.max_batch_events ${maxEvents}` });
         if (body.event_count !== undefined && body.event_count !== body.events.length) return reply.code(400).send({ error: 'STEWARD_HTTP_BAD_REQUEST', message: `event_count ${body.event_count} but ${body.events.length} events` });
-        const batchKey = (req.headers['x-idempotency-key'] as string | undefined) ?? body.batch_id;
+        const batchKey = headerKey(req.headers['x-idempotency-key']) ?? body.batch_id;
         return ingest(body.events, req.agent!, batchKey, reply);
       },
     );
@@ -375,7 +378,7 @@ export class HttpIngress {
     app.post(
       '/v1/ingest/traces',
       { schema: { ...common, summary: 'Ingest one acgp event', headers: idempotencyHeaders, body: eventSchema, response: { 200: ingestResponse, '4xx': errorSchema, '5xx': errorSchema } } },
-      async (req, reply) => ingest([req.body as AcgpEvent], req.agent!, req.headers['x-idempotency-key'] as string | undefined, reply),
+      async (req, reply) => ingest([req.body as AcgpEvent], req.agent!, headerKey(req.headers['x-idempotency-key']), reply),
     );
   }
 

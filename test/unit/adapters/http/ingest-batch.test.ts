@@ -101,6 +101,10 @@ describe('batch ingest send path', () => {
     // A pair is well formed.
     expect((await post({ batch_id: 'x3', events: [ev('e4', 'k\ud83d\ude00')] })).statusCode).toBe(200);
     expect(calls.claimMany).toBe(4);
+    // An empty X-Idempotency-Key names no key: the batch_id keys the batch (its retry is a duplicate).
+    const emptyHeader = (body: unknown) => ingress!.app.inject({ method: 'POST', url: '/v1/ingest/traces/batch', headers: { 'x-api-key': 'k1', 'content-type': 'application/json', 'x-idempotency-key': '' }, payload: JSON.stringify(body) });
+    expect((await emptyHeader({ batch_id: 'B8', events: [ev('e8')] })).json()).toMatchObject({ accepted: 1, duplicates: 0 });
+    expect((await emptyHeader({ batch_id: 'B8', events: [ev('e8')] })).json()).toMatchObject({ accepted: 0, duplicates: 1 });
   });
 
   it('claims in one call and sends the fresh traces in one batch whose values are their JSON', async () => {
