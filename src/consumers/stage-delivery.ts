@@ -1,6 +1,7 @@
 /**
  * How a stage's outputs leave (consumers/stage-runner.ts runs the loop): one idempotent send per chunk, or with
- * `transactions` (consumer.exactly_once) one Kafka transaction with the chunk's offset, replies after it committed.
+ * `transactions` (consumer.exactly_once) one Kafka transaction with the chunk's offset, replies after it committed
+ * (but those a processChunk sends early: the gate's, as each answer is recorded, D40 (3)).
  * Should the broker refuse a chunk's send as too large, the chunk is re-sent input by input and the inputs whose
  * outputs it refuses are dead-lettered with DLQ records cut to fit, so no input stalls its partition.
  */

@@ -5,7 +5,8 @@
  * DLQ records) go out in one idempotent send — but those a processChunk sends early (the gate's replies, as each
  * answer is recorded) — and only after the broker acknowledged them are the chunk's offsets resolved (kafkajs commits resolved offsets on its interval, on rebalance and on stop).
  * With `transactions` (consumer.exactly_once) a chunk's outputs and its offset commit instead in one Kafka
- * transaction of the partition's own producer (replies are sent after it committed), so a redone chunk's
+ * transaction of the partition's own producer (replies are sent after it committed, but a processChunk's early ones:
+ * the gate's, D40 (3)), so a redone chunk's
  * first outputs are never read (adapters/kafka/partition-transactions.ts).
  * The next chunk is processed while the previous one's send is being acknowledged; its own send waits
  * for that acknowledgement, so outputs keep offset order.

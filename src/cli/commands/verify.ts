@@ -28,7 +28,17 @@ async function readAll(src: string): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export function verdictsOf(text: string): { where: string; value: unknown; error?: string }[] {
+/**
+ * An eval line of a gate hook (D50): `verdict: null` with the gate line's shape (`gate`, or `user_feedback` with its
+ * `outcome`). A line whose `verdict` is an object is never one, whatever other keys it carries.
+ */
+function isGateHookLine(v: unknown): v is { trace_id: unknown } {
+  if (!v || typeof v !== 'object' || !('trace_id' in v) || 'version' in v) return false;
+  const o = v as Record<string, unknown>;
+  return o.verdict == null && ('gate' in o || ('user_feedback' in o && 'outcome' in o));
+}
+
+export function verdictsOf(text: string, skipped: string[] = []): { where: string; value: unknown; error?: string }[] {
   const pick = (v: unknown): unknown => {
     const o = v as Record<string, unknown> | null;
     return o && typeof o === 'object' && !('version' in o) && o.verdict && typeof o.verdict === 'object' ? o.verdict : v;
@@ -46,7 +56,12 @@ export function verdictsOf(text: string): { where: string; value: unknown; error
       const v = JSON.parse(line);
       if (v && typeof v === 'object' && 'error' in v && 'line' in v) return; // an eval error line has no verdict
       // Nor has an eval line of a gate hook: the stream makes no PVS-1 verdict for a final answer or feedback (D50).
-      if (v && typeof v === 'object' && 'trace_id' in v && !('version' in v) && (v.verdict === null || ('user_feedback' in v && 'outcome' in v))) return;
+      // Only that shape is skipped, and said: a line whose verdict is an object is always checked, and one whose
+      // verdict was removed shows (an eval line itself is unsigned, so a removal can be shown, not detected).
+      if (isGateHookLine(v)) {
+        skipped.push(`SKIP line ${i + 1} ${String(v.trace_id)} (gate hook: no verdict)`);
+        return;
+      }
       out.push({ where: `line ${i + 1}`, value: pick(v) });
     } catch (e) {
       out.push({ where: `line ${i + 1}`, value: undefined, error: `invalid JSON: ${(e as Error).message}` });
@@ -85,7 +100,9 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`steward verify: ${(e as Error).message}\n`);
     return 2;
   }
-  const items = verdictsOf(text);
+  const skipped: string[] = [];
+  const items = verdictsOf(text, skipped);
+  for (const line of skipped) process.stdout.write(line + '\n');
   if (items.length === 0) {
     process.stderr.write('steward verify: no verdict in the input\n');
     return 2;

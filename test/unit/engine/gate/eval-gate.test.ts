@@ -170,6 +170,13 @@ describe('steward eval: the gate object on final_answer lines', () => {
     expect(out[5]).toMatchObject({ trace_id: 'fb-6', outcome: null });
     expect(err.join('\n')).toMatch(/4 trace\(s\) evaluated \(ok 1, block 1\), 2 malformed line\(s\).*, 2 of them user_feedback/);
     // steward verify over this output: the tool call's signed verdict only (gate hooks have none in the stream)
-    expect(verdictsOf(out.map((o) => JSON.stringify(o)).join('\n')).map((v) => v.where)).toEqual(['line 3']);
+    const skipped: string[] = [];
+    expect(verdictsOf(out.map((o) => JSON.stringify(o)).join('\n'), skipped).map((v) => v.where)).toEqual(['line 3']);
+    expect(skipped).toEqual(['SKIP line 4 fa-4 (gate hook: no verdict)', 'SKIP line 5 fb-5 (gate hook: no verdict)', 'SKIP line 6 fb-6 (gate hook: no verdict)']);
+    // Only that shape is skipped (review of D50): a verdict object with feedback keys added, or a verdict removed
+    // from a line that is not a gate line, is still checked — and fails.
+    const verdictLine = out[2] as Record<string, unknown>;
+    const forged = [{ ...verdictLine, user_feedback: 'up', outcome: null }, { ...verdictLine, verdict: null }];
+    expect(verdictsOf(forged.map((o) => JSON.stringify(o)).join('\n')).map((v) => v.where)).toEqual(['line 1', 'line 2']);
   });
 });
