@@ -28,7 +28,7 @@ import type { DecideScoreEngine } from './stage-types.js';
 import type { DecisionRecord } from '../engine/steward-engine.js';
 import { scoringJson } from './scoring-message.js';
 import { traceEventId } from '../engine/event-id.js';
-import { checkGateHookInput } from '../engine/gate/finalization-gate.js';
+import { checkGateHookInput } from '../engine/gate/final-answer-input.js';
 import type { Trace } from '../engine/types.js';
 import { finalizeJson, GATE_HOOKS } from './finalize-message.js';
 import { tracePositionHeaders } from '../adapters/kafka/trace-position.js';

@@ -4,7 +4,8 @@
  */
 export * from './codes.js';
 export { checkToolCallPure, type ToolCallCheckOptions } from './tool-call-check.js';
-export { FinalizationGate, parseFinalAnswer, checkGateHookInput, type DecidedAnswer, type FinalizationGateOptions, type FinalizeOptions, type FinalAnswerInput } from './finalization-gate.js';
+export { FinalizationGate, type DecidedAnswer, type FinalizationGateOptions, type FinalizeOptions } from './finalization-gate.js';
+export { checkGateHookInput, parseFinalAnswer, type FinalAnswerInput } from './final-answer-input.js';
 export { decideChunk, type DecideChunkOptions, type GateChunkItem, type GateChunkResult } from './chunk.js';
 export { DEFAULT_GATE_SETTINGS, EMPTY_GATE, assembleGate, compileOwnGuardrails, workflowLimitProblems, workflowToolWarnings } from './config.js';
 export { mergeFinalizationGate } from './merge-config.js';
