@@ -246,11 +246,28 @@ export function readAvroSchema(name: AvroSchemaName): string {
   return readFileSync(join(packageRoot(), 'schemas', 'avro', `${name}.avsc`), 'utf8');
 }
 
-/** Registers one schema under `subject` (idempotent in the registry); returns its id. */
-export async function registerAvro(registry: SchemaRegistry, name: AvroSchemaName, subject: string): Promise<number> {
-  const { id } = await registry.register({ type: SchemaType.AVRO, schema: readAvroSchema(name) }, { subject });
-  return id;
+/**
+ * Registers one schema under `subject` (idempotent in the registry); returns its id. The client library retries
+ * only GETs, and registration is a POST: a 5xx is retried here (registering is idempotent, so a retry is safe).
+ * Apicurio answers 500 when two registrations of the same content under different subjects race (its content row
+ * is inserted by both), and the second try finds the content there.
+ */
+export async function registerAvro(registry: SchemaRegistry, name: AvroSchemaName, subject: string, delaysMs: readonly number[] = REGISTRY_RETRY_DELAYS_MS): Promise<number> {
+  const schema = { type: SchemaType.AVRO, schema: readAvroSchema(name) };
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const { id } = await registry.register(schema, { subject });
+      return id;
+    } catch (e) {
+      const status = (e as { status?: number }).status;
+      if (typeof status !== 'number' || status < 500 || attempt >= delaysMs.length) throw e;
+      await new Promise((r) => setTimeout(r, delaysMs[attempt]));
+    }
+  }
 }
+
+/** Pauses between the tries of a registration the registry answered with a 5xx. */
+export const REGISTRY_RETRY_DELAYS_MS: readonly number[] = [100, 300, 900];
 
 // ───────────────────────────── trace decoder ─────────────────────────────
 

@@ -1,5 +1,6 @@
 import { describe, it, expect } from 'vitest';
-import { TraceDecoder, avroRecordToTrace, traceToAvroRecord, isConfluentWire } from '../../../../src/adapters/kafka/serde.js';
+import { TraceDecoder, avroRecordToTrace, traceToAvroRecord, isConfluentWire, registerAvro } from '../../../../src/adapters/kafka/serde.js';
+import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { dlqMessage, readDlqHeaders, replayOf } from '../../../../src/adapters/kafka/dlq.js';
 import { replyRoute, replyHeaders } from '../../../../src/adapters/kafka/request-reply.js';
 import { topicNames, topicSpecs } from '../../../../src/adapters/kafka/topics.js';
@@ -193,6 +194,41 @@ describe('trace ids are bounded (issue #22 item 4: they become Redis keys and Cl
     for (const f of ['trace_id', 'agent_id', 'session_id']) {
       expect(() => validateTrace(t(f, 256))).not.toThrow();
       expect(() => validateTrace(t(f, 257)), f).toThrow(new RegExp(`/${f}: must NOT have more than 256 characters`));
+    }
+  });
+});
+
+describe('registerAvro retries a registry 5xx (the client library retries GETs only)', () => {
+  /** A registry whose register() answers the given outcomes in turn (a number: that status as the client's ResponseError). */
+  function registry(outcomes: (number | 'ok')[]): { reg: SchemaRegistry; calls: () => number } {
+    let n = 0;
+    const reg = {
+      register: async () => {
+        const o = outcomes[Math.min(n++, outcomes.length - 1)];
+        if (o === 'ok') return { id: 42 };
+        throw Object.assign(new Error(`status ${o}`), { name: 'ResponseError', status: o });
+      },
+    } as unknown as SchemaRegistry;
+    return { reg, calls: () => n };
+  }
+
+  it('a 500 from a racing registration is tried again and the id returned', async () => {
+    const r = registry([500, 500, 'ok']);
+    expect(await registerAvro(r.reg, 'decision', 's-value', [1, 1, 1])).toBe(42);
+    expect(r.calls()).toBe(3);
+  });
+
+  it('gives up after the last pause with the registry error', async () => {
+    const r = registry([503]);
+    await expect(registerAvro(r.reg, 'decision', 's-value', [1, 1])).rejects.toMatchObject({ status: 503 });
+    expect(r.calls()).toBe(3);
+  });
+
+  it('a 4xx (incompatible, unauthorized) is not retried', async () => {
+    for (const status of [409, 422, 401]) {
+      const r = registry([status, 'ok']);
+      await expect(registerAvro(r.reg, 'decision', 's-value', [1, 1])).rejects.toMatchObject({ status });
+      expect(r.calls()).toBe(1);
     }
   });
 });
