@@ -253,7 +253,7 @@ export function readAvroSchema(name: AvroSchemaName): string {
  * is inserted by both), and the second try finds the content there.
  */
 export async function registerAvro(registry: SchemaRegistry, name: AvroSchemaName, subject: string, delaysMs: readonly number[] = REGISTRY_RETRY_DELAYS_MS): Promise<number> {
-  const schema = { type: SchemaType.AVRO, schema: readAvroSchema(name) };
+  const schema = { type: SchemaType.AVRO, schema: readAvroSchema(name) } as const;
   for (let attempt = 0; ; attempt++) {
     try {
       const { id } = await registry.register(schema, { subject });
