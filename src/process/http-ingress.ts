@@ -24,7 +24,7 @@ import { approvalOutcomeSigner } from '../adapters/clickhouse/ledger-keys.js';
 import { parseApproverRegistry } from '../engine/approvals/approvers.js';
 import { answerOverHttp, approvalStatusOf } from '../consumers/approvals.js';
 import type { StewardProducer } from '../adapters/kafka/client.js';
-import { redisIdempotencyClaims } from '../adapters/redis/idempotency-claims.js';
+import { FINALISE_RIDE_MS, redisIdempotencyClaims } from '../adapters/redis/idempotency-claims.js';
 
 /**
  * The approval store's Redis: the same deployment the approvals stage and its sweeper use (a Cluster when
@@ -78,9 +78,13 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     // agent's buckets share its hash tag), without auto-pipelining: a claim is written when it is made, so its round
     // trip runs while the batch is mapped (auto-pipelining would hold it until the mapping's synchronous pass ended).
     const claimsRedis = createRedisClient(cfg.redis.url, cfg.redis.clusterNodes, { maxRetriesPerRequest: 1, enableAutoPipelining: false });
-    closers.push(() => claimsRedis.disconnect());
     const idem = cfg.http.idempotency;
-    const claims = redisIdempotencyClaims(claimsRedis, { prefix: cfg.redis.keyPrefix, windowSeconds: idem.windowSeconds, pendingStaleMs: idem.pendingStaleMs, groups: idem.groups });
+    // A batch's finalise rides with its agent's next claim (D51): one Redis round trip per batch under load.
+    const claims = redisIdempotencyClaims(claimsRedis, { prefix: cfg.redis.keyPrefix, windowSeconds: idem.windowSeconds, pendingStaleMs: idem.pendingStaleMs, groups: idem.groups, finaliseRideMs: FINALISE_RIDE_MS });
+    closers.push(async () => {
+      await claims.close?.();
+      claimsRedis.disconnect();
+    });
     const tracesTopic = topicNames(cfg.topics.prefix).traces;
     const outputs = new OutputDecoder(cfg.schemaRegistryUrl ? createRegistry(cfg.schemaRegistryUrl) : undefined);
     const feed = new AgentEventFeed(

@@ -52,6 +52,86 @@ export interface IdempotencyClaims {
    * safe after a claim whose answer was lost: it removes nothing another claim holds).
    */
   release(agentId: string, keys: readonly string[], id: string, group?: string): Promise<void>;
+  /** Sends the finalises still waiting to ride with a claim now (a shutdown); resolves when they are answered. */
+  close?(): Promise<void>;
+}
+
+/** How long the ingress lets a finalise wait for the agent's next claim (D51): a batch every few ms under load. */
+export const FINALISE_RIDE_MS = 5;
+
+type Args = (string | number)[];
+type Callback = (err: Error | null | undefined, value?: unknown) => void;
+interface Waiting {
+  args: Args;
+  resolve(): void;
+  reject(e: unknown): void;
+}
+type Piped = { stewardIdemFinalise(...a: [...Args, Callback]): Piped; stewardIdemClaim(...a: [...Args, Callback]): Piped; exec(): Promise<unknown> };
+
+/**
+ * The finalises of each agent waiting to ride with its next claim (D51). On this kind of machine a Redis round trip
+ * costs the ingress more than the script's work (every socket write wakes a process), and a busy agent's next
+ * claim comes within milliseconds: the finalise and the claim go as one pipeline — one write, one read — finalise
+ * first. One agent's keys share a hash slot, so the pipeline also runs on a Cluster. A finalise that no claim
+ * takes within `rideMs` goes alone. Each command answers through its own callback (ioredis re-sends a script the
+ * server lost, NOSCRIPT, outside the pipeline: its callback has the re-sent answer, the pipeline's array not).
+ */
+function finaliseRides(redis: RedisClient, rideMs: number) {
+  const r = redis as unknown as Scripted;
+  const waiting = new Map<string, Waiting[]>();
+  let timer: NodeJS.Timeout | undefined;
+  /** Sends `ws` (and a claim, when given) as one pipeline; settles once every command has answered or failed. */
+  const pipe = (ws: Waiting[], claim?: { args: Args; resolve(v: unknown): void; reject(e: unknown): void }): Promise<void> =>
+    new Promise<void>((allDone) => {
+      const p = redis.pipeline() as unknown as Piped;
+      const open = new Set<{ reject(e: unknown): void }>();
+      const answer = (w: { resolve(v?: unknown): void; reject(e: unknown): void }): Callback => {
+        open.add(w);
+        return (err, value) => {
+          if (!open.delete(w)) return;
+          if (err) w.reject(err);
+          else w.resolve(value);
+          if (open.size === 0) allDone();
+        };
+      };
+      for (const w of ws) p.stewardIdemFinalise(...w.args, answer(w));
+      if (claim) p.stewardIdemClaim(...claim.args, answer(claim));
+      p.exec().catch((e: unknown) => {
+        for (const w of open) w.reject(e);
+        open.clear();
+        allDone();
+      });
+    });
+  /** Sends every waiting finalise now, each agent's as one pipeline. */
+  const flushAll = async () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    const all = [...waiting.values()];
+    waiting.clear();
+    await Promise.all(all.map((ws) => (ws.length === 1 ? r.stewardIdemFinalise(...ws[0].args).then(() => ws[0].resolve(), (e: unknown) => ws[0].reject(e)) : pipe(ws))));
+  };
+  return {
+    finalise(agentId: string, args: Args): Promise<void> {
+      if (rideMs <= 0) return r.stewardIdemFinalise(...args).then(() => undefined);
+      return new Promise<void>((resolve, reject) => {
+        const ws = waiting.get(agentId);
+        if (ws) ws.push({ args, resolve, reject });
+        else waiting.set(agentId, [{ args, resolve, reject }]);
+        timer ??= setTimeout(() => void flushAll(), rideMs);
+      });
+    },
+    withClaim(agentId: string, args: Args): Promise<unknown> {
+      const ws = waiting.get(agentId);
+      if (!ws) return r.stewardIdemClaim(...args);
+      waiting.delete(agentId);
+      if (waiting.size === 0 && timer) {
+        clearTimeout(timer);
+        timer = undefined;
+      }
+      return new Promise((resolve, reject) => void pipe(ws, { args, resolve, reject }));
+    },
+    flushAll,
+  };
 }
 
 /**
@@ -130,6 +210,11 @@ export function redisIdempotencyClaims(
      * a version before groups, whose replicas do not read them (D48). Default true.
      */
     groups?: boolean;
+    /**
+     * How long a finalise may wait to ride with the agent's next claim, in one pipeline (one write, one read):
+     * 0 (default) sends each finalise on its own. The ingress passes FINALISE_RIDE_MS (D51).
+     */
+    finaliseRideMs?: number;
   },
 ): IdempotencyClaims {
   redis.defineCommand('stewardIdemClaim', { lua: CLAIM_SCRIPT });
@@ -159,13 +244,16 @@ export function redisIdempotencyClaims(
   };
   const split = o.groups === false ? (keys: readonly string[]) => splitKeys(keys, undefined) : splitKeys;
   const groupArgs = (sp: SplitKeys) => [sp.group, sp.blob, ...sp.perKey];
+  const rides = finaliseRides(redis, o.finaliseRideMs ?? 0);
   return {
     async claim(agentId, keys, id = newClaimId(), group) {
       const states = new Array<ClaimState>(keys.length).fill('claimed');
       const sp = split(keys, group);
       if (sp.blob === '' && sp.pIdx.length === 0) return { states, id };
       const b = bucketOf();
-      const got = String(await r.stewardIdemClaim(...keysAround(base(agentId), b), b, w, fixed ? b : '', stale, id, ...groupArgs(sp)));
+      const args = [...keysAround(base(agentId), b), b, w, fixed ? b : '', stale, id, ...groupArgs(sp)];
+      // The agent's finalises waiting to ride go first, in the same write: this claim already sees them done.
+      const got = String(await rides.withClaim(agentId, args));
       // 'F': the whole group claimed as one entry; 'S': one character per distinct suffix; then one per key.
       let at = 0;
       if (sp.blob !== '') {
@@ -184,8 +272,9 @@ export function redisIdempotencyClaims(
       const sp = split(keys, group);
       if (sp.blob === '' && sp.pIdx.length === 0) return;
       const b = bucketOf();
-      await r.stewardIdemFinalise(...keysAround(base(agentId), b), b, w, fixed ? b : '', id, ...groupArgs(sp));
+      await rides.finalise(agentId, [...keysAround(base(agentId), b), b, w, fixed ? b : '', id, ...groupArgs(sp)]);
     },
+    close: () => rides.flushAll(),
     async release(agentId, keys, id, group) {
       const sp = split(keys, group);
       if (sp.blob === '' && sp.pIdx.length === 0) return;

@@ -244,6 +244,43 @@ async function groupsOff(redis: RedisClient, prefix: string): Promise<void> {
   expect((await off.claim('agent-o', ['G1_a'], undefined, 'G1')).states).toEqual(states('d'));
 }
 
+/**
+ * D51: a finalise waits (up to finaliseRideMs) to ride with its agent's next claim, first in that claim's pipeline;
+ * another agent's claim does not take it; one no claim takes goes alone when the ride is over; close() sends the rest.
+ */
+async function riding(redis: RedisClient, prefix: string): Promise<void> {
+  const claims = redisIdempotencyClaims(redis, { prefix, windowSeconds: W, finaliseRideMs: 60_000 });
+  const tag = `${prefix}http:idem:{agent-v}:`;
+  const a = await claims.claim('agent-v', ['V1_a', 'V1_b'], undefined, 'V1');
+  const b = await claims.claim('agent-v', ['V2_a'], undefined, 'V2');
+  let finalised = 0;
+  const fins = [claims.finalise('agent-v', ['V1_a', 'V1_b'], a.id, 'V1'), claims.finalise('agent-v', ['V2_a'], b.id, 'V2')].map((p) => p.then(() => finalised++));
+  await new Promise((r) => setTimeout(r, 50));
+  expect(finalised).toBe(0);
+  expect(await redis.hexists(`${tag}gpending`, 'V1')).toBe(1);
+  await claims.claim('agent-w', ['W1_a'], undefined, 'W1');
+  await new Promise((r) => setTimeout(r, 20));
+  expect(finalised).toBe(0);
+  // The agent's next claim carries both finalises ahead of it: the retry of V1 already finds its events done.
+  expect((await claims.claim('agent-v', ['V1_a', 'V1_b', 'V2_a', 'V3_a'], undefined, 'V1')).states).toEqual(states('dddc'));
+  await Promise.all(fins);
+  expect(finalised).toBe(2);
+  expect(await redis.hexists(`${tag}gpending`, 'V1')).toBe(0);
+  // No claim comes: the finalise goes alone after the ride (30 ms here).
+  const short = redisIdempotencyClaims(redis, { prefix, windowSeconds: W, finaliseRideMs: 30 });
+  const u = await short.claim('agent-u', ['U1_a'], undefined, 'U1');
+  const t0 = Date.now();
+  await short.finalise('agent-u', ['U1_a'], u.id, 'U1');
+  expect(Date.now() - t0).toBeGreaterThanOrEqual(25);
+  expect((await short.claim('agent-u', ['U1_a'], undefined, 'U1')).states).toEqual(states('d'));
+  // close() sends what still waits.
+  const x = await claims.claim('agent-x', ['X1_a'], undefined, 'X1');
+  const finX = claims.finalise('agent-x', ['X1_a'], x.id, 'X1');
+  await claims.close!();
+  await finX;
+  expect((await short.claim('agent-x', ['X1_a'], undefined, 'X1')).states).toEqual(states('d'));
+}
+
 describe('HTTP ingress idempotency claims', () => {
   const single = uniqueRedisPrefix('idem');
   const cluster = uniqueRedisPrefix('idem-cl');
@@ -266,8 +303,27 @@ describe('HTTP ingress idempotency claims', () => {
       await grouped(r, single);
       await staleGroup(r, single);
       await groupsOff(r, single);
+      await riding(r, single);
     } finally {
       r.disconnect();
+    }
+  });
+
+  it('a finalise riding with a claim that cannot be sent fails with it (the ingress retries the finalise, D51)', async () => {
+    const r = createRedis(services().redisUrl, { enableAutoPipelining: false, maxRetriesPerRequest: 0, enableOfflineQueue: false });
+    if (r.status !== 'ready') await new Promise((res) => r.once('ready', res));
+    const claims = redisIdempotencyClaims(r, { prefix: single, windowSeconds: W, finaliseRideMs: 60_000 });
+    const k = await claims.claim('agent-f', ['F1_a'], undefined, 'F1');
+    const fin = claims.finalise('agent-f', ['F1_a'], k.id, 'F1');
+    r.disconnect();
+    await expect(claims.claim('agent-f', ['F2_a'], undefined, 'F2')).rejects.toThrow();
+    await expect(fin).rejects.toThrow();
+    // Nothing was finalised: the key is still pending under the first claim.
+    const direct = redisClient();
+    try {
+      expect(await direct.hexists(`${single}http:idem:{agent-f}:gpending`, 'F1')).toBe(1);
+    } finally {
+      direct.disconnect();
     }
   });
 
@@ -281,6 +337,7 @@ describe('HTTP ingress idempotency claims', () => {
       await grouped(c, cluster);
       await staleGroup(c, cluster);
       await groupsOff(c, cluster);
+      await riding(c, cluster);
     } finally {
       c.disconnect();
     }
