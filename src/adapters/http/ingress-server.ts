@@ -16,7 +16,7 @@ import { validateTrace } from '../kafka/serde.js';
 import { acgpEventToTrace, type AcgpEvent } from './acgp-mapping.js';
 import { Reservation } from './reservation.js';
 import { InFlightBudget, KeyShare } from './in-flight-budget.js';
-import { pumpStream } from './stream-pump.js';
+import { registerStreamRoute, type StreamFeed } from './stream-route.js';
 import { batchIngest, INGEST_SEND_TIMEOUT_MS, sizedTraceJson, type BatchIngest, type BatchIngestDeps } from './ingest-batch.js';
 import { agentForKey, KeyRateLimiter, type KeyedRegistry } from './ingress-auth.js';
 import { errorSchema, eventSchema, healthSchema, ingestResponse } from './ingress-schemas.js';
@@ -67,7 +67,7 @@ export interface IngressDeps extends BatchIngestDeps {
   /** The finalization gate's answer (StewardClient.finalize). */
   finalize?(trace: Trace, agent: AgentInfo, timeoutMs?: number): Promise<unknown>;
   /** The agent's event feed (decisions, verdicts, gate results) by resumable id (docs/http.md "Stream"). */
-  stream?: { head(agentId: string): Promise<string>; read(agentId: string, lastId: string): Promise<{ id: string; event: string; data: string }[]> };
+  stream?: StreamFeed;
   /** What the pipeline stored about one of the agent's traces (ClickHouse, read-only); undefined: not (yet) stored. */
   query?: QueryFn;
   /** Approvers answering pending approvals (docs/approvals.md), authenticated by their own API keys. */
@@ -102,7 +102,8 @@ export class HttpIngress {
   private readonly limiter: KeyRateLimiter;
   /** Approvers' requests, by approver id (authenticated first): apart from the agents' buckets. */
   private readonly approverLimiter: KeyRateLimiter;
-  private streams = 0;
+  /** SSE streams being served now (counted by the stream route). */
+  private readonly open = { count: 0 };
   /** The stream loops running now; close() aborts them and waits for them to end. */
   private readonly loops = new Set<Promise<void>>();
   private readonly closing = new AbortController();
@@ -111,7 +112,7 @@ export class HttpIngress {
 
   /** SSE streams being served now. */
   get openStreams(): number {
-    return this.streams;
+    return this.open.count;
   }
 
   private get clientTimeoutMs(): number {
@@ -339,40 +340,7 @@ export class HttpIngress {
     const syncResponse = { 200: { type: 'object', additionalProperties: true }, '4xx': errorSchema, '5xx': errorSchema };
     app.post('/v1/decide', { schema: { ...common, summary: 'The tripwire decision for one trace, on this request (StewardClient.decide: the governance contract\'s timeout and fallback)', body: syncBody, response: syncResponse } }, sync('decide'));
     app.post('/v1/finalize', { schema: { ...common, summary: 'The finalization gate\'s answer for a final_answer (StewardClient.finalize)', body: syncBody, response: syncResponse } }, sync('finalize'));
-    app.get(
-      '/v1/stream/traces',
-      { schema: { ...common, summary: "Server-sent events of the key's agent's decisions (trace_processed), verdicts (feedback_generated) and gate results (gate_result); resumable with Last-Event-ID", headers: { type: 'object', properties: { 'last-event-id': { type: 'string', maxLength: 64 } } } } },
-      async (req, reply) => {
-        const feed = deps.stream;
-        if (!feed) return reply.code(404).send({ error: 'STEWARD_HTTP_NOT_FOUND', message: 'the stream is not served by this process' });
-        // Counted from here (before head() is awaited), so streams opened together cannot all pass the check.
-        const key = String(req.headers['x-api-key']);
-        if (this.keyStreams.get(key) >= maxStreams) return reply.code(429).header('retry-after', '5').send({ error: 'STEWARD_HTTP_KEY_STREAMS', message: `this key has ${maxStreams} streams open (http.limits.max_streams_per_key)` });
-        const releaseStream = this.keyStreams.take(key, 1);
-        try {
-          const agent = req.agent!.id;
-          const asked = req.headers['last-event-id'];
-          const last = typeof asked === 'string' && /^\d{1,20}-\d{1,20}$/.test(asked) ? asked : await feed.head(agent);
-          reply.hijack();
-          const res = reply.raw;
-          // A client gone while head() was awaited (or the ingress closing meanwhile) gets no loop (audit 24-r2 finding 1).
-          if (req.raw.destroyed || res.destroyed || this.closing.signal.aborted) return void res.destroy();
-          res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-          res.write(`event: connected\ndata: ${JSON.stringify({ agent_id: agent, last_event_id: last })}\n\n`);
-          this.streams++;
-          const loop = pumpStream(req.raw, res, { feed, agent, key, last, registry: () => deps.registry(), clientTimeoutMs: this.clientTimeoutMs, signal: this.closing.signal });
-          this.loops.add(loop);
-          try {
-            await loop;
-          } finally {
-            this.loops.delete(loop);
-            this.streams--;
-          }
-        } finally {
-          releaseStream();
-        }
-      },
-    );
+    registerStreamRoute(app, deps.stream, () => deps.registry(), common, { keyStreams: this.keyStreams, loops: this.loops, open: this.open, signal: this.closing.signal, clientTimeoutMs: this.clientTimeoutMs, maxStreams });
     if (deps.approvalStatus) registerAgentApprovalRoute(app, deps.approvalStatus);
     registerQueryRoutes(app, deps.query?.bind(deps), common);
     app.post(
