@@ -41,6 +41,9 @@ export interface RunningIngress {
   close(): Promise<void>;
 }
 
+/** How long a stop waits for the finalises still waiting to ride (D51) before the claims connection closes. */
+const CLAIMS_CLOSE_WAIT_MS = 2_000;
+
 export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Promise<RunningIngress> {
   const closers: (() => Promise<unknown> | void)[] = [];
   try {
@@ -82,8 +85,14 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     // A batch's finalise rides with its agent's next claim (D51): one Redis round trip per batch under load.
     const claims = redisIdempotencyClaims(claimsRedis, { prefix: cfg.redis.keyPrefix, windowSeconds: idem.windowSeconds, pendingStaleMs: idem.pendingStaleMs, groups: idem.groups, finaliseRideMs: FINALISE_RIDE_MS });
     closers.push(async () => {
-      await claims.close?.();
-      claimsRedis.disconnect();
+      // Bounded: an unreachable Redis would hold the finalises still waiting (and every closer after this) for ever.
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await Promise.race([claims.close?.(), new Promise((r) => (timer = setTimeout(r, CLAIMS_CLOSE_WAIT_MS)))]);
+      } finally {
+        clearTimeout(timer);
+        claimsRedis.disconnect();
+      }
     });
     const tracesTopic = topicNames(cfg.topics.prefix).traces;
     const outputs = new OutputDecoder(cfg.schemaRegistryUrl ? createRegistry(cfg.schemaRegistryUrl) : undefined);

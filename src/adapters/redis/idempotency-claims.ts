@@ -19,7 +19,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { CLAIM_SCRIPT, FINALISE_SCRIPT, RELEASE_SCRIPT } from './idempotency-scripts.js';
-import type { RedisClient } from './client.js';
+import { isCluster, type RedisClient } from './client.js';
 
 /** How long a pending claim holds by default: twice the ingress's send timeout (ingest-batch INGEST_SEND_TIMEOUT_MS). */
 export const PENDING_STALE_MS = 40_000;
@@ -72,7 +72,7 @@ type Piped = { stewardIdemFinalise(...a: [...Args, Callback]): Piped; stewardIde
  * The finalises of each agent waiting to ride with its next claim (D51). On this kind of machine a Redis round trip
  * costs the ingress more than the script's work (every socket write wakes a process), and a busy agent's next
  * claim comes within milliseconds: the finalise and the claim go as one pipeline — one write, one read — finalise
- * first. One agent's keys share a hash slot, so the pipeline also runs on a Cluster. A finalise that no claim
+ * first. On a single Redis only (a Cluster pipeline goes to one node without redirects). A finalise that no claim
  * takes within `rideMs` goes alone. Each command answers through its own callback (ioredis re-sends a script the
  * server lost, NOSCRIPT, outside the pipeline: its callback has the re-sent answer, the pipeline's array not).
  */
@@ -212,7 +212,7 @@ export function redisIdempotencyClaims(
     groups?: boolean;
     /**
      * How long a finalise may wait to ride with the agent's next claim, in one pipeline (one write, one read):
-     * 0 (default) sends each finalise on its own. The ingress passes FINALISE_RIDE_MS (D51).
+     * 0 (default) sends each finalise on its own. The ingress passes FINALISE_RIDE_MS (D51). Ignored on a Cluster.
      */
     finaliseRideMs?: number;
   },
@@ -244,7 +244,9 @@ export function redisIdempotencyClaims(
   };
   const split = o.groups === false ? (keys: readonly string[]) => splitKeys(keys, undefined) : splitKeys;
   const groupArgs = (sp: SplitKeys) => [sp.group, sp.blob, ...sp.perKey];
-  const rides = finaliseRides(redis, o.finaliseRideMs ?? 0);
+  // Not on a Cluster: ioredis sends a Cluster pipeline to a fixed node, so a ridden claim would not follow MOVED/ASK
+  // or a failover — and the pipeline's own re-run after one would claim behind the caller's back (review of D51).
+  const rides = finaliseRides(redis, isCluster(redis) ? 0 : (o.finaliseRideMs ?? 0));
   return {
     async claim(agentId, keys, id = newClaimId(), group) {
       const states = new Array<ClaimState>(keys.length).fill('claimed');

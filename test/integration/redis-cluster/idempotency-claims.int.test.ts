@@ -245,8 +245,9 @@ async function groupsOff(redis: RedisClient, prefix: string): Promise<void> {
 }
 
 /**
- * D51: a finalise waits (up to finaliseRideMs) to ride with its agent's next claim, first in that claim's pipeline;
- * another agent's claim does not take it; one no claim takes goes alone when the ride is over; close() sends the rest.
+ * D51 (a single Redis): a finalise waits (up to finaliseRideMs) to ride with its agent's next claim, first in that
+ * claim's pipeline; another agent's claim does not take it; one no claim takes goes alone when the ride is over;
+ * close() sends the rest.
  */
 async function riding(redis: RedisClient, prefix: string): Promise<void> {
   const claims = redisIdempotencyClaims(redis, { prefix, windowSeconds: W, finaliseRideMs: 60_000 });
@@ -337,7 +338,12 @@ describe('HTTP ingress idempotency claims', () => {
       await grouped(c, cluster);
       await staleGroup(c, cluster);
       await groupsOff(c, cluster);
-      await riding(c, cluster);
+      // No riding on a Cluster (D51): a Cluster pipeline goes to one node and follows no redirect.
+      const claims = redisIdempotencyClaims(c, { prefix: cluster, windowSeconds: W, finaliseRideMs: 60_000 });
+      const v = await claims.claim('agent-v', ['V1_a'], undefined, 'V1');
+      await claims.finalise('agent-v', ['V1_a'], v.id, 'V1');
+      expect(await c.hexists(`${cluster}http:idem:{agent-v}:gpending`, 'V1')).toBe(0);
+      expect((await claims.claim('agent-v', ['V1_a'], undefined, 'V1')).states).toEqual(states('d'));
     } finally {
       c.disconnect();
     }
