@@ -1,18 +1,42 @@
 /**
- * The batch route's own CPU, without sockets, Kafka or Redis (docs/http.md "Floors and groups"): the ingress's
- * POST /v1/ingest/traces/batch (API key, rate limit, body schema, mapping, trace validation, serialisation; the
- * send and the claims are no-ops) against a bare Fastify route that parses the same bodies, serialises each event
- * and answers — both through Fastify's inject, in this process, alternating. What is left of bench:ingress's CPU
- * per trace beyond these is the sockets' and the clients' (Kafka, Redis).
- * `npx tsx bench/ingress/route-cpu.ts` (BENCH_ROUTE_BATCHES, default 600 batches of 100 events).
+ * The batch route's own CPU, without Kafka or Redis (docs/http.md "Where the CPU goes on a nested-virtualisation
+ * machine"): the ingress's POST /v1/ingest/traces/batch (API key, rate limit, body schema, mapping, trace
+ * validation, serialisation; the send and the claims are no-ops) against a bare Fastify route that parses the same
+ * bodies, serialises each event and answers. First through Fastify's inject (no sockets), alternating; then over
+ * real sockets, the batches posted by the bench's load child (load.ts, 4 in flight), this process's CPU over the
+ * child's timed part. What is left of bench:ingress's CPU per trace beyond these is the Kafka and Redis clients'.
+ * `npx tsx bench/ingress/route-cpu.ts` (BENCH_ROUTE_BATCHES, default 600 batches of 100 events; BENCH_ROUTE_SOCKETS=0
+ * skips the second part).
  */
 import Fastify, { type FastifyInstance } from 'fastify';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { HttpIngress } from '../../src/adapters/http/ingress-server.js';
 import { apiKeyHash } from '../../src/adapters/http/ingress-auth.js';
 import { createAgentRegistry } from '../../src/engine/blueprint/registry.js';
 import { batchIdOf, ingestEvents } from './payloads.js';
 
 const N = Number(process.env.BENCH_ROUTE_BATCHES ?? 600);
+
+/** This process's CPU µs per trace while the load child posts N batches to `url` (its timed part only). */
+function overSockets(url: string, tag: string): Promise<number> {
+  const n = N * 100;
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./load.ts', import.meta.url)), 'http', url, String(n), '100', '4', 'k1', tag], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  let c0: NodeJS.CpuUsage | undefined;
+  child.stdout.on('data', (c: Buffer) => {
+    out += c.toString();
+    if (!c0 && out.includes('timed\n')) c0 = process.cpuUsage();
+  });
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0 || !c0) return reject(new Error(`load.ts exited ${code}`));
+      const c = process.cpuUsage(c0);
+      resolve((c.user + c.system) / n);
+    });
+  });
+}
 
 async function main(): Promise<void> {
   const registry = createAgentRegistry([{ id: 'a1', tenant: 'bench', tier: 'ACL-2', tools: [], domains: [], apiKeys: [apiKeyHash('k1')], registered: true }], 'ACL-2');
@@ -44,6 +68,14 @@ async function main(): Promise<void> {
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   console.log(`CPU µs per trace through inject (batches of 100): ingress route ${rounds.map((r) => r[0].toFixed(2)).join(' ')}; bare route ${rounds.map((r) => r[1].toFixed(2)).join(' ')}`);
   console.log(`route_cpu_us_per_trace=${med(rounds.map((r) => r[0])).toFixed(2)} bare_route_cpu_us_per_trace=${med(rounds.map((r) => r[1])).toFixed(2)}`);
+  if (process.env.BENCH_ROUTE_SOCKETS !== '0') {
+    const port = await ingress.listen();
+    await bare.listen({ host: '127.0.0.1', port: 0 });
+    const barePort = (bare.server.address() as { port: number }).port;
+    const sock: [number, number][] = [];
+    for (let i = 0; i < 3; i++) sock.push([await overSockets(`http://127.0.0.1:${port}/v1`, `s${i}`), await overSockets(`http://127.0.0.1:${barePort}/v1`, `t${i}`)]);
+    console.log(`CPU µs per trace over sockets (a load child, 4 in flight; rounds warm up): ingress route ${sock.map((r) => r[0].toFixed(1)).join(' ')}; bare route ${sock.map((r) => r[1].toFixed(1)).join(' ')}`);
+  }
   await ingress.close();
   await bare.close();
 }
