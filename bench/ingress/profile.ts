@@ -9,8 +9,6 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Session } from 'node:inspector/promises';
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { benchProcessEnv } from '../sink/services-env.js';
 import { KafkaAdapter } from '../../src/adapters/kafka/client.js';
 import { createTopics, topicNames } from '../../src/adapters/kafka/topics.js';
@@ -21,22 +19,15 @@ import { createLogger } from '../../src/logger.js';
 import { createRedis } from '../../src/adapters/redis/client.js';
 import { dropKeys } from './redis-keys.js';
 import { batchIdOf, ingestEvents, pool } from './payloads.js';
+import { child } from './child.js';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const N = Number(process.env.BENCH_INGEST_N ?? 40_000);
 const AGENT = 'http-p0';
 const KEY = 'profile-key';
 
-function loadChild(args: string[]): Promise<{ rate: number; refused: number }> {
-  // No warm-up traces inside the measured window (main() warms up with a run of its own).
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./load.ts', import.meta.url)), ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, BENCH_LOAD_WARM: '0' } });
-  let out = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!)) : reject(new Error(`load.ts exited ${code}`))));
-  });
-}
+// No warm-up traces inside the measured window (main() warms up with a run of its own).
+const loadChild = (args: string[]) => child<{ rate: number; refused: number }>('./load.ts', args, { BENCH_LOAD_WARM: '0' });
 
 async function inProcess(url: string, n: number, tag: string): Promise<{ rate: number; refused: number }> {
   let refused = 0;

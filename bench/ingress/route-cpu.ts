@@ -9,33 +9,21 @@
  * skips the second part).
  */
 import Fastify, { type FastifyInstance } from 'fastify';
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { HttpIngress } from '../../src/adapters/http/ingress-server.js';
 import { apiKeyHash } from '../../src/adapters/http/ingress-auth.js';
 import { createAgentRegistry } from '../../src/engine/blueprint/registry.js';
 import { batchIdOf, ingestEvents } from './payloads.js';
+import { child } from './child.js';
 
 const N = Number(process.env.BENCH_ROUTE_BATCHES ?? 600);
 
 /** This process's CPU µs per trace while the load child posts N batches to `url` (its timed part only). */
-function overSockets(url: string, tag: string): Promise<number> {
+async function overSockets(url: string, tag: string): Promise<number> {
   const n = N * 100;
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./load.ts', import.meta.url)), 'http', url, String(n), '100', '4', 'k1', tag], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
   let c0: NodeJS.CpuUsage | undefined;
-  child.stdout.on('data', (c: Buffer) => {
-    out += c.toString();
-    if (!c0 && out.includes('timed\n')) c0 = process.cpuUsage();
-  });
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      if (code !== 0 || !c0) return reject(new Error(`load.ts exited ${code}`));
-      const c = process.cpuUsage(c0);
-      resolve((c.user + c.system) / n);
-    });
-  });
+  await child('./load.ts', ['http', url, String(n), '100', '4', 'k1', tag], {}, () => (c0 = process.cpuUsage()));
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) / n;
 }
 
 async function main(): Promise<void> {

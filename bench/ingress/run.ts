@@ -32,9 +32,8 @@ import { apiKeyHash } from '../../src/adapters/http/ingress-auth.js';
 import { StewardClient } from '../../src/client/steward-client.js';
 import { createLogger } from '../../src/logger.js';
 import type { Trace } from '../../src/engine/types.js';
-import { spawn } from 'node:child_process';
 import { startFloorServer } from './floor.js';
-import { fileURLToPath } from 'node:url';
+import { child } from './child.js';
 import { benchEngineDeps } from '../pipeline/engine.js';
 import { dropKeys } from './redis-keys.js';
 import { brokerPid, processCpuUs, redisCpuUs } from '../proc-cpu.js';
@@ -54,22 +53,6 @@ const median = (xs: number[]) => pct(xs, 50);
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const trace = (i: number, tag: string): Trace => payloadTrace(i, tag, AGENT);
 
-/** Runs bench/ingress/<script> in a child process (the agents' side out of the measured process); its JSON line. */
-function child<T>(script: string, args: string[], env: Record<string, string> = {}, onTimed?: () => void): Promise<T> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(script, import.meta.url)), ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
-  let out = '';
-  child.stdout.on('data', (c: Buffer) => {
-    out += c.toString();
-    if (onTimed && out.includes('timed\n')) {
-      onTimed();
-      onTimed = undefined;
-    }
-  });
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!) as T) : reject(new Error(`${script} ${args[0]} exited ${code}`))));
-  });
-}
 type Load = { rate: number; refused: number; cpuUsPerTrace: number };
 /** CPU µs per trace of each process on a path over a load child's timed part (bench/ingress/proc-cpu.ts). */
 type CpuSplit = { client: number; ingress: number; broker: number; redis: number };
