@@ -102,9 +102,7 @@ export class HttpIngress {
   private readonly limiter: KeyRateLimiter;
   /** Approvers' requests, by approver id (authenticated first): apart from the agents' buckets. */
   private readonly approverLimiter: KeyRateLimiter;
-  /** SSE streams being served now (counted by the stream route). */
-  private readonly open = { count: 0 };
-  /** The stream loops running now; close() aborts them and waits for them to end. */
+  /** The stream loops running now, one per open stream; close() aborts them and waits for them to end. */
   private readonly loops = new Set<Promise<void>>();
   private readonly closing = new AbortController();
   /** The batch routes' ingest: close() waits for the sends and claim settlements it began. */
@@ -112,7 +110,7 @@ export class HttpIngress {
 
   /** SSE streams being served now. */
   get openStreams(): number {
-    return this.open.count;
+    return this.loops.size;
   }
 
   private get clientTimeoutMs(): number {
@@ -340,7 +338,7 @@ export class HttpIngress {
     const syncResponse = { 200: { type: 'object', additionalProperties: true }, '4xx': errorSchema, '5xx': errorSchema };
     app.post('/v1/decide', { schema: { ...common, summary: 'The tripwire decision for one trace, on this request (StewardClient.decide: the governance contract\'s timeout and fallback)', body: syncBody, response: syncResponse } }, sync('decide'));
     app.post('/v1/finalize', { schema: { ...common, summary: 'The finalization gate\'s answer for a final_answer (StewardClient.finalize)', body: syncBody, response: syncResponse } }, sync('finalize'));
-    registerStreamRoute(app, deps.stream, () => deps.registry(), common, { keyStreams: this.keyStreams, loops: this.loops, open: this.open, signal: this.closing.signal, clientTimeoutMs: this.clientTimeoutMs, maxStreams });
+    registerStreamRoute(app, deps.stream, () => deps.registry(), common, { keyStreams: this.keyStreams, loops: this.loops, signal: this.closing.signal, clientTimeoutMs: this.clientTimeoutMs, maxStreams });
     if (deps.approvalStatus) registerAgentApprovalRoute(app, deps.approvalStatus);
     registerQueryRoutes(app, deps.query?.bind(deps), common);
     app.post(

@@ -15,11 +15,10 @@ export interface StreamFeed {
   read(agentId: string, lastId: string): Promise<{ id: string; event: string; data: string }[]>;
 }
 
-/** What the route shares with the ingress: the per-key counts, the loops close() waits for, the open count. */
+/** What the route shares with the ingress: the per-key counts, and the loops close() waits for (one per open stream). */
 export interface StreamRouteState {
   keyStreams: KeyShare;
   loops: Set<Promise<void>>;
-  open: { count: number };
   /** Aborted when the ingress closes: every loop ends, and no new one starts. */
   signal: AbortSignal;
   clientTimeoutMs: number;
@@ -46,14 +45,12 @@ export function registerStreamRoute(app: FastifyInstance, feed: StreamFeed | und
         if (req.raw.destroyed || res.destroyed || s.signal.aborted) return void res.destroy();
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
         res.write(`event: connected\ndata: ${JSON.stringify({ agent_id: agent, last_event_id: last })}\n\n`);
-        s.open.count++;
         const loop = pumpStream(req.raw, res, { feed, agent, key, last, registry, clientTimeoutMs: s.clientTimeoutMs, signal: s.signal });
         s.loops.add(loop);
         try {
           await loop;
         } finally {
           s.loops.delete(loop);
-          s.open.count--;
         }
       } finally {
         releaseStream();

@@ -108,7 +108,7 @@ function finaliseRides(redis: RedisClient, rideMs: number) {
     timer = undefined;
     const all = [...waiting.values()];
     waiting.clear();
-    await Promise.all(all.map((ws) => (ws.length === 1 ? r.stewardIdemFinalise(...ws[0].args).then(() => ws[0].resolve(), (e: unknown) => ws[0].reject(e)) : pipe(ws))));
+    await Promise.all(all.map((ws) => pipe(ws)));
   };
   return {
     finalise(agentId: string, args: Args): Promise<void> {
