@@ -56,6 +56,7 @@ const trace = (i: number, tag: string): Trace => payloadTrace(i, tag, AGENT);
 type Load = { rate: number; refused: number; cpuUsPerTrace: number };
 /** CPU µs per trace of each process on a path over a load child's timed part (bench/ingress/proc-cpu.ts). */
 type CpuSplit = { client: number; ingress: number; broker: number; redis: number };
+type LoadPath = 'produce' | 'http' | 'pipeline' | 'fetch' | 'floor';
 
 async function main(): Promise<void> {
   const prefix = `bench-http-${Date.now().toString(36)}`;
@@ -85,9 +86,9 @@ async function main(): Promise<void> {
   const client = new StewardClient({ kafka: adapter, topicPrefix: prefix, replyPartition: 0 });
   const redisInfo = createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 });
   const broker = brokerPid();
-  const splits: { produce: CpuSplit[]; http: CpuSplit[]; floor: CpuSplit[] } = { produce: [], http: [], floor: [] };
+  const splits: Record<Exclude<LoadPath, 'fetch'>, CpuSplit[]> = { produce: [], http: [], pipeline: [], floor: [] };
   /** Runs a load child and charges each process's CPU during its timed part to its traces. */
-  const loadChild = async (path: 'produce' | 'http' | 'fetch' | 'floor', args: string[], env?: Record<string, string>): Promise<Load> => {
+  const loadChild = async (path: LoadPath, args: string[], env?: Record<string, string>): Promise<Load> => {
     let r0: Promise<number> = Promise.resolve(0);
     let b0 = 0;
     let i0 = process.cpuUsage();
@@ -101,7 +102,7 @@ async function main(): Promise<void> {
     if (path !== 'fetch') {
       splits[path].push({
         client: out.cpuUsPerTrace,
-        ingress: path === 'http' || path === 'floor' ? (i.user + i.system) / traces : 0,
+        ingress: path !== 'produce' ? (i.user + i.system) / traces : 0,
         broker: (processCpuUs(broker) - b0) / traces,
         redis: ((await redisCpuUs(() => redisInfo.info('cpu'))) - (await r0)) / traces,
       });
@@ -143,6 +144,11 @@ async function main(): Promise<void> {
     const floorSend = floorOn ? await startFloorServer(producer, names.traces, AGENT) : undefined;
     const floorBare = floorOn ? await startFloorServer(undefined, names.traces, AGENT) : undefined;
     const floors: { produce: number; send: number; bare: number }[] = [];
+    // The same ingress with http.idempotency.dedupe 'pipeline' (D52): no claims on the request path; the events go
+    // out with their keys in a header for the tripwire stage (stopped here, as for the default's rounds).
+    const ingPipe = await startHttpIngress({ ...cfg, http: { ...cfg.http, port: 0, idempotency: { ...cfg.http.idempotency, dedupe: 'pipeline' } } }, logger);
+    const pipeUrl = `http://127.0.0.1:${ingPipe.port}/v1`;
+    const outPipe: { produce: number; http: number }[] = [];
     let cpuShare = 0;
     for (let round = 0; round < ROUNDS; round++) {
       const k0 = performance.now();
@@ -168,6 +174,9 @@ async function main(): Promise<void> {
       cpuShare = Math.max(cpuShare, (cpu.user + cpu.system) / 1000 / (performance.now() - w0));
       refused += childIngest.refused;
       outProc.push({ produce: childProduce.rate, http: childIngest.rate });
+      const childPipe = await loadChild('pipeline', ['http', pipeUrl, String(INGEST_N), String(BATCH), String(IN_FLIGHT), KEY, `${tag}-p`]);
+      refused += childPipe.refused;
+      outPipe.push({ produce: childProduce.rate, http: childPipe.rate });
       const childFetch = await loadChild('fetch', ['http', url, String(INGEST_N), String(BATCH), String(IN_FLIGHT), KEY, `${tag}-f`], { BENCH_INGEST_CLIENT: 'fetch' });
       refused += childFetch.refused;
       outFetch.push({ produce: childProduce.rate, http: childFetch.rate });
@@ -177,6 +186,7 @@ async function main(): Promise<void> {
         floors.push({ produce: childProduce.rate, send: send.rate, bare: bare.rate });
       }
     }
+    await ingPipe.close();
     await floorSend?.close();
     await floorBare?.close();
     await producer.disconnect();
@@ -200,11 +210,13 @@ async function main(): Promise<void> {
     console.log(`  agents in a child process, undici request: ${line(outProc)}; the ingress process used at most ${(cpuShare * 100).toFixed(0)}% of one core (child start-up included)`);
     const med = (xs: CpuSplit[], k: keyof CpuSplit) => median(xs.map((x) => x[k])).toFixed(1);
     const split = (xs: CpuSplit[]) => `client ${med(xs, 'client')}, ingress ${med(xs, 'ingress')}, broker ${med(xs, 'broker')}, redis ${med(xs, 'redis')}`;
-    console.log(`  CPU µs per trace, medians of the rounds (timed parts, the finalises after an answer included; broker ${broker === undefined ? 'not found' : `pid ${broker}`}): direct produce: ${split(splits.produce)}; http (undici): ${split(splits.http)}${splits.floor.length ? `; floor (bare route, produce then answer): ${split(splits.floor)}` : ""}`);
+    console.log(`  CPU µs per trace, medians of the rounds (timed parts, the finalises after an answer included; broker ${broker === undefined ? 'not found' : `pid ${broker}`}): direct produce: ${split(splits.produce)}; http (undici): ${split(splits.http)}; http, dedupe pipeline: ${split(splits.pipeline)}${splits.floor.length ? `; floor (bare route, produce then answer): ${split(splits.floor)}` : ""}`);
     if (floors.length) {
       console.log(`  floors from the child, undici request (bare Fastify route: produce the batch as it came, then answer / answer at once): ${floors.map((f) => `${(f.send / 1000).toFixed(1)}k / ${(f.bare / 1000).toFixed(1)}k vs direct ${(f.produce / 1000).toFixed(1)}k`).join('; ')}`);
       console.log(`  ingest_floor_vs_kafka_produce=${median(floors.map((f) => f.send / f.produce)).toFixed(3)} http_exchange_alone_vs_kafka_produce=${median(floors.map((f) => f.bare / f.produce)).toFixed(3)}`);
     }
+    console.log(`  dedupe pipeline (D52), undici request: ${line(outPipe)}`);
+    console.log(`  ingress_vs_kafka_produce_pipeline_dedupe=${median(outPipe.map((x) => x.http / x.produce)).toFixed(3)}`);
     console.log(`http_p99_vs_kafka_sync=${ratio(agent.lean, agent.kafka, 99)}`);
     console.log(`ingress_vs_kafka_produce=${median(outProc.map((x) => x.http / x.produce)).toFixed(3)}`);
   } finally {

@@ -33,6 +33,7 @@ import type { Trace } from '../engine/types.js';
 import { finalizeJson, GATE_HOOKS } from './finalize-message.js';
 import { tracePositionHeaders } from '../adapters/kafka/trace-position.js';
 import { pendingRequest, responseChecks, type PendingRunEvent } from '../engine/acm/bundle/stream-record.js';
+import { INGEST_KEY_HEADER, type IngestMarks, type IngestRecord } from '../adapters/redis/ingest-marks.js';
 
 export interface TripwireStageDeps {
   engine: Pick<DecideScoreEngine, 'decide'>;
@@ -57,6 +58,13 @@ export interface TripwireStageDeps {
   scorerInput?: 'scoring' | 'join';
   /** topics.avro_outputs has `decisions`: the acgp.decisions value in Avro (output-avro.ts, schema id from start-up); absent: JSON. The reply stays JSON. */
   encodeDecision?: (d: DecisionMessage) => Buffer;
+  /**
+   * http.idempotency.dedupe 'pipeline' (docs/spec-decisions.md D52): a record with an INGEST_KEY_HEADER whose key its
+   * agent already sent in an earlier record is dropped (no decision, no output). Absent: every record is decided.
+   */
+  ingestMarks?: IngestMarks;
+  /** Told when the marks cannot be asked (Redis unreachable): the chunk is decided whole, copies included. */
+  onMarksUnavailable?: (e: unknown) => void;
 }
 
 const MAX_ID_LENGTH = 256;
@@ -78,8 +86,43 @@ export class TripwireProcessor implements StageProcessor {
   readonly stage = 'tripwire';
   readonly inputTopics: string[];
 
+  /** Only with ingest marks: the chunk's copies of an already sent idempotency key, answered [] (StageProcessor). */
+  readonly processChunk?: (chunk: InMessage[]) => Promise<(StageOutput[] | undefined)[]>;
+
   constructor(private readonly d: TripwireStageDeps) {
     this.inputTopics = [d.topics.traces];
+    const marks = d.ingestMarks;
+    if (marks) this.processChunk = (chunk) => this.dropCopies(marks, chunk);
+  }
+
+  /** The chunk's records with an ingest key asked in one round; a copy gets [] (done, nothing out), the rest undefined (decided by process()). */
+  private async dropCopies(marks: IngestMarks, chunk: InMessage[]): Promise<(StageOutput[] | undefined)[]> {
+    const out = new Array<StageOutput[] | undefined>(chunk.length);
+    const at: number[] = [];
+    const recs: IngestRecord[] = [];
+    for (let i = 0; i < chunk.length; i++) {
+      const m = chunk[i];
+      const key = m.key === null ? undefined : headerText(m, INGEST_KEY_HEADER);
+      if (key === undefined || key === '') continue;
+      at.push(i);
+      recs.push({ agentId: m.key!.toString('utf8'), key, topic: m.topic, partition: m.partition, offset: m.offset });
+    }
+    if (recs.length === 0) return out;
+    let firsts: boolean[];
+    try {
+      firsts = await marks.firsts(recs);
+    } catch (e) {
+      this.d.onMarksUnavailable?.(e);
+      return out;
+    }
+    let copies = 0;
+    for (let j = 0; j < at.length; j++) {
+      if (firsts[j]) continue;
+      out[at[j]] = [];
+      copies++;
+    }
+    if (copies > 0) this.d.metrics.duplicates.inc({ stage: this.stage }, copies);
+    return out;
   }
 
   async process(m: InMessage): Promise<StageOutput[]> {

@@ -17,6 +17,7 @@ import { createRedisClient, type RedisClient } from '../adapters/redis/client.js
 import { RedisStateRounds, type RedisStateRoundsOptions } from '../adapters/redis/state-rounds.js';
 import { RedisTrustDebtStore } from '../adapters/redis/trust-debt-store.js';
 import { RedisScoredMarks } from '../adapters/redis/scored-marks.js';
+import { RedisIngestMarks } from '../adapters/redis/ingest-marks.js';
 import { RedisGateJobStore } from '../adapters/redis/gate-job-store.js';
 import { RedisAcmStateStore } from '../adapters/redis/acm-state-store.js';
 import { RedisApprovalStore } from '../adapters/redis/approval-store.js';
@@ -279,6 +280,7 @@ async function openEngine(
       // The scorer reads the same blueprint directory as the tripwire stage: run governance is on for both or neither.
       runRecords: stages.includes('scorer') ? acmEnv !== undefined : undefined,
       scoredMarks: redis && stages.includes('scorer') && cfg.consumer.scorerDedupTtlSeconds > 0 ? new RedisScoredMarks(redis, { prefix: cfg.redis.keyPrefix, ttlSeconds: cfg.consumer.scorerDedupTtlSeconds }) : undefined,
+      ingestMarks: redis && stages.includes('tripwire') && cfg.http.idempotency.dedupe === 'pipeline' ? new RedisIngestMarks(redis, { prefix: cfg.redis.keyPrefix, ttlSeconds: cfg.http.idempotency.windowSeconds }) : undefined,
       afterDecision: rolloutHook ? (trace, record, evTime) => rolloutHook.afterDecision(trace, record, evTime) : undefined,
       afterVerdict: reviewHook ? (record, d) => reviewHook.afterVerdict(record, d) : undefined,
     },

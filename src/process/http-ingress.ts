@@ -24,7 +24,8 @@ import { approvalOutcomeSigner } from '../adapters/clickhouse/ledger-keys.js';
 import { parseApproverRegistry } from '../engine/approvals/approvers.js';
 import { answerOverHttp, approvalStatusOf } from '../consumers/approvals.js';
 import type { StewardProducer } from '../adapters/kafka/client.js';
-import { FINALISE_RIDE_MS, redisIdempotencyClaims } from '../adapters/redis/idempotency-claims.js';
+import { FINALISE_RIDE_MS, redisIdempotencyClaims, type IdempotencyClaims } from '../adapters/redis/idempotency-claims.js';
+import { INGEST_KEY_HEADER } from '../adapters/redis/ingest-marks.js';
 
 /**
  * The approval store's Redis: the same deployment the approvals stage and its sweeper use (a Cluster when
@@ -77,23 +78,8 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     const kafka = new KafkaAdapter(cfg.kafka, logger);
     const producer = await kafka.producer();
     closers.push(() => producer.disconnect());
-    // The batch claims' own connection (the deployment's Redis: a Cluster when redis.cluster_nodes is set; an
-    // agent's buckets share its hash tag), without auto-pipelining: a claim is written when it is made, so its round
-    // trip runs while the batch is mapped (auto-pipelining would hold it until the mapping's synchronous pass ended).
-    const claimsRedis = createRedisClient(cfg.redis.url, cfg.redis.clusterNodes, { maxRetriesPerRequest: 1, enableAutoPipelining: false });
-    const idem = cfg.http.idempotency;
-    // A batch's finalise rides with its agent's next claim (D51): one Redis round trip per batch under load.
-    const claims = redisIdempotencyClaims(claimsRedis, { prefix: cfg.redis.keyPrefix, windowSeconds: idem.windowSeconds, pendingStaleMs: idem.pendingStaleMs, groups: idem.groups, finaliseRideMs: FINALISE_RIDE_MS });
-    closers.push(async () => {
-      // Bounded: an unreachable Redis would hold the finalises still waiting (and every closer after this) for ever.
-      let timer: NodeJS.Timeout | undefined;
-      try {
-        await Promise.race([claims.close?.(), new Promise((r) => (timer = setTimeout(r, CLAIMS_CLOSE_WAIT_MS)))]);
-      } finally {
-        clearTimeout(timer);
-        claimsRedis.disconnect();
-      }
-    });
+    // 'pipeline' (D52): no claims; every event goes out with its key in a header, the tripwire stage drops copies.
+    const claims = cfg.http.idempotency.dedupe === 'ingress' ? batchClaims(cfg, closers) : undefined;
     const tracesTopic = topicNames(cfg.topics.prefix).traces;
     const outputs = new OutputDecoder(cfg.schemaRegistryUrl ? createRegistry(cfg.schemaRegistryUrl) : undefined);
     const feed = new AgentEventFeed(
@@ -144,7 +130,9 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
       {
         registry: () => holder?.registry ?? empty,
         publish: (t) => client.publish(t),
-        publishBatch: (items) => producer.send([{ topic: tracesTopic, messages: items.map((x) => ({ key: x.trace.agent_id, value: x.json })) }]),
+        publishBatch: claims
+          ? (items) => producer.send([{ topic: tracesTopic, messages: items.map((x) => ({ key: x.trace.agent_id, value: x.json })) }])
+          : (items) => producer.send([{ topic: tracesTopic, messages: items.map((x) => ({ key: x.trace.agent_id, value: x.json, ...(x.key !== '' && { headers: { [INGEST_KEY_HEADER]: x.key } }) })) }]),
         stream: { head: (a) => feed.head(a), read: (a, last) => feed.read(a, last) },
         query: ingressQueries(store),
         // The server owns this wait: a timeout_ms below the tier's max latency budget (D3) would answer the
@@ -179,4 +167,28 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     for (const c of closers) await Promise.resolve(c()).catch(() => undefined);
     throw e;
   }
+}
+
+/**
+ * The batch claims (D39) on their own connection (the deployment's Redis: a Cluster when redis.cluster_nodes is set;
+ * an agent's buckets share its hash tag), without auto-pipelining: a claim is written when it is made, so its round
+ * trip runs while the batch is mapped (auto-pipelining would hold it until the mapping's synchronous pass ended).
+ * Its closer is pushed after the producer's, so a send still settling at shutdown settles its keys on it first.
+ */
+function batchClaims(cfg: StewardConfig, closers: (() => unknown)[]): IdempotencyClaims {
+  const claimsRedis = createRedisClient(cfg.redis.url, cfg.redis.clusterNodes, { maxRetriesPerRequest: 1, enableAutoPipelining: false });
+  const idem = cfg.http.idempotency;
+  // A batch's finalise rides with its agent's next claim (D51): one Redis round trip per batch under load.
+  const claims = redisIdempotencyClaims(claimsRedis, { prefix: cfg.redis.keyPrefix, windowSeconds: idem.windowSeconds, pendingStaleMs: idem.pendingStaleMs, groups: idem.groups, finaliseRideMs: FINALISE_RIDE_MS });
+  closers.push(async () => {
+    // Bounded: an unreachable Redis would hold the finalises still waiting (and every closer after this) for ever.
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([claims.close?.(), new Promise((r) => (timer = setTimeout(r, CLAIMS_CLOSE_WAIT_MS)))]);
+    } finally {
+      clearTimeout(timer);
+      claimsRedis.disconnect();
+    }
+  });
+  return claims;
 }

@@ -24,6 +24,7 @@ import { scorerProcessor } from './scorer-stage.js';
 import { pipelinePreflight } from './pipeline-preflight.js';
 import { stageInputs, type StageName } from './stage-topics.js';
 import type { ScoredMarks } from '../adapters/redis/scored-marks.js';
+import type { IngestMarks } from '../adapters/redis/ingest-marks.js';
 import { trustDebtMaxRecordAgeMs, TrustDebtProcessor, startTrustDebtAuditSweep } from '../consumers/trust-debt.js';
 import type { AuditSweep, SweepableStore } from '../consumers/audit-sweep.js';
 import type { TrustDebtConfig } from '../engine/types.js';
@@ -53,6 +54,8 @@ export interface PipelineDeps {
   sweepNow?: () => number;
   /** Marks of scored traces, so the scorer skips scoring records the tripwire stage wrote twice (absent: it scores each). */
   scoredMarks?: ScoredMarks;
+  /** http.idempotency.dedupe 'pipeline': the tripwire stage drops later copies of an agent's idempotency key (D52). */
+  ingestMarks?: IngestMarks;
   /** ACM run governance is on (acm.yaml next to the blueprints): the scorer answers run events for the sink's join (docs/acm.md). */
   runRecords?: boolean;
   /** The approvals stage's Redis store and approver registry (docs/approvals.md), and the gate's job store (an approved job call ran). */
@@ -187,6 +190,8 @@ export async function startPipeline(
                 afterDecision: deps.afterDecision,
                 scorerInput: cfg.consumer.scorerInput,
                 encodeDecision: encoders.decision,
+                ingestMarks: deps.ingestMarks,
+                onMarksUnavailable: marksWarning(opts.logger.child({ stage: 'tripwire' }), 'ingest marks unavailable: deciding the chunk whole (a retried event sent again is decided again)'),
                 replies: replies!,
                 onRejectedRoute: (m) => {
                   routeLog.warn({ topic: m.topic, partition: m.partition, offset: m.offset, key: m.key?.toString('utf8') }, 'reply route outside the replies topic ignored');
@@ -327,13 +332,13 @@ export async function startPipeline(
   };
 }
 
-/** Logs that the scorer scores without its duplicate marks (Redis unreachable), at most once a minute. */
-function marksWarning(log: Logger): (e: unknown) => void {
+/** Logs that a stage works without its duplicate marks (Redis unreachable), at most once a minute. */
+function marksWarning(log: Logger, msg = 'scored marks unavailable: scoring without them (a trace the tripwire stage decided twice may get two verdicts)'): (e: unknown) => void {
   let lastMs = -Infinity;
   return (e) => {
     const now = Date.now();
     if (now - lastMs < 60_000) return;
     lastMs = now;
-    log.warn({ err: e instanceof Error ? e.message : String(e) }, 'scored marks unavailable: scoring without them (a trace the tripwire stage decided twice may get two verdicts)');
+    log.warn({ err: e instanceof Error ? e.message : String(e) }, msg);
   };
 }

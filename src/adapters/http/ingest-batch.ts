@@ -34,12 +34,15 @@ export interface BatchIngestDeps {
   publish(trace: Trace): Promise<void>;
   /**
    * Produces a batch's traces in one send (key = agent id, value = `json`, the trace's JSON text already made
-   * for the size check); rejects when any is not acknowledged. Used instead of `publish` when present.
+   * for the size check; `key` the event's idempotency key, '' for none); rejects when any is not acknowledged. Used
+   * instead of `publish` when present.
    */
-  publishBatch?(items: readonly { trace: Trace; json: string }[]): Promise<void>;
+  publishBatch?(items: readonly { trace: Trace; json: string; key: string }[]): Promise<void>;
   /**
    * Claims a batch's event keys for its agent in one round trip ('' names no key and always passes); finalise()
-   * marks produced keys done, release() hands back claims whose events were not produced.
+   * marks produced keys done, release() hands back claims whose events were not produced. Absent: every event is
+   * produced, and the answer counts no `duplicates` (http.idempotency.dedupe 'pipeline': publishBatch writes the
+   * keys into the records and the tripwire stage drops the copies, docs/spec-decisions.md D52).
    */
   idempotency?: IdempotencyClaims;
   /** Told when a finalise or release still fails after its retries (a pino logger's warn). */
@@ -149,12 +152,12 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
     const claimId = newClaimId();
     const claiming: Promise<BatchClaim> = idem ? idem.claim(agent.id, keys, claimId, batchKey) : Promise.resolve({ states: keys.map(() => 'claimed' as const), id: claimId });
     // Map, validate and serialise each event in one pass; the JSON made for the size check is the record value.
-    const traces: { trace: Trace; json: string }[] = new Array(events.length);
+    const traces: { trace: Trace; json: string; key: string }[] = new Array(events.length);
     let refused: Answer | undefined;
     for (let i = 0; i < events.length; i++) {
       try {
         const trace = validateTrace(acgpEventToTrace(events[i], agent.id, o.now));
-        traces[i] = { trace, json: sizedTraceJson(trace, o.maxTraceBytes) };
+        traces[i] = { trace, json: sizedTraceJson(trace, o.maxTraceBytes), key: keys[i] };
       } catch (e) {
         const err = e as StewardError;
         refused = { status: 422, body: { error: err.code ?? 'STEWARD_TRACE_SCHEMA', message: err.message, index: i } };
@@ -265,7 +268,7 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
         body: { error: 'STEWARD_HTTP_PENDING', message: `${waiting.length} of ${traces.length} events are being produced by an earlier request with the same idempotency keys; retry the batch (the other ${traces.length - waiting.length} are produced or duplicates)` },
       };
     }
-    return { status: 200, body: { accepted, duplicates: traces.length - accepted, ...(batchKey && { batch_id: batchKey }) } };
+    return { status: 200, body: { accepted, ...(idem && { duplicates: traces.length - accepted }), ...(batchKey && { batch_id: batchKey }) } };
   };
   // Tracked from its start, so that idle() (a shutdown) also waits for a batch whose claim is still in flight: its
   // send and settlements are tracked only once the claim answers.

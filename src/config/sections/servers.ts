@@ -20,6 +20,8 @@ export interface HttpIdempotency {
   pendingStaleMs: number;
   /** Claim acgp-form batches as groups (D48); false during a rolling upgrade from a version before groups. */
   groups: boolean;
+  /** Where retried events are told apart: claims before producing (D39), or the tripwire stage's marks (D52). */
+  dedupe: 'ingress' | 'pipeline';
 }
 
 function httpIdempotency(raw: Raw): HttpIdempotency {
@@ -29,7 +31,9 @@ function httpIdempotency(raw: Raw): HttpIdempotency {
     pendingWaitMs: v(raw, 'http.idempotency.pending_wait_ms'),
     pendingStaleMs: v(raw, 'http.idempotency.pending_stale_ms'),
     groups: v(raw, 'http.idempotency.groups'),
+    dedupe: v(raw, 'http.idempotency.dedupe'),
   };
+  if (o.dedupe !== 'ingress' && o.dedupe !== 'pipeline') throw new StewardError('STEWARD_CONFIG', `http.idempotency.dedupe must be 'ingress' or 'pipeline', not ${JSON.stringify(o.dedupe)}`);
   // A key whose send may still be acknowledged must not be claimable again: its events would be produced twice.
   if (o.pendingStaleMs <= o.sendTimeoutMs) {
     throw new StewardError('STEWARD_CONFIG', `http.idempotency.pending_stale_ms (${o.pendingStaleMs}) must exceed http.idempotency.send_timeout_ms (${o.sendTimeoutMs}): a key pending under a send still running would be claimed and produced again`);

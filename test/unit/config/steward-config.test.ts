@@ -131,9 +131,10 @@ describe('steward.yaml', () => {
   });
 
   it('http.idempotency: defaults, set values, and a stale bound that does not exceed the send timeout refused', () => {
-    expect(buildConfig({}, {}).http.idempotency).toEqual({ windowSeconds: 86_400, sendTimeoutMs: 20_000, pendingWaitMs: 15_000, pendingStaleMs: 40_000, groups: true });
-    const set = buildConfig({ http: { idempotency: { window_seconds: 3600, send_timeout_ms: 5000, pending_wait_ms: 2000, pending_stale_ms: 12_000, groups: false } } }, {});
-    expect(set.http.idempotency).toEqual({ windowSeconds: 3600, sendTimeoutMs: 5000, pendingWaitMs: 2000, pendingStaleMs: 12_000, groups: false });
+    expect(buildConfig({}, {}).http.idempotency).toEqual({ windowSeconds: 86_400, sendTimeoutMs: 20_000, pendingWaitMs: 15_000, pendingStaleMs: 40_000, groups: true, dedupe: 'ingress' });
+    const set = buildConfig({ http: { idempotency: { window_seconds: 3600, send_timeout_ms: 5000, pending_wait_ms: 2000, pending_stale_ms: 12_000, groups: false, dedupe: 'pipeline' } } }, {});
+    expect(set.http.idempotency).toEqual({ windowSeconds: 3600, sendTimeoutMs: 5000, pendingWaitMs: 2000, pendingStaleMs: 12_000, groups: false, dedupe: 'pipeline' });
+    expect(() => buildConfig({ http: { idempotency: { dedupe: 'stage' } } }, {})).toThrow(/\$\.http\.idempotency\.dedupe/);
     expect(() => buildConfig({ http: { idempotency: { send_timeout_ms: 40_000 } } }, {})).toThrow(/pending_stale_ms \(40000\) must exceed http\.idempotency\.send_timeout_ms \(40000\)/);
     expect(() => buildConfig({ http: { idempotency: { pending_wait_ms: -1 } } }, {})).toThrow(/\$\.http\.idempotency\.pending_wait_ms/);
   });

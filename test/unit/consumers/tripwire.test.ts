@@ -8,6 +8,7 @@ import { StewardMetrics } from '../../../src/observability/metrics.js';
 import { StewardError } from '../../../src/errors.js';
 import { messageBytes } from '../../../src/consumers/stage-runner.js';
 import { blockedRecord, shellTrace } from './fixtures.js';
+import { INGEST_KEY_HEADER, type IngestMarks, type IngestRecord } from '../../../src/adapters/redis/ingest-marks.js';
 
 const topics = topicNames('p');
 const route = { [REPLY_HEADERS.topic]: Buffer.from(topics.replies), [REPLY_HEADERS.partition]: Buffer.from('1'), [REPLY_HEADERS.correlation]: Buffer.from('inst:7') };
@@ -136,5 +137,44 @@ describe('tripwire stage: approval requests', () => {
     const decision = JSON.parse(String(outs.find((o) => o.topic === topics.decisions)!.message.value)) as { approval_deadline_ms: number; event_time_ms: number };
     expect(decision.approval_deadline_ms).toBe(broker + 120_000);
     expect(decision.event_time_ms).toBe(stamped);
+  });
+});
+
+describe("tripwire stage ingest marks (http.idempotency.dedupe 'pipeline', D52)", () => {
+  const keyed = (offset: string, key: string | undefined, agent: string | null = 'a1'): InMessage => ({
+    ...msg(JSON.stringify(shellTrace), key === undefined ? {} : { [INGEST_KEY_HEADER]: Buffer.from(key) }),
+    offset,
+    key: agent === null ? null : Buffer.from(agent),
+  });
+  const withMarks = (marks: IngestMarks, unavailable: unknown[] = []) => {
+    const metrics = new StewardMetrics();
+    const p = new TripwireProcessor({ engine: { decide: async () => blockedRecord({ intervention: 'ok', rules: [], reasons: [] }) }, decoder: new TraceDecoder({ maxBytes: 100_000 }), topics, metrics, replies: { topic: topics.replies, partitions: 4 }, maxEventTimeSkewMs: null, ingestMarks: marks, onMarksUnavailable: (e) => void unavailable.push(e) });
+    return { p, metrics };
+  };
+
+  it('asks for the records with a key and an agent only; copies are done with no output, the rest left to process()', async () => {
+    const asked: IngestRecord[][] = [];
+    const { p, metrics } = withMarks({ firsts: async (rs) => (asked.push([...rs]), rs.map((r) => r.key !== 'dup')) });
+    const out = await p.processChunk!([keyed('1', 'k1'), keyed('2', undefined), keyed('3', 'dup'), keyed('4', ''), keyed('5', 'dup', null)]);
+    expect(out).toEqual([undefined, undefined, [], undefined, undefined]);
+    expect(asked).toEqual([[
+      { agentId: 'a1', key: 'k1', topic: topics.traces, partition: 0, offset: '1' },
+      { agentId: 'a1', key: 'dup', topic: topics.traces, partition: 0, offset: '3' },
+    ]]);
+    expect((await metrics.duplicates.get()).values).toEqual([{ labels: { stage: 'tripwire' }, value: 1 }]);
+    // A chunk without keys does not ask at all.
+    await p.processChunk!([keyed('6', undefined)]);
+    expect(asked).toHaveLength(1);
+  });
+
+  it('marks that cannot be asked leave the whole chunk to process() (fail open, told once per chunk)', async () => {
+    const unavailable: unknown[] = [];
+    const { p } = withMarks({ firsts: async () => Promise.reject(new StewardError('STEWARD_STATE_UNAVAILABLE', 'redis ingest marks: down', { retryable: true })) }, unavailable);
+    expect(await p.processChunk!([keyed('1', 'k1'), keyed('2', 'k1')])).toEqual([undefined, undefined]);
+    expect(unavailable).toHaveLength(1);
+  });
+
+  it('without marks the stage takes no chunks (every input goes through process())', () => {
+    expect(proc(100_000).processChunk).toBeUndefined();
   });
 });

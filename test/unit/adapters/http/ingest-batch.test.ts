@@ -14,10 +14,10 @@ afterEach(async () => {
   ingress = undefined;
 });
 
-function setup(o: { failRelease?: number; sendTimeoutMs?: number; loseClaimReply?: boolean; claimDelayMs?: number; pendingWaitMs?: number } = {}) {
+function setup(o: { noClaims?: boolean; failRelease?: number; sendTimeoutMs?: number; loseClaimReply?: boolean; claimDelayMs?: number; pendingWaitMs?: number } = {}) {
   const pending = new Set<string>();
   const done = new Set<string>();
-  const calls = { claimMany: 0, publish: 0, batches: [] as { trace: Trace; json: string }[][], released: [] as string[], finalised: [] as string[], warned: [] as string[], ids: [] as string[] };
+  const calls = { claimMany: 0, publish: 0, batches: [] as { trace: Trace; json: string; key: string }[][], released: [] as string[], finalised: [] as string[], warned: [] as string[], ids: [] as string[] };
   let failNext = false;
   let hold: Promise<void> | undefined;
   let failRelease = o.failRelease ?? 0;
@@ -36,7 +36,7 @@ function setup(o: { failRelease?: number; sendTimeoutMs?: number; loseClaimReply
         if (fail) throw new Error('broker down');
         calls.batches.push([...items]);
       },
-      idempotency: {
+      idempotency: o.noClaims ? undefined : {
         claim: async (agent, keys, id) => {
           calls.claimMany++;
           calls.ids.push(`claim ${id}`);
@@ -322,3 +322,26 @@ describe('batch ingest send path', () => {
     expect(calls.batches).toHaveLength(0);
   });
 });
+
+describe("without claims (http.idempotency.dedupe 'pipeline', D52)", () => {
+  it('every event is produced with its idempotency key, a retry again; the answer counts no duplicates', async () => {
+    const { calls } = setup({ noClaims: true });
+    await ingress!.ready();
+    const body = { batch_id: 'b9', events: [{ trace_id: 'n1', idempotency_key: 'own' }, { trace_id: 'n2' }] };
+    for (let i = 0; i < 2; i++) {
+      const r = await post(body);
+      expect(r.statusCode).toBe(200);
+      expect(r.json()).toEqual({ accepted: 2, batch_id: 'b9' });
+    }
+    expect(calls.claimMany).toBe(0);
+    expect(calls.batches.map((b) => b.map((x) => [x.trace.trace_id, x.key]))).toEqual([
+      [['n1', 'own'], ['n2', 'b9\u001f1']],
+      [['n1', 'own'], ['n2', 'b9\u001f1']],
+    ]);
+    // No key anywhere: produced without one (nothing for the stage to match).
+    const lone = await ingress!.app.inject({ method: 'POST', url: '/v1/ingest/traces', headers: { 'x-api-key': 'k1', 'content-type': 'application/json' }, payload: JSON.stringify({ trace_id: 'n3' }) });
+    expect(lone.json()).toEqual({ accepted: 1 });
+    expect(calls.batches[2].map((x) => x.key)).toEqual(['']);
+  });
+});
+
