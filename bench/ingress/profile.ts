@@ -51,7 +51,7 @@ async function main(): Promise<void> {
       redis: { key_prefix: `${prefix}:` },
       observability: { enabled: false },
       blueprints: { agents: join(dir, 'agents.yaml'), watch: false },
-      http: { enabled: true, port: 0, limits: { rate_per_second: 1_000_000 } },
+      http: { enabled: true, port: 0, limits: { rate_per_second: 1_000_000 }, idempotency: { dedupe: process.env.BENCH_INGEST_DEDUPE === 'pipeline' ? 'pipeline' : 'ingress' } },
     },
     benchProcessEnv(),
   );

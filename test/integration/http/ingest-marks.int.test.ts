@@ -36,16 +36,27 @@ function cases(name: string, connect: () => Promise<RedisClient>, cleanup: (c: R
       expect(await m.firsts([rec('x:y', 30), rec('x', 31, { agentId: 'a1:y' }), rec('*', 32)])).toEqual([true, true, true]);
     });
 
-    it('a mark on another partition proves nothing and is taken over; an expired one is gone', async () => {
+    it('a mark on another partition proves nothing and is taken over; one two buckets old is gone', async () => {
       const m = await marks();
       expect(await m.firsts([rec('p1', 50, { partition: 3 })])).toEqual([true]);
       // The topic was re-partitioned: the key's records now land on partition 0.
       expect(await m.firsts([rec('p1', 5)])).toEqual([true]);
       expect(await m.firsts([rec('p1', 6)])).toEqual([false]);
-      const short = await marks(1);
-      expect(await short.firsts([rec('e1', 70)])).toEqual([true]);
-      await new Promise((r) => setTimeout(r, 2100));
-      expect(await short.firsts([rec('e1', 71)])).toEqual([true]);
+      // Buckets of the window (60 s here): a mark is read in its bucket and the next, then forgotten.
+      let now = 1_000 * 60_000;
+      const clocked = new RedisIngestMarks((client ??= await connect()), { prefix, ttlSeconds: 60, nowMs: () => now });
+      expect(await clocked.firsts([rec('e1', 70)])).toEqual([true]);
+      now += 60_000;
+      expect(await clocked.firsts([rec('e1', 71)])).toEqual([false]);
+      now += 60_000;
+      expect(await clocked.firsts([rec('e1', 72)])).toEqual([true]);
+      // And the hash itself expires (three windows after its last write), unlinked earlier by a write two buckets on.
+      const ttl = await client.ttl(`${prefix}ingest:{a1}:${now / 60_000}`);
+      expect(ttl).toBeGreaterThan(120);
+      expect(ttl).toBeLessThanOrEqual(180);
+      now += 120_000;
+      expect(await clocked.firsts([rec('e2', 80)])).toEqual([true]);
+      expect(await client.exists(`${prefix}ingest:{a1}:${(now - 120_000) / 60_000}`)).toBe(0);
     });
   });
 }
