@@ -13,6 +13,9 @@
  *        ingress, while the direct producer has no client at all;
  *     b. from a child process (bench/ingress/load.ts, undici `request`; with `fetch` too, printed) —
  *        `ingress_vs_kafka_produce=`; and the ingress process's CPU share meanwhile.
+ *     c. the same load against an ingress with http.idempotency.dedupe 'pipeline' (D52: no claims on the request
+ *        path), `ingress_vs_kafka_produce_pipeline_dedupe=`, and against the default ingress as a process of its own
+ *        (ingress-child.ts: `steward run --stages none`, no engine beside it), `ingress_vs_kafka_produce_own_process=`.
  * The ingest comparisons run BENCH_ROUNDS rounds (default 5), each the direct produce then the HTTP ingest of
  * BENCH_INGEST_N traces; each ratio printed is the median of its rounds' ratios (a round takes about a second: one
  * burst of other work on a shared machine spoils a round, not the result). BENCH_ROUND_TRIPS (default 1000) round
@@ -20,6 +23,8 @@
  * Prints `http_p99_vs_kafka_sync=<ratio>` (goal ≤ 1.3) and `ingress_vs_kafka_produce=<ratio>` (goal ≥ 0.5) last.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchProcessEnv } from '../sink/services-env.js';
@@ -56,7 +61,7 @@ const trace = (i: number, tag: string): Trace => payloadTrace(i, tag, AGENT);
 type Load = { rate: number; refused: number; cpuUsPerTrace: number };
 /** CPU µs per trace of each process on a path over a load child's timed part (bench/ingress/proc-cpu.ts). */
 type CpuSplit = { client: number; ingress: number; broker: number; redis: number };
-type LoadPath = 'produce' | 'http' | 'pipeline' | 'fetch' | 'floor';
+type LoadPath = 'produce' | 'http' | 'pipeline' | 'own' | 'fetch' | 'floor';
 
 async function main(): Promise<void> {
   const prefix = `bench-http-${Date.now().toString(36)}`;
@@ -86,23 +91,26 @@ async function main(): Promise<void> {
   const client = new StewardClient({ kafka: adapter, topicPrefix: prefix, replyPartition: 0 });
   const redisInfo = createRedis(cfg.redis.url, { maxRetriesPerRequest: 1 });
   const broker = brokerPid();
-  const splits: Record<Exclude<LoadPath, 'fetch'>, CpuSplit[]> = { produce: [], http: [], pipeline: [], floor: [] };
+  const splits: Record<Exclude<LoadPath, 'fetch'>, CpuSplit[]> = { produce: [], http: [], pipeline: [], own: [], floor: [] };
   /** Runs a load child and charges each process's CPU during its timed part to its traces. */
+  /** The ingress under test when it is a process of its own (path 'own'): its CPU is read from /proc. */
+  let ownPid: number | undefined;
+  const ingressCpuUs = (path: LoadPath) => (path === 'own' ? processCpuUs(ownPid) : (({ user, system }) => user + system)(process.cpuUsage()));
   const loadChild = async (path: LoadPath, args: string[], env?: Record<string, string>): Promise<Load> => {
     let r0: Promise<number> = Promise.resolve(0);
     let b0 = 0;
-    let i0 = process.cpuUsage();
+    let i0 = ingressCpuUs(path);
     const out = await child<Load>('./load.ts', args, env, () => {
       r0 = redisCpuUs(() => redisInfo.info('cpu'));
       b0 = processCpuUs(broker);
-      i0 = process.cpuUsage();
+      i0 = ingressCpuUs(path);
     });
-    const i = process.cpuUsage(i0);
+    const i = ingressCpuUs(path) - i0;
     const traces = INGEST_N;
     if (path !== 'fetch') {
       splits[path].push({
         client: out.cpuUsPerTrace,
-        ingress: path !== 'produce' ? (i.user + i.system) / traces : 0,
+        ingress: path !== 'produce' ? i / traces : 0,
         broker: (processCpuUs(broker) - b0) / traces,
         redis: ((await redisCpuUs(() => redisInfo.info('cpu'))) - (await r0)) / traces,
       });
@@ -149,6 +157,13 @@ async function main(): Promise<void> {
     const ingPipe = await startHttpIngress({ ...cfg, http: { ...cfg.http, port: 0, idempotency: { ...cfg.http.idempotency, dedupe: 'pipeline' } } }, logger);
     const pipeUrl = `http://127.0.0.1:${ingPipe.port}/v1`;
     const outPipe: { produce: number; http: number }[] = [];
+    // The ingress as a process of its own (bench/ingress/ingress-child.ts; `steward run --stages none`), no engine or
+    // stage beside it: the shape of an ingress replica.
+    const own = await startOwnIngress(prefix, join(dir, 'agents.yaml'));
+    ownPid = own.pid;
+    const outOwn: { produce: number; http: number }[] = [];
+    // Both new ingresses warmed as the first one was by the in-process round trips: one untimed load each.
+    for (const [i, u] of [pipeUrl, own.url].entries()) await child<Load>('./load.ts', ['http', u, String(INGEST_N), String(BATCH), String(IN_FLIGHT), KEY, `${prefix}-warm${i}`]);
     let cpuShare = 0;
     for (let round = 0; round < ROUNDS; round++) {
       const k0 = performance.now();
@@ -177,6 +192,9 @@ async function main(): Promise<void> {
       const childPipe = await loadChild('pipeline', ['http', pipeUrl, String(INGEST_N), String(BATCH), String(IN_FLIGHT), KEY, `${tag}-p`]);
       refused += childPipe.refused;
       outPipe.push({ produce: childProduce.rate, http: childPipe.rate });
+      const childOwn = await loadChild('own', ['http', own.url, String(INGEST_N), String(BATCH), String(IN_FLIGHT), KEY, `${tag}-o`]);
+      refused += childOwn.refused;
+      outOwn.push({ produce: childProduce.rate, http: childOwn.rate });
       const childFetch = await loadChild('fetch', ['http', url, String(INGEST_N), String(BATCH), String(IN_FLIGHT), KEY, `${tag}-f`], { BENCH_INGEST_CLIENT: 'fetch' });
       refused += childFetch.refused;
       outFetch.push({ produce: childProduce.rate, http: childFetch.rate });
@@ -187,6 +205,7 @@ async function main(): Promise<void> {
       }
     }
     await ingPipe.close();
+    await own.close();
     await floorSend?.close();
     await floorBare?.close();
     await producer.disconnect();
@@ -210,13 +229,15 @@ async function main(): Promise<void> {
     console.log(`  agents in a child process, undici request: ${line(outProc)}; the ingress process used at most ${(cpuShare * 100).toFixed(0)}% of one core (child start-up included)`);
     const med = (xs: CpuSplit[], k: keyof CpuSplit) => median(xs.map((x) => x[k])).toFixed(1);
     const split = (xs: CpuSplit[]) => `client ${med(xs, 'client')}, ingress ${med(xs, 'ingress')}, broker ${med(xs, 'broker')}, redis ${med(xs, 'redis')}`;
-    console.log(`  CPU µs per trace, medians of the rounds (timed parts, the finalises after an answer included; broker ${broker === undefined ? 'not found' : `pid ${broker}`}): direct produce: ${split(splits.produce)}; http (undici): ${split(splits.http)}; http, dedupe pipeline: ${split(splits.pipeline)}${splits.floor.length ? `; floor (bare route, produce then answer): ${split(splits.floor)}` : ""}`);
+    console.log(`  CPU µs per trace, medians of the rounds (timed parts, the finalises after an answer included; broker ${broker === undefined ? 'not found' : `pid ${broker}`}): direct produce: ${split(splits.produce)}; http (undici): ${split(splits.http)}; http, dedupe pipeline: ${split(splits.pipeline)}; http, ingress in a process of its own: ${split(splits.own)}${splits.floor.length ? `; floor (bare route, produce then answer): ${split(splits.floor)}` : ""}`);
     if (floors.length) {
       console.log(`  floors from the child, undici request (bare Fastify route: produce the batch as it came, then answer / answer at once): ${floors.map((f) => `${(f.send / 1000).toFixed(1)}k / ${(f.bare / 1000).toFixed(1)}k vs direct ${(f.produce / 1000).toFixed(1)}k`).join('; ')}`);
       console.log(`  ingest_floor_vs_kafka_produce=${median(floors.map((f) => f.send / f.produce)).toFixed(3)} http_exchange_alone_vs_kafka_produce=${median(floors.map((f) => f.bare / f.produce)).toFixed(3)}`);
     }
     console.log(`  dedupe pipeline (D52), undici request: ${line(outPipe)}`);
     console.log(`  ingress_vs_kafka_produce_pipeline_dedupe=${median(outPipe.map((x) => x.http / x.produce)).toFixed(3)}`);
+    console.log(`  ingress in a process of its own (no stage or engine beside it), undici request: ${line(outOwn)}`);
+    console.log(`  ingress_vs_kafka_produce_own_process=${median(outOwn.map((x) => x.http / x.produce)).toFixed(3)}`);
     console.log(`http_p99_vs_kafka_sync=${ratio(agent.lean, agent.kafka, 99)}`);
     console.log(`ingress_vs_kafka_produce=${median(outProc.map((x) => x.http / x.produce)).toFixed(3)}`);
   } finally {
@@ -229,6 +250,29 @@ async function main(): Promise<void> {
     await dropKeys(cfg.redis.url, `${prefix}:`).catch(() => undefined);
     await admin.disconnect();
   }
+}
+
+/** Starts bench/ingress/ingress-child.ts; answers its URL and pid, and a close that ends it. */
+async function startOwnIngress(prefix: string, agents: string): Promise<{ url: string; pid: number; close(): Promise<void> }> {
+  const c = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./ingress-child.ts', import.meta.url)), prefix, agents], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    c.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const nl = out.indexOf('\n');
+      if (nl >= 0) resolve((JSON.parse(out.slice(0, nl)) as { port: number }).port);
+    });
+    c.on('exit', (code) => reject(new Error(`ingress-child exited ${code}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    pid: c.pid!,
+    close: () =>
+      new Promise<void>((resolve) => {
+        c.once('exit', () => resolve());
+        c.stdin.end();
+      }),
+  };
 }
 
 main().then(

@@ -50,6 +50,8 @@ export interface RunningProcess {
   fatal: Promise<StewardError>;
   /** The analyst dashboard's port when dashboard.enabled (docs/dashboard.md). */
   dashboardPort?: number;
+  /** The HTTP ingress's port when http.enabled (http.port 0: the one the system chose). */
+  httpPort?: number;
 }
 
 /** Names the brokers in a Kafka startup failure (kafkajs' own message is often just its class name). */
@@ -134,6 +136,7 @@ export async function startStewardProcess(cfg: StewardConfig, stages: StageName[
     isReady: ready,
     fatal,
     dashboardPort: dash?.port,
+    httpPort: http?.port,
     async stop() {
       clearInterval(readyTimer);
       server.setReady('stages', false);

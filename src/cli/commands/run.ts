@@ -1,6 +1,7 @@
 /**
- * `steward run [--stages tripwire,scorer,gate,trust-debt,sink,approvals] [--config steward.yaml] [--metrics-port N]`
- * Runs the selected stages in this process. Instances of the same stage share work through their
+ * `steward run [--stages tripwire,scorer,gate,trust-debt,sink,approvals|none] [--config steward.yaml] [--metrics-port N]`
+ * Runs the selected stages in this process; `none`: no stage, only the HTTP ingress and/or the dashboard (an ingress
+ * replica: an engine in the same process made the ingress's work ~40 % dearer, docs/http.md "Benchmark"). Instances of the same stage share work through their
  * consumer group (`<group_prefix>-<stage>`). SIGTERM/SIGINT: stop consuming, drain, commit, disconnect.
  */
 import { parseArgs } from 'node:util';
@@ -10,9 +11,10 @@ import { startStewardProcess } from '../../process/steward-process.js';
 import { StewardError } from '../../errors.js';
 import { createLogger } from '../../logger.js';
 
-export const USAGE = 'usage: steward run [--stages tripwire,scorer,gate,trust-debt,sink,approvals] [--config steward.yaml] [--metrics-port N]';
+export const USAGE = 'usage: steward run [--stages tripwire,scorer,gate,trust-debt,sink,approvals|none] [--config steward.yaml] [--metrics-port N]';
 
 export function parseStages(s: string | undefined): StageName[] {
+  if (s?.trim() === 'none') return [];
   const list = (s ?? STAGES.join(',')).split(',').map((x) => x.trim()).filter(Boolean);
   for (const x of list) if (!(STAGES as readonly string[]).includes(x)) throw new StewardError('STEWARD_USAGE', `unknown stage '${x}' (expected ${STAGES.join(', ')})`);
   // `--stages ,` would start nothing and report ready.
@@ -49,6 +51,9 @@ export async function run(argv: string[]): Promise<number> {
   const stages = parseStages(values.stages);
   const metricsPort = parseMetricsPort(values['metrics-port']);
   const cfg = loadStewardConfig(values.config);
+  if (stages.length === 0 && !cfg.http.enabled && !cfg.dashboard.enabled) {
+    throw new StewardError('STEWARD_USAGE', `--stages none runs only the HTTP ingress and the dashboard, and neither is enabled (http.enabled, dashboard.enabled)\n${USAGE}`);
+  }
   assertSigningKey(cfg, stages);
   const logger = createLogger({ level: cfg.logLevel });
   for (const w of cfg.warnings ?? []) logger.warn(w);
