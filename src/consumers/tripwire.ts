@@ -33,7 +33,8 @@ import type { Trace } from '../engine/types.js';
 import { finalizeJson, GATE_HOOKS } from './finalize-message.js';
 import { tracePositionHeaders } from '../adapters/kafka/trace-position.js';
 import { pendingRequest, responseChecks, type PendingRunEvent } from '../engine/acm/bundle/stream-record.js';
-import { INGEST_KEY_HEADER, type IngestMarks, type IngestRecord } from '../adapters/redis/ingest-marks.js';
+import type { IngestMarks, IngestRecord } from '../adapters/redis/ingest-marks.js';
+import { INGEST_KEY_HEADER } from '../adapters/kafka/headers.js';
 
 export interface TripwireStageDeps {
   engine: Pick<DecideScoreEngine, 'decide'>;

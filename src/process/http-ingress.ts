@@ -25,7 +25,7 @@ import { parseApproverRegistry } from '../engine/approvals/approvers.js';
 import { answerOverHttp, approvalStatusOf } from '../consumers/approvals.js';
 import type { StewardProducer } from '../adapters/kafka/client.js';
 import { FINALISE_RIDE_MS, redisIdempotencyClaims, type IdempotencyClaims } from '../adapters/redis/idempotency-claims.js';
-import { INGEST_KEY_HEADER } from '../adapters/redis/ingest-marks.js';
+import { INGEST_KEY_HEADER } from '../adapters/kafka/headers.js';
 
 /**
  * The approval store's Redis: the same deployment the approvals stage and its sweeper use (a Cluster when

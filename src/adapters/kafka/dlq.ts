@@ -5,6 +5,7 @@
  */
 import type { InMessage, OutMessage } from './client.js';
 import { headerText, putHeader } from './client.js';
+import { INGEST_KEY_HEADER } from './headers.js';
 
 export const DLQ_HEADERS = {
   code: 'x-steward-error-code',
@@ -24,6 +25,11 @@ export const REPLAYED_FROM_HEADER = 'x-steward-replayed-from';
 
 const MAX_MESSAGE_HEADER = 1000;
 const DLQ_ONLY = new Set<string>([...Object.values(DLQ_HEADERS), DLQ_DROPPED_HEADER]);
+/**
+ * Not carried into a replay: the original's idempotency key (D52) would make the tripwire stage drop the replay as a
+ * later copy of the very record that was dead-lettered (its mark names that record).
+ */
+const NOT_REPLAYED = new Set<string>([...DLQ_ONLY, INGEST_KEY_HEADER]);
 
 export function dlqMessage(m: InMessage, err: { code: string; message: string }, stage: string, nowMs: number): OutMessage {
   // Every original header, a repeated key with all its values in order (a replay must carry them all).
@@ -66,7 +72,7 @@ export type ReplayPlan = { ok: true; topic: string; message: OutMessage } | { ok
 /**
  * What `steward dlq replay` publishes for a DLQ record: only traces the tripwire stage dead-lettered, back to the
  * traces topic with their original key, value and headers (repeated keys with all their values), the DLQ's own
- * headers removed and REPLAYED_FROM_HEADER added. That topic feeds the tripwire stage alone and takes any agent's
+ * headers and the idempotency key (D52) removed and REPLAYED_FROM_HEADER added. That topic feeds the tripwire stage alone and takes any agent's
  * traces anyway, so a DLQ record forged by whoever can write the DLQ gains nothing there, and the same bytes give
  * the same idempotency id (rate-limit hits and trust debt are not counted twice). Everything else is refused: a
  * scoring message carries a decision the scorer trusts as is, and the topics the trust-debt stage and the sink
@@ -84,7 +90,7 @@ export function replayOf(m: InMessage, tracesTopic: string): ReplayPlan {
   const headers: NonNullable<OutMessage['headers']> = {};
   const repeated = m.repeatedHeaders;
   for (const k in m.headers) {
-    if (!Object.hasOwn(m.headers, k) || DLQ_ONLY.has(k)) continue;
+    if (!Object.hasOwn(m.headers, k) || NOT_REPLAYED.has(k)) continue;
     putHeader(headers, k, repeated && Object.hasOwn(repeated, k) ? repeated[k]! : m.headers[k]!);
   }
   headers[REPLAYED_FROM_HEADER] = `${m.topic}/${m.partition}/${m.offset}`;

@@ -7,6 +7,12 @@ import type { InMessage } from './kafka-types.js';
 /** kafkajs' IHeaders, structurally: this module stays free of kafkajs imports (client.ts is the only one). */
 type WireHeaders = Record<string, string | Buffer | (string | Buffer | undefined)[] | undefined>;
 
+/**
+ * An event's idempotency key, written by the HTTP ingress with http.idempotency.dedupe 'pipeline': the tripwire stage
+ * drops a later record of the same agent and key (docs/spec-decisions.md D52; src/adapters/redis/ingest-marks.ts).
+ */
+export const INGEST_KEY_HEADER = 'x-steward-idempotency-key';
+
 const toBuf = (v: string | Buffer): Buffer => (Buffer.isBuffer(v) ? v : Buffer.from(String(v)));
 
 /**

@@ -2,7 +2,7 @@
  * Which trace record first carried an agent's idempotency key (field `<key>` of `<prefix>ingest:{<agent>}:<bucket>`
  * → `topic:partition:offset`): the tripwire stage's half of http.idempotency.dedupe 'pipeline' (docs/spec-decisions.md
  * D52). The HTTP ingress then claims nothing on the request path; every event is produced with its key in the
- * INGEST_KEY_HEADER header, a retried batch reaches acgp.traces again, and the stage decides only the record a key
+ * INGEST_KEY_HEADER header (adapters/kafka/headers.ts), a retried batch reaches acgp.traces again, and the stage decides only the record a key
  * names first.
  *
  * A mark names the record that took it, so a redelivery of that record (the stage is at-least-once: after a crash
@@ -15,9 +15,6 @@
  */
 import type { RedisClient } from './client.js';
 import { redisAdapterError } from './client.js';
-
-/** The record header the ingress writes an event's idempotency key into ('pipeline' mode; D52). */
-export const INGEST_KEY_HEADER = 'x-steward-idempotency-key';
 
 export interface IngestRecord {
   agentId: string;

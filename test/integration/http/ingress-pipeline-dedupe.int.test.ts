@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { apiKeyHash } from '../../../src/adapters/http/ingress-auth.js';
 import { headerText } from '../../../src/adapters/kafka/client.js';
-import { INGEST_KEY_HEADER } from '../../../src/adapters/redis/ingest-marks.js';
+import { INGEST_KEY_HEADER } from '../../../src/adapters/kafka/headers.js';
 import { bootstrapEngine } from '../../../src/process/engine-runtime.js';
 import { startHttpIngress } from '../../../src/process/http-ingress.js';
 import { startPipeline } from '../../../src/process/pipeline.js';

@@ -8,7 +8,8 @@ import { StewardMetrics } from '../../../src/observability/metrics.js';
 import { StewardError } from '../../../src/errors.js';
 import { messageBytes } from '../../../src/consumers/stage-runner.js';
 import { blockedRecord, shellTrace } from './fixtures.js';
-import { INGEST_KEY_HEADER, type IngestMarks, type IngestRecord } from '../../../src/adapters/redis/ingest-marks.js';
+import type { IngestMarks, IngestRecord } from '../../../src/adapters/redis/ingest-marks.js';
+import { INGEST_KEY_HEADER } from '../../../src/adapters/kafka/headers.js';
 
 const topics = topicNames('p');
 const route = { [REPLY_HEADERS.topic]: Buffer.from(topics.replies), [REPLY_HEADERS.partition]: Buffer.from('1'), [REPLY_HEADERS.correlation]: Buffer.from('inst:7') };

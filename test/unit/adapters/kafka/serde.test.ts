@@ -105,7 +105,8 @@ describe('DLQ and reply routing', () => {
     expect(back.headers.keep.toString()).toBe('me');
   });
   it('replayOf: a tripwire-stage trace back to the traces topic, DLQ headers removed; everything else refused', () => {
-    const twice: InMessage = { ...m, headers: { keep: Buffer.from('me'), tag: Buffer.from('b') }, repeatedHeaders: { tag: [Buffer.from('a'), Buffer.from('b')] } };
+    // An ingress record of http.idempotency.dedupe 'pipeline' (D52): its key is not replayed, or the stage would drop the replay as a copy.
+    const twice: InMessage = { ...m, headers: { keep: Buffer.from('me'), tag: Buffer.from('b'), 'x-steward-idempotency-key': Buffer.from('B1_t1') }, repeatedHeaders: { tag: [Buffer.from('a'), Buffer.from('b')] } };
     const asRead = (o: ReturnType<typeof dlqMessage>, extra: Record<string, string> = {}): InMessage => {
       const headers: Record<string, Buffer> = {};
       const repeated: Record<string, Buffer[]> = {};
