@@ -64,6 +64,12 @@ export interface TripwireStageDeps {
    * agent already sent in an earlier record is dropped (no decision, no output). Absent: every record is decided.
    */
   ingestMarks?: IngestMarks;
+  /**
+   * Whether a record keyed by this agent may name an ingest key (default: every agent). A record's mark is written
+   * before the identity check, which runs per record in process(): the keys of an agent that must sign (or of any
+   * agent, when the record key is not bound to the trace) would otherwise be markable by whoever can write the topic.
+   */
+  ingestKeyAgent?: (agentId: string) => boolean;
   /** Told when the marks cannot be asked (Redis unreachable): the chunk is decided whole, copies included. */
   onMarksUnavailable?: (e: unknown) => void;
 }
@@ -105,8 +111,10 @@ export class TripwireProcessor implements StageProcessor {
       const m = chunk[i];
       const key = m.key === null ? undefined : headerText(m, INGEST_KEY_HEADER);
       if (key === undefined || key === '') continue;
+      const agentId = m.key!.toString('utf8');
+      if (this.d.ingestKeyAgent && !this.d.ingestKeyAgent(agentId)) continue;
       at.push(i);
-      recs.push({ agentId: m.key!.toString('utf8'), key, topic: m.topic, partition: m.partition, offset: m.offset });
+      recs.push({ agentId, key, topic: m.topic, partition: m.partition, offset: m.offset });
     }
     if (recs.length === 0) return out;
     let firsts: boolean[];

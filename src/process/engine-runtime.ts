@@ -174,6 +174,9 @@ async function openEngine(
   };
   toolWarnings();
   holder.onChange((ev) => ev.ok && toolWarnings());
+  if (stages.includes('tripwire') && cfg.http.idempotency.dedupe === 'pipeline' && !cfg.agents.keyMustMatch) {
+    logger.warn('http.idempotency.dedupe is pipeline but agents.key_must_match is false: the tripwire stage ignores ingest keys (a record key not bound to its trace would let anyone mark another agent\'s keys), so retried HTTP batches are decided again (docs/spec-decisions.md D52)');
+  }
   const needsRedis = stages.some((s) => s === 'tripwire' || s === 'scorer' || s === 'gate' || s === 'trust-debt' || s === 'approvals');
   // maxRetriesPerRequest 1: during an outage commands fail fast (stateful tripwires fail closed, the
   // trust-debt stage backs off and retries) instead of hanging in ioredis' queue.
@@ -280,6 +283,9 @@ async function openEngine(
       // The scorer reads the same blueprint directory as the tripwire stage: run governance is on for both or neither.
       runRecords: stages.includes('scorer') ? acmEnv !== undefined : undefined,
       scoredMarks: redis && stages.includes('scorer') && cfg.consumer.scorerDedupTtlSeconds > 0 ? new RedisScoredMarks(redis, { prefix: cfg.redis.keyPrefix, ttlSeconds: cfg.consumer.scorerDedupTtlSeconds }) : undefined,
+      // Only agents the HTTP ingress can speak for (it refuses signing agents, D24), and only when the record key is bound
+      // to the trace's agent: anyone else's keys would be markable by a forged record before its identity check fails.
+      ingestKeyAgent: (id) => cfg.agents.keyMustMatch && !cfg.agents.requireSignature && !(registry.lookup(id).publicKeys?.length),
       ingestMarks: redis && stages.includes('tripwire') && cfg.http.idempotency.dedupe === 'pipeline' ? new RedisIngestMarks(redis, { prefix: cfg.redis.keyPrefix, ttlSeconds: cfg.http.idempotency.windowSeconds }) : undefined,
       afterDecision: rolloutHook ? (trace, record, evTime) => rolloutHook.afterDecision(trace, record, evTime) : undefined,
       afterVerdict: reviewHook ? (record, d) => reviewHook.afterVerdict(record, d) : undefined,

@@ -56,6 +56,8 @@ export interface PipelineDeps {
   scoredMarks?: ScoredMarks;
   /** http.idempotency.dedupe 'pipeline': the tripwire stage drops later copies of an agent's idempotency key (D52). */
   ingestMarks?: IngestMarks;
+  /** Agents whose records may name an ingest key (TripwireStageDeps.ingestKeyAgent). */
+  ingestKeyAgent?: (agentId: string) => boolean;
   /** ACM run governance is on (acm.yaml next to the blueprints): the scorer answers run events for the sink's join (docs/acm.md). */
   runRecords?: boolean;
   /** The approvals stage's Redis store and approver registry (docs/approvals.md), and the gate's job store (an approved job call ran). */
@@ -191,6 +193,7 @@ export async function startPipeline(
                 scorerInput: cfg.consumer.scorerInput,
                 encodeDecision: encoders.decision,
                 ingestMarks: deps.ingestMarks,
+                ingestKeyAgent: deps.ingestKeyAgent,
                 onMarksUnavailable: marksWarning(opts.logger.child({ stage: 'tripwire' }), 'ingest marks unavailable: deciding the chunk whole (a retried event sent again is decided again)'),
                 replies: replies!,
                 onRejectedRoute: (m) => {

@@ -147,9 +147,9 @@ describe("tripwire stage ingest marks (http.idempotency.dedupe 'pipeline', D52)"
     offset,
     key: agent === null ? null : Buffer.from(agent),
   });
-  const withMarks = (marks: IngestMarks, unavailable: unknown[] = []) => {
+  const withMarks = (marks: IngestMarks, unavailable: unknown[] = [], ingestKeyAgent?: (a: string) => boolean) => {
     const metrics = new StewardMetrics();
-    const p = new TripwireProcessor({ engine: { decide: async () => blockedRecord({ intervention: 'ok', rules: [], reasons: [] }) }, decoder: new TraceDecoder({ maxBytes: 100_000 }), topics, metrics, replies: { topic: topics.replies, partitions: 4 }, maxEventTimeSkewMs: null, ingestMarks: marks, onMarksUnavailable: (e) => void unavailable.push(e) });
+    const p = new TripwireProcessor({ engine: { decide: async () => blockedRecord({ intervention: 'ok', rules: [], reasons: [] }) }, decoder: new TraceDecoder({ maxBytes: 100_000 }), topics, metrics, replies: { topic: topics.replies, partitions: 4 }, maxEventTimeSkewMs: null, ingestMarks: marks, ingestKeyAgent, onMarksUnavailable: (e) => void unavailable.push(e) });
     return { p, metrics };
   };
 
@@ -166,6 +166,13 @@ describe("tripwire stage ingest marks (http.idempotency.dedupe 'pipeline', D52)"
     // A chunk without keys does not ask at all.
     await p.processChunk!([keyed('6', undefined)]);
     expect(asked).toHaveLength(1);
+  });
+
+  it("an agent whose records may not name keys (one that must sign) is not asked about: its record's key marks nothing", async () => {
+    const asked: IngestRecord[][] = [];
+    const { p } = withMarks({ firsts: async (rs) => (asked.push([...rs]), rs.map(() => false)) }, [], (a) => a !== 'signer');
+    expect(await p.processChunk!([keyed('1', 'k1', 'signer'), keyed('2', 'k1')])).toEqual([undefined, []]);
+    expect(asked.map((rs) => rs.map((r) => r.agentId))).toEqual([['a1']]);
   });
 
   it('marks that cannot be asked leave the whole chunk to process() (fail open, told once per chunk)', async () => {
