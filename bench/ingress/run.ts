@@ -27,10 +27,8 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchProcessEnv } from '../sink/services-env.js';
 import { KafkaAdapter } from '../../src/adapters/kafka/client.js';
 import { createTopics, topicNames } from '../../src/adapters/kafka/topics.js';
-import { buildConfig } from '../../src/config/steward-config.js';
 import { startPipeline, type PipelineDeps } from '../../src/process/pipeline.js';
 import { startHttpIngress } from '../../src/process/http-ingress.js';
 import { apiKeyHash } from '../../src/adapters/http/ingress-auth.js';
@@ -38,6 +36,7 @@ import { StewardClient } from '../../src/client/steward-client.js';
 import { createLogger } from '../../src/logger.js';
 import type { Trace } from '../../src/engine/types.js';
 import { startFloorServer } from './floor.js';
+import { benchIngressConfig } from './config.js';
 import { child } from './child.js';
 import { benchEngineDeps } from '../pipeline/engine.js';
 import { dropKeys } from './redis-keys.js';
@@ -67,18 +66,7 @@ async function main(): Promise<void> {
   const prefix = `bench-http-${Date.now().toString(36)}`;
   const dir = mkdtempSync(join(tmpdir(), 'steward-bench-http-'));
   writeFileSync(join(dir, 'agents.yaml'), `agents:\n  - id: ${AGENT}\n    api_keys: ["${apiKeyHash(KEY)}"]\n`);
-  const cfg = buildConfig(
-    {
-      topics: { prefix, partitions: 6, reply_partitions: 4 },
-      consumer: { group_prefix: prefix },
-      redis: { key_prefix: `${prefix}:` },
-      limits: { max_event_time_skew_ms: null },
-      observability: { enabled: false },
-      blueprints: { agents: join(dir, 'agents.yaml'), watch: false },
-      http: { enabled: true, port: 0, limits: { rate_per_second: 1_000_000 } },
-    },
-    benchProcessEnv(),
-  );
+  const cfg = benchIngressConfig(prefix, join(dir, 'agents.yaml'));
   const names = topicNames(prefix);
   const adapter = new KafkaAdapter(cfg.kafka);
   const admin = await adapter.admin();
