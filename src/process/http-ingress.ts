@@ -130,9 +130,8 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
       {
         registry: () => holder?.registry ?? empty,
         publish: (t) => client.publish(t),
-        publishBatch: claims
-          ? (items) => producer.send([{ topic: tracesTopic, messages: items.map((x) => ({ key: x.trace.agent_id, value: x.json })) }])
-          : (items) => producer.send([{ topic: tracesTopic, messages: items.map((x) => ({ key: x.trace.agent_id, value: x.json, ...(x.key !== '' && { headers: { [INGEST_KEY_HEADER]: x.key } }) })) }]),
+        // Without claims (D52) each event's key rides in a header for the tripwire stage.
+        publishBatch: (items) => producer.send([{ topic: tracesTopic, messages: items.map((x) => ({ key: x.trace.agent_id, value: x.json, ...(!claims && x.key !== '' && { headers: { [INGEST_KEY_HEADER]: x.key } }) })) }]),
         stream: { head: (a) => feed.head(a), read: (a, last) => feed.read(a, last) },
         query: ingressQueries(store),
         // The server owns this wait: a timeout_ms below the tier's max latency budget (D3) would answer the

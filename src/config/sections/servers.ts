@@ -33,7 +33,6 @@ function httpIdempotency(raw: Raw): HttpIdempotency {
     groups: v(raw, 'http.idempotency.groups'),
     dedupe: v(raw, 'http.idempotency.dedupe'),
   };
-  if (o.dedupe !== 'ingress' && o.dedupe !== 'pipeline') throw new StewardError('STEWARD_CONFIG', `http.idempotency.dedupe must be 'ingress' or 'pipeline', not ${JSON.stringify(o.dedupe)}`);
   // A key whose send may still be acknowledged must not be claimable again: its events would be produced twice.
   if (o.pendingStaleMs <= o.sendTimeoutMs) {
     throw new StewardError('STEWARD_CONFIG', `http.idempotency.pending_stale_ms (${o.pendingStaleMs}) must exceed http.idempotency.send_timeout_ms (${o.sendTimeoutMs}): a key pending under a send still running would be claimed and produced again`);
