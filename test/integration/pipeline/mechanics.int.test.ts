@@ -229,7 +229,9 @@ describe('pipeline mechanics', () => {
         expect(d.fallback).toBeUndefined();
         const after = await client.decide(trace(4, 'big'), { timeoutMs: 15000 });
         expect(after.fallback).toBeUndefined();
-        await waitFor(() => out.on(topics.dlq).length === 2 && out.byId(topics.decisions).size === 2, { timeoutMs: 15000, message: 'dlq + decisions' });
+        // The collector reads each topic on its own: the scoring record of t-big-4 can arrive after its decision.
+        await waitFor(() => out.on(topics.dlq).length === 2 && out.byId(topics.decisions).size === 2 && out.on(topics.scoring).length === 2,
+          { timeoutMs: 15000, message: 'dlq + decisions + scoring' });
         const dlq = out.on(topics.dlq).map((m) => readDlqHeaders(m));
         expect(dlq.map((h) => h.code)).toEqual(['STEWARD_TRACE_TOO_LARGE', 'STEWARD_TRACE_TOO_LARGE']);
         expect(dlq[0].message).toMatch(/scoring message would be \d+ bytes, over limits\.max_message_bytes 1000000/);
