@@ -26,6 +26,7 @@ import { answerOverHttp, approvalStatusOf } from '../consumers/approvals.js';
 import type { StewardProducer } from '../adapters/kafka/client.js';
 import { FINALISE_RIDE_MS, redisIdempotencyClaims, type IdempotencyClaims } from '../adapters/redis/idempotency-claims.js';
 import { INGEST_KEY_HEADER } from '../adapters/kafka/headers.js';
+import { tidyHeapAfterCompile } from './heap-tidy.js';
 
 /**
  * The approval store's Redis: the same deployment the approvals stage and its sweeper use (a Cluster when
@@ -155,6 +156,8 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     closers.unshift(() => ingress.close());
     await ingress.ready();
     const port = await ingress.listen();
+    // The route schemas were just compiled (src/process/heap-tidy.ts).
+    tidyHeapAfterCompile();
     return {
       ingress,
       port,

@@ -33,6 +33,7 @@ import { ApprovalSweeper, ApprovalsProcessor } from '../consumers/approvals.js';
 import type { RedisApprovalStore } from '../adapters/redis/approval-store.js';
 import type { ApproverRegistry } from '../engine/approvals/approvers.js';
 import type { GateJobStore } from '../engine/gate/types.js';
+import { tidyHeapAfterCompile } from './heap-tidy.js';
 
 export { STAGES, type StageName } from './stage-topics.js';
 
@@ -311,6 +312,8 @@ export async function startPipeline(
     await Promise.allSettled(producers.map((p) => p.disconnect()));
     throw e;
   }
+  // The blueprints, schemas and codecs were compiled on the way here (src/process/heap-tidy.ts).
+  tidyHeapAfterCompile();
   let stopped = false;
   return {
     topics,
