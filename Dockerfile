@@ -19,4 +19,4 @@ COPY bin ./bin
 COPY schemas ./schemas
 COPY blueprints ./blueprints
 USER node
-CMD ["node", "dist/cli/main.js", "run"]
+CMD ["node", "--expose-gc", "dist/cli/main.js", "run"]

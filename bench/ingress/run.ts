@@ -242,7 +242,7 @@ async function main(): Promise<void> {
 
 /** Starts bench/ingress/ingress-child.ts; answers its URL and pid, and a close that ends it. */
 async function startOwnIngress(prefix: string, agents: string): Promise<{ url: string; pid: number; close(): Promise<void> }> {
-  const c = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./ingress-child.ts', import.meta.url)), prefix, agents], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const c = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(new URL('./ingress-child.ts', import.meta.url)), prefix, agents], { stdio: ['pipe', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     c.stdout.on('data', (chunk: Buffer) => {

@@ -1,30 +1,24 @@
 /**
  * One full garbage collection after start-up and after each recompile (docs/pipeline.md "Start-up leaves a
  * full root map"): the schema compilers leave thousands of dead one-field objects that fill V8's root map's
- * 1536 transitions until a full collection clears them, and while it is full every object built from `{}` gets
- * a map of its own, so the code reading it misses its property caches on every trace.
+ * 1536 transitions until a full collection clears them, and while it is full new objects (`{}` filled by name, and
+ * object literals too) get maps of their own, so the code reading them misses its property caches on every trace.
  */
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
-
-let gc: (() => void) | null | undefined;
 let pending: NodeJS.Timeout | undefined;
 
-/** V8's own `gc` (a constant expression in a fresh context: nothing from policy or traces). */
-function fullGc(): (() => void) | null {
-  if (gc !== undefined) return gc;
-  const own = (globalThis as { gc?: () => void }).gc;
-  if (typeof own === 'function') return (gc = own);
-  try {
-    setFlagsFromString('--expose-gc');
-    gc = runInNewContext('gc') as () => void;
-  } catch {
-    gc = null;
-  } finally {
-    setFlagsFromString('--no-expose-gc');
-  }
-  return gc;
-}
+/**
+ * V8's `gc`, present when node runs with --expose-gc (bin/steward.js, the Dockerfile and docker-compose.yml start
+ * it so). Without it nothing is done: src/ runs no `vm` or `Function` code to get one (the security contract), and
+ * `v8.queryObjects`, the public way to force a full collection, took ~400 ms on a 30 MB heap (several rounds and a
+ * heap walk) against ~20 ms for one `gc()`.
+ */
+const fullGc = (): (() => void) | undefined => {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  return typeof gc === 'function' ? gc : undefined;
+};
+
+/** Whether tidyHeapAfterCompile can run (node started with --expose-gc). */
+export const heapTidyAvailable = (): boolean => fullGc() !== undefined;
 
 /**
  * Runs one full collection soon (calls in the same turn coalesce into one). Returns whether one was

@@ -14,6 +14,7 @@ import { startDashboard, type RunningDashboard } from './dashboard.js';
 import { StewardError } from '../errors.js';
 import type { StewardConfig } from '../config/steward-config.js';
 import type { Logger } from '../logger.js';
+import { heapTidyAvailable } from './heap-tidy.js';
 
 /**
  * Ledger entries are signed with signing.ledger_key (STEWARD_LEDGER_KEY), else the steward signing key (the
@@ -129,6 +130,7 @@ export async function startStewardProcess(cfg: StewardConfig, stages: StageName[
     server.setReady('redis', !redis || redis.status === 'ready');
   }, 250);
   logger.info({ stages, topics: running.topics }, 'steward running');
+  if (!heapTidyAvailable()) logger.info('node runs without --expose-gc: no full collection after compiling (docs/pipeline.md "Start-up leaves a full root map"); bin/steward.js and the image start it with the flag');
   const engine = rt;
   const http = ingress;
   const dash = dashboard;
