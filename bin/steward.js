@@ -1,5 +1,4 @@
-#!/usr/bin/env -S node --expose-gc
-// --expose-gc: one full collection after start-up and each blueprint reload (src/process/heap-tidy.ts).
+#!/usr/bin/env node
 // Prefer the compiled CLI; fall back to running the TypeScript sources through tsx in a checkout.
 import { existsSync } from 'node:fs';
 import process from 'node:process';

@@ -156,8 +156,7 @@ async function openEngine(
     if (ev.ok) {
       logger.info({ blueprints: ev.set.blueprints.map((b) => `${b.id}`) }, 'blueprints reloaded');
       tidyHeapAfterCompile();
-    }
-    else logger.error({ errors: ev.errors.map((e) => e.format()) }, 'blueprint reload rejected; last good set keeps serving');
+    } else logger.error({ errors: ev.errors.map((e) => e.format()) }, 'blueprint reload rejected; last good set keeps serving');
   });
   // agents.yaml reloads like the blueprints: valid edits apply to the next event, invalid ones are rejected.
   let agentsHolder: AgentRegistryHolder | undefined;

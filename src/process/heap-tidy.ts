@@ -7,8 +7,8 @@
 let pending: NodeJS.Timeout | undefined;
 
 /**
- * V8's `gc`, present when node runs with --expose-gc (bin/steward.js, the Dockerfile and docker-compose.yml start
- * it so). Without it nothing is done: src/ runs no `vm` or `Function` code to get one (the security contract), and
+ * V8's `gc`, present when node runs with --expose-gc (the Dockerfile and docker-compose.yml start it so; elsewhere
+ * `NODE_OPTIONS=--expose-gc`). Without it nothing is done: src/ runs no `vm` or `Function` code to get one (the security contract), and
  * `v8.queryObjects`, the public way to force a full collection, took ~400 ms on a 30 MB heap (several rounds and a
  * heap walk) against ~20 ms for one `gc()`.
  */

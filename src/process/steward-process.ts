@@ -130,7 +130,7 @@ export async function startStewardProcess(cfg: StewardConfig, stages: StageName[
     server.setReady('redis', !redis || redis.status === 'ready');
   }, 250);
   logger.info({ stages, topics: running.topics }, 'steward running');
-  if (!heapTidyAvailable()) logger.info('node runs without --expose-gc: no full collection after compiling (docs/pipeline.md "Start-up leaves a full root map"); bin/steward.js and the image start it with the flag');
+  if (!heapTidyAvailable()) logger.info('node runs without --expose-gc: no full collection after compiling (docs/pipeline.md "Start-up leaves a full root map"); the image starts node with it; elsewhere set NODE_OPTIONS=--expose-gc');
   const engine = rt;
   const http = ingress;
   const dash = dashboard;
