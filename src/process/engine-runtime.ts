@@ -44,7 +44,7 @@ import type { PipelineDeps, StageName } from './pipeline.js';
 import { describeHidden, redactUrl } from '../observability/redact.js';
 import { readUtf8FileSync } from '../adapters/fs/text.js';
 import { openRollout, type RolloutRuntime } from './rollout-runtime.js';
-import { tidyHeapAfterCompile } from './heap-tidy.js';
+import { tidyAfterReloads } from './heap-tidy.js';
 
 export interface EngineRuntime {
   deps: PipelineDeps;
@@ -153,11 +153,10 @@ async function openEngine(
   opened.push(() => holder.close());
   holder.onChange((ev) => {
     metrics?.blueprintReloads.inc({ outcome: ev.ok ? 'ok' : 'rejected' });
-    if (ev.ok) {
-      logger.info({ blueprints: ev.set.blueprints.map((b) => `${b.id}`) }, 'blueprints reloaded');
-      tidyHeapAfterCompile();
-    } else logger.error({ errors: ev.errors.map((e) => e.format()) }, 'blueprint reload rejected; last good set keeps serving');
+    if (ev.ok) logger.info({ blueprints: ev.set.blueprints.map((b) => `${b.id}`) }, 'blueprints reloaded');
+    else logger.error({ errors: ev.errors.map((e) => e.format()) }, 'blueprint reload rejected; last good set keeps serving');
   });
+  tidyAfterReloads(holder);
   // agents.yaml reloads like the blueprints: valid edits apply to the next event, invalid ones are rejected.
   let agentsHolder: AgentRegistryHolder | undefined;
   if (cfg.blueprints.agents) {

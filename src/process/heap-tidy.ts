@@ -4,6 +4,8 @@
  * 1536 transitions until a full collection clears them, and while it is full new objects (`{}` filled by name, and
  * object literals too) get maps of their own, so the code reading them misses its property caches on every trace.
  */
+import type { BlueprintHolder } from '../adapters/fs/blueprint-watcher.js';
+
 let pending: NodeJS.Timeout | undefined;
 
 /**
@@ -37,3 +39,6 @@ export function tidyHeapAfterCompile(): boolean {
   pending.unref();
   return true;
 }
+
+/** Tidies after each accepted reload of `holder` (every blueprint set the process watches: the served one, a shadow). */
+export const tidyAfterReloads = (holder: Pick<BlueprintHolder, 'onChange'>): (() => void) => holder.onChange((ev) => void (ev.ok && tidyHeapAfterCompile()));

@@ -25,6 +25,7 @@ import type { CompiledBlueprint } from '../engine/types.js';
 import type { Logger } from '../logger.js';
 import type { StewardMetrics } from '../observability/metrics.js';
 import { RolloutMetrics } from '../observability/rollout-metrics.js';
+import { tidyAfterReloads } from './heap-tidy.js';
 
 export interface RolloutRuntime {
   rollouts: () => RolloutTable;
@@ -124,6 +125,7 @@ export async function openRollout(o: {
     if (cfg.rollout.shadowBlueprints && o.state) {
       const shadowHolder = await watchBlueprints(cfg.rollout.shadowBlueprints, { config: cfg.engine, watch: cfg.blueprints.watch });
       closers.push(() => shadowHolder.close());
+      tidyAfterReloads(shadowHolder);
       const shadowId = cfg.rollout.shadowId ?? 'shadow';
       // No gate, ACM, LLM or signer: the candidate's tripwire-stage decision only, on a read-only view of state.
       const engine = new StewardEngine({

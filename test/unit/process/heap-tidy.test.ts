@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { heapTidyAvailable, tidyHeapAfterCompile } from '../../../src/process/heap-tidy.js';
+import { heapTidyAvailable, tidyAfterReloads, tidyHeapAfterCompile } from '../../../src/process/heap-tidy.js';
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
 const g = globalThis as { gc?: () => void };
@@ -25,6 +25,19 @@ describe('tidyHeapAfterCompile', () => {
     tidyHeapAfterCompile();
     await tick();
     expect(calls).toBe(2);
+  });
+
+  it('tidyAfterReloads: a collection after each accepted reload of a blueprint holder, none after a rejected one', async () => {
+    let calls = 0;
+    g.gc = () => void calls++;
+    let listener: ((ev: { ok: boolean }) => void) | undefined;
+    tidyAfterReloads({ onChange: (cb) => ((listener = cb as (ev: { ok: boolean }) => void), () => undefined) });
+    listener!({ ok: false });
+    await tick();
+    expect(calls).toBe(0);
+    listener!({ ok: true });
+    await tick();
+    expect(calls).toBe(1);
   });
 
   it('without --expose-gc, or with STEWARD_HEAP_TIDY=off: nothing scheduled', async () => {
