@@ -131,3 +131,60 @@ describe('kafkajs groupMessagesPerPartition (patched)', () => {
     expect(group({ topic: 't', partitionMetadata: [], messages, partitioner: () => 0 })).toEqual({});
   });
 });
+
+// kafkajs #1556/#1704 (PR #1667): after any response, RequestQueue scheduled a check of its pending requests even
+// with none pending, with a negative delay (throttledUntil starts at -1), i.e. 1 ms — and the check scheduled the
+// next one: every connection polled its empty queue a thousand times a second for the life of the process.
+describe('kafkajs RequestQueue (patched)', () => {
+  type Queue = {
+    push(r: { entry: { correlationId: number; resolve(): void; reject(): void }; expectResponse: boolean; sendRequest: () => void }): void;
+    fulfillRequest(r: { correlationId: number; payload: Buffer; size: number }): void;
+    maybeThrottle(ms: number): void;
+    checkPendingRequests(): void;
+    destroy(): void;
+    throttleCheckTimeoutId: unknown;
+    pending: unknown[];
+  };
+  const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as new (o: object) => Queue;
+  const logger = { debug() {}, info() {}, warn() {}, error() {} };
+  const queue = (maxInFlightRequests?: number) => new RequestQueue({ maxInFlightRequests, requestTimeout: 30_000, enforceRequestTimeout: false, clientId: 't', broker: 'b:9092', logger });
+  const sent: number[] = [];
+  const req = (correlationId: number) => ({ entry: { correlationId, resolve() {}, reject() {} }, expectResponse: true, sendRequest: () => void sent.push(correlationId) });
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('schedules no check of an empty queue after a response: an idle connection does not poll', async () => {
+    const q = queue();
+    let checks = 0;
+    const check = q.checkPendingRequests.bind(q);
+    q.checkPendingRequests = () => {
+      checks++;
+      check();
+    };
+    q.push(req(1));
+    q.fulfillRequest({ correlationId: 1, payload: Buffer.alloc(0), size: 0 });
+    expect(q.throttleCheckTimeoutId).toBeNull();
+    await sleep(40);
+    // Unpatched: one check from the response, then one a millisecond (~40 here).
+    expect(checks).toBe(1);
+    q.destroy();
+  });
+
+  it('still sends a request held by the in-flight limit when one answers, and one held by a throttle when it ends', async () => {
+    sent.length = 0;
+    const q = queue(1);
+    q.push(req(1));
+    q.push(req(2));
+    expect(sent).toEqual([1]);
+    q.fulfillRequest({ correlationId: 1, payload: Buffer.alloc(0), size: 0 });
+    expect(sent).toEqual([1, 2]);
+    q.fulfillRequest({ correlationId: 2, payload: Buffer.alloc(0), size: 0 });
+    q.maybeThrottle(30);
+    q.push(req(3));
+    expect(sent).toEqual([1, 2]);
+    expect(q.throttleCheckTimeoutId).not.toBeNull();
+    await sleep(80);
+    expect(sent).toEqual([1, 2, 3]);
+    expect(q.pending).toHaveLength(0);
+    q.destroy();
+  });
+});
