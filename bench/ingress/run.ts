@@ -16,7 +16,9 @@
  *     c. the same load against an ingress with http.idempotency.dedupe 'pipeline' (D52: no claims on the request
  *        path), `ingress_vs_kafka_produce_pipeline_dedupe=`, and against the default ingress as a process of its own
  *        (ingress-child.ts: `steward run --stages none`, no engine beside it), `ingress_vs_kafka_produce_own_process=`.
- * The ingest comparisons run BENCH_ROUNDS rounds (default 5), each the direct produce then the HTTP ingest of
+ * Before the ingest rounds every server under test (the three ingresses, the floors) is warmed with BENCH_INGEST_WARM
+ * traces (default 200 000) from one load child, to the steady state of a deployed ingress; those loads' rates are
+ * printed as the cold figures. The ingest comparisons run BENCH_ROUNDS rounds (default 5), each the direct produce then the HTTP ingest of
  * BENCH_INGEST_N traces; each ratio printed is the median of its rounds' ratios (a round takes about a second: one
  * burst of other work on a shared machine spoils a round, not the result). BENCH_ROUND_TRIPS (default 1000) round
  * trips per path and place.
@@ -49,6 +51,8 @@ const ROUND_TRIPS = Number(process.env.BENCH_ROUND_TRIPS ?? 1000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const INGEST_N = Number(process.env.BENCH_INGEST_N ?? 20_000);
 const BATCH = 100;
+/** Traces each server under test is warmed with before the timed rounds (BENCH_INGEST_WARM), whole batches. */
+const WARM_N = Math.max(1, Math.round(Number(process.env.BENCH_INGEST_WARM ?? 200_000) / BATCH)) * BATCH;
 const IN_FLIGHT = 4;
 const AGENT = 'http-b0';
 const KEY = 'bench-key';
@@ -150,8 +154,16 @@ async function main(): Promise<void> {
     const own = await startOwnIngress(prefix, join(dir, 'agents.yaml'));
     ownPid = own.pid;
     const outOwn: { produce: number; http: number }[] = [];
-    // Both new ingresses warmed as the first one was by the in-process round trips: one untimed load each.
-    for (const [i, u] of [pipeUrl, own.url].entries()) await child<Load>('./load.ts', ['http', u, String(INGEST_N), String(BATCH), String(IN_FLIGHT), KEY, `${prefix}-warm${i}`]);
+    // Every server under test is warmed to its steady state before the rounds, as a deployed ingress (and the broker
+    // the direct path writes to) is: V8 tiers the per-batch code up over thousands of batches (docs/http.md
+    // "Warm-up": an ingress process's CPU per trace halves over its first ~200 000 traces). The warm-up loads' rates are
+    // printed: the cold figures.
+    const warmRates: string[] = [];
+    const targets: [string, string][] = [['http', url], ['pipeline', pipeUrl], ['own', own.url], ...(floorSend && floorBare ? [['floor', floorSend.url], ['floor-bare', floorBare.url]] as [string, string][] : [])];
+    for (const [name, u] of targets) {
+      const w = await child<Load>('./load.ts', ['http', u, String(WARM_N), String(BATCH), String(IN_FLIGHT), KEY, `${prefix}-warm-${name}`], { BENCH_LOAD_WARM: '0' });
+      warmRates.push(`${name} ${(w.rate / 1000).toFixed(1)}k/s`);
+    }
     let cpuShare = 0;
     for (let round = 0; round < ROUNDS; round++) {
       const k0 = performance.now();
@@ -210,6 +222,7 @@ async function main(): Promise<void> {
     console.log(`  http decide (fetch):   ${ms(agent.fetch)}`);
     console.log(`  http decide (undici request): ${ms(agent.lean)}`);
     console.log(`  http_p99_vs_kafka_sync_agent_fetch=${ratio(agent.fetch, agent.kafka, 99)} http_p95_vs_kafka_sync=${ratio(agent.lean, agent.kafka, 95)}`);
+    console.log(`warm-up before the rounds (${WARM_N} traces each, one load, from the first batch after start): ${warmRates.join(', ')}`);
     console.log(`ingest rounds (http/direct traces/s, ${INGEST_N} traces, ${BATCH} a batch, ${IN_FLIGHT} in flight), in process (diagnostic): ${line(inProc)}`);
     console.log(`  ingress_vs_kafka_produce_in_process=${median(inProc.map((x) => x.http / x.produce)).toFixed(3)}`);
     console.log(`  agents in a child process, fetch: ${line(outFetch)}`);
