@@ -77,7 +77,8 @@ export async function startHttpIngress(cfg: StewardConfig, logger: Logger): Prom
     // Made before the claims connection so that its closer runs first: a send still settling at shutdown releases
     // or finalises its keys on the claims connection, closed after it.
     const kafka = new KafkaAdapter(cfg.kafka, logger);
-    const producer = await kafka.producer();
+    // One request for the batches whose claims answered in one turn (D53).
+    const producer = await kafka.producer({ turn: true });
     closers.push(() => producer.disconnect());
     // 'pipeline' (D52): no claims; every event goes out with its key in a header, the tripwire stage drops copies.
     const claims = cfg.http.idempotency.dedupe === 'ingress' ? batchClaims(cfg, closers) : undefined;
@@ -181,7 +182,7 @@ function batchClaims(cfg: StewardConfig, closers: (() => unknown)[]): Idempotenc
   const claimsRedis = createRedisClient(cfg.redis.url, cfg.redis.clusterNodes, { maxRetriesPerRequest: 1, enableAutoPipelining: false });
   const idem = cfg.http.idempotency;
   // A batch's finalise rides with its agent's next claim (D51): one Redis round trip per batch under load.
-  const claims = redisIdempotencyClaims(claimsRedis, { prefix: cfg.redis.keyPrefix, windowSeconds: idem.windowSeconds, pendingStaleMs: idem.pendingStaleMs, groups: idem.groups, finaliseRideMs: FINALISE_RIDE_MS });
+  const claims = redisIdempotencyClaims(claimsRedis, { prefix: cfg.redis.keyPrefix, windowSeconds: idem.windowSeconds, pendingStaleMs: idem.pendingStaleMs, groups: idem.groups, finaliseRideMs: FINALISE_RIDE_MS, coalesceClaims: true });
   closers.push(async () => {
     // Bounded: an unreachable Redis would hold the finalises still waiting (and every closer after this) for ever.
     let timer: NodeJS.Timeout | undefined;

@@ -151,6 +151,13 @@ export function batchIngest(deps: BatchIngestDeps, o: { maxTraceBytes: number; n
     // The claim id is made here, so that a claim whose answer never came can still be released by it.
     const claimId = newClaimId();
     const claiming: Promise<BatchClaim> = idem ? idem.claim(agent.id, keys, claimId, batchKey) : Promise.resolve({ states: keys.map(() => 'claimed' as const), id: claimId });
+    // Claims of one turn may be written together at its end (D53): the mapping waits for that write, so the claim's
+    // round trip overlaps it still. One event-loop hop when claims are written at once.
+    if (idem) {
+      // Handled here, awaited below: a claim that fails during the hop must not count as an unhandled rejection.
+      claiming.catch(() => undefined);
+      await new Promise<void>((r) => setImmediate(r));
+    }
     // Map, validate and serialise each event in one pass; the JSON made for the size check is the record value.
     const traces: { trace: Trace; json: string; key: string }[] = new Array(events.length);
     let refused: Answer | undefined;

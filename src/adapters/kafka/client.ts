@@ -143,9 +143,10 @@ export class KafkaAdapter {
    * merged into the next request (in call order), so concurrent callers (partitions of a stage, chunks
    * overlapping their acknowledgement) share round trips, and no later send can overtake an earlier one
    * that kafkajs is still retrying (per-partition order holds across callers). A failed request fails
-   * every send merged into it; nothing after it was sent meanwhile.
+   * every send merged into it; nothing after it was sent meanwhile. `o.turn`: an idle producer sends at the end of
+   * the event-loop turn, so one turn's sends share a request (coalescing-producer.ts; the ingress's batches, D53).
    */
-  async producer(): Promise<StewardProducer> {
+  async producer(o: { turn?: boolean } = {}): Promise<StewardProducer> {
     const sender = await renewingSender(() => {
       const p = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: cachingKeyPartitioner(), metadataMaxAge: METADATA_MAX_AGE_MS });
       return {
@@ -154,7 +155,7 @@ export class KafkaAdapter {
         disconnect: () => p.disconnect(),
       };
     });
-    return coalescingProducer(sender.sendBatch, sender.disconnect);
+    return coalescingProducer(sender.sendBatch, sender.disconnect, undefined, o);
   }
 
   /**

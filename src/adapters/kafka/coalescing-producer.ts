@@ -55,9 +55,23 @@ export function splitRecords(records: OutRecord[], max: number): { records: OutR
 /** The largest produce request the adapter sends: the broker's max.message.bytes bounds each partition's record batch. */
 export const MAX_REQUEST_BYTES = 512 * 1024;
 
-export function coalescingProducer(sendBatch: (topicMessages: OutRecord[]) => Promise<void>, disconnect: () => Promise<void>, maxRequestBytes = MAX_REQUEST_BYTES): StewardProducer {
+/**
+ * `o.turn`: an idle producer waits for the end of the event-loop turn (a setImmediate) before it sends, so that the
+ * sends made in one turn go out as one request, not the first alone and the rest in the next (D53: the HTTP ingress's
+ * batches whose claims answered in one Redis read send in one turn). Costs one event-loop hop on an idle producer.
+ */
+export function coalescingProducer(sendBatch: (topicMessages: OutRecord[]) => Promise<void>, disconnect: () => Promise<void>, maxRequestBytes = MAX_REQUEST_BYTES, o: { turn?: boolean } = {}): StewardProducer {
   let queue: Piece[] = [];
   let busy = false;
+  let waiting = false;
+  const pumpAtTurnEnd = (): void => {
+    if (waiting || busy) return;
+    waiting = true;
+    setImmediate(() => {
+      waiting = false;
+      pump();
+    });
+  };
   const pump = (): void => {
     if (busy) return;
     queue = queue.filter((p) => !p.call.failed);
@@ -105,7 +119,8 @@ export function coalescingProducer(sendBatch: (topicMessages: OutRecord[]) => Pr
         if (pieces.length === 0) return resolve();
         const call: SendCall = { pieces: pieces.length, failed: false, resolve, reject };
         for (const p of pieces) queue.push({ call, records: p.records, bytes: p.bytes });
-        pump();
+        if (o.turn) pumpAtTurnEnd();
+        else pump();
       });
     },
     disconnect,

@@ -26,9 +26,9 @@ export function clusterNodes(): string[] {
   return nodes;
 }
 
-/** A Cluster client, connected (every master known). */
-export async function clusterClient(): Promise<RedisClient> {
-  const c = createRedisClient('', clusterNodes(), { maxRetriesPerRequest: 3 });
+/** A Cluster client, connected (every master known); `autoPipelining: false` as the ingress's claims connection is. */
+export async function clusterClient(o: { autoPipelining?: boolean } = {}): Promise<RedisClient> {
+  const c = createRedisClient('', clusterNodes(), { maxRetriesPerRequest: 3, ...(o.autoPipelining === false && { enableAutoPipelining: false }) });
   if (c.status !== 'ready') await new Promise<void>((resolve, reject) => {
     c.once('ready', () => resolve());
     c.once('error', reject);

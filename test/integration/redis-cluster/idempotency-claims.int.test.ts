@@ -282,6 +282,55 @@ async function riding(redis: RedisClient, prefix: string): Promise<void> {
   expect((await short.claim('agent-x', ['X1_a'], undefined, 'X1')).states).toEqual(states('d'));
 }
 
+/**
+ * D53 (a single Redis): the claims made in one event-loop turn go out at its end as one pipeline, in call order, each
+ * after its agent's waiting finalises; each answers as if sent alone.
+ */
+async function coalescing(redis: RedisClient, prefix: string): Promise<void> {
+  const claims = redisIdempotencyClaims(redis, { prefix, windowSeconds: W, finaliseRideMs: 60_000, coalesceClaims: true });
+  const a = await claims.claim('agent-k', ['K1_a', 'K1_b'], undefined, 'K1');
+  const fin = claims.finalise('agent-k', ['K1_a', 'K1_b'], a.id, 'K1');
+  // The connection's socket writes, counted (observed, not replaced: the commands still reach Redis).
+  const stream = (redis as unknown as { stream: { write: (...x: unknown[]) => boolean } }).stream;
+  const write = stream.write;
+  let writes = 0;
+  stream.write = function (this: unknown, ...x: unknown[]) {
+    writes++;
+    return write.apply(this, x);
+  };
+  try {
+    const turn = [
+      claims.claim('agent-k', ['K1_a', 'K1_b'], undefined, 'K1'),
+      claims.claim('agent-k', ['K2_a'], undefined, 'K2'),
+      claims.claim('agent-l', ['L1_a', 'K2_a'], undefined, 'L1'),
+      claims.claim('agent-k', ['K2_a', 'K3_a']),
+    ];
+    const [retry, k2, l1, k3] = await Promise.all(turn);
+    await fin;
+    expect(writes).toBe(1);
+    // K1's finalise went first: its retry is a duplicate. K2_a, claimed by the second claim, is pending for the
+    // fourth (call order); agent-l's keys are its own.
+    expect(retry.states).toEqual(states('dd'));
+    expect(k2.states).toEqual(states('c'));
+    expect(l1.states).toEqual(states('cc'));
+    expect(k3.states).toEqual(states('pc'));
+    // One claim in a turn goes alone, as a command.
+    writes = 0;
+    expect((await claims.claim('agent-k', ['K4_a'], undefined, 'K4')).states).toEqual(states('c'));
+    expect(writes).toBe(1);
+  } finally {
+    stream.write = write;
+  }
+  // close() sends a turn's claims with the waiting finalises.
+  const x = await claims.claim('agent-m', ['M1_a'], undefined, 'M1');
+  const finM = claims.finalise('agent-m', ['M1_a'], x.id, 'M1');
+  const late = claims.claim('agent-n', ['N9_a'], undefined, 'N9');
+  await claims.close!();
+  await finM;
+  expect((await late).states).toEqual(states('c'));
+  expect((await claims.claim('agent-m', ['M1_a'], undefined, 'M1')).states).toEqual(states('d'));
+}
+
 describe('HTTP ingress idempotency claims', () => {
   const single = uniqueRedisPrefix('idem');
   const cluster = uniqueRedisPrefix('idem-cl');
@@ -305,6 +354,7 @@ describe('HTTP ingress idempotency claims', () => {
       await staleGroup(r, single);
       await groupsOff(r, single);
       await riding(r, single);
+      await coalescing(r, single);
     } finally {
       r.disconnect();
     }
@@ -339,7 +389,17 @@ describe('HTTP ingress idempotency claims', () => {
       await staleGroup(c, cluster);
       await groupsOff(c, cluster);
       // No riding on a Cluster (D51): a Cluster pipeline goes to one node and follows no redirect.
-      const claims = redisIdempotencyClaims(c, { prefix: cluster, windowSeconds: W, finaliseRideMs: 60_000 });
+      const claims = redisIdempotencyClaims(c, { prefix: cluster, windowSeconds: W, finaliseRideMs: 60_000, coalesceClaims: true });
+      // Nor coalesced claims (D53): each is its own command to its agent's slot (on the ingress's kind of connection:
+      // no auto-pipelining, which would pipeline the two to one node).
+      const plain = await clusterClient({ autoPipelining: false });
+      try {
+        const apart = redisIdempotencyClaims(plain, { prefix: cluster, windowSeconds: W, finaliseRideMs: 60_000, coalesceClaims: true });
+        const both = await Promise.all([apart.claim('agent-v', ['C1_a'], undefined, 'C1'), apart.claim('agent-y', ['C1_a'], undefined, 'C1')]);
+        expect(both.map((x) => x.states)).toEqual([states('c'), states('c')]);
+      } finally {
+        plain.disconnect();
+      }
       const v = await claims.claim('agent-v', ['V1_a'], undefined, 'V1');
       await claims.finalise('agent-v', ['V1_a'], v.id, 'V1');
       expect(await c.hexists(`${cluster}http:idem:{agent-v}:gpending`, 'V1')).toBe(0);

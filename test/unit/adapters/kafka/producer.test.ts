@@ -42,6 +42,36 @@ describe('coalescingProducer', () => {
     expect(done).toEqual(['s1', 's2', 's3']);
   });
 
+  it('turn: an idle producer sends the turn\'s sends as one request at the turn\'s end; one in flight still merges the next', async () => {
+    const calls: OutRecord[][] = [];
+    const acks: ReturnType<typeof deferred>[] = [];
+    const p = coalescingProducer(
+      (tm) => {
+        calls.push(tm);
+        const d = deferred();
+        acks.push(d);
+        return d.promise;
+      },
+      async () => undefined,
+      undefined,
+      { turn: true },
+    );
+    const s1 = p.send([rec('a', '1')]);
+    const s2 = p.send([rec('a', '2'), rec('b', 'x')]);
+    expect(calls).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    expect(flat(calls)).toEqual([['a:1,2', 'b:x']]);
+    const s3 = p.send([rec('a', '3')]);
+    await new Promise((r) => setImmediate(r));
+    // In flight: s3 waits for the request, then goes at once.
+    expect(calls).toHaveLength(1);
+    acks[0].resolve();
+    await Promise.all([s1, s2]);
+    expect(flat(calls)).toEqual([['a:1,2', 'b:x'], ['a:3']]);
+    acks[1].resolve();
+    await s3;
+  });
+
   it('a failed request rejects every send merged into it; later sends go out afterwards', async () => {
     const calls: OutRecord[][] = [];
     const acks: ReturnType<typeof deferred>[] = [];

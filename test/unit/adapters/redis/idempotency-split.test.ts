@@ -7,7 +7,7 @@ describe('splitKeys', () => {
     const sp = splitKeys(['B1_t1', 'B1_t2', '', 'B1_t1', 'x', 'B1_t_3'], 'B1');
     expect(sp.blob).toBe('\nt1\nt2\nt_3\n');
     expect(sp.distinct).toBe(3);
-    expect(sp.gIdx).toEqual([[0, 0, false], [1, 1, false], [3, 0, true], [5, 2, false]]);
+    expect(sp.gIdx).toEqual([0, 0, 0, 1, 1, 0, 3, 0, 1, 5, 2, 0]);
     expect(sp.perKey).toEqual(['x']);
     expect(sp.pIdx).toEqual([4]);
   });
