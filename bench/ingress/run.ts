@@ -6,7 +6,9 @@
  *     over Kafka directly, same stage, same run, alternating; p50/p95/p99.
  *     a. in process (diagnostic): this process's StewardClient and `fetch`, alternating;
  *     b. from an agent process (bench/ingress/agent.ts): StewardClient.decide, undici `request` (lean, keep-alive)
- *        and `fetch`, in turn — `http_p99_vs_kafka_sync=` is the lean client's p99 over the Kafka path's.
+ *        and `fetch`, in turn — `http_p99_vs_kafka_sync=` is the lean client's p99 over the Kafka path's; and the
+ *        same lean POST to a bare route that answers at once (floor.ts), `http_exchange_p99_vs_kafka_sync=`: the
+ *        HTTP decide is the Kafka round trip plus one such exchange, whose tail bounds the ratio from below.
  *  2. batch ingest: POST /v1/ingest/traces/batch (100 events a batch, 4 in flight) vs producing the same
  *     traces to acgp.traces directly (100 a send, 4 in flight); traces per second.
  *     a. in process (diagnostic): the load generator's JSON and fetch share this process's event loop with the
@@ -128,7 +130,10 @@ async function main(): Promise<void> {
       if (i >= 20) httpMs.push(performance.now() - t0);
     }
     // 1b. the same from an agent process: Kafka, lean HTTP client, fetch, in turn.
-    const agent = await child<{ kafka: number[]; lean: number[]; fetch: number[]; failures: number }>('./agent.ts', [prefix, url, KEY, AGENT, String(ROUND_TRIPS)]);
+    // The bare route (bench/ingress/floor.ts) answers at once: the HTTP exchange alone, timed by the agent in turn.
+    const floorOn = process.env.BENCH_INGEST_FLOOR !== '0';
+    const floorBare = floorOn ? await startFloorServer(undefined, names.traces, AGENT) : undefined;
+    const agent = await child<{ kafka: number[]; lean: number[]; fetch: number[]; bare: number[]; failures: number }>('./agent.ts', [prefix, url, KEY, AGENT, String(ROUND_TRIPS), ...(floorBare ? [floorBare.url] : [])]);
     fallbacks += agent.failures;
     // 2. ingest throughput. The tripwire stage is stopped first: it would otherwise spend the CPU on the
     // backlog the first of the two measurements left, inside the second one (both paths only produce).
@@ -140,9 +145,7 @@ async function main(): Promise<void> {
     const outFetch: { produce: number; http: number }[] = [];
     // The floors (bench/ingress/floor.ts): a bare route that produces the batch and answers, and one that only
     // answers; BENCH_INGEST_FLOOR=0 skips them.
-    const floorOn = process.env.BENCH_INGEST_FLOOR !== '0';
     const floorSend = floorOn ? await startFloorServer(producer, names.traces, AGENT) : undefined;
-    const floorBare = floorOn ? await startFloorServer(undefined, names.traces, AGENT) : undefined;
     const floors: { produce: number; send: number; bare: number }[] = [];
     // The same ingress with http.idempotency.dedupe 'pipeline' (D52): no claims on the request path; the events go
     // out with their keys in a header for the tripwire stage (stopped here, as for the default's rounds).
@@ -222,6 +225,11 @@ async function main(): Promise<void> {
     console.log(`  http decide (fetch):   ${ms(agent.fetch)}`);
     console.log(`  http decide (undici request): ${ms(agent.lean)}`);
     console.log(`  http_p99_vs_kafka_sync_agent_fetch=${ratio(agent.fetch, agent.kafka, 99)} http_p95_vs_kafka_sync=${ratio(agent.lean, agent.kafka, 95)}`);
+    if (agent.bare.length) {
+      // A decide over HTTP is the Kafka round trip plus one HTTP exchange: the exchange's own tail bounds the ratio from below.
+      console.log(`  http exchange alone (bare Fastify route, answered at once; undici request): ${ms(agent.bare)}`);
+      console.log(`  http_exchange_p99_vs_kafka_sync=${ratio(agent.bare, agent.kafka, 99)}`);
+    }
     console.log(`warm-up before the rounds (${WARM_N} traces each, one load, from the first batch after start): ${warmRates.join(', ')}`);
     console.log(`ingest rounds (http/direct traces/s, ${INGEST_N} traces, ${BATCH} a batch, ${IN_FLIGHT} in flight), in process (diagnostic): ${line(inProc)}`);
     console.log(`  ingress_vs_kafka_produce_in_process=${median(inProc.map((x) => x.http / x.produce)).toFixed(3)}`);
