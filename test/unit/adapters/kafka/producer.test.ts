@@ -12,22 +12,30 @@ function deferred() {
   return { promise, resolve, reject };
 }
 
+/** A producer over a fake request sender: each request recorded in `calls`, acknowledged by hand through `acks`. */
+function recorded(maxRequestBytes?: number, o?: { turn?: boolean }) {
+  const calls: OutRecord[][] = [];
+  const acks: ReturnType<typeof deferred>[] = [];
+  const p = coalescingProducer(
+    (tm) => {
+      calls.push(tm);
+      const d = deferred();
+      acks.push(d);
+      return d.promise;
+    },
+    async () => undefined,
+    maxRequestBytes,
+    o,
+  );
+  return { p, calls, acks };
+}
+
 const rec = (topic: string, ...values: string[]): OutRecord => ({ topic, messages: values.map((value) => ({ key: 'k', value })) });
 const flat = (calls: OutRecord[][]) => calls.map((c) => c.map((r) => `${r.topic}:${r.messages.map((m) => m.value).join(',')}`));
 
 describe('coalescingProducer', () => {
   it('sends at once when idle; sends made while a request is in flight go together next, in call order', async () => {
-    const calls: OutRecord[][] = [];
-    const acks: ReturnType<typeof deferred>[] = [];
-    const p = coalescingProducer(
-      (tm) => {
-        calls.push(tm);
-        const d = deferred();
-        acks.push(d);
-        return d.promise;
-      },
-      async () => undefined,
-    );
+    const { p, calls, acks } = recorded();
     const done: string[] = [];
     const s1 = p.send([rec('a', '1'), rec('b', 'x')]).then(() => done.push('s1'));
     const s2 = p.send([rec('a', '2')]).then(() => done.push('s2'));
@@ -43,19 +51,7 @@ describe('coalescingProducer', () => {
   });
 
   it('turn: an idle producer sends the turn\'s sends as one request at the turn\'s end; one in flight still merges the next', async () => {
-    const calls: OutRecord[][] = [];
-    const acks: ReturnType<typeof deferred>[] = [];
-    const p = coalescingProducer(
-      (tm) => {
-        calls.push(tm);
-        const d = deferred();
-        acks.push(d);
-        return d.promise;
-      },
-      async () => undefined,
-      undefined,
-      { turn: true },
-    );
+    const { p, calls, acks } = recorded(undefined, { turn: true });
     const s1 = p.send([rec('a', '1')]);
     const s2 = p.send([rec('a', '2'), rec('b', 'x')]);
     expect(calls).toEqual([]);
@@ -73,17 +69,7 @@ describe('coalescingProducer', () => {
   });
 
   it('a failed request rejects every send merged into it; later sends go out afterwards', async () => {
-    const calls: OutRecord[][] = [];
-    const acks: ReturnType<typeof deferred>[] = [];
-    const p = coalescingProducer(
-      (tm) => {
-        calls.push(tm);
-        const d = deferred();
-        acks.push(d);
-        return d.promise;
-      },
-      async () => undefined,
-    );
+    const { p, calls, acks } = recorded();
     const s1 = p.send([rec('a', '1')]);
     const s2 = p.send([rec('a', '2')]);
     const s3 = p.send([rec('a', '3')]);
@@ -113,18 +99,7 @@ describe('coalescingProducer', () => {
 
 describe('coalescingProducer size bound', () => {
   it('merges queued sends only up to the byte bound; a larger send goes alone; order is kept', async () => {
-    const calls: OutRecord[][] = [];
-    const acks: ReturnType<typeof deferred>[] = [];
-    const p = coalescingProducer(
-      (tm) => {
-        calls.push(tm);
-        const d = deferred();
-        acks.push(d);
-        return d.promise;
-      },
-      async () => undefined,
-      10,
-    );
+    const { p, calls, acks } = recorded(10);
     const sends = [p.send([rec('a', '0')]), p.send([rec('a', '1111')]), p.send([rec('a', '2222')]), p.send([rec('a', '333333333333')]), p.send([rec('a', '4')])];
     for (let i = 0; i < 4; i++) {
       acks[i].resolve();
@@ -138,18 +113,7 @@ describe('coalescingProducer size bound', () => {
 
 describe('coalescingProducer splitting', () => {
   it('splits a send larger than the bound into ordered requests and resolves once all are acknowledged', async () => {
-    const calls: OutRecord[][] = [];
-    const acks: ReturnType<typeof deferred>[] = [];
-    const p = coalescingProducer(
-      (tm) => {
-        calls.push(tm);
-        const d = deferred();
-        acks.push(d);
-        return d.promise;
-      },
-      async () => undefined,
-      10,
-    );
+    const { p, calls, acks } = recorded(10);
     let settled = false;
     const s = p.send([rec('a', '1111', '2222', '3333'), rec('b', '55')]).then(() => (settled = true));
     acks[0].resolve();
@@ -161,18 +125,7 @@ describe('coalescingProducer splitting', () => {
   });
 
   it('after a failed piece, the rest of that send is not sent; other sends go on', async () => {
-    const calls: OutRecord[][] = [];
-    const acks: ReturnType<typeof deferred>[] = [];
-    const p = coalescingProducer(
-      (tm) => {
-        calls.push(tm);
-        const d = deferred();
-        acks.push(d);
-        return d.promise;
-      },
-      async () => undefined,
-      10,
-    );
+    const { p, calls, acks } = recorded(10);
     const big = p.send([rec('a', '1111', '2222', '3333', '4444', '5555')]);
     acks[0].reject(new Error('broker down'));
     await expect(big).rejects.toThrow('broker down');
