@@ -294,24 +294,6 @@ export function redisIdempotencyClaims(
   };
   const split = o.groups === false ? (keys: readonly string[]) => splitKeys(keys, undefined) : splitKeys;
   const groupArgs = (sp: SplitKeys) => [sp.group, sp.blob, ...sp.perKey];
-  /**
-   * Each claim's split, until its finalise or release: a batch whose events were all claimed and produced is
-   * finalised with the very keys it claimed (the common case), and is not split again. Bounded: a claim that is never
-   * settled (all its keys done or pending elsewhere) is forgotten with the rest past 1 024 entries.
-   */
-  const splits = new Map<string, { keys: readonly string[]; group: string | undefined; sp: SplitKeys }>();
-  const remember = (id: string, keys: readonly string[], group: string | undefined, sp: SplitKeys) => {
-    if (splits.size >= 1024) splits.clear();
-    splits.set(id, { keys, group, sp });
-  };
-  const recall = (id: string, keys: readonly string[], group: string | undefined): SplitKeys | undefined => {
-    const m = splits.get(id);
-    if (!m) return undefined;
-    splits.delete(id);
-    if (m.group !== group || m.keys.length !== keys.length) return undefined;
-    for (let i = 0; i < keys.length; i++) if (m.keys[i] !== keys[i]) return undefined;
-    return m.sp;
-  };
   // Not on a Cluster: ioredis sends a Cluster pipeline to a fixed node, so a ridden claim would not follow MOVED/ASK
   // or a failover — and the pipeline's own re-run after one would claim behind the caller's back (review of D51).
   const cluster = isCluster(redis);
@@ -321,7 +303,6 @@ export function redisIdempotencyClaims(
       const states = new Array<ClaimState>(keys.length).fill('claimed');
       const sp = split(keys, group);
       if (sp.blob === '' && sp.pIdx.length === 0) return { states, id };
-      remember(id, keys, group, sp);
       const b = bucketOf();
       const args = [...keysAround(base(agentId), b), b, w, fixed ? b : '', stale, id, ...groupArgs(sp)];
       // The agent's finalises waiting to ride go first, in the same write: this claim already sees them done.
@@ -342,14 +323,13 @@ export function redisIdempotencyClaims(
       return { states, id };
     },
     async finalise(agentId, keys, id, group) {
-      const sp = recall(id, keys, group) ?? split(keys, group);
+      const sp = split(keys, group);
       if (sp.blob === '' && sp.pIdx.length === 0) return;
       const b = bucketOf();
       await rides.finalise(agentId, [...keysAround(base(agentId), b), b, w, fixed ? b : '', id, ...groupArgs(sp)]);
     },
     close: () => rides.flushAll(),
     async release(agentId, keys, id, group) {
-      splits.delete(id);
       const sp = split(keys, group);
       if (sp.blob === '' && sp.pIdx.length === 0) return;
       // Pending entries are not bucketed: a release after the bucket turned finds them all the same.
